@@ -1,0 +1,32 @@
+/**
+ * Request processing contract shared by the transport (src/remoting/transport), the
+ * nameserver and the broker. One handler per request code, registered in a registry.
+ */
+import type { RemotingCommand } from '../protocol/remoting-command.js';
+
+/** One accepted client connection, as seen by processors. */
+export interface RemotingChannel {
+  /** "ip:port" of the peer. */
+  readonly remoteAddress: string;
+  /** Unique per connection within the process. */
+  readonly id: string;
+  readonly closed: boolean;
+  /** Writes a command (response or server-initiated request). No-op on a closed channel. */
+  send(cmd: RemotingCommand): void;
+  close(): void;
+  /** Registers a callback run once when the connection closes. */
+  onClose(listener: () => void): void;
+}
+
+export interface RequestContext {
+  channel: RemotingChannel;
+  request: RemotingCommand;
+}
+
+/**
+ * Handles one request. Returns the response, or null when there is no reply now (a oneway
+ * request, or a long-polling pull that will answer later through `ctx.channel.send`).
+ * A thrown error becomes a SYSTEM_ERROR (1) response with the error message as remark; the
+ * connection stays open.
+ */
+export type RequestHandler = (ctx: RequestContext) => Promise<RemotingCommand | null> | RemotingCommand | null;

@@ -1,0 +1,127 @@
+/**
+ * The MessageStore contract: everything the broker may ask of storage.
+ *
+ * Mirrors RocketMQ's `MessageStore` interface (store/.../MessageStore.java) with RocketMQ's
+ * status names, returned as typed results with a remark, never bare booleans.
+ * The implementation (`DefaultMessageStore`) does wiring and lifecycle only and delegates
+ * every operation to CommitLog, ConsumeQueue, dispatch, flush and recovery components.
+ */
+import type { MessageExt, MessageInner } from '../common/message/message.js';
+
+/** RocketMQ `PutMessageStatus` (5.x order). */
+export type PutMessageStatus =
+  | 'PUT_OK'
+  | 'FLUSH_DISK_TIMEOUT'
+  | 'FLUSH_SLAVE_TIMEOUT'
+  | 'SLAVE_NOT_AVAILABLE'
+  | 'SERVICE_NOT_AVAILABLE'
+  | 'CREATE_MAPPED_FILE_FAILED'
+  | 'MESSAGE_ILLEGAL'
+  | 'PROPERTIES_SIZE_EXCEEDED'
+  | 'OS_PAGE_CACHE_BUSY'
+  | 'UNKNOWN_ERROR';
+
+/** Where an appended message landed (RocketMQ `AppendMessageResult`). */
+export interface AppendResult {
+  /** Physical offset of the record's first byte. */
+  wroteOffset: number;
+  /** Record size (TOTALSIZE) in bytes. */
+  wroteBytes: number;
+  /** Offset message id, 32 uppercase hex chars for an IPv4 store host. */
+  msgId: string;
+  /** Queue offset assigned (0 for PREPARED/ROLLBACK transaction records). */
+  queueOffset: number;
+  storeTimestamp: number;
+}
+
+export interface PutMessageResult {
+  status: PutMessageStatus;
+  /** Present when the record was appended (PUT_OK, FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT...). */
+  appendResult?: AppendResult;
+  /** Human-readable cause for any non-PUT_OK status, e.g. "message body size 4194305 exceeds maxMessageSize 4194304". */
+  remark?: string;
+}
+
+/** RocketMQ `GetMessageStatus`. */
+export type GetMessageStatus =
+  | 'FOUND'
+  | 'NO_MATCHED_MESSAGE'
+  | 'MESSAGE_WAS_REMOVING'
+  | 'OFFSET_FOUND_NULL'
+  | 'OFFSET_OVERFLOW_BADLY'
+  | 'OFFSET_OVERFLOW_ONE'
+  | 'OFFSET_TOO_SMALL'
+  | 'NO_MATCHED_LOGIC_QUEUE'
+  | 'NO_MESSAGE_IN_QUEUE';
+
+export interface GetMessageResult {
+  status: GetMessageStatus;
+  nextBeginOffset: number;
+  minOffset: number;
+  maxOffset: number;
+  /** Raw CommitLog records, each exactly TOTALSIZE bytes, in queue order. */
+  messages: Buffer[];
+  /** Queue offset of each entry in `messages`. */
+  messageQueueOffsets: number[];
+  /** Sum of the sizes of `messages` in bytes. */
+  bufferTotalSizeBytes: number;
+  /** RocketMQ `suggestPullingFromSlave`: the consumer lags more than accessMessageInMemoryMaxRatio of RAM. */
+  suggestPullingFromSlave: boolean;
+}
+
+/** Server-side filter (RocketMQ `MessageFilter`). */
+export interface MessageFilter {
+  /** `tagsCode` is the ConsumeQueue entry's tags code. */
+  isMatchedByConsumeQueue(tagsCode: number): boolean;
+  /** Optional second stage on the full record (SQL92 etc.). */
+  isMatchedByCommitLog?(record: Buffer): boolean;
+}
+
+/** `getOffsetInQueueByTime` boundary (RocketMQ `BoundaryType`). */
+export type BoundaryType = 'LOWER' | 'UPPER';
+
+/** Called after a message has been dispatched to its ConsumeQueue (wakes long-polling pulls). */
+export type MessageArrivingListener = (
+  topic: string,
+  queueId: number,
+  logicOffset: number,
+  tagsCode: number,
+  storeTimestamp: number,
+  properties: Map<string, string>,
+) => void;
+
+export interface MessageStore {
+  /** Appends one message. Never throws for bad input: returns MESSAGE_ILLEGAL etc. with a remark. */
+  putMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /** Pull path, see store-format.md §7 for statuses and nextBeginOffset rules. */
+  getMessage(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+    maxMsgNums: number,
+    filter?: MessageFilter | null,
+  ): Promise<GetMessageResult>;
+  /** Next queue offset to be written (0 if the queue does not exist). */
+  getMaxOffsetInQueue(topic: string, queueId: number): number;
+  getMinOffsetInQueue(topic: string, queueId: number): number;
+  /** Physical offset stored in the ConsumeQueue entry (0 if absent). */
+  getCommitLogOffsetInQueue(topic: string, queueId: number, consumeQueueOffset: number): number;
+  getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number, boundary?: BoundaryType): Promise<number>;
+  /** Store time of the queue's earliest valid entry, -1 if none. */
+  getEarliestMessageTime(topic: string, queueId: number): Promise<number>;
+  getMessageStoreTimeStamp(topic: string, queueId: number, consumeQueueOffset: number): Promise<number>;
+  /** Decodes the record at a physical offset; null if none (below min, above max, blank). */
+  lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null>;
+  /** Raw record bytes at a physical offset; null if none. */
+  selectOneMessageByOffset(commitLogOffset: number, size?: number): Promise<Buffer | null>;
+  getMinPhyOffset(): number;
+  getMaxPhyOffset(): number;
+  /** Topic -> queue ids -> max offset, for all ConsumeQueues present. */
+  getTopicQueueTable(): Map<string, Map<number, number>>;
+  setMessageArrivingListener(listener: MessageArrivingListener | null): void;
+  /** Removes the topics' ConsumeQueues (files and in-memory state). */
+  deleteTopics(topics: string[]): Promise<void>;
+  /** Clean shutdown: flush everything, write the checkpoint, remove the abort file. */
+  shutdown(): Promise<void>;
+}
