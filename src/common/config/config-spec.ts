@@ -14,8 +14,8 @@ export interface ConfigKey<T extends ConfigValue> {
   type: T extends number ? 'number' : T extends boolean ? 'boolean' : 'string';
   default: T;
   doc: string;
-  /** Returns null when valid, else a short reason. */
-  validate?: (value: T) => string | null;
+  /** Returns null when valid, else a short reason. (Method syntax keeps specs of mixed types assignable.) */
+  validate?(value: T): string | null;
   /** Other accepted spellings (RocketMQ keeps misspelled keys for compatibility). */
   aliases?: string[];
 }

@@ -1,0 +1,84 @@
+/**
+ * Client-encoded batch body (spec §1.15, mirrors `MessageDecoder.encodeMessage` /
+ * `decodeMessages` as used for `MessageExtBatch`). The body is a concatenation of:
+ *
+ *   TOTALSIZE int | MAGIC int (0) | BODYCRC int (0) | FLAG int | BODY len int + bytes
+ *   | PROPERTIES len short + UTF-8 bytes (`name\x01value\x02`…)
+ *
+ * TOTALSIZE = 4+4+4+4 + 4+bodyLen + 2+propsLen = 22 + bodyLen + propsLen.
+ */
+import { TsmqError } from '../errors.js';
+import { decodeProperties, encodeProperties } from './properties.js';
+
+export interface BatchItem {
+  flag: number;
+  body: Buffer;
+  properties: Map<string, string>;
+}
+
+/** Malformed batch body; `code` is MESSAGE_ILLEGAL so the broker can reply with code 13. */
+export class BatchDecodeError extends TsmqError {
+  constructor(message: string) {
+    super('MESSAGE_ILLEGAL', message);
+  }
+}
+
+const ITEM_HEADER = 22;
+
+/**
+ * Splits a batch body into its messages. Bodies are copies.
+ * @throws BatchDecodeError when an item is torn, its lengths disagree with its TOTALSIZE, or
+ *   its properties are longer than 32767 bytes; the message names the item index and position.
+ */
+export function decodeBatchBody(body: Buffer): BatchItem[] {
+  const items: BatchItem[] = [];
+  let p = 0;
+  while (p < body.length) {
+    const idx = items.length;
+    const left = body.length - p;
+    if (left < ITEM_HEADER) throw new BatchDecodeError(`batch item ${idx} at byte ${p} is torn: ${left} bytes left, a header needs ${ITEM_HEADER}`);
+    const total = body.readInt32BE(p);
+    if (total < ITEM_HEADER || total > left) {
+      throw new BatchDecodeError(`batch item ${idx} at byte ${p} has TOTALSIZE ${total}, but ${left} bytes are left (minimum ${ITEM_HEADER})`);
+    }
+    const flag = body.readInt32BE(p + 12);
+    const bodyLen = body.readInt32BE(p + 16);
+    if (bodyLen < 0 || 20 + bodyLen + 2 > total) {
+      throw new BatchDecodeError(`batch item ${idx} at byte ${p}: body length ${bodyLen} does not fit TOTALSIZE ${total}`);
+    }
+    const propsLenPos = p + 20 + bodyLen;
+    const propsLen = body.readInt16BE(propsLenPos);
+    if (propsLen < 0 || ITEM_HEADER + bodyLen + propsLen !== total) {
+      throw new BatchDecodeError(`batch item ${idx} at byte ${p}: properties length ${propsLen} with body ${bodyLen} does not add up to TOTALSIZE ${total}`);
+    }
+    items.push({
+      flag,
+      body: Buffer.from(body.subarray(p + 20, p + 20 + bodyLen)),
+      properties: decodeProperties(body.toString('utf8', propsLenPos + 2, propsLenPos + 2 + propsLen)),
+    });
+    p += total;
+  }
+  return items;
+}
+
+/**
+ * Builds a batch body the way a client does (MAGIC and BODYCRC written as 0). For tests and
+ * tools. @throws BatchDecodeError when an item's properties exceed 32767 bytes.
+ */
+export function encodeBatchBody(items: ReadonlyArray<BatchItem>): Buffer {
+  const parts: Buffer[] = [];
+  for (const [i, it] of items.entries()) {
+    const props = Buffer.from(encodeProperties(it.properties), 'utf8');
+    if (props.length > 32767) throw new BatchDecodeError(`batch item ${i}: properties are ${props.length} bytes, the limit is 32767`);
+    const total = ITEM_HEADER + it.body.length + props.length;
+    const b = Buffer.alloc(total);
+    b.writeInt32BE(total, 0);
+    b.writeInt32BE(it.flag | 0, 12);
+    b.writeInt32BE(it.body.length, 16);
+    it.body.copy(b, 20);
+    b.writeInt16BE(props.length, 20 + it.body.length);
+    props.copy(b, 22 + it.body.length);
+    parts.push(b);
+  }
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,275 @@
+/**
+ * CommitLog record codec (spec §1, §3.7). Mirrors RocketMQ's `MessageExtEncoder` (encode),
+ * `CommitLog.DefaultAppendMessageCallback` (patching at append, blank filler),
+ * `MessageDecoder.decode` and `CommitLog.checkMessageAndReturnSize` (validation + dispatch).
+ *
+ * Record layout (big-endian; offsets for IPv4 born and store hosts, each IPv6 host adds 12 to
+ * every later field):
+ *
+ *   0 TOTALSIZE int | 4 MAGICCODE int | 8 BODYCRC int | 12 QUEUEID int | 16 FLAG int
+ *   20 QUEUEOFFSET long | 28 PHYSICALOFFSET long | 36 SYSFLAG int | 40 BORNTIMESTAMP long
+ *   48 BORNHOST 8|20 (ip 4|16 + port int) | 56 STORETIMESTAMP long (68 with IPv6 born host)
+ *   64 STOREHOSTADDRESS 8|20 | 72 RECONSUMETIMES int | 76 PREPARED TX OFFSET long
+ *   84 BODY len int + bytes | TOPIC len (V1: signed byte, V2: short) + UTF-8
+ *   PROPERTIES len short + UTF-8 (`name\x01value\x02`…)
+ *
+ *   TOTALSIZE = 74 + BH + SH + TLS + bodyLen + topicLen + propertiesLen
+ *
+ * int64 fields are JS numbers written as hi/lo int32 pairs (exact up to 2^53).
+ */
+import type { MessageExt, MessageInner, SocketAddress } from './message.js';
+import { bodyCrc } from '../bytes/crc32.js';
+import { encodeProperties } from './properties.js';
+import { createMessageId } from './msgid.js';
+import { MessageSysFlag } from './sysflag.js';
+import { TsmqError } from '../errors.js';
+import { parseRecord, readLong, writeLong, type ParsedRecord } from './record-parse.js';
+
+export { checkRecord, type DispatchRequest, type RecordCheck, type CheckRecordOptions } from './record-check.js';
+export { readLong, writeLong } from './record-parse.js';
+export * from './record-layout.js';
+import {
+  BLANK_MAGIC_CODE,
+  MAX_PROPERTIES_LENGTH,
+  MAX_TOPIC_LENGTH,
+  MESSAGE_MAGIC_CODE_V1,
+  MESSAGE_MAGIC_CODE_V2,
+  END_FILE_MIN_BLANK_LENGTH,
+  PHY_POS_POSITION,
+  QUEUE_OFFSET_POSITION,
+  SYSFLAG_POSITION,
+  TOTALSIZE_POSITION,
+  MAGIC_POSITION,
+  storeTimestampPosition,
+} from './record-layout.js';
+
+/** Why encoding was refused; `status` is the RocketMQ put status the broker should report. */
+export class RecordEncodeError extends TsmqError {
+  readonly status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED';
+  constructor(status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED', message: string) {
+    super(status, message);
+    this.status = status;
+  }
+}
+
+/** A record that cannot be decoded; `reason` says which check failed. */
+export class RecordDecodeError extends TsmqError {
+  readonly reason: string;
+  readonly at: number;
+  constructor(reason: string, at: number) {
+    super('RECORD_INVALID', `invalid CommitLog record at buffer position ${at}: ${reason}`);
+    this.reason = reason;
+    this.at = at;
+  }
+}
+
+/** TOTALSIZE of a record (§1.2): 74 + BH + SH + TLS + body + topic + properties. */
+export function recordSize(
+  bodyLength: number,
+  topicLength: number,
+  propertiesLength: number,
+  sysFlag: number,
+  version: 1 | 2 = 1,
+): number {
+  const bh = (sysFlag & MessageSysFlag.BORNHOST_V6_FLAG) !== 0 ? 20 : 8;
+  const sh = (sysFlag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG) !== 0 ? 20 : 8;
+  return 74 + bh + sh + (version === 2 ? 2 : 1) + bodyLength + topicLength + propertiesLength;
+}
+
+function hostWidth(host: SocketAddress, what: string): number {
+  const n = host?.ip?.length;
+  if (n !== 4 && n !== 16) {
+    throw new RecordEncodeError('MESSAGE_ILLEGAL', `${what} address must have 4 or 16 bytes, got ${String(n)}`);
+  }
+  return n + 4;
+}
+
+function assertLong(v: number, what: string): void {
+  if (!Number.isSafeInteger(v)) throw new RecordEncodeError('MESSAGE_ILLEGAL', `${what} ${v} is not a safe integer`);
+}
+
+/**
+ * Encodes a full record into a fresh buffer. BODYCRC is computed from the body; QUEUEOFFSET,
+ * PHYSICALOFFSET and STORETIMESTAMP are written as 0 (set them with `patchRecord` at append).
+ * SYSFLAG gets BORNHOST_V6_FLAG / STOREHOSTADDRESS_V6_FLAG from the host address lengths.
+ * Version: V1 (1-byte topic length) unless `opts.version` is 2 or the topic is longer than
+ * 127 bytes (then V2, like `autoMessageVersionOnTopicLen`).
+ * @throws RecordEncodeError PROPERTIES_SIZE_EXCEEDED when properties exceed 32767 UTF-8 bytes;
+ *   MESSAGE_ILLEGAL for a topic over 255 bytes, a host that is not 4/16 bytes, a missing body or
+ *   a non-integer timestamp/offset.
+ */
+export function encodeRecord(msg: MessageInner, opts?: { version?: 1 | 2 }): Buffer {
+  const topic = msg.topic;
+  const topicLen = Buffer.byteLength(topic, 'utf8');
+  if (topicLen > MAX_TOPIC_LENGTH) {
+    throw new RecordEncodeError('MESSAGE_ILLEGAL', `topic is too long: ${topicLen} bytes, the limit is ${MAX_TOPIC_LENGTH}`);
+  }
+  const body = msg.body;
+  if (!Buffer.isBuffer(body)) throw new RecordEncodeError('MESSAGE_ILLEGAL', 'message body is missing');
+  const propsText = encodeProperties(msg.properties);
+  const propsLen = Buffer.byteLength(propsText, 'utf8');
+  if (propsLen > MAX_PROPERTIES_LENGTH) {
+    throw new RecordEncodeError(
+      'PROPERTIES_SIZE_EXCEEDED',
+      `properties are ${propsLen} bytes, the limit is ${MAX_PROPERTIES_LENGTH}`,
+    );
+  }
+  assertLong(msg.bornTimestamp, 'born timestamp');
+  assertLong(msg.preparedTransactionOffset, 'prepared transaction offset');
+  const bh = hostWidth(msg.bornHost, 'born host');
+  const sh = hostWidth(msg.storeHost, 'store host');
+  const version = opts?.version === 2 || topicLen > 127 ? 2 : 1;
+  let sysFlag = msg.sysFlag & ~(MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG);
+  if (bh === 20) sysFlag |= MessageSysFlag.BORNHOST_V6_FLAG;
+  if (sh === 20) sysFlag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
+  const bodyLen = body.length;
+  const size = 74 + bh + sh + version + bodyLen + topicLen + propsLen;
+
+  const buf = Buffer.allocUnsafe(size);
+  buf.writeInt32BE(size, 0);
+  buf.writeInt32BE(version === 2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1, 4);
+  buf.writeInt32BE(bodyCrc(body), 8);
+  buf.writeInt32BE(msg.queueId | 0, 12);
+  buf.writeInt32BE(msg.flag | 0, 16);
+  buf.fill(0, 20, 36); // QUEUEOFFSET + PHYSICALOFFSET, patched at append
+  buf.writeInt32BE(sysFlag | 0, 36);
+  writeLong(buf, 40, msg.bornTimestamp);
+  let p = 48;
+  msg.bornHost.ip.copy(buf, p);
+  buf.writeInt32BE(msg.bornHost.port | 0, p + bh - 4);
+  p += bh;
+  buf.fill(0, p, p + 8); // STORETIMESTAMP, patched at append
+  p += 8;
+  msg.storeHost.ip.copy(buf, p);
+  buf.writeInt32BE(msg.storeHost.port | 0, p + sh - 4);
+  p += sh;
+  buf.writeInt32BE(msg.reconsumeTimes | 0, p);
+  writeLong(buf, p + 4, msg.preparedTransactionOffset);
+  buf.writeInt32BE(bodyLen, p + 12);
+  p += 16;
+  body.copy(buf, p);
+  p += bodyLen;
+  if (version === 2) {
+    buf.writeInt16BE(topicLen, p);
+    p += 2;
+  } else {
+    buf[p++] = topicLen;
+  }
+  if (topicLen > 0) p += buf.write(topic, p, topicLen, 'utf8');
+  buf.writeInt16BE(propsLen, p);
+  p += 2;
+  if (propsLen > 0) p += buf.write(propsText, p, propsLen, 'utf8');
+  if (p !== size) throw new Error(`encodeRecord: internal size mismatch ${p} != ${size}`);
+  return buf;
+}
+
+/**
+ * Writes QUEUEOFFSET (@20), PHYSICALOFFSET (@28) and STORETIMESTAMP (@56, or @68 when SYSFLAG
+ * says the born host is IPv6) of the record starting at `at`.
+ * @throws RangeError when the record header does not fit in `buf`.
+ */
+export function patchRecord(
+  buf: Buffer,
+  at: number,
+  queueOffset: number,
+  physicalOffset: number,
+  storeTimestamp: number,
+): void {
+  const tsPos = storeTimestampPosition(buf.readInt32BE(at + SYSFLAG_POSITION));
+  if (at + tsPos + 8 > buf.length) throw new RangeError(`patchRecord: record at ${at} does not fit in ${buf.length} bytes`);
+  writeLong(buf, at + QUEUE_OFFSET_POSITION, queueOffset);
+  writeLong(buf, at + PHY_POS_POSITION, physicalOffset);
+  writeLong(buf, at + tsPos, storeTimestamp);
+}
+
+/**
+ * Writes the 8-byte end-of-file filler at `at`: int `maxBlank` (the filler's TOTALSIZE, i.e. the
+ * bytes left in the file) then int BLANK_MAGIC_CODE. The rest of the gap is left untouched.
+ * @throws RangeError when maxBlank < 8 or the 8 bytes do not fit.
+ */
+export function writeBlankRecord(buf: Buffer, at: number, maxBlank: number): void {
+  if (!Number.isInteger(maxBlank) || maxBlank < END_FILE_MIN_BLANK_LENGTH) {
+    throw new RangeError(`writeBlankRecord: maxBlank ${maxBlank} is below ${END_FILE_MIN_BLANK_LENGTH}`);
+  }
+  if (at < 0 || at + END_FILE_MIN_BLANK_LENGTH > buf.length) {
+    throw new RangeError(`writeBlankRecord: 8 bytes at ${at} do not fit in ${buf.length} bytes`);
+  }
+  buf.writeInt32BE(maxBlank, at + TOTALSIZE_POSITION);
+  buf.writeInt32BE(BLANK_MAGIC_CODE, at + MAGIC_POSITION);
+}
+
+function copyHost(buf: Buffer, pos: number, width: number): SocketAddress {
+  const ipLen = width - 4;
+  return { ip: Buffer.from(buf.subarray(pos, pos + ipLen)), port: buf.readInt32BE(pos + ipLen) };
+}
+
+/**
+ * Decodes the record at `at` into a MessageExt (body and host bytes are copies). With
+ * `readBody: false` the body is an empty buffer. `checkCrc` verifies BODYCRC (a stored 0 is a
+ * legitimate value). msgId = createMessageId(storeHost, PHYSICALOFFSET).
+ * @throws RecordDecodeError for a blank, torn or malformed record (reason in `.reason`).
+ */
+export function decodeRecord(buf: Buffer, at = 0, opts?: { readBody?: boolean; checkCrc?: boolean }): MessageExt {
+  const available = at >= 0 && at <= buf.length ? buf.length - at : 0;
+  const r = parseRecord(buf, at, available, opts?.checkCrc === true, undefined);
+  if (typeof r === 'string') throw new RecordDecodeError(r, at);
+  if (typeof r === 'number') throw new RecordDecodeError('blank (end-of-file filler) record, not a message', at);
+  return toMessageExt(buf, at, r, opts?.readBody !== false);
+}
+
+function toMessageExt(buf: Buffer, at: number, r: ParsedRecord, readBody: boolean): MessageExt {
+  const storeHost = copyHost(buf, r.storeHostPos, r.storeHostWidth);
+  return {
+    topic: r.topic,
+    queueId: buf.readInt32BE(at + 12),
+    flag: buf.readInt32BE(at + 16),
+    body: readBody ? Buffer.from(buf.subarray(r.bodyPos, r.bodyPos + r.bodyLen)) : Buffer.alloc(0),
+    properties: r.properties,
+    sysFlag: r.sysFlag,
+    bornTimestamp: r.bornTimestamp,
+    bornHost: copyHost(buf, at + 48, r.bornHostWidth),
+    storeHost,
+    reconsumeTimes: buf.readInt32BE(r.storeHostPos + r.storeHostWidth),
+    preparedTransactionOffset: r.preparedTransactionOffset,
+    storeSize: r.totalSize,
+    magicCode: r.magic,
+    bodyCrc: r.bodyCrc,
+    queueOffset: r.queueOffset,
+    commitLogOffset: r.physicalOffset,
+    storeTimestamp: r.storeTimestamp,
+    msgId: createMessageId(storeHost, Math.max(0, r.physicalOffset)),
+  };
+}
+
+/** TOTALSIZE field of the record at `at`. The read* helpers throw RangeError past the buffer end. */
+export function readRecordTotalSize(buf: Buffer, at: number): number {
+  return buf.readInt32BE(at + TOTALSIZE_POSITION);
+}
+
+/** MAGICCODE field of the record at `at`. */
+export function readMagic(buf: Buffer, at: number): number {
+  return buf.readInt32BE(at + MAGIC_POSITION);
+}
+
+/** QUEUEOFFSET field (@20) of the record at `at`. */
+export function readQueueOffset(buf: Buffer, at: number): number {
+  return readLong(buf, at + QUEUE_OFFSET_POSITION);
+}
+
+/** PHYSICALOFFSET field (@28) of the record at `at`. */
+export function readPhysicalOffset(buf: Buffer, at: number): number {
+  return readLong(buf, at + PHY_POS_POSITION);
+}
+
+/** SYSFLAG field (@36) of the record at `at`. */
+export function readSysFlag(buf: Buffer, at: number): number {
+  return buf.readInt32BE(at + SYSFLAG_POSITION);
+}
+
+/**
+ * STORETIMESTAMP of the record at `at`; consults SYSFLAG: @56 for an IPv4 born host, @68 for
+ * IPv6 (mirrors `CommitLog.pickupStoreTimestamp` after the fix for RocketMQ #8549, case B19).
+ */
+export function readStoreTimestamp(buf: Buffer, at: number): number {
+  return readLong(buf, at + storeTimestampPosition(buf.readInt32BE(at + SYSFLAG_POSITION)));
+}

@@ -1,0 +1,207 @@
+/**
+ * IndexService: the set of IndexFiles under `<storePathRootDir>/index`, named by creation
+ * time (local `yyyyMMddHHmmssSSS`), newest last. Mirrors RocketMQ's `IndexService`:
+ * builds keys `topic#UNIQ_KEY` and `topic#k` for every key in KEYS (space separated) for each
+ * dispatched message except ROLLBACK records, rolls to a new file when the last one is full,
+ * answers key lookups newest file first, and deletes files wholly below the CommitLog minimum.
+ *
+ * Crash handling: after an abnormal exit every file whose endTimestamp is newer than the
+ * checkpoint's indexMsgTimestamp is destroyed (RocketMQ's rule); `load` returns the physical
+ * offset from which the dispatcher must rebuild index entries (tsmq improvement: RocketMQ may
+ * lose the keys of messages before its recovery start point; tsmq re-indexes from there).
+ */
+import { join } from 'node:path';
+import type { FileSystem } from '../../common/fs/file-system.js';
+import type { Clock } from '../../common/time/clock.js';
+import type { Logger } from '../../common/logging/logger.js';
+import type { DispatchRequest } from '../../common/message/record-codec.js';
+import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
+import { IndexFile } from './index-file.js';
+
+export interface IndexServiceConfig {
+  /** `<storePathRootDir>/index` */
+  indexDir: string;
+  maxHashSlotNum: number;
+  maxIndexNum: number;
+  messageIndexEnable: boolean;
+}
+
+/** Narrow view of the checkpoint the service updates when a full file has been flushed. */
+export interface IndexCheckpoint {
+  setIndexMsgTimestamp(timestampMs: number): void;
+  flush(): Promise<void>;
+}
+
+export interface IndexQueryResult {
+  /** Physical offsets, newest first per file, possibly with duplicates and hash collisions. */
+  phyOffsets: number[];
+  indexLastUpdateTimestamp: number;
+  indexLastUpdatePhyOffset: number;
+}
+
+/** Local-time `yyyyMMddHHmmssSSS`, RocketMQ's `UtilAll.timeMillisToHumanString`. */
+export function indexFileName(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number, w = 2): string => String(n).padStart(w, '0');
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}${p(d.getMilliseconds(), 3)}`;
+}
+
+export class IndexService {
+  private readonly files: IndexFile[] = [];
+  /** Flushes of full files, chained so checkpoint updates happen in file order. */
+  private flushChain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly fs: FileSystem,
+    private readonly config: IndexServiceConfig,
+    private readonly clock: Clock,
+    private readonly checkpoint: IndexCheckpoint,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Opens existing files. After an abnormal exit, destroys files newer than
+   * `indexMsgTimestamp` and returns the physical offset to re-index from (null when nothing
+   * needs rebuilding).
+   */
+  load(lastExitOK: boolean, indexMsgTimestamp: number): { rebuildFromPhyOffset: number | null } {
+    this.fs.mkdirp(this.config.indexDir);
+    const names = this.fs.readdir(this.config.indexDir).filter((n) => /^\d{17}$/.test(n)).sort();
+    let rebuildFrom: number | null = null;
+    for (let i = 0; i < names.length; i++) {
+      const path = join(this.config.indexDir, names[i]!);
+      const isLast = i === names.length - 1;
+      let f: IndexFile;
+      try {
+        f = IndexFile.open(this.fs, path, this.config.maxHashSlotNum, this.config.maxIndexNum, isLast);
+      } catch (err) {
+        this.logger.warn({ path, err: String(err) }, 'index file unreadable; it is rebuilt from the CommitLog');
+        this.fs.unlink(path);
+        rebuildFrom = 0;
+        continue;
+      }
+      if (!lastExitOK && f.header.endTimestamp > indexMsgTimestamp) {
+        this.logger.info({ path, endTimestamp: f.header.endTimestamp, indexMsgTimestamp }, 'abnormal exit: index file newer than checkpoint destroyed for rebuild');
+        rebuildFrom = rebuildFrom === null ? f.header.beginPhyOffset : Math.min(rebuildFrom, f.header.beginPhyOffset);
+        f.destroy();
+        continue;
+      }
+      this.files.push(f);
+    }
+    // Only the newest surviving file stays writable.
+    for (let i = 0; i < this.files.length - 1; i++) if (this.files[i]!.writable) this.files[i]!.makeReadOnly();
+    return { rebuildFromPhyOffset: rebuildFrom };
+  }
+
+  /** Physical offset below which every message is already indexed. */
+  get indexedUpToPhyOffset(): number {
+    const last = this.files[this.files.length - 1];
+    return last ? last.header.endPhyOffset : 0;
+  }
+
+  /** Indexes one dispatched message (RocketMQ IndexService.buildIndex). */
+  buildIndex(req: DispatchRequest): void {
+    if (!this.config.messageIndexEnable) return;
+    if (getTransactionValue(req.sysFlag) === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) return;
+    let file = this.lastWritableFile();
+    const end = file.header.endPhyOffset;
+    // Already indexed (a re-dispatch after recovery). Unlike RocketMQ, an offset equal to the
+    // end offset is skipped too once anything was indexed: re-indexing it duplicated keys (B14).
+    if (req.commitLogOffset < end || (req.commitLogOffset === end && (file.header.indexCount > 1 || end > 0))) return;
+    const keys = new Set<string>();
+    if (req.uniqKey) keys.add(req.uniqKey);
+    if (req.keys) for (const k of req.keys.split(' ')) if (k.length > 0) keys.add(k);
+    for (const k of keys) {
+      const key = `${req.topic}#${k}`;
+      if (!file.putKey(key, req.commitLogOffset, req.storeTimestamp)) {
+        file = this.roll(file);
+        if (!file.putKey(key, req.commitLogOffset, req.storeTimestamp)) throw new Error('a fresh index file refused a key');
+      }
+    }
+  }
+
+  /**
+   * Looks `topic#key` up in every file whose time range matches, newest first, collecting at
+   * most maxNum physical offsets (RocketMQ IndexService.queryOffset).
+   */
+  queryOffset(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): IndexQueryResult {
+    const out: number[] = [];
+    const last = this.files[this.files.length - 1];
+    const result: IndexQueryResult = {
+      phyOffsets: out,
+      indexLastUpdateTimestamp: last?.header.endTimestamp ?? 0,
+      indexLastUpdatePhyOffset: last?.header.endPhyOffset ?? 0,
+    };
+    const full = `${topic}#${key}`;
+    for (let i = this.files.length - 1; i >= 0; i--) {
+      const f = this.files[i]!;
+      if (f.isTimeMatched(beginMs, endMs)) f.selectPhyOffsets(out, full, maxNum, beginMs, endMs);
+      if (f.header.beginTimestamp < beginMs || out.length >= maxNum) break;
+    }
+    return result;
+  }
+
+  /** Deletes every file but the last whose endPhyOffset is below the CommitLog min offset. */
+  deleteExpiredFiles(minPhyOffset: number): number {
+    let deleted = 0;
+    while (this.files.length > 1 && this.files[0]!.header.endPhyOffset < minPhyOffset) {
+      this.files.shift()!.destroy();
+      deleted++;
+    }
+    return deleted;
+  }
+
+  /** Hands the writable file's state to the page cache (call periodically, e.g. every second). */
+  commit(): void {
+    this.files[this.files.length - 1]?.commit();
+  }
+
+  async flush(): Promise<void> {
+    await this.flushChain;
+    for (const f of this.files) await f.flush();
+  }
+
+  async shutdown(): Promise<void> {
+    await this.flush();
+    for (const f of this.files.splice(0)) f.close();
+  }
+
+  /** Destroys every file (used when the whole store is reset). */
+  destroyAll(): void {
+    for (const f of this.files.splice(0)) f.destroy();
+  }
+
+  get fileCount(): number {
+    return this.files.length;
+  }
+
+  private lastWritableFile(): IndexFile {
+    const last = this.files[this.files.length - 1];
+    if (last && last.writable && !last.isFull()) return last;
+    if (last && last.isFull()) return this.roll(last);
+    return this.createFile({ endPhyOffset: 0, endTimestamp: 0 });
+  }
+
+  private roll(full: IndexFile): IndexFile {
+    const next = this.createFile({ endPhyOffset: full.header.endPhyOffset, endTimestamp: full.header.endTimestamp });
+    const endTimestamp = full.header.endTimestamp;
+    this.flushChain = this.flushChain
+      .then(async () => {
+        await full.flush();
+        full.makeReadOnly();
+        this.checkpoint.setIndexMsgTimestamp(endTimestamp);
+        await this.checkpoint.flush();
+      })
+      .catch((err: unknown) => this.logger.error({ err: String(err), path: full.path }, 'flushing a full index file failed'));
+    return next;
+  }
+
+  private createFile(prevEnd: { endPhyOffset: number; endTimestamp: number }): IndexFile {
+    let now = this.clock.nowMs();
+    let path = join(this.config.indexDir, indexFileName(now));
+    while (this.fs.exists(path)) path = join(this.config.indexDir, indexFileName(++now));
+    const f = IndexFile.create(this.fs, path, this.config.maxHashSlotNum, this.config.maxIndexNum, prevEnd);
+    this.files.push(f);
+    return f;
+  }
+}

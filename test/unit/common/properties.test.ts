@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeProperties, encodeProperties } from '../../../src/common/message/properties.js';
+
+test('encodeProperties writes name\\x01value\\x02 in insertion order', () => {
+  const m = new Map([['KEYS', 'k1 k2'], ['TAGS', 'TAG1']]);
+  assert.equal(encodeProperties(m), 'KEYS\x01k1 k2\x02TAGS\x01TAG1\x02');
+  assert.equal(encodeProperties(new Map()), '');
+});
+
+test('decodeProperties round-trips', () => {
+  const m = new Map([['KEYS', 'a b'], ['UNIQ_KEY', 'ABC'], ['TAGS', 'x']]);
+  assert.deepEqual(decodeProperties(encodeProperties(m)), m);
+});
+
+test('decodeProperties accepts a missing trailing separator', () => {
+  assert.deepEqual(decodeProperties('A\x01b\x02C\x01d'), new Map([['A', 'b'], ['C', 'd']]));
+});
+
+test('decodeProperties skips malformed pieces', () => {
+  const text = [
+    'ok\x01v', // accepted
+    'ab', // too short, no separator
+    '\x01xy', // separator at index 0 (empty key)
+    'k\x01', // separator is the last char (empty value)
+    'kv', // no separator
+    'K\x01\x01', // first separator at 1 < len-1: key K, value \x01
+    '', // empty piece
+  ].join('\x02');
+  assert.deepEqual(decodeProperties(text), new Map([['ok', 'v'], ['K', '\x01']]));
+});
+
+test('decodeProperties: the value is everything after the first \\x01', () => {
+  assert.deepEqual(decodeProperties('a\x01b\x01c\x02'), new Map([['a', 'b\x01c']]));
+});
+
+test('decodeProperties: shortest accepted piece is 3 chars, later duplicates win', () => {
+  assert.deepEqual(decodeProperties('a\x01b\x02a\x01c\x02'), new Map([['a', 'c']]));
+  assert.deepEqual(decodeProperties('\x02\x02\x02'), new Map());
+  assert.deepEqual(decodeProperties(''), new Map());
+});

@@ -1,0 +1,171 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { IndexFile, indexFileSizeBytes, indexKeyHash } from '../../../src/store/index/index-file.js';
+import { IndexService, indexFileName } from '../../../src/store/index/index-service.js';
+import { NodeFileSystem } from '../../../src/common/fs/node-file-system.js';
+import { ManualClock } from '../../../src/common/time/clock.js';
+import { silentLogger } from '../../../src/common/logging/logger.js';
+import type { DispatchRequest } from '../../../src/common/message/record-codec.js';
+
+const fs = new NodeFileSystem();
+
+function dispatch(over: Partial<DispatchRequest>): DispatchRequest {
+  return {
+    topic: 'T',
+    queueId: 0,
+    commitLogOffset: 0,
+    msgSize: 100,
+    tagsCode: 0,
+    storeTimestamp: 1_700_000_000_000,
+    consumeQueueOffset: 0,
+    keys: '',
+    uniqKey: null,
+    sysFlag: 0,
+    preparedTransactionOffset: 0,
+    properties: new Map(),
+    bornTimestamp: 1_700_000_000_000,
+    ...over,
+  };
+}
+
+describe('IndexFile (store-format.md §2.5)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tsmq-index-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('default geometry is 420,000,040 bytes and entry 1 starts at byte 20,000,060', () => {
+    assert.equal(indexFileSizeBytes(5_000_000, 20_000_000), 420_000_040);
+    const f = IndexFile.create(fs, join(dir, 'big'), 5_000_000, 20_000_000);
+    assert.equal(statSync(join(dir, 'big')).size, 420_000_040);
+    assert.equal(f.putKey('TopicTest#OrderID188', 0x1234, 1_700_000_000_000), true);
+    f.commit();
+    const fd = fs.open(join(dir, 'big'), 'r');
+    const slot = Buffer.alloc(4);
+    // hashCode -1231271670 -> hash 1231271670 -> slot 1,271,670 -> slot byte 5,086,720
+    assert.equal(indexKeyHash('TopicTest#OrderID188'), 1231271670);
+    fs.pread(fd, slot, 0, 4, 5_086_720);
+    assert.equal(slot.readInt32BE(0), 1);
+    const entry = Buffer.alloc(20);
+    fs.pread(fd, entry, 0, 20, 20_000_060);
+    assert.equal(entry.readInt32BE(0), 1231271670);
+    assert.equal(Number(entry.readBigInt64BE(4)), 0x1234);
+    assert.equal(entry.readInt32BE(12), 0);
+    assert.equal(entry.readInt32BE(16), 0);
+    const header = Buffer.alloc(40);
+    fs.pread(fd, header, 0, 40, 0);
+    assert.equal(Number(header.readBigInt64BE(0)), 1_700_000_000_000);
+    assert.equal(Number(header.readBigInt64BE(16)), 0x1234);
+    assert.equal(header.readInt32BE(32), 1);
+    assert.equal(header.readInt32BE(36), 2);
+    fs.close(fd);
+    f.destroy();
+  });
+
+  it('IndexFileTest anchor: 100 slots / 400 entries accepts 399 keys, refuses the 400th; key "60" is found once', () => {
+    const f = IndexFile.create(fs, join(dir, 'small'), 100, 400);
+    for (let i = 0; i < 399; i++) assert.equal(f.putKey(String(i), i, 1_700_000_000_000 + i * 10), true, `key ${i}`);
+    assert.equal(f.putKey('399', 399, 1_700_000_010_000), false);
+    assert.equal(f.isFull(), true);
+    const out: number[] = [];
+    f.selectPhyOffsets(out, '60', 10, 0, Number.MAX_SAFE_INTEGER);
+    assert.deepEqual(out, [60]);
+    f.close();
+    // Re-opened read-only from disk: same answer.
+    const g = IndexFile.open(fs, join(dir, 'small'), 100, 400, false);
+    assert.equal(g.header.indexCount, 400);
+    const out2: number[] = [];
+    g.selectPhyOffsets(out2, '60', 10, 0, Number.MAX_SAFE_INTEGER);
+    assert.deepEqual(out2, [60]);
+    g.close();
+  });
+
+  it('time differences are whole seconds from the first entry and filter lookups', () => {
+    const f = IndexFile.create(fs, join(dir, 't'), 16, 64);
+    f.putKey('k', 100, 10_000);
+    f.putKey('k', 200, 12_500); // diff 2 s
+    f.putKey('k', 300, 15_999); // diff 5 s
+    const all: number[] = [];
+    f.selectPhyOffsets(all, 'k', 10, 0, Number.MAX_SAFE_INTEGER);
+    assert.deepEqual(all, [300, 200, 100]);
+    const mid: number[] = [];
+    f.selectPhyOffsets(mid, 'k', 10, 11_000, 13_000);
+    assert.deepEqual(mid, [200]);
+    f.close();
+  });
+});
+
+describe('IndexService', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tsmq-indexsvc-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function service(clock: ManualClock, maxIndexNum = 10, ts = { v: 0 }) {
+    return new IndexService(
+      fs,
+      { indexDir: join(dir, 'index'), maxHashSlotNum: 8, maxIndexNum, messageIndexEnable: true },
+      clock,
+      { setIndexMsgTimestamp: (t) => (ts.v = t), flush: async () => {} },
+      silentLogger,
+    );
+  }
+
+  it('names files by local creation time yyyyMMddHHmmssSSS', () => {
+    const d = new Date(2024, 0, 2, 3, 4, 5, 678).getTime();
+    assert.equal(indexFileName(d), '20240102030405678');
+  });
+
+  it('indexes topic#UNIQ_KEY and every KEYS key once (B14 duplicate key in KEYS)', () => {
+    const svc = service(new ManualClock(1_700_000_000_000), 100);
+    svc.load(true, 0);
+    svc.buildIndex(dispatch({ commitLogOffset: 0, keys: 'order-1 order-1', uniqKey: 'u1' }));
+    svc.buildIndex(dispatch({ commitLogOffset: 0, keys: 'order-1 order-1', uniqKey: 'u1' })); // re-dispatch is skipped
+    assert.deepEqual(svc.queryOffset('T', 'order-1', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [0]);
+    assert.deepEqual(svc.queryOffset('T', 'u1', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [0]);
+    assert.deepEqual(svc.queryOffset('Other', 'u1', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, []);
+  });
+
+  it('rolls to a new file when full, keeps finding old keys, records indexMsgTimestamp, deletes files below the CommitLog min', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const ts = { v: 0 };
+    const svc = service(clock, 4, ts); // 3 entries per file
+    svc.load(true, 0);
+    for (let i = 0; i < 7; i++) {
+      clock.advance(1000);
+      svc.buildIndex(dispatch({ commitLogOffset: i * 100, keys: `k${i}`, storeTimestamp: clock.nowMs() }));
+    }
+    assert.equal(svc.fileCount, 3);
+    await svc.flush();
+    assert.equal(ts.v, 1_700_000_000_000 + 6000, 'end timestamp of the second full file');
+    for (let i = 0; i < 7; i++) assert.deepEqual(svc.queryOffset('T', `k${i}`, 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [i * 100]);
+    assert.equal(svc.deleteExpiredFiles(300), 1);
+    assert.equal(svc.fileCount, 2);
+    await svc.shutdown();
+  });
+
+  it('after an abnormal exit, files newer than indexMsgTimestamp are destroyed and the rebuild start is reported', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const ts = { v: 0 };
+    const svc = service(clock, 4, ts);
+    svc.load(true, 0);
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1000);
+      svc.buildIndex(dispatch({ commitLogOffset: i * 100, keys: `k${i}`, storeTimestamp: clock.nowMs() }));
+    }
+    await svc.shutdown();
+    const again = service(clock, 4, ts);
+    const { rebuildFromPhyOffset } = again.load(false, ts.v);
+    assert.equal(rebuildFromPhyOffset, 300, "the second file begins at its first entry (k3)");
+    assert.equal(again.fileCount, 1);
+    assert.deepEqual(again.queryOffset('T', 'k0', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [0]);
+    again.buildIndex(dispatch({ commitLogOffset: 300, keys: 'k3', storeTimestamp: clock.nowMs() }));
+    assert.deepEqual(again.queryOffset('T', 'k3', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [300]);
+    await again.shutdown();
+  });
+});
