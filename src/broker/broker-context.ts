@@ -1,0 +1,92 @@
+/**
+ * The services every request processor may use, built once by BrokerController (or by a test)
+ * and passed to the processor factories. Holds no logic of its own except `putMessage`, the
+ * single door through which the broker writes client messages (put hooks, then the store).
+ */
+import type { Clock } from '../common/time/clock.js';
+import type { Logger } from '../common/logging/logger.js';
+import type { MessageInner, SocketAddress } from '../common/message/message.js';
+import { socketAddressOf } from '../common/message/msgid.js';
+import type { MessageStore, PutMessageResult } from '../store/message-store.js';
+import type { BrokerConfig } from './broker-config.js';
+import type { TopicConfigManager } from './topic/topic-config-manager.js';
+import type { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
+import type { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
+import type { ConsumerManager } from './client/consumer-manager.js';
+import type { ProducerManager } from './client/producer-manager.js';
+import type { DelayLevelTable } from './schedule/delay-level-table.js';
+import { applyScheduleRewrite } from './send/schedule-put-hook.js';
+
+export interface BrokerContextInit {
+  config: BrokerConfig;
+  store: MessageStore;
+  clock: Clock;
+  logger: Logger;
+  topicConfigManager: TopicConfigManager;
+  consumerOffsetManager: ConsumerOffsetManager;
+  subscriptionGroupManager: SubscriptionGroupManager;
+  consumerManager: ConsumerManager;
+  producerManager: ProducerManager;
+  delayLevels: DelayLevelTable;
+  /** Random source in [0, 1) for queue picks (tests pass a fixed one). */
+  random?: () => number;
+}
+
+export class BrokerContext {
+  readonly config: BrokerConfig;
+  readonly store: MessageStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly topicConfigManager: TopicConfigManager;
+  readonly consumerOffsetManager: ConsumerOffsetManager;
+  readonly subscriptionGroupManager: SubscriptionGroupManager;
+  readonly consumerManager: ConsumerManager;
+  readonly producerManager: ProducerManager;
+  readonly delayLevels: DelayLevelTable;
+  readonly random: () => number;
+  private listenPort: number;
+  private cachedStoreHost: SocketAddress | null = null;
+
+  constructor(init: BrokerContextInit) {
+    this.config = init.config;
+    this.store = init.store;
+    this.clock = init.clock;
+    this.logger = init.logger;
+    this.topicConfigManager = init.topicConfigManager;
+    this.consumerOffsetManager = init.consumerOffsetManager;
+    this.subscriptionGroupManager = init.subscriptionGroupManager;
+    this.consumerManager = init.consumerManager;
+    this.producerManager = init.producerManager;
+    this.delayLevels = init.delayLevels;
+    this.random = init.random ?? Math.random;
+    this.listenPort = init.config.listenPort;
+  }
+
+  /** Sets the port actually listened on (listenPort 0 picks one at start). */
+  setListenPort(port: number): void {
+    this.listenPort = port;
+    this.cachedStoreHost = null;
+  }
+
+  /** `brokerIP1:port`, the address published to nameservers. */
+  get brokerAddr(): string {
+    return `${this.config.brokerIP1}:${this.listenPort}`;
+  }
+
+  /** Store host written into every record (brokerIP1 + listen port). */
+  get storeHost(): SocketAddress {
+    this.cachedStoreHost ??= socketAddressOf(this.config.brokerIP1, this.listenPort);
+    return this.cachedStoreHost;
+  }
+
+  /** Random int in [0, n). */
+  randomInt(n: number): number {
+    return n <= 1 ? 0 : Math.min(n - 1, Math.floor(this.random() * n));
+  }
+
+  /** Broker put path: delay-level rewrite (5.x put hook), then the store. */
+  putMessage(msg: MessageInner): Promise<PutMessageResult> {
+    applyScheduleRewrite(msg, this.delayLevels);
+    return this.store.putMessage(msg);
+  }
+}

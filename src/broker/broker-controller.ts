@@ -1,0 +1,276 @@
+/**
+ * BrokerController: builds and wires the broker (RocketMQ `BrokerController`); no request logic.
+ *
+ * Usage:
+ *   const broker = await BrokerController.create({
+ *     brokerConfig: { listenPort: '10911', namesrvAddr: '127.0.0.1:9876', storePathRootDir: '/data/store', ... },
+ *     clock?, logger?,            // clock drives every timestamp (store included); logger: pino-style
+ *   });
+ *   await broker.start();         // listens (listenPort 0 = free port), registers with nameservers
+ *   broker.port;                  // port actually listened on
+ *   await broker.shutdown();      // idempotent
+ *
+ * `brokerConfig` holds raw broker.conf keys (RocketMQ names): broker keys (broker-config.ts) and
+ * store keys (src/store/store-config.ts) in one map. Metadata lives in <storePathRootDir>/config.
+ *
+ * create(): resolve config → open the store (recovery) → load topics.json, consumerOffset.json
+ *   (offsets above a queue's max are clamped, case B35), subscriptionGroup.json, delayOffset.json
+ *   (progress corrected into the schedule queues, case B37) → build processors.
+ * start(): remoting server → long-polling re-check → schedule service → periodic
+ *   tasks (offset persist every flushConsumerOffsetInterval, client expiry scan every 10 s) →
+ *   nameserver registration (awaited once; failures are logged, not fatal).
+ * shutdown(): unregister from nameservers → answer held pulls → stop the server → stop the
+ *   schedule service (persists delay progress) → persist offsets, topics, groups → store.shutdown().
+ */
+import * as path from 'node:path';
+import type { Clock } from '../common/time/clock.js';
+import { systemClock } from '../common/time/clock.js';
+import type { Logger } from '../common/logging/logger.js';
+import { createLogger } from '../common/logging/logger.js';
+import type { FileSystem } from '../common/fs/file-system.js';
+import { RemotingServer } from '../remoting/transport/remoting-server.js';
+import { RemotingClient } from '../remoting/transport/remoting-client.js';
+import type { MessageStore } from '../store/message-store.js';
+import type { RequestHandler } from '../remoting/processor/request-processor.js';
+import { DefaultMessageStore } from '../store/default-message-store.js';
+import { resolveStoreConfig } from '../store/store-config.js';
+import { PermName, resolveBrokerConfig, splitNamesrvAddr, type BrokerConfig } from './broker-config.js';
+import { BrokerContext } from './broker-context.js';
+import { ConsumerManager } from './client/consumer-manager.js';
+import { ProducerManager } from './client/producer-manager.js';
+import { PullRequestHoldService } from './longpolling/pull-request-hold-service.js';
+import { BrokerOuterApi } from './namesrv-client/broker-outer-api.js';
+import { NamesrvRegistrar } from './namesrv-client/namesrv-registrar.js';
+import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
+import { buildProcessorTable } from './processors/processor-table.js';
+import { PullMessageProcessor } from './processors/pull-message-processor.js';
+import { DelayLevelTable } from './schedule/delay-level-table.js';
+import { ScheduleMessageService } from './schedule/schedule-message-service.js';
+import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
+import { TopicConfigManager } from './topic/topic-config-manager.js';
+
+export interface BrokerControllerOptions {
+  /** Raw broker.conf keys (broker and store keys together). */
+  brokerConfig: Record<string, string>;
+  clock?: Clock;
+  logger?: Logger;
+  /** Use this store instead of opening DefaultMessageStore (tests). It is shut down with the broker. */
+  store?: MessageStore;
+  /** File system for the metadata files (tests). */
+  fs?: FileSystem;
+  /** Long-polling re-check period; default 5000 ms (shortPollingTimeMills without long polling). */
+  pullHoldCheckIntervalMs?: number;
+}
+
+/** Apache scans client channels every 10 s. */
+const CLIENT_SCAN_INTERVAL_MS = 10_000;
+
+export class BrokerController {
+  readonly config: BrokerConfig;
+  readonly ctx: BrokerContext;
+  readonly scheduleMessageService: ScheduleMessageService;
+  readonly pullRequestHoldService: PullRequestHoldService;
+  private readonly logger: Logger;
+  private readonly handlers: ReturnType<typeof buildProcessorTable>;
+  private server: RemotingServer | null = null;
+  private client: RemotingClient | null = null;
+  private registrar: NamesrvRegistrar | null = null;
+  private timers: NodeJS.Timeout[] = [];
+  private state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';
+  private shutdownPromise: Promise<void> | null = null;
+
+  private constructor(config: BrokerConfig, ctx: BrokerContext, schedule: ScheduleMessageService, opts: BrokerControllerOptions) {
+    this.config = config;
+    this.ctx = ctx;
+    this.logger = ctx.logger;
+    this.scheduleMessageService = schedule;
+    const pull = new PullMessageProcessor(ctx);
+    this.pullRequestHoldService = new PullRequestHoldService({
+      clock: ctx.clock,
+      maxOffsetOf: (t, q) => ctx.store.getMaxOffsetInQueue(t, q),
+      wakeup: (req) => pull.executeRequestWhenWakeup(req),
+      checkIntervalMs: opts.pullHoldCheckIntervalMs ?? (config.longPollingEnable ? 5000 : config.shortPollingTimeMills),
+      logger: ctx.logger,
+    });
+    pull.setHoldService(this.pullRequestHoldService);
+    this.handlers = buildProcessorTable(ctx, pull);
+    ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) =>
+      this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties),
+    );
+  }
+
+  /** The handler registered for a request code (in-process tests call processors through it). */
+  handlerFor(code: number): RequestHandler | undefined {
+    return this.handlers.get(code);
+  }
+
+  /** Resolves config, opens the store and loads all metadata. @throws ConfigError, ConfigFileCorruptError, store open errors. */
+  static async create(opts: BrokerControllerOptions): Promise<BrokerController> {
+    const config = resolveBrokerConfig(opts.brokerConfig);
+    const clock = opts.clock ?? systemClock;
+    const logger = opts.logger ?? createLogger('broker');
+    const delayLevels = new DelayLevelTable(config.messageDelayLevel);
+    const store =
+      opts.store ??
+      (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+    try {
+      const configDir = path.join(config.storePathRootDir, 'config');
+      const fileOpts = { logger, ...(opts.fs ? { fs: opts.fs } : {}) };
+      const topics = new TopicConfigManager(path.join(configDir, 'topics.json'), {
+        ...fileOpts,
+        clock,
+        brokerName: config.brokerName,
+        brokerClusterName: config.brokerClusterName,
+        autoCreateTopicEnable: config.autoCreateTopicEnable,
+        clusterTopicEnable: config.clusterTopicEnable,
+        brokerTopicEnable: config.brokerTopicEnable,
+        traceTopicEnable: config.traceTopicEnable,
+        delayLevelCount: delayLevels.maxLevel,
+      });
+      topics.load();
+      const offsets = new ConsumerOffsetManager(path.join(configDir, 'consumerOffset.json'), { ...fileOpts, clock });
+      offsets.load();
+      const clamped = offsets.clampAllToStore((t, q) => store.getMaxOffsetInQueue(t, q));
+      if (clamped > 0) {
+        logger.warn(`${clamped} consumer offsets were above their queue max and were lowered`);
+        await offsets.persist();
+      }
+      const groups = new SubscriptionGroupManager(path.join(configDir, 'subscriptionGroup.json'), {
+        ...fileOpts,
+        clock,
+        autoCreateSubscriptionGroup: config.autoCreateSubscriptionGroup,
+        retryMaxTimes: config.retryMaxTimes,
+      });
+      groups.load();
+      const schedule = new ScheduleMessageService(path.join(configDir, 'delayOffset.json'), {
+        ...fileOpts,
+        store,
+        delayLevels,
+        clock,
+        flushDelayOffsetIntervalMs: config.flushDelayOffsetInterval,
+      });
+      schedule.load();
+      const ctx = new BrokerContext({
+        config,
+        store,
+        clock,
+        logger,
+        topicConfigManager: topics,
+        consumerOffsetManager: offsets,
+        subscriptionGroupManager: groups,
+        consumerManager: new ConsumerManager(clock, config.channelExpiredTimeout, logger),
+        producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
+        delayLevels,
+      });
+      return new BrokerController(config, ctx, schedule, opts);
+    } catch (e) {
+      await store.shutdown().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Port actually listened on. @throws before start(). */
+  get port(): number {
+    if (!this.server) throw new Error('broker is not started');
+    return this.server.port;
+  }
+
+  /** `brokerIP1:port`. */
+  get brokerAddr(): string {
+    return this.ctx.brokerAddr;
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'created') throw new Error(`broker cannot start: it is ${this.state}`);
+    this.state = 'started';
+    const ctx = this.ctx;
+    const server = new RemotingServer({ listenPort: this.config.listenPort, logger: this.logger, name: 'broker' });
+    for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
+    server.onChannelClose((ch) => {
+      ctx.consumerManager.doChannelCloseEvent(ch);
+      ctx.producerManager.doChannelCloseEvent(ch);
+    });
+    await server.start();
+    this.server = server;
+    ctx.setListenPort(server.port);
+
+    this.pullRequestHoldService.start();
+    this.scheduleMessageService.start();
+    this.every(this.config.flushConsumerOffsetInterval, () => this.persistOffsets());
+    this.every(CLIENT_SCAN_INTERVAL_MS, () => {
+      ctx.consumerManager.scanNotActiveChannel();
+      ctx.producerManager.scanNotActiveChannel();
+    });
+
+    const namesrvAddrs = splitNamesrvAddr(this.config.namesrvAddr);
+    if (namesrvAddrs.length > 0) {
+      this.client = new RemotingClient({ logger: this.logger });
+      const api = new BrokerOuterApi(this.client, namesrvAddrs, this.config.registerBrokerTimeoutMills, this.logger);
+      const registrar = new NamesrvRegistrar({
+        api,
+        identity: () => ({
+          clusterName: this.config.brokerClusterName,
+          brokerName: this.config.brokerName,
+          brokerAddr: ctx.brokerAddr,
+          brokerId: this.config.brokerId,
+          haServerAddr: `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
+        }),
+        topics: () => this.topicsForRegistration(),
+        periodMs: this.config.registerNameServerPeriod,
+        logger: this.logger,
+      });
+      this.registrar = registrar;
+      ctx.topicConfigManager.onChange(() => void registrar.registerNow());
+      await registrar.start();
+    }
+    this.logger.info(`broker ${this.config.brokerName} started at ${ctx.brokerAddr}`);
+  }
+
+  /** Idempotent; see the file comment for the order. */
+  shutdown(): Promise<void> {
+    this.shutdownPromise ??= this.doShutdown();
+    return this.shutdownPromise;
+  }
+
+  private async doShutdown(): Promise<void> {
+    this.state = 'stopping';
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    const step = async (what: string, fn: () => Promise<unknown> | unknown): Promise<void> => {
+      try {
+        await fn();
+      } catch (e) {
+        this.logger.error(`shutdown: ${what} failed: ${(e as Error).message}`);
+      }
+    };
+    await step('unregister from nameservers', () => this.registrar?.shutdown());
+    await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
+    this.ctx.store.setMessageArrivingListener(null);
+    await step('stop remoting server', () => this.server?.shutdown());
+    await step('stop schedule service', () => this.scheduleMessageService.shutdown());
+    await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());
+    await step('persist topics', () => this.ctx.topicConfigManager.persist());
+    await step('persist subscription groups', () => this.ctx.subscriptionGroupManager.persist());
+    await step('close nameserver client', () => this.client?.close());
+    await step('shut down store', () => this.ctx.store.shutdown());
+    this.state = 'stopped';
+    this.logger.info(`broker ${this.config.brokerName} stopped`);
+  }
+
+  /** Topic table for REGISTER_BROKER; perms are replaced by brokerPermission when the broker is not read-write (Apache). */
+  private topicsForRegistration(): object {
+    const perm = this.config.brokerPermission;
+    const rw = PermName.isReadable(perm) && PermName.isWriteable(perm);
+    return this.ctx.topicConfigManager.buildSerializeWrapper(rw ? undefined : perm);
+  }
+
+  private persistOffsets(): void {
+    this.ctx.consumerOffsetManager.persist().catch((e: Error) => this.logger.error(`persist consumer offsets failed: ${e.message}`));
+  }
+
+  private every(ms: number, fn: () => void): void {
+    const t = setInterval(fn, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+}

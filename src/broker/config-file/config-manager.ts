@@ -1,0 +1,72 @@
+/**
+ * Base of the JSON metadata managers (mirrors RocketMQ's `ConfigManager`): one document per
+ * manager under `<storePathRootDir>/config/`, loaded once at start-up and persisted through
+ * the crash-safe ConfigFile.
+ */
+import type { Logger } from '../../common/logging/logger.js';
+import type { FileSystem } from '../../common/fs/file-system.js';
+import { ConfigFile } from './config-file.js';
+import { parseLenientJson } from './lenient-json.js';
+
+export interface ConfigManagerOptions {
+  fs?: FileSystem;
+  logger?: Logger;
+}
+
+export abstract class ConfigManager {
+  protected readonly configFile: ConfigFile;
+
+  protected constructor(filePath: string, opts: ConfigManagerOptions = {}) {
+    this.configFile = new ConfigFile(filePath, opts);
+  }
+
+  get filePath(): string {
+    return this.configFile.filePath;
+  }
+
+  /** The whole document, as written to disk (a JSON-serializable object). */
+  abstract encode(): object;
+
+  /**
+   * Replaces the in-memory state from a decoded document. Must validate first and only then
+   * assign, and throw (with a reason) for a document of the wrong shape.
+   */
+  protected abstract decode(doc: Record<string, unknown>): void;
+
+  /**
+   * Loads the document (primary, else backup). Returns false when nothing was found and the
+   * manager starts with its defaults. @throws ConfigFileCorruptError (see ConfigFile.load).
+   */
+  load(): boolean {
+    const found = this.configFile.load((text) => {
+      const doc = parseLenientJson(text);
+      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('top level is not a JSON object');
+      this.decode(doc as Record<string, unknown>);
+      return true;
+    });
+    return found === true;
+  }
+
+  /** Resolves when the persists already started (e.g. by a change) have finished. */
+  whenPersisted(): Promise<void> {
+    return this.configFile.idle();
+  }
+
+  /** Writes the current state durably. */
+  persist(): Promise<void> {
+    return this.configFile.persist(JSON.stringify(this.encode(), null, 2));
+  }
+}
+
+/** A plain JSON object (not null, not an array), else throws naming `what`. */
+export function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${what} is not an object`);
+  return value as Record<string, unknown>;
+}
+
+/** A finite number (numeric strings accepted, as fastjson may quote longs), else throws. */
+export function asNumber(value: unknown, what: string): number {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isFinite(n)) throw new Error(`${what} is not a number`);
+  return n;
+}

@@ -1,0 +1,157 @@
+/**
+ * Committed consume offsets per group (mirrors RocketMQ `ConsumerOffsetManager`), persisted as
+ * `<storePathRootDir>/config/consumerOffset.json`:
+ *   {"offsetTable":{"<topic>@<group>":{"<queueId>":<offset>,...}},"dataVersion":{...}}
+ * Apache-written files with bare numeric keys (`{0:12}`) load too.
+ *
+ * Rules:
+ *   - negative commit offsets are ignored (ali-ons sends `-1` for a committed 0, spec A8);
+ *   - `clampToMax` / `clampAllToStore` lower offsets above a queue's max after the store lost
+ *     its tail (case B35), so consumers re-read what is written again at those offsets.
+ */
+import type { Logger } from '../../common/logging/logger.js';
+import { silentLogger } from '../../common/logging/logger.js';
+import type { Clock } from '../../common/time/clock.js';
+import { ConfigManager, asNumber, asObject, type ConfigManagerOptions } from '../config-file/config-manager.js';
+import { DataVersion } from '../config-file/data-version.js';
+
+export const TOPIC_GROUP_SEPARATOR = '@';
+
+/** Topic part of `topic@group` (topics cannot contain '@'). */
+export function topicOfKey(key: string): string {
+  return key.slice(0, key.indexOf(TOPIC_GROUP_SEPARATOR));
+}
+
+/** Group part of `topic@group`. */
+export function groupOfKey(key: string): string {
+  return key.slice(key.indexOf(TOPIC_GROUP_SEPARATOR) + 1);
+}
+
+export interface ConsumerOffsetManagerOptions extends ConfigManagerOptions {
+  clock: Clock;
+}
+
+export class ConsumerOffsetManager extends ConfigManager {
+  /** `topic@group` → queueId → offset. */
+  private table = new Map<string, Map<number, number>>();
+  readonly dataVersion: DataVersion;
+  private readonly logger: Logger;
+
+  constructor(filePath: string, opts: ConsumerOffsetManagerOptions) {
+    super(filePath, opts);
+    this.logger = opts.logger ?? silentLogger;
+    this.dataVersion = new DataVersion(opts.clock);
+  }
+
+  static key(topic: string, group: string): string {
+    return `${topic}${TOPIC_GROUP_SEPARATOR}${group}`;
+  }
+
+  /** Stores a committed offset; negative offsets are ignored. Returns whether it was stored. */
+  commitOffset(clientHost: string, group: string, topic: string, queueId: number, offset: number): boolean {
+    if (!Number.isFinite(offset) || offset < 0) return false;
+    const key = ConsumerOffsetManager.key(topic, group);
+    let queues = this.table.get(key);
+    if (!queues) {
+      queues = new Map();
+      this.table.set(key, queues);
+    }
+    const previous = queues.get(queueId);
+    if (previous !== undefined && offset < previous) {
+      this.logger.debug(`${clientHost} moved ${key} q${queueId} back from ${previous} to ${offset}`);
+    }
+    queues.set(queueId, offset);
+    return true;
+  }
+
+  /** Committed offset, or -1 when none. */
+  queryOffset(group: string, topic: string, queueId: number): number {
+    return this.table.get(ConsumerOffsetManager.key(topic, group))?.get(queueId) ?? -1;
+  }
+
+  /** All queue offsets of one group on one topic (copy). */
+  queryOffsets(group: string, topic: string): Map<number, number> {
+    return new Map(this.table.get(ConsumerOffsetManager.key(topic, group)) ?? []);
+  }
+
+  /** Lowers every group's offset on topic/queue to ≤ `max`; returns how many were changed. */
+  clampToMax(topic: string, queueId: number, max: number): number {
+    let changed = 0;
+    const prefix = `${topic}${TOPIC_GROUP_SEPARATOR}`;
+    for (const [key, queues] of this.table) {
+      if (!key.startsWith(prefix)) continue;
+      const offset = queues.get(queueId);
+      if (offset !== undefined && offset > max) {
+        this.logger.warn(`consumer offset ${key} q${queueId} = ${offset} is above the queue max ${max}: corrected to ${max}`);
+        queues.set(queueId, max);
+        changed++;
+      }
+    }
+    if (changed > 0) this.dataVersion.next();
+    return changed;
+  }
+
+  /**
+   * Runs `clampToMax` for every stored offset against the store's current queue max
+   * (call at start-up after store recovery). Returns how many offsets were lowered.
+   */
+  clampAllToStore(maxOffsetOf: (topic: string, queueId: number) => number): number {
+    let changed = 0;
+    const seen = new Set<string>();
+    for (const [key, queues] of this.table) {
+      const topic = topicOfKey(key);
+      for (const queueId of queues.keys()) {
+        const id = `${topic}\u0000${queueId}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        changed += this.clampToMax(topic, queueId, maxOffsetOf(topic, queueId));
+      }
+    }
+    return changed;
+  }
+
+  /** Drops all offsets of a topic (DELETE_TOPIC_IN_BROKER). */
+  cleanOffsetByTopic(topic: string): void {
+    for (const key of [...this.table.keys()]) {
+      if (topicOfKey(key) === topic) this.table.delete(key);
+    }
+  }
+
+  /** Drops all offsets of a group. */
+  removeGroup(group: string): void {
+    for (const key of [...this.table.keys()]) {
+      if (groupOfKey(key) === group) this.table.delete(key);
+    }
+  }
+
+  /** `topic@group` keys currently stored. */
+  keys(): string[] {
+    return [...this.table.keys()];
+  }
+
+  override encode(): object {
+    const offsetTable: Record<string, Record<string, number>> = {};
+    for (const [key, queues] of this.table) {
+      const q: Record<string, number> = {};
+      for (const [id, off] of [...queues].sort((a, b) => a[0] - b[0])) q[String(id)] = off;
+      offsetTable[key] = q;
+    }
+    return { offsetTable, dataVersion: this.dataVersion.toJSON() };
+  }
+
+  protected override decode(doc: Record<string, unknown>): void {
+    const raw = asObject(doc.offsetTable ?? {}, 'offsetTable');
+    const table = new Map<string, Map<number, number>>();
+    for (const [key, value] of Object.entries(raw)) {
+      if (!key.includes(TOPIC_GROUP_SEPARATOR)) throw new Error(`offsetTable key "${key}" is not topic@group`);
+      const queues = new Map<number, number>();
+      for (const [id, off] of Object.entries(asObject(value, `offsetTable[${key}]`))) {
+        const queueId = asNumber(id, `queue id "${id}" of ${key}`);
+        queues.set(queueId, asNumber(off, `offset of ${key} q${id}`));
+      }
+      table.set(key, queues);
+    }
+    this.table = table;
+    this.dataVersion.assign(doc.dataVersion);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The broker's request code → handler table (the one place processors are registered).
+ * Codes ali-ons sends: 34, 35, 38, 14, 15, 30, 29, 11, 310, 36 (spec A4); the rest serve
+ * admin tools and Java clients.
+ */
+import type { RequestHandler } from '../../remoting/processor/request-processor.js';
+import { RequestCode } from '../../remoting/codes/request-code.js';
+import type { BrokerContext } from '../broker-context.js';
+import { ClientManageProcessor } from './client-manage-processor.js';
+import { OffsetProcessors } from './offset-processors.js';
+import type { PullMessageProcessor } from './pull-message-processor.js';
+import { SendBackProcessor } from './send-back-processor.js';
+import { SendMessageProcessor } from './send-message-processor.js';
+import { TopicAdminProcessors } from './topic-admin-processors.js';
+
+/** Builds every broker handler; `pull` is passed in because the long-polling service also holds it. */
+export function buildProcessorTable(ctx: BrokerContext, pull: PullMessageProcessor): Map<number, RequestHandler> {
+  const client = new ClientManageProcessor(ctx);
+  const offsets = new OffsetProcessors(ctx);
+  const send = new SendMessageProcessor(ctx);
+  const sendBack = new SendBackProcessor(ctx);
+  const topics = new TopicAdminProcessors(ctx);
+  return new Map<number, RequestHandler>([
+    [RequestCode.HEART_BEAT, client.heartbeat],
+    [RequestCode.UNREGISTER_CLIENT, client.unregisterClient],
+    [RequestCode.GET_CONSUMER_LIST_BY_GROUP, client.getConsumerListByGroup],
+    [RequestCode.QUERY_CONSUMER_OFFSET, offsets.queryConsumerOffset],
+    [RequestCode.UPDATE_CONSUMER_OFFSET, offsets.updateConsumerOffset],
+    [RequestCode.GET_MAX_OFFSET, offsets.getMaxOffset],
+    [RequestCode.GET_MIN_OFFSET, offsets.getMinOffset],
+    [RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, offsets.searchOffsetByTimestamp],
+    [RequestCode.GET_EARLIEST_MSG_STORETIME, offsets.getEarliestMsgStoretime],
+    [RequestCode.SEND_MESSAGE, send.handler],
+    [RequestCode.SEND_MESSAGE_V2, send.handler],
+    [RequestCode.SEND_BATCH_MESSAGE, send.handler],
+    [RequestCode.PULL_MESSAGE, pull.handler],
+    [RequestCode.CONSUMER_SEND_MSG_BACK, sendBack.handler],
+    [RequestCode.UPDATE_AND_CREATE_TOPIC, topics.updateAndCreateTopic],
+    [RequestCode.GET_ALL_TOPIC_CONFIG, topics.getAllTopicConfig],
+    [RequestCode.DELETE_TOPIC_IN_BROKER, topics.deleteTopicInBroker],
+  ]);
+}

@@ -1,0 +1,211 @@
+/**
+ * PULL_MESSAGE (11) (mirrors 4.9 `PullMessageProcessor.processRequest`).
+ *
+ * Request extFields: consumerGroup, topic, queueId, queueOffset, maxMsgNums, sysFlag,
+ * commitOffset, suspendTimeoutMillis, subscription?, subVersion, expressionType? (spec A7).
+ * Checks: broker READ permission (16); subscription group (auto-created, else 26; disabled → 16);
+ * topic exists (17) and readable (16); 0 ≤ queueId < readQueueNums (1); subscription: from the
+ * request when sysFlag bit 2 is set (parse error → 23; SQL92 → 1 unsupported), else the group's
+ * registered one (24 when missing, 25 when older than subVersion).
+ *
+ * Store status → code (spec §7): FOUND → 0; NO_MATCHED_MESSAGE / MESSAGE_WAS_REMOVING → 20;
+ * NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE → 21 if queueOffset ≠ 0 else 19;
+ * OFFSET_FOUND_NULL / OFFSET_OVERFLOW_ONE → 19; OFFSET_OVERFLOW_BADLY / OFFSET_TOO_SMALL → 21.
+ * Reply extFields always: nextBeginOffset, minOffset, maxOffset, suggestWhichBrokerId.
+ * Body (code 0): the raw records concatenated, no padding.
+ * 19 with suspend allowed (sysFlag bit 1) → held by PullRequestHoldService for
+ * suspendTimeoutMillis (shortPollingTimeMills without long polling) and answered later.
+ * sysFlag bit 0 with commitOffset ≥ 0 → stored as the group's offset (not on a slave, not on
+ * a woken re-run).
+ */
+import type { RemotingChannel, RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
+import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
+import { createResponseCommand } from '../../remoting/protocol/commands.js';
+import { ResponseCode } from '../../remoting/codes/response-code.js';
+import { getInt, getLong, getOptionalLong, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
+import { hasCommitOffsetFlag, hasSubscriptionFlag, hasSuspendFlag } from '../../common/message/sysflag.js';
+import type { GetMessageResult, GetMessageStatus } from '../../store/message-store.js';
+import { PermName } from '../broker-config.js';
+import type { BrokerContext } from '../broker-context.js';
+import { buildSubscriptionData, createTagMessageFilter, SubscriptionParseError, type SubscriptionData } from '../filter/subscription-data.js';
+import type { PullRequest, PullRequestHoldService } from '../longpolling/pull-request-hold-service.js';
+
+export interface PullMessageRequestHeader {
+  consumerGroup: string;
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  maxMsgNums: number;
+  sysFlag: number;
+  commitOffset: number;
+  suspendTimeoutMillis: number;
+  subscription?: string;
+  subVersion: number;
+  expressionType?: string;
+}
+
+export function decodePullMessageHeader(request: RemotingCommand): PullMessageRequestHeader {
+  const ext = request.extFields;
+  const h: PullMessageRequestHeader = {
+    consumerGroup: getString(ext, 'consumerGroup'),
+    topic: getString(ext, 'topic'),
+    queueId: getInt(ext, 'queueId'),
+    queueOffset: getLong(ext, 'queueOffset'),
+    maxMsgNums: getInt(ext, 'maxMsgNums'),
+    sysFlag: getInt(ext, 'sysFlag'),
+    commitOffset: getLong(ext, 'commitOffset'),
+    suspendTimeoutMillis: getLong(ext, 'suspendTimeoutMillis'),
+    subVersion: getOptionalLong(ext, 'subVersion') ?? 0,
+  };
+  const subscription = getOptionalString(ext, 'subscription');
+  if (subscription !== undefined) h.subscription = subscription;
+  const expressionType = getOptionalString(ext, 'expressionType');
+  if (expressionType !== undefined) h.expressionType = expressionType;
+  return h;
+}
+
+/** Store status → pull response code (spec §7 / Apache). */
+export function pullResponseCode(status: GetMessageStatus, requestOffset: number): number {
+  switch (status) {
+    case 'FOUND':
+      return ResponseCode.SUCCESS;
+    case 'NO_MATCHED_MESSAGE':
+    case 'MESSAGE_WAS_REMOVING':
+      return ResponseCode.PULL_RETRY_IMMEDIATELY;
+    case 'NO_MESSAGE_IN_QUEUE':
+    case 'NO_MATCHED_LOGIC_QUEUE':
+      return requestOffset !== 0 ? ResponseCode.PULL_OFFSET_MOVED : ResponseCode.PULL_NOT_FOUND;
+    case 'OFFSET_FOUND_NULL':
+    case 'OFFSET_OVERFLOW_ONE':
+      return ResponseCode.PULL_NOT_FOUND;
+    case 'OFFSET_OVERFLOW_BADLY':
+    case 'OFFSET_TOO_SMALL':
+      return ResponseCode.PULL_OFFSET_MOVED;
+    default:
+      return ResponseCode.SYSTEM_ERROR;
+  }
+}
+
+export class PullMessageProcessor {
+  private holdService: PullRequestHoldService | null = null;
+
+  constructor(private readonly ctx: BrokerContext) {}
+
+  readonly handler: RequestHandler = (rc: RequestContext) => this.processRequest(rc.channel, rc.request, true);
+
+  /** Wires the long-polling service (done once by whoever builds both). */
+  setHoldService(service: PullRequestHoldService): void {
+    this.holdService = service;
+  }
+
+  /** `wakeup` callback for the hold service: re-run without suspension and reply on the channel. */
+  async executeRequestWhenWakeup(req: PullRequest): Promise<void> {
+    const response = await this.processRequest(req.channel, req.request, false);
+    if (response && !req.channel.closed) req.channel.send(response);
+  }
+
+  /** Returns the reply, or null when the request was parked for long polling. */
+  async processRequest(channel: RemotingChannel, request: RemotingCommand, brokerAllowSuspend: boolean): Promise<RemotingCommand | null> {
+    const ctx = this.ctx;
+    const cfg = ctx.config;
+    const h = decodePullMessageHeader(request);
+    const fail = (code: number, remark: string): RemotingCommand => createResponseCommand(request, code, remark);
+
+    if (!PermName.isReadable(cfg.brokerPermission)) return fail(ResponseCode.NO_PERMISSION, `the broker[${cfg.brokerIP1}] pulling message is forbidden`);
+    const sgc = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(h.consumerGroup);
+    if (!sgc) return fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group [${h.consumerGroup}] does not exist`);
+    if (!sgc.consumeEnable) return fail(ResponseCode.NO_PERMISSION, `subscription group no permission, ${h.consumerGroup}`);
+    const tc = ctx.topicConfigManager.selectTopicConfig(h.topic);
+    if (!tc) return fail(ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, apply first please!`);
+    if (!PermName.isReadable(tc.perm)) return fail(ResponseCode.NO_PERMISSION, `the topic[${h.topic}] pulling message is forbidden`);
+    if (h.queueId < 0 || h.queueId >= tc.readQueueNums) {
+      return fail(
+        ResponseCode.SYSTEM_ERROR,
+        `queueId[${h.queueId}] is illegal, topic:[${h.topic}] topicConfig.readQueueNums:[${tc.readQueueNums}] consumer:[${channel.remoteAddress}]`,
+      );
+    }
+    const sub = this.resolveSubscription(h);
+    if ('code' in sub) return fail(sub.code, sub.remark);
+
+    const result = await ctx.store.getMessage(h.consumerGroup, h.topic, h.queueId, h.queueOffset, h.maxMsgNums, createTagMessageFilter(sub.data));
+    if (!result) return fail(ResponseCode.SYSTEM_ERROR, 'store getMessage return null');
+
+    let code = pullResponseCode(result.status, h.queueOffset);
+    let nextBeginOffset = result.nextBeginOffset;
+    const isSlave = cfg.brokerRole === 'SLAVE';
+    if (code === ResponseCode.PULL_OFFSET_MOVED && isSlave) {
+      // Apache: a slave without offset checking does not move the consumer; it retries at the same offset.
+      code = ResponseCode.PULL_RETRY_IMMEDIATELY;
+      nextBeginOffset = h.queueOffset;
+    }
+    if (code === ResponseCode.PULL_OFFSET_MOVED) {
+      ctx.logger.info(
+        `pull offset moved: group ${h.consumerGroup} ${h.topic}/${h.queueId} requested ${h.queueOffset}, status ${result.status}, next ${nextBeginOffset} (min ${result.minOffset}, max ${result.maxOffset})`,
+      );
+    }
+    if (code === ResponseCode.SYSTEM_ERROR) return fail(code, `store returned unexpected status ${result.status}`);
+
+    if (brokerAllowSuspend && hasCommitOffsetFlag(h.sysFlag) && !isSlave) {
+      ctx.consumerOffsetManager.commitOffset(channel.remoteAddress, h.consumerGroup, h.topic, h.queueId, h.commitOffset);
+    }
+
+    if (code === ResponseCode.PULL_NOT_FOUND && brokerAllowSuspend && hasSuspendFlag(h.sysFlag) && this.holdService) {
+      const timeoutMillis = cfg.longPollingEnable ? h.suspendTimeoutMillis : cfg.shortPollingTimeMills;
+      if (timeoutMillis > 0) {
+        this.holdService.suspendPullRequest({
+          channel,
+          request,
+          topic: h.topic,
+          queueId: h.queueId,
+          pullFromThisOffset: h.queueOffset,
+          suspendTimestamp: ctx.clock.nowMs(),
+          timeoutMillis,
+          subscription: sub.data,
+        });
+        return null;
+      }
+    }
+    return this.buildResponse(request, code, nextBeginOffset, result, sgc.whichBrokerWhenConsumeSlowly);
+  }
+
+  private resolveSubscription(h: PullMessageRequestHeader): { data: SubscriptionData | null } | { code: number; remark: string } {
+    const ctx = this.ctx;
+    if (hasSubscriptionFlag(h.sysFlag)) {
+      const type = h.expressionType ?? 'TAG';
+      if (type !== 'TAG') {
+        return { code: ResponseCode.SYSTEM_ERROR, remark: `The broker does not support consumer to filter message by ${type}` };
+      }
+      try {
+        return { data: buildSubscriptionData(h.topic, h.subscription ?? '*', h.subVersion, type) };
+      } catch (e) {
+        if (e instanceof SubscriptionParseError) {
+          ctx.logger.warn(`parse the consumer's subscription [${h.subscription}] failed, group: ${h.consumerGroup}`);
+          return { code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: "parse the consumer's subscription failed" };
+        }
+        throw e;
+      }
+    }
+    const group = ctx.consumerManager.getConsumerGroupInfo(h.consumerGroup);
+    if (!group) return { code: ResponseCode.SUBSCRIPTION_NOT_EXIST, remark: "the consumer's group info not exist" };
+    const data = group.findSubscriptionData(h.topic);
+    if (!data) return { code: ResponseCode.SUBSCRIPTION_NOT_EXIST, remark: "the consumer's subscription not exist" };
+    if (data.subVersion < h.subVersion) return { code: ResponseCode.SUBSCRIPTION_NOT_LATEST, remark: "the consumer's subscription not latest" };
+    if (data.expressionType !== 'TAG') {
+      return { code: ResponseCode.SYSTEM_ERROR, remark: `The broker does not support consumer to filter message by ${data.expressionType}` };
+    }
+    return { data };
+  }
+
+  private buildResponse(request: RemotingCommand, code: number, nextBeginOffset: number, result: GetMessageResult, whichBrokerWhenConsumeSlowly: number): RemotingCommand {
+    const cfg = this.ctx.config;
+    const suggest = cfg.slaveReadEnable && result.suggestPullingFromSlave ? whichBrokerWhenConsumeSlowly : 0;
+    const ext = {
+      nextBeginOffset,
+      minOffset: result.minOffset,
+      maxOffset: result.maxOffset,
+      suggestWhichBrokerId: suggest,
+    };
+    const body = code === ResponseCode.SUCCESS ? Buffer.concat(result.messages) : null;
+    return createResponseCommand(request, code, null, ext, body);
+  }
+}

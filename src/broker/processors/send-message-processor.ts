@@ -1,0 +1,229 @@
+/**
+ * SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320)
+ * (mirrors 4.9 `SendMessageProcessor.sendMessage` / `sendBatchMessage` and `msgCheck`).
+ *
+ * Checks, in order, all before anything is written:
+ *   broker permission without WRITE → 16 NO_PERMISSION;
+ *   topic blank / illegal characters / too long (127, 255 for %RETRY%) → 13 MESSAGE_ILLEGAL;
+ *   system topics that take no sends (SCHEDULE_TOPIC_XXXX, …) → 16;
+ *   body larger than maxMessageSize → 13;
+ *   unknown topic → auto-created from the default topic (TBW102) or, for %RETRY%, created with
+ *     1 queue; else 17 TOPIC_NOT_EXIST;
+ *   queueId ≥ max(read, write queues) → 1 SYSTEM_ERROR (negative → random writable queue);
+ *   topic perm without WRITE → 16;
+ *   %RETRY% topic with reconsumeTimes ≥ max (header l, else the group's retryMaxTimes) → stored
+ *     in %DLQ%<group> instead;
+ *   transactional half messages (TRAN_MSG) → 16 (not supported).
+ * The stored message: properties from header i, bornHost = the peer address, storeHost =
+ * brokerIP1:listenPort, sysFlag as sent (compressed bodies stay compressed), reconsumeTimes from
+ * j, CLUSTER property added; DELAY > 0 is rewritten to SCHEDULE_TOPIC_XXXX by the put hook.
+ * Reply extFields: msgId (offset msgId), queueId, queueOffset, MSG_REGION, TRACE_ON.
+ */
+import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
+import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
+import { createResponseCommand } from '../../remoting/protocol/commands.js';
+import { RequestCode } from '../../remoting/codes/request-code.js';
+import { ResponseCode } from '../../remoting/codes/response-code.js';
+import type { MessageInner, SocketAddress } from '../../common/message/message.js';
+import { MessageConst } from '../../common/message/message-const.js';
+import { MessageSysFlag } from '../../common/message/sysflag.js';
+import { decodeProperties } from '../../common/message/properties.js';
+import { socketAddressFromString } from '../../common/message/msgid.js';
+import { decodeBatchBody } from '../../common/message/batch-codec.js';
+import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
+import { PermName } from '../broker-config.js';
+import type { BrokerContext } from '../broker-context.js';
+import type { TopicConfig } from '../topic/topic-config.js';
+import { mapPutResult } from '../send/put-result-mapping.js';
+import { decodeSendMessageHeader, type SendMessageRequestHeader } from './send-message-header.js';
+
+/** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
+export const DLQ_NUMS_PER_GROUP = 1;
+const RW = PermName.PERM_READ | PermName.PERM_WRITE;
+
+/** The peer's address as a SocketAddress; 0.0.0.0:0 when it cannot be parsed. */
+export function bornHostOf(remoteAddress: string): SocketAddress {
+  try {
+    return socketAddressFromString(remoteAddress);
+  } catch {
+    return { ip: Buffer.from([0, 0, 0, 0]), port: 0 };
+  }
+}
+
+type Check = { response: RemotingCommand } | { topicConfig: TopicConfig; queueId: number };
+
+export class SendMessageProcessor {
+  constructor(private readonly ctx: BrokerContext) {}
+
+  readonly handler: RequestHandler = (rc) => this.process(rc);
+
+  async process({ channel, request }: RequestContext): Promise<RemotingCommand> {
+    const header = decodeSendMessageHeader(request);
+    const check = this.msgCheck(request, header, channel.remoteAddress);
+    if ('response' in check) return check.response;
+    if (request.code === RequestCode.SEND_BATCH_MESSAGE || header.batch === true) {
+      return this.sendBatch(request, header, check.topicConfig, check.queueId, channel.remoteAddress);
+    }
+    const msg: MessageInner = {
+      topic: header.topic,
+      queueId: check.queueId,
+      flag: header.flag,
+      body: request.body ?? Buffer.alloc(0),
+      properties: decodeProperties(header.properties ?? ''),
+      sysFlag: this.sysFlagFor(header, check.topicConfig),
+      bornTimestamp: header.bornTimestamp,
+      bornHost: bornHostOf(channel.remoteAddress),
+      storeHost: this.ctx.storeHost,
+      reconsumeTimes: header.reconsumeTimes ?? 0,
+      preparedTransactionOffset: 0,
+    };
+    const retry = this.handleRetryAndDlq(request, header, msg);
+    if (retry) return retry;
+    msg.properties.set(MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
+    if (msg.properties.get(MessageConst.TRAN_MSG) === 'true') {
+      const why = this.ctx.config.rejectTransactionMessage ? 'is forbidden' : 'is not supported';
+      return this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${this.ctx.config.brokerName}] sending transaction message ${why}`);
+    }
+    const queueIdForReply = msg.queueId;
+    const result = await this.ctx.putMessage(msg);
+    const mapped = mapPutResult(result);
+    if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
+    const a = result.appendResult!;
+    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset });
+  }
+
+  /** Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils. */
+  private msgCheck(request: RemotingCommand, header: SendMessageRequestHeader, remote: string): Check {
+    const cfg = this.ctx.config;
+    const topic = header.topic;
+    if (!PermName.isWriteable(cfg.brokerPermission)) {
+      return { response: this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${cfg.brokerIP1}] sending message is forbidden`) };
+    }
+    const problem = validateTopic(topic);
+    if (problem) return { response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `illegal topic: ${problem}`) };
+    if (isNotAllowedSendTopic(topic)) {
+      return { response: this.reply(request, ResponseCode.NO_PERMISSION, `Sending message to topic[${topic}] is forbidden.`) };
+    }
+    const bodyLength = request.body?.length ?? 0;
+    if (bodyLength > cfg.maxMessageSize) {
+      return {
+        response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `message body size ${bodyLength} exceeds maxMessageSize ${cfg.maxMessageSize}`),
+      };
+    }
+    const tcm = this.ctx.topicConfigManager;
+    let tc = tcm.selectTopicConfig(topic);
+    if (!tc) {
+      tc = tcm.createTopicInSendMessageMethod(topic, header.defaultTopic, header.defaultTopicQueueNums, 0);
+      if (!tc && isRetryTopic(topic)) tc = tcm.createTopicInSendMessageBackMethod(topic, 1, RW, 0);
+    }
+    if (!tc) {
+      return { response: this.reply(request, ResponseCode.TOPIC_NOT_EXIST, `topic[${topic}] not exist, apply first please!`) };
+    }
+    const idValid = Math.max(tc.writeQueueNums, tc.readQueueNums);
+    if (header.queueId >= idValid) {
+      return {
+        response: this.reply(
+          request,
+          ResponseCode.SYSTEM_ERROR,
+          `request queueId[${header.queueId}] is illegal, topic ${topic} has ${tc.writeQueueNums} write / ${tc.readQueueNums} read queues, Producer: ${remote}`,
+        ),
+      };
+    }
+    if (!PermName.isWriteable(tc.perm)) {
+      return { response: this.reply(request, ResponseCode.NO_PERMISSION, `the topic[${topic}] sending message is forbidden`) };
+    }
+    const queueId = header.queueId < 0 ? this.ctx.randomInt(tc.writeQueueNums) : header.queueId;
+    return { topicConfig: tc, queueId };
+  }
+
+  private sysFlagFor(header: SendMessageRequestHeader, tc: TopicConfig): number {
+    let sysFlag = header.sysFlag;
+    if (tc.topicFilterType === 'MULTI_TAG') sysFlag |= MessageSysFlag.MULTI_TAGS_FLAG;
+    return sysFlag;
+  }
+
+  /** Apache `handleRetryAndDLQ`: a %RETRY% send past its max goes to %DLQ%<group>. Returns an error reply or null. */
+  private handleRetryAndDlq(request: RemotingCommand, header: SendMessageRequestHeader, msg: MessageInner): RemotingCommand | null {
+    if (!isRetryTopic(header.topic)) return null;
+    const group = header.topic.slice(TopicValidator.RETRY_GROUP_TOPIC_PREFIX.length);
+    const sgc = this.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);
+    if (!sgc) return this.reply(request, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group not exist, ${group}`);
+    const maxReconsumeTimes = header.maxReconsumeTimes ?? sgc.retryMaxTimes;
+    const reconsumeTimes = header.reconsumeTimes ?? 0;
+    if (reconsumeTimes < maxReconsumeTimes) return null;
+    const dlq = dlqTopicOf(group);
+    this.ctx.topicConfigManager.createTopicInSendMessageBackMethod(dlq, DLQ_NUMS_PER_GROUP, RW, 0);
+    msg.topic = dlq;
+    msg.queueId = this.ctx.randomInt(DLQ_NUMS_PER_GROUP);
+    msg.properties.delete(MessageConst.DELAY);
+    return null;
+  }
+
+  /**
+   * SEND_BATCH_MESSAGE: every item is stored in the chosen queue, in order. Unlike Apache the
+   * items are appended one by one (the store has no batch append), so another producer's message
+   * may land between them. Reply: comma-joined msgIds, queueId, first queueOffset.
+   */
+  private async sendBatch(request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, queueId: number, remote: string): Promise<RemotingCommand> {
+    if (isRetryTopic(header.topic)) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, 'batch request does not support retry group');
+    let items;
+    try {
+      items = decodeBatchBody(request.body ?? Buffer.alloc(0));
+    } catch (e) {
+      return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, (e as Error).message);
+    }
+    if (items.length === 0) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, 'batch body holds no message');
+    for (const [i, item] of items.entries()) {
+      if (item.body.length > this.ctx.config.maxMessageSize) {
+        return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `batch item ${i}: body size ${item.body.length} exceeds maxMessageSize ${this.ctx.config.maxMessageSize}`);
+      }
+      if ((Number(item.properties.get(MessageConst.DELAY)) || 0) > 0) {
+        return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `batch item ${i}: a batch message may not carry a delay level`);
+      }
+    }
+    const batchProps = decodeProperties(header.properties ?? '');
+    const ids: string[] = [];
+    let firstOffset = -1;
+    let code: number = ResponseCode.SUCCESS;
+    let remark: string | null = null;
+    for (const item of items) {
+      const props = new Map(item.properties);
+      for (const [k, v] of batchProps) if (!props.has(k)) props.set(k, v);
+      props.set(MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
+      const result = await this.ctx.putMessage({
+        topic: header.topic,
+        queueId,
+        flag: item.flag,
+        body: item.body,
+        properties: props,
+        sysFlag: this.sysFlagFor(header, tc),
+        bornTimestamp: header.bornTimestamp,
+        bornHost: bornHostOf(remote),
+        storeHost: this.ctx.storeHost,
+        reconsumeTimes: 0,
+        preparedTransactionOffset: 0,
+      });
+      const mapped = mapPutResult(result);
+      if (!mapped.stored) {
+        const stored = ids.length > 0 ? ` (${ids.length} of ${items.length} items were stored before)` : '';
+        return this.reply(request, mapped.code, `${mapped.remark ?? 'put failed'}${stored}`);
+      }
+      if (mapped.code !== ResponseCode.SUCCESS) {
+        code = mapped.code;
+        remark = mapped.remark;
+      }
+      ids.push(result.appendResult!.msgId);
+      if (firstOffset < 0) firstOffset = result.appendResult!.queueOffset;
+    }
+    return this.reply(request, code, remark, { msgId: ids.join(','), queueId, queueOffset: firstOffset });
+  }
+
+  private reply(request: RemotingCommand, code: number, remark?: string | null, ext?: Record<string, string | number>): RemotingCommand {
+    const extFields: Record<string, string | number> = {
+      ...(ext ?? {}),
+      MSG_REGION: this.ctx.config.regionId,
+      TRACE_ON: String(this.ctx.config.traceOn),
+    };
+    return createResponseCommand(request, code, remark ?? null, extFields);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Topic administration (mirror 4.9 `AdminBrokerProcessor`):
+ *   17 UPDATE_AND_CREATE_TOPIC: extFields topic, readQueueNums, writeQueueNums, perm,
+ *      topicFilterType, topicSysFlag, order (missing numbers default to defaultTopicQueueNums /
+ *      perm 6). Illegal names, the cluster name and system topics → 1 SYSTEM_ERROR with a remark.
+ *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
+ *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets and its consume
+ *      queues (store.deleteTopics). System topics are refused.
+ * Changes are persisted and trigger a nameserver re-registration (topic change listener).
+ */
+import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
+import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
+import { createResponseCommand } from '../../remoting/protocol/commands.js';
+import { ResponseCode } from '../../remoting/codes/response-code.js';
+import { getOptionalBoolean, getOptionalInt, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
+import { isSystemTopic, validateTopic } from '../../common/message/topic-validator.js';
+import type { BrokerContext } from '../broker-context.js';
+import { newTopicConfig } from '../topic/topic-config.js';
+
+export class TopicAdminProcessors {
+  constructor(private readonly ctx: BrokerContext) {}
+
+  readonly updateAndCreateTopic: RequestHandler = (rc) => this.processUpdateAndCreate(rc);
+  readonly getAllTopicConfig: RequestHandler = (rc) => this.processGetAll(rc);
+  readonly deleteTopicInBroker: RequestHandler = (rc) => this.processDelete(rc);
+
+  processUpdateAndCreate({ channel, request }: RequestContext): RemotingCommand {
+    const ext = request.extFields;
+    const topic = getString(ext, 'topic');
+    const refusal = this.refuse(topic);
+    if (refusal) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, refusal);
+    const def = this.ctx.config.defaultTopicQueueNums;
+    const filter = getOptionalString(ext, 'topicFilterType');
+    const tc = newTopicConfig(topic, {
+      readQueueNums: getOptionalInt(ext, 'readQueueNums') ?? def,
+      writeQueueNums: getOptionalInt(ext, 'writeQueueNums') ?? def,
+      perm: getOptionalInt(ext, 'perm') ?? 6,
+      topicFilterType: filter === 'MULTI_TAG' ? 'MULTI_TAG' : 'SINGLE_TAG',
+      topicSysFlag: getOptionalInt(ext, 'topicSysFlag') ?? 0,
+      order: getOptionalBoolean(ext, 'order') ?? false,
+    });
+    if (tc.readQueueNums < 0 || tc.writeQueueNums < 0 || tc.perm < 0 || tc.perm > 7) {
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `invalid queue numbers or perm for topic ${topic}`);
+    }
+    this.ctx.logger.info(`UPDATE_AND_CREATE_TOPIC ${topic} from ${channel.remoteAddress}: ${tc.readQueueNums}/${tc.writeQueueNums} perm ${tc.perm}`);
+    this.ctx.topicConfigManager.updateTopicConfig(tc);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  processGetAll({ request }: RequestContext): RemotingCommand {
+    const body = Buffer.from(JSON.stringify(this.ctx.topicConfigManager.buildSerializeWrapper()), 'utf8');
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, body);
+  }
+
+  async processDelete({ channel, request }: RequestContext): Promise<RemotingCommand> {
+    const topic = getString(request.extFields, 'topic');
+    if (topic.trim() === '') return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'The specified topic is blank.');
+    if (isSystemTopic(topic)) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `The topic[${topic}] is conflict with system topic.`);
+    this.ctx.logger.info(`DELETE_TOPIC_IN_BROKER ${topic} from ${channel.remoteAddress}`);
+    this.ctx.topicConfigManager.deleteTopicConfig(topic);
+    this.ctx.consumerOffsetManager.cleanOffsetByTopic(topic);
+    await this.ctx.store.deleteTopics([topic]);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  private refuse(topic: string): string | null {
+    const problem = validateTopic(topic);
+    if (problem) return `illegal topic: ${problem}`;
+    if (topic === this.ctx.config.brokerClusterName) return `The specified topic[${topic}] is conflicted with cluster name.`;
+    if (isSystemTopic(topic)) return `The topic[${topic}] is conflict with system topic.`;
+    return null;
+  }
+}

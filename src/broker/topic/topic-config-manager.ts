@@ -1,0 +1,192 @@
+/**
+ * Topic metadata of this broker (mirrors RocketMQ 4.9 `TopicConfigManager`), persisted as
+ * `<storePathRootDir>/config/topics.json`:
+ *   {"topicConfigTable":{"<topic>":{topicName, readQueueNums, writeQueueNums, perm,
+ *     topicFilterType, topicSysFlag, order, attributes}}, "dataVersion":{...}}
+ *
+ * System topics created at construction (Apache's values; a loaded file overrides them):
+ *   SELF_TEST_TOPIC 1/1 perm 6; TBW102 8/8 perm 7 (only with autoCreateTopicEnable);
+ *   <brokerClusterName> 16/16 perm 7 (1 without clusterTopicEnable); <brokerName> 1/1 perm 7
+ *   (1 without brokerTopicEnable); OFFSET_MOVED_EVENT 1/1 perm 6; SCHEDULE_TOPIC_XXXX one queue
+ *   per delay level (at least 18) perm 6; RMQ_SYS_TRACE_TOPIC 1/1 (traceTopicEnable);
+ *   <brokerClusterName>_REPLY_TOPIC 1/1 perm 6.
+ * Every change bumps the data version, persists, and notifies change listeners (the
+ * controller re-registers with the nameservers).
+ */
+import type { Clock } from '../../common/time/clock.js';
+import type { Logger } from '../../common/logging/logger.js';
+import { silentLogger } from '../../common/logging/logger.js';
+import { TopicValidator } from '../../common/message/topic-validator.js';
+import { ConfigManager, asObject, type ConfigManagerOptions } from '../config-file/config-manager.js';
+import { DataVersion } from '../config-file/data-version.js';
+import { PermName } from '../broker-config.js';
+import { decodeTopicConfig, newTopicConfig, type TopicConfig } from './topic-config.js';
+
+/** Queue count of TBW102 (Apache's BrokerConfig.defaultTopicQueueNums = 8). */
+export const AUTO_CREATE_TOPIC_QUEUE_NUMS = 8;
+/** Queue count of SCHEDULE_TOPIC_XXXX with the default 18 delay levels. */
+export const SCHEDULE_TOPIC_QUEUE_NUM = 18;
+
+export interface TopicConfigManagerOptions extends ConfigManagerOptions {
+  clock: Clock;
+  brokerName: string;
+  brokerClusterName: string;
+  autoCreateTopicEnable: boolean;
+  clusterTopicEnable?: boolean;
+  brokerTopicEnable?: boolean;
+  traceTopicEnable?: boolean;
+  /** Number of delay levels (queues of SCHEDULE_TOPIC_XXXX = max(18, this)). */
+  delayLevelCount?: number;
+}
+
+export class TopicConfigManager extends ConfigManager {
+  private readonly table = new Map<string, TopicConfig>();
+  readonly dataVersion: DataVersion;
+  private readonly logger: Logger;
+  private readonly autoCreateTopicEnable: boolean;
+  private readonly listeners: Array<(topic: string) => void> = [];
+
+  constructor(filePath: string, private readonly opts: TopicConfigManagerOptions) {
+    super(filePath, opts);
+    this.logger = opts.logger ?? silentLogger;
+    this.dataVersion = new DataVersion(opts.clock);
+    this.autoCreateTopicEnable = opts.autoCreateTopicEnable;
+    this.addSystemTopics();
+  }
+
+  private addSystemTopics(): void {
+    const o = this.opts;
+    const put = (tc: TopicConfig): void => void this.table.set(tc.topicName, tc);
+    const rw = PermName.PERM_READ | PermName.PERM_WRITE;
+    put(newTopicConfig(TopicValidator.RMQ_SYS_SELF_TEST_TOPIC, { readQueueNums: 1, writeQueueNums: 1 }));
+    if (o.autoCreateTopicEnable) {
+      put(newTopicConfig(TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC, {
+        readQueueNums: AUTO_CREATE_TOPIC_QUEUE_NUMS,
+        writeQueueNums: AUTO_CREATE_TOPIC_QUEUE_NUMS,
+        perm: PermName.PERM_INHERIT | rw,
+      }));
+    }
+    put(newTopicConfig(o.brokerClusterName, { perm: PermName.PERM_INHERIT | ((o.clusterTopicEnable ?? true) ? rw : 0) }));
+    put(newTopicConfig(o.brokerName, {
+      readQueueNums: 1,
+      writeQueueNums: 1,
+      perm: PermName.PERM_INHERIT | ((o.brokerTopicEnable ?? true) ? rw : 0),
+    }));
+    put(newTopicConfig(TopicValidator.RMQ_SYS_OFFSET_MOVED_EVENT, { readQueueNums: 1, writeQueueNums: 1 }));
+    const scheduleQueues = Math.max(SCHEDULE_TOPIC_QUEUE_NUM, o.delayLevelCount ?? 0);
+    put(newTopicConfig(TopicValidator.RMQ_SYS_SCHEDULE_TOPIC, { readQueueNums: scheduleQueues, writeQueueNums: scheduleQueues }));
+    if (o.traceTopicEnable) put(newTopicConfig(TopicValidator.RMQ_SYS_TRACE_TOPIC, { readQueueNums: 1, writeQueueNums: 1 }));
+    put(newTopicConfig(`${o.brokerClusterName}_REPLY_TOPIC`, { readQueueNums: 1, writeQueueNums: 1 }));
+  }
+
+  /** Registers a callback run after any topic is created, updated or deleted. */
+  onChange(listener: (topic: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  selectTopicConfig(topic: string): TopicConfig | undefined {
+    return this.table.get(topic);
+  }
+
+  isOrderTopic(topic: string): boolean {
+    return this.table.get(topic)?.order === true;
+  }
+
+  /** Snapshot of all topic configs. */
+  allTopicConfigs(): TopicConfig[] {
+    return [...this.table.values()];
+  }
+
+  /**
+   * Send-path auto-creation (Apache `createTopicInSendMessageMethod`): an existing topic is
+   * returned as is; otherwise the topic inherits from `defaultTopic` when that topic has the
+   * inherit bit: queues = min(clientDefaultTopicQueueNums, default's writeQueueNums), perm =
+   * default's perm without inherit. Returns undefined when the default topic is missing or
+   * not inheritable (the caller answers TOPIC_NOT_EXIST).
+   */
+  createTopicInSendMessageMethod(topic: string, defaultTopic: string, clientDefaultTopicQueueNums: number, topicSysFlag: number): TopicConfig | undefined {
+    const existing = this.table.get(topic);
+    if (existing) return existing;
+    const def = this.table.get(defaultTopic);
+    if (!def) {
+      this.logger.warn(`create topic ${topic} failed: default topic ${defaultTopic} does not exist`);
+      return undefined;
+    }
+    let defPerm = def.perm;
+    if (defaultTopic === TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC && !this.autoCreateTopicEnable) {
+      defPerm = PermName.PERM_READ | PermName.PERM_WRITE;
+    }
+    if (!PermName.isInherited(defPerm)) {
+      this.logger.warn(`create topic ${topic} failed: default topic ${defaultTopic} has no inherit permission (perm ${defPerm})`);
+      return undefined;
+    }
+    const queueNums = Math.max(0, Math.min(clientDefaultTopicQueueNums, def.writeQueueNums));
+    const tc = newTopicConfig(topic, {
+      readQueueNums: queueNums,
+      writeQueueNums: queueNums,
+      perm: defPerm & ~PermName.PERM_INHERIT,
+      topicSysFlag,
+      topicFilterType: def.topicFilterType,
+    });
+    this.logger.info(`auto-created topic ${topic} from ${defaultTopic}: ${queueNums} queues, perm ${tc.perm}`);
+    this.putAndNotify(tc);
+    return tc;
+  }
+
+  /** Retry/DLQ creation (Apache `createTopicInSendMessageBackMethod`): existing topics are kept as is. */
+  createTopicInSendMessageBackMethod(topic: string, queueNums: number, perm: number, topicSysFlag: number): TopicConfig {
+    const existing = this.table.get(topic);
+    if (existing) return existing;
+    const tc = newTopicConfig(topic, { readQueueNums: queueNums, writeQueueNums: queueNums, perm, topicSysFlag });
+    this.logger.info(`created topic ${topic}: ${queueNums} queues, perm ${perm}`);
+    this.putAndNotify(tc);
+    return tc;
+  }
+
+  /** Creates or replaces a topic (UPDATE_AND_CREATE_TOPIC). */
+  updateTopicConfig(tc: TopicConfig): void {
+    this.putAndNotify({ ...tc, attributes: { ...tc.attributes } });
+  }
+
+  /** Removes a topic; returns false when it did not exist. */
+  deleteTopicConfig(topic: string): boolean {
+    if (!this.table.delete(topic)) return false;
+    this.changed(topic);
+    return true;
+  }
+
+  /** `{topicConfigTable, dataVersion}` (TopicConfigSerializeWrapper), used by REGISTER_BROKER and GET_ALL_TOPIC_CONFIG. */
+  buildSerializeWrapper(permOverride?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } {
+    const topicConfigTable: Record<string, TopicConfig> = {};
+    for (const [name, tc] of this.table) topicConfigTable[name] = permOverride === undefined ? tc : { ...tc, perm: permOverride };
+    return { topicConfigTable, dataVersion: this.dataVersion.toJSON() };
+  }
+
+  override encode(): object {
+    return this.buildSerializeWrapper();
+  }
+
+  protected override decode(doc: Record<string, unknown>): void {
+    const table = asObject(doc.topicConfigTable ?? {}, 'topicConfigTable');
+    const decoded = Object.entries(table).map(([name, value]) => decodeTopicConfig(name, value));
+    for (const tc of decoded) this.table.set(tc.topicName, tc);
+    this.dataVersion.assign(doc.dataVersion);
+  }
+
+  private putAndNotify(tc: TopicConfig): void {
+    this.table.set(tc.topicName, tc);
+    this.changed(tc.topicName);
+  }
+
+  private changed(topic: string): void {
+    this.dataVersion.next();
+    this.persist().catch((e: Error) => this.logger.error(`persist ${this.filePath} failed: ${e.message}`));
+    for (const l of this.listeners) {
+      try {
+        l(topic);
+      } catch (e) {
+        this.logger.error(`topic change listener failed: ${(e as Error).message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,30 @@
+/** `tsmq broker -c broker.conf`: runs one broker (RocketMQ's mqbroker), registering with namesrvAddr. */
+import type { Command } from 'commander';
+import { BrokerController } from '../../broker/broker-controller.js';
+import { createLogger } from '../../common/logging/logger.js';
+import { collectOption, mergeConfig } from '../config-sources.js';
+import { shutdownOnSignals } from '../signals.js';
+import { defaultStoreRoot, describeBroker } from './common.js';
+
+export function registerBrokerCommand(program: Command): void {
+  program
+    .command('broker')
+    .description('run a broker that registers with the nameservers in namesrvAddr')
+    .option('-c, --config <file>', 'broker.conf with RocketMQ key=value lines')
+    .option('-n, --namesrv-addr <addr>', 'nameserver address list, host:port;host:port')
+    .option('-p, --listen-port <port>', 'remoting port (default 10911)')
+    .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
+    .option('-o, --option <key=value>', 'any broker/store config key, repeatable', collectOption)
+    .action(async (opts: { config?: string; namesrvAddr?: string; listenPort?: string; store?: string; option?: string[] }) => {
+      const cfg = mergeConfig(
+        { namesrvAddr: '127.0.0.1:9876', listenPort: '10911', storePathRootDir: defaultStoreRoot() },
+        opts.config,
+        { namesrvAddr: opts.namesrvAddr, listenPort: opts.listenPort, storePathRootDir: opts.store },
+        opts.option,
+      );
+      const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+      await broker.start();
+      console.log(`tsmq broker started: ${describeBroker(cfg, broker.port)}, nameserver ${cfg.namesrvAddr}`);
+      shutdownOnSignals(() => broker.shutdown(), (m) => console.log(m));
+    });
+}

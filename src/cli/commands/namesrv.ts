@@ -1,0 +1,27 @@
+/** `tsmq namesrv`: runs a nameserver alone (RocketMQ's mqnamesrv). */
+import type { Command } from 'commander';
+import { NamesrvController } from '../../namesrv/namesrv-controller.js';
+import { createLogger } from '../../common/logging/logger.js';
+import { collectOption, mergeConfig } from '../config-sources.js';
+import { shutdownOnSignals } from '../signals.js';
+
+export function registerNamesrvCommand(program: Command): void {
+  program
+    .command('namesrv')
+    .description('run a nameserver (default 127.0.0.1:9876)')
+    .option('-c, --config <file>', 'namesrv.conf with RocketMQ key=value lines (listenPort)')
+    .option('-p, --listen-port <port>', 'listen port (default 9876)')
+    .option('--host <host>', 'listen address (default 127.0.0.1)')
+    .option('-o, --option <key=value>', 'any config key, repeatable', collectOption)
+    .action(async (opts: { config?: string; listenPort?: string; host?: string; option?: string[] }) => {
+      const cfg = mergeConfig({ listenPort: '9876', host: '127.0.0.1' }, opts.config, {
+        listenPort: opts.listenPort,
+        host: opts.host,
+      }, opts.option);
+      const logger = createLogger('namesrv');
+      const namesrv = new NamesrvController({ listenPort: Number(cfg.listenPort), host: cfg.host!, logger });
+      await namesrv.start();
+      console.log(`tsmq nameserver listening on ${cfg.host}:${namesrv.port}`);
+      shutdownOnSignals(() => namesrv.shutdown(), (m) => console.log(m));
+    });
+}

@@ -1,0 +1,56 @@
+/**
+ * `tsmq start`: nameserver + broker in one process with embedded defaults
+ * (nameserver 127.0.0.1:9876, broker 10911, store ~/tsmq/store).
+ */
+import type { Command } from 'commander';
+import { BrokerController } from '../../broker/broker-controller.js';
+import { NamesrvController } from '../../namesrv/namesrv-controller.js';
+import { createLogger } from '../../common/logging/logger.js';
+import { collectOption, mergeConfig } from '../config-sources.js';
+import { shutdownOnSignals } from '../signals.js';
+import { defaultStoreRoot, describeBroker } from './common.js';
+
+export interface StartOptions {
+  config?: string;
+  namesrvPort?: string;
+  listenPort?: string;
+  store?: string;
+  option?: string[];
+}
+
+export function registerStartCommand(program: Command): void {
+  program
+    .command('start', { isDefault: true })
+    .description('run nameserver + broker in one process (embedded defaults)')
+    .option('-c, --config <file>', 'broker.conf with RocketMQ key=value lines')
+    .option('-n, --namesrv-port <port>', 'nameserver port (default 9876)')
+    .option('-p, --listen-port <port>', 'broker remoting port (default 10911)')
+    .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
+    .option('-o, --option <key=value>', 'any broker/store config key, repeatable', collectOption)
+    .action(async (opts: StartOptions) => {
+      await runStart(opts);
+    });
+}
+
+export async function runStart(opts: StartOptions): Promise<void> {
+  const namesrvPort = Number(opts.namesrvPort ?? '9876');
+  const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv') });
+  await namesrv.start();
+  const cfg = mergeConfig(
+    { listenPort: '10911', storePathRootDir: defaultStoreRoot() },
+    opts.config,
+    { listenPort: opts.listenPort, storePathRootDir: opts.store },
+    opts.option,
+  );
+  cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
+  const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+  await broker.start();
+  console.log(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(cfg, broker.port)}`);
+  shutdownOnSignals(
+    async () => {
+      await broker.shutdown();
+      await namesrv.shutdown();
+    },
+    (m) => console.log(m),
+  );
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/**
+ * tsmq command line: `tsmq start` (nameserver + broker), `tsmq namesrv`, `tsmq broker -c broker.conf`.
+ */
+import { Command } from 'commander';
+import { registerStartCommand } from './commands/start.js';
+import { registerNamesrvCommand } from './commands/namesrv.js';
+import { registerBrokerCommand } from './commands/broker.js';
+
+const program = new Command();
+program.name('tsmq').description('RocketMQ-compatible message broker').version('0.1.0');
+registerStartCommand(program);
+registerNamesrvCommand(program);
+registerBrokerCommand(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});

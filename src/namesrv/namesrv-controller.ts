@@ -1,0 +1,105 @@
+/**
+ * Nameserver process role (Apache NamesrvController): a RemotingServer with the nameserver
+ * processors, the route tables, and a scan every 5 s that drops brokers silent for 120 s.
+ * A broker whose registering connection closes is dropped at once.
+ */
+import type { Clock } from '../common/time/clock.js';
+import { systemClock } from '../common/time/clock.js';
+import type { Logger } from '../common/logging/logger.js';
+import { silentLogger } from '../common/logging/logger.js';
+import { RemotingServer } from '../remoting/transport/remoting-server.js';
+import { RequestCode } from '../remoting/codes/request-code.js';
+import { KvConfigManager } from './kv/kv-config-manager.js';
+import { RouteInfoManager, type RouteInfoManagerOptions } from './route/route-info-manager.js';
+import type { NamesrvContext } from './namesrv-context.js';
+import { registerBrokerProcessor } from './processors/register-broker.js';
+import { unregisterBrokerProcessor } from './processors/unregister-broker.js';
+import { getRouteInfoByTopicProcessor } from './processors/get-route-info-by-topic.js';
+import { getBrokerClusterInfoProcessor } from './processors/get-broker-cluster-info.js';
+import { getAllTopicListProcessor } from './processors/get-all-topic-list.js';
+import { deleteTopicInNamesrvProcessor } from './processors/delete-topic-in-namesrv.js';
+import { putKvConfigProcessor } from './processors/put-kv-config.js';
+import { getKvConfigProcessor } from './processors/get-kv-config.js';
+import { deleteKvConfigProcessor } from './processors/delete-kv-config.js';
+import { getKvListByNamespaceProcessor } from './processors/get-kvlist-by-namespace.js';
+import { queryDataVersionProcessor } from './processors/query-data-version.js';
+import { brokerHeartbeatProcessor } from './processors/broker-heartbeat.js';
+
+export interface NamesrvControllerOptions {
+  /** 9876 by convention; 0 picks a free port. */
+  listenPort: number;
+  host?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** Default 5000 (Apache scanNotActiveBrokerInterval). */
+  scanNotActiveBrokerIntervalMs?: number;
+  /** Route table options (broker expiry, default queue count for auto-created topics...). */
+  routes?: Omit<RouteInfoManagerOptions, 'clock' | 'logger'>;
+  maxFrameBytes?: number;
+}
+
+export class NamesrvController {
+  readonly routes: RouteInfoManager;
+  readonly kv = new KvConfigManager();
+  readonly server: RemotingServer;
+  private readonly logger: Logger;
+  private scanTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly opts: NamesrvControllerOptions) {
+    this.logger = opts.logger ?? silentLogger;
+    const clock = opts.clock ?? systemClock;
+    this.routes = new RouteInfoManager({ ...opts.routes, clock, logger: this.logger });
+    this.server = new RemotingServer({
+      listenPort: opts.listenPort,
+      host: opts.host,
+      logger: this.logger,
+      name: 'namesrv',
+      maxFrameBytes: opts.maxFrameBytes,
+    });
+    this.registerProcessors({ routes: this.routes, kv: this.kv, logger: this.logger });
+    this.server.onChannelClose((ch) => {
+      this.routes.onChannelDestroy(ch.id);
+    });
+  }
+
+  get port(): number {
+    return this.server.port;
+  }
+
+  async start(): Promise<void> {
+    await this.server.start();
+    const interval = this.opts.scanNotActiveBrokerIntervalMs ?? 5000;
+    this.scanTimer = setInterval(() => this.scanNotActiveBroker(), interval);
+    this.scanTimer.unref();
+  }
+
+  /** One expiry pass (also run by the timer); closes the connections of dropped brokers. */
+  scanNotActiveBroker(): void {
+    for (const removed of this.routes.scanNotActiveBroker()) {
+      if (!removed.channelId) continue;
+      this.server.channels.find((ch) => ch.id === removed.channelId)?.close();
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.scanTimer) clearInterval(this.scanTimer);
+    this.scanTimer = null;
+    await this.server.shutdown();
+  }
+
+  private registerProcessors(ctx: NamesrvContext): void {
+    const s = this.server;
+    s.registerProcessor(RequestCode.PUT_KV_CONFIG, putKvConfigProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_KV_CONFIG, getKvConfigProcessor(ctx));
+    s.registerProcessor(RequestCode.DELETE_KV_CONFIG, deleteKvConfigProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_KVLIST_BY_NAMESPACE, getKvListByNamespaceProcessor(ctx));
+    s.registerProcessor(RequestCode.REGISTER_BROKER, registerBrokerProcessor(ctx));
+    s.registerProcessor(RequestCode.UNREGISTER_BROKER, unregisterBrokerProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_ROUTEINFO_BY_TOPIC, getRouteInfoByTopicProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_BROKER_CLUSTER_INFO, getBrokerClusterInfoProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, getAllTopicListProcessor(ctx));
+    s.registerProcessor(RequestCode.DELETE_TOPIC_IN_NAMESRV, deleteTopicInNamesrvProcessor(ctx));
+    s.registerProcessor(RequestCode.QUERY_DATA_VERSION, queryDataVersionProcessor(ctx));
+    s.registerProcessor(RequestCode.BROKER_HEARTBEAT, brokerHeartbeatProcessor(ctx));
+  }
+}

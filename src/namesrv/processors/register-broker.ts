@@ -1,0 +1,60 @@
+/**
+ * REGISTER_BROKER (103).
+ * Request extFields: brokerName, brokerAddr, clusterName, haServerAddr, brokerId (long);
+ * optional heartbeatTimeoutMillis (long), compressed (boolean, default false), bodyCrc32
+ * (int, 0 = unchecked; else must equal crc32(body) & 0x7FFFFFFF).
+ * Body: RegisterBrokerBody JSON (register-broker-body.ts). The compressed binary form is not
+ * supported (SYSTEM_ERROR).
+ * Reply: SUCCESS; extFields haServerAddr and masterAddr (a slave's master; absent for a master);
+ * body KVTable of the ORDER_TOPIC_CONFIG namespace, `{"table":{}}` when empty.
+ */
+import { bodyCrc } from '../../common/bytes/crc32.js';
+import type { RequestHandler } from '../../remoting/processor/request-processor.js';
+import type { ExtFieldValue } from '../../remoting/protocol/remoting-command.js';
+import { createResponseCommand } from '../../remoting/protocol/commands.js';
+import { ResponseCode } from '../../remoting/codes/response-code.js';
+import { getLong, getOptionalBoolean, getOptionalInt, getOptionalLong, getString } from '../../remoting/headers/header-fields.js';
+import { NAMESPACE_ORDER_TOPIC_CONFIG } from '../kv/kv-config-manager.js';
+import { encodeKvTable } from '../route/route-json.js';
+import { parseRegisterBrokerBody } from '../route/register-broker-body.js';
+import type { NamesrvContext } from '../namesrv-context.js';
+
+export function registerBrokerProcessor(ctx: NamesrvContext): RequestHandler {
+  return ({ request, channel }) => {
+    const ext = request.extFields;
+    const brokerName = getString(ext, 'brokerName');
+    const brokerAddr = getString(ext, 'brokerAddr');
+    const clusterName = getString(ext, 'clusterName');
+    const haServerAddr = getString(ext, 'haServerAddr');
+    const brokerId = getLong(ext, 'brokerId');
+    const heartbeatTimeoutMs = getOptionalLong(ext, 'heartbeatTimeoutMillis');
+    const compressed = getOptionalBoolean(ext, 'compressed') ?? false;
+    const bodyCrc32 = getOptionalInt(ext, 'bodyCrc32') ?? 0;
+
+    if (bodyCrc32 !== 0 && bodyCrc(request.body ?? Buffer.alloc(0)) !== bodyCrc32) {
+      ctx.logger.warn(`receive registerBroker request,crc32 not match, from ${channel.remoteAddress}`);
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'crc32 not match');
+    }
+    if (compressed && request.body && request.body.length > 0) {
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'compressed register broker body is not supported');
+    }
+    let body;
+    try {
+      body = parseRegisterBrokerBody(request.body);
+    } catch (e) {
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, (e as Error).message);
+    }
+    const result = ctx.routes.registerBroker({
+      clusterName, brokerAddr, brokerName, brokerId, haServerAddr,
+      topicConfigWrapper: body.topicConfigWrapper,
+      filterServerList: body.filterServerList,
+      channelId: channel.id,
+      heartbeatTimeoutMs: heartbeatTimeoutMs !== undefined && heartbeatTimeoutMs > 0 ? heartbeatTimeoutMs : undefined,
+    });
+    const replyExt: Record<string, ExtFieldValue> = {};
+    if (result.haServerAddr !== null) replyExt.haServerAddr = result.haServerAddr;
+    if (result.masterAddr !== null) replyExt.masterAddr = result.masterAddr;
+    const kvBody = encodeKvTable(ctx.kv.list(NAMESPACE_ORDER_TOPIC_CONFIG));
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, replyExt, kvBody);
+  };
+}

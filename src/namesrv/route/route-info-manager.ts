@@ -1,0 +1,319 @@
+/**
+ * The nameserver's route tables (Apache RocketMQ's RouteInfoManager, 4.9 semantics):
+ *
+ *   topicQueueTable   topic -> brokerName -> QueueData
+ *   brokerAddrTable   brokerName -> BrokerData {cluster, brokerName, brokerAddrs {id: addr}}
+ *   clusterAddrTable  cluster -> brokerNames
+ *   brokerLiveTable   brokerAddr -> BrokerLiveInfo (last heartbeat, dataVersion, HA address)
+ *   filterServerTable brokerAddr -> filter servers
+ *
+ * Node runs this single-threaded, so no locks. Time comes from a Clock; a broker not heard
+ * from for longer than its heartbeat timeout (default 120 s) is dropped by scanNotActiveBroker.
+ */
+import type { Clock } from '../../common/time/clock.js';
+import { systemClock } from '../../common/time/clock.js';
+import type { Logger } from '../../common/logging/logger.js';
+import { silentLogger } from '../../common/logging/logger.js';
+import {
+  AUTO_CREATE_TOPIC_KEY_TOPIC, MASTER_ID, PERM_INHERIT,
+  type BrokerData, type BrokerLiveInfo, type ClusterInfo, type DataVersion, type QueueData,
+  type RegisterBrokerRequest, type RegisterBrokerResult, type TopicConfig, type TopicRouteData,
+} from './route-types.js';
+
+/** Apache BROKER_CHANNEL_EXPIRED_TIME. */
+export const DEFAULT_BROKER_EXPIRED_MS = 120_000;
+/** Queue count a producer asks for when a topic is auto-created (Apache defaultTopicQueueNums). */
+export const DEFAULT_TOPIC_QUEUE_NUMS = 4;
+
+export interface RouteInfoManagerOptions {
+  clock?: Clock;
+  logger?: Logger;
+  brokerExpiredMs?: number;
+  defaultTopicQueueNums?: number;
+  /** Apache 5 option: a master's registration removes its topics missing from the body. Default false. */
+  deleteTopicWithBrokerRegistration?: boolean;
+}
+
+/** A broker dropped by scanNotActiveBroker or onChannelDestroy. */
+export interface RemovedBroker {
+  brokerAddr: string;
+  channelId: string | null;
+}
+
+export class RouteInfoManager {
+  readonly topicQueueTable = new Map<string, Map<string, QueueData>>();
+  readonly brokerAddrTable = new Map<string, BrokerData>();
+  readonly clusterAddrTable = new Map<string, Set<string>>();
+  readonly brokerLiveTable = new Map<string, BrokerLiveInfo>();
+  readonly filterServerTable = new Map<string, string[]>();
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly brokerExpiredMs: number;
+  private readonly defaultTopicQueueNums: number;
+  private readonly deleteTopicWithBrokerRegistration: boolean;
+
+  constructor(opts: RouteInfoManagerOptions = {}) {
+    this.clock = opts.clock ?? systemClock;
+    this.logger = opts.logger ?? silentLogger;
+    this.brokerExpiredMs = opts.brokerExpiredMs ?? DEFAULT_BROKER_EXPIRED_MS;
+    this.defaultTopicQueueNums = opts.defaultTopicQueueNums ?? DEFAULT_TOPIC_QUEUE_NUMS;
+    this.deleteTopicWithBrokerRegistration = opts.deleteTopicWithBrokerRegistration ?? false;
+  }
+
+  /**
+   * Adds/refreshes a broker. A master (id 0) whose dataVersion changed, or that registers for
+   * the first time, replaces its queue data for every topic in the body. One address keeps one
+   * id: an older entry for the same address under another id is removed (slave -> master switch).
+   */
+  registerBroker(req: RegisterBrokerRequest): RegisterBrokerResult {
+    const { clusterName, brokerAddr, brokerName, brokerId } = req;
+    let names = this.clusterAddrTable.get(clusterName);
+    if (!names) this.clusterAddrTable.set(clusterName, (names = new Set()));
+    names.add(brokerName);
+
+    let brokerData = this.brokerAddrTable.get(brokerName);
+    let registerFirst = false;
+    if (!brokerData) {
+      registerFirst = true;
+      brokerData = { cluster: clusterName, brokerName, brokerAddrs: new Map() };
+      this.brokerAddrTable.set(brokerName, brokerData);
+    }
+    for (const [id, addr] of [...brokerData.brokerAddrs]) {
+      if (addr === brokerAddr && id !== brokerId) brokerData.brokerAddrs.delete(id);
+    }
+    const oldAddr = brokerData.brokerAddrs.get(brokerId);
+    brokerData.brokerAddrs.set(brokerId, brokerAddr);
+    registerFirst ||= oldAddr === undefined;
+
+    const wrapper = req.topicConfigWrapper;
+    if (wrapper && brokerId === MASTER_ID) {
+      if (registerFirst || this.isBrokerTopicConfigChanged(brokerAddr, wrapper.dataVersion)) {
+        for (const tc of wrapper.topicConfigTable.values()) this.createAndUpdateQueueData(brokerName, tc);
+        if (this.deleteTopicWithBrokerRegistration) this.removeTopicsMissingFrom(brokerName, wrapper.topicConfigTable);
+      }
+    }
+
+    const previous = this.brokerLiveTable.get(brokerAddr);
+    this.brokerLiveTable.set(brokerAddr, {
+      lastUpdateTimestampMs: this.clock.nowMs(),
+      heartbeatTimeoutMs: req.heartbeatTimeoutMs ?? this.brokerExpiredMs,
+      dataVersion: wrapper ? { ...wrapper.dataVersion } : { stateVersion: 0, timestamp: 0, counter: 0 },
+      haServerAddr: req.haServerAddr,
+      clusterName,
+      channelId: req.channelId ?? null,
+    });
+    if (!previous) this.logger.info(`new broker registered, ${brokerAddr} HAServer: ${req.haServerAddr}`);
+
+    if (req.filterServerList) {
+      if (req.filterServerList.length === 0) this.filterServerTable.delete(brokerAddr);
+      else this.filterServerTable.set(brokerAddr, [...req.filterServerList]);
+    }
+
+    const result: RegisterBrokerResult = { haServerAddr: null, masterAddr: null };
+    if (brokerId !== MASTER_ID) {
+      const masterAddr = brokerData.brokerAddrs.get(MASTER_ID);
+      const masterLive = masterAddr !== undefined ? this.brokerLiveTable.get(masterAddr) : undefined;
+      if (masterAddr !== undefined && masterLive) {
+        result.haServerAddr = masterLive.haServerAddr;
+        result.masterAddr = masterAddr;
+      }
+    }
+    return result;
+  }
+
+  /** Removes one broker (Apache unregisterBroker); drops the broker group's topics when its last address goes. */
+  unregisterBroker(clusterName: string, brokerAddr: string, brokerName: string, brokerId: number): void {
+    this.brokerLiveTable.delete(brokerAddr);
+    this.filterServerTable.delete(brokerAddr);
+    const brokerData = this.brokerAddrTable.get(brokerName);
+    let removeBrokerName = false;
+    if (brokerData) {
+      brokerData.brokerAddrs.delete(brokerId);
+      if (brokerData.brokerAddrs.size === 0) {
+        this.brokerAddrTable.delete(brokerName);
+        removeBrokerName = true;
+      }
+    }
+    if (removeBrokerName) {
+      const names = this.clusterAddrTable.get(clusterName);
+      if (names) {
+        names.delete(brokerName);
+        if (names.size === 0) this.clusterAddrTable.delete(clusterName);
+      }
+      this.removeTopicByBrokerName(brokerName);
+    }
+    this.logger.info(`unregisterBroker ${brokerAddr} (${brokerName}, id ${brokerId}) from cluster ${clusterName}`);
+  }
+
+  /** Route for a known topic: its queue datas plus the brokers serving them; null when unknown. */
+  pickupTopicRouteData(topic: string): TopicRouteData | null {
+    const queueMap = this.topicQueueTable.get(topic);
+    if (!queueMap || queueMap.size === 0) return null;
+    return this.buildRoute([...queueMap.values()].map((q) => ({ ...q })));
+  }
+
+  /**
+   * Route a producer/consumer may use for a topic that does not exist yet, built from the
+   * brokers that registered the auto-create topic TBW102: per broker, min(defaultTopicQueueNums,
+   * TBW102 writeQueueNums) read and write queues and TBW102's perm without the inherit bit
+   * (what the broker creates on first send). Null when no broker registered TBW102.
+   */
+  pickupAutoCreateRouteData(): TopicRouteData | null {
+    const template = this.topicQueueTable.get(AUTO_CREATE_TOPIC_KEY_TOPIC);
+    if (!template || template.size === 0) return null;
+    const queueDatas = [...template.values()].map((q) => {
+      const nums = Math.min(this.defaultTopicQueueNums, q.writeQueueNums);
+      return { brokerName: q.brokerName, readQueueNums: nums, writeQueueNums: nums, perm: q.perm & ~PERM_INHERIT, topicSysFlag: 0 };
+    });
+    return this.buildRoute(queueDatas);
+  }
+
+  /** Drops brokers silent for longer than their timeout; returns them so their channels can be closed. */
+  scanNotActiveBroker(): RemovedBroker[] {
+    const now = this.clock.nowMs();
+    const removed: RemovedBroker[] = [];
+    for (const [addr, live] of [...this.brokerLiveTable]) {
+      if (live.lastUpdateTimestampMs + live.heartbeatTimeoutMs < now) {
+        this.logger.warn(`The broker channel expired, ${addr} ${live.heartbeatTimeoutMs}ms`);
+        this.removeBrokerAddr(addr);
+        removed.push({ brokerAddr: addr, channelId: live.channelId });
+      }
+    }
+    return removed;
+  }
+
+  /** A broker's connection closed: remove whichever broker registered over it. */
+  onChannelDestroy(channelId: string): RemovedBroker | null {
+    for (const [addr, live] of this.brokerLiveTable) {
+      if (live.channelId === channelId) {
+        this.logger.info(`the broker's channel destroyed, ${addr}, clean it's data structure at once`);
+        this.removeBrokerAddr(addr);
+        return { brokerAddr: addr, channelId };
+      }
+    }
+    return null;
+  }
+
+  /** True when the broker is unknown or its stored DataVersion differs (Apache isBrokerTopicConfigChanged). */
+  isBrokerTopicConfigChanged(brokerAddr: string, dataVersion: DataVersion): boolean {
+    const prev = this.queryBrokerTopicConfig(brokerAddr);
+    return prev === null || !dataVersionEquals(prev, dataVersion);
+  }
+
+  queryBrokerTopicConfig(brokerAddr: string): DataVersion | null {
+    return this.brokerLiveTable.get(brokerAddr)?.dataVersion ?? null;
+  }
+
+  /** Heartbeat: refreshes the last-update time. False when the broker is not registered. */
+  updateBrokerInfoUpdateTimestamp(brokerAddr: string): boolean {
+    const live = this.brokerLiveTable.get(brokerAddr);
+    if (!live) return false;
+    live.lastUpdateTimestampMs = this.clock.nowMs();
+    return true;
+  }
+
+  getAllClusterInfo(): ClusterInfo {
+    const brokerAddrTable = new Map<string, BrokerData>();
+    for (const [name, bd] of this.brokerAddrTable) brokerAddrTable.set(name, copyBrokerData(bd));
+    const clusterAddrTable = new Map<string, Set<string>>();
+    for (const [cluster, names] of this.clusterAddrTable) clusterAddrTable.set(cluster, new Set(names));
+    return { brokerAddrTable, clusterAddrTable };
+  }
+
+  getAllTopicList(): string[] {
+    return [...this.topicQueueTable.keys()].sort();
+  }
+
+  /** Deletes a topic everywhere, or only on the broker groups of `clusterName`. */
+  deleteTopic(topic: string, clusterName?: string): void {
+    if (!clusterName) {
+      this.topicQueueTable.delete(topic);
+      return;
+    }
+    const queueMap = this.topicQueueTable.get(topic);
+    const names = this.clusterAddrTable.get(clusterName);
+    if (!queueMap || !names) return;
+    for (const name of names) queueMap.delete(name);
+    if (queueMap.size === 0) this.topicQueueTable.delete(topic);
+  }
+
+  private createAndUpdateQueueData(brokerName: string, tc: TopicConfig): void {
+    const queueData: QueueData = {
+      brokerName,
+      readQueueNums: tc.readQueueNums,
+      writeQueueNums: tc.writeQueueNums,
+      perm: tc.perm,
+      topicSysFlag: tc.topicSysFlag,
+    };
+    let queueMap = this.topicQueueTable.get(tc.topicName);
+    if (!queueMap) {
+      this.topicQueueTable.set(tc.topicName, (queueMap = new Map()));
+      this.logger.info(`new topic registered, ${tc.topicName} ${JSON.stringify(queueData)}`);
+    }
+    queueMap.set(brokerName, queueData);
+  }
+
+  private removeTopicsMissingFrom(brokerName: string, table: Map<string, TopicConfig>): void {
+    const present = new Set([...table.values()].map((tc) => tc.topicName));
+    for (const [topic, queueMap] of [...this.topicQueueTable]) {
+      if (present.has(topic) || !queueMap.has(brokerName)) continue;
+      queueMap.delete(brokerName);
+      if (queueMap.size === 0) this.topicQueueTable.delete(topic);
+    }
+  }
+
+  private removeTopicByBrokerName(brokerName: string): void {
+    for (const [topic, queueMap] of [...this.topicQueueTable]) {
+      if (queueMap.delete(brokerName) && queueMap.size === 0) {
+        this.topicQueueTable.delete(topic);
+        this.logger.info(`removeTopicByBrokerName, remove the topic all queue ${topic}`);
+      }
+    }
+  }
+
+  /** Removes every trace of one broker address (Apache onChannelDestroy's table cleanup). */
+  private removeBrokerAddr(brokerAddr: string): void {
+    this.brokerLiveTable.delete(brokerAddr);
+    this.filterServerTable.delete(brokerAddr);
+    const removedNames: string[] = [];
+    for (const [name, bd] of [...this.brokerAddrTable]) {
+      for (const [id, addr] of [...bd.brokerAddrs]) if (addr === brokerAddr) bd.brokerAddrs.delete(id);
+      if (bd.brokerAddrs.size === 0) {
+        this.brokerAddrTable.delete(name);
+        removedNames.push(name);
+      }
+    }
+    for (const name of removedNames) {
+      for (const [cluster, names] of [...this.clusterAddrTable]) {
+        if (names.delete(name) && names.size === 0) this.clusterAddrTable.delete(cluster);
+      }
+      this.removeTopicByBrokerName(name);
+    }
+  }
+
+  private buildRoute(queueDatas: QueueData[]): TopicRouteData | null {
+    const brokerDatas: BrokerData[] = [];
+    const filterServerTable = new Map<string, string[]>();
+    const names = [...new Set(queueDatas.map((q) => q.brokerName))].sort();
+    for (const name of names) {
+      const bd = this.brokerAddrTable.get(name);
+      if (!bd) continue;
+      brokerDatas.push(copyBrokerData(bd));
+      for (const addr of bd.brokerAddrs.values()) {
+        const fs = this.filterServerTable.get(addr);
+        if (fs) filterServerTable.set(addr, [...fs]);
+      }
+    }
+    if (brokerDatas.length === 0 || queueDatas.length === 0) return null;
+    queueDatas.sort((a, b) => (a.brokerName < b.brokerName ? -1 : a.brokerName > b.brokerName ? 1 : 0));
+    return { queueDatas, brokerDatas, filterServerTable };
+  }
+}
+
+export function dataVersionEquals(a: DataVersion, b: DataVersion): boolean {
+  return a.stateVersion === b.stateVersion && a.timestamp === b.timestamp && a.counter === b.counter;
+}
+
+function copyBrokerData(bd: BrokerData): BrokerData {
+  return { cluster: bd.cluster, brokerName: bd.brokerName, brokerAddrs: new Map(bd.brokerAddrs) };
+}

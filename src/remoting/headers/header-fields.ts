@@ -1,0 +1,103 @@
+/**
+ * Typed readers over a command's extFields (the RocketMQ "custom header").
+ *
+ * Values may arrive as JSON numbers/booleans (ali-ons) or as strings (Apache Java clients, and
+ * every ROCKETMQ binary header); both are accepted. Messages mirror Apache's
+ * RemotingCommand.decodeCommandCustomHeader: `the custom field <topic> is null`.
+ * A transport turns a thrown HeaderError into a SYSTEM_ERROR (1) reply with that remark.
+ */
+import { TsmqError } from '../../common/errors.js';
+import type { ExtFieldValue } from '../protocol/remoting-command.js';
+
+export type ExtFields = Record<string, ExtFieldValue> | null | undefined;
+
+/** A required header field is missing or has the wrong type. */
+export class HeaderError extends TsmqError {
+  constructor(message: string) {
+    super('HEADER_INVALID', message);
+  }
+}
+
+const INT_MIN = -2147483648;
+const INT_MAX = 2147483647;
+const INTEGER_TEXT = /^[+-]?\d+$/;
+
+function raw(ext: ExtFields, name: string): ExtFieldValue | undefined {
+  if (!ext || !Object.prototype.hasOwnProperty.call(ext, name)) return undefined;
+  const v = ext[name];
+  return v === null ? undefined : v;
+}
+
+function missing(name: string): HeaderError {
+  return new HeaderError(`the custom field <${name}> is null`);
+}
+
+/** Required string; numbers and booleans are turned into their text. */
+export function getString(ext: ExtFields, name: string): string {
+  const v = getOptionalString(ext, name);
+  if (v === undefined) throw missing(name);
+  return v;
+}
+
+export function getOptionalString(ext: ExtFields, name: string): string | undefined {
+  const v = raw(ext, name);
+  return v === undefined ? undefined : String(v);
+}
+
+function toInteger(name: string, v: ExtFieldValue, min: number, max: number): number {
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (typeof v === 'string' && INTEGER_TEXT.test(v.trim())) n = Number(v.trim());
+  else n = Number.NaN;
+  if (!Number.isInteger(n)) throw new HeaderError(`the custom field <${name}> is not a number: ${String(v)}`);
+  if (n < min || n > max || !Number.isSafeInteger(n)) {
+    throw new HeaderError(`the custom field <${name}> is out of range: ${String(v)}`);
+  }
+  return n;
+}
+
+/** Required int32 (Java Integer). */
+export function getInt(ext: ExtFields, name: string): number {
+  const v = raw(ext, name);
+  if (v === undefined) throw missing(name);
+  return toInteger(name, v, INT_MIN, INT_MAX);
+}
+
+export function getOptionalInt(ext: ExtFields, name: string): number | undefined {
+  const v = raw(ext, name);
+  return v === undefined ? undefined : toInteger(name, v, INT_MIN, INT_MAX);
+}
+
+/** Required int64 (Java Long) as a JS number; values beyond 2^53 are rejected as out of range. */
+export function getLong(ext: ExtFields, name: string): number {
+  const v = raw(ext, name);
+  if (v === undefined) throw missing(name);
+  return toInteger(name, v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+}
+
+export function getOptionalLong(ext: ExtFields, name: string): number | undefined {
+  const v = raw(ext, name);
+  return v === undefined ? undefined : toInteger(name, v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+}
+
+function toBoolean(name: string, v: ExtFieldValue): boolean {
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string') {
+    const t = v.trim().toLowerCase();
+    if (t === 'true') return true;
+    if (t === 'false') return false;
+  }
+  throw new HeaderError(`the custom field <${name}> is not a boolean: ${String(v)}`);
+}
+
+/** Required boolean: true/false, or the strings "true"/"false" in any case. */
+export function getBoolean(ext: ExtFields, name: string): boolean {
+  const v = raw(ext, name);
+  if (v === undefined) throw missing(name);
+  return toBoolean(name, v);
+}
+
+export function getOptionalBoolean(ext: ExtFields, name: string): boolean | undefined {
+  const v = raw(ext, name);
+  return v === undefined ? undefined : toBoolean(name, v);
+}

@@ -1,0 +1,58 @@
+/**
+ * Request code -> handler table and the dispatch rules of Apache's NettyRemotingAbstract:
+ * - no handler: REQUEST_CODE_NOT_SUPPORTED (3), remark ` request type <code> not supported`;
+ * - handler throws (HeaderError included): SYSTEM_ERROR (1), remark = the error message;
+ * - a returned response gets the request's opaque, the response flag and the request's
+ *   serialize type; null means "no reply now" (the handler may answer later via the channel);
+ * - requests flagged oneway never get a reply.
+ */
+import type { Logger } from '../../common/logging/logger.js';
+import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
+import type { RemotingCommand } from '../protocol/remoting-command.js';
+import { RPC_TYPE_RESPONSE } from '../protocol/remoting-command.js';
+import { createResponseCommand, isOneway } from '../protocol/commands.js';
+import { ResponseCode } from '../codes/response-code.js';
+import { requestCodeName } from '../codes/request-code.js';
+
+export class ProcessorTable {
+  private readonly handlers = new Map<number, RequestHandler>();
+
+  constructor(private readonly logger: Logger) {}
+
+  register(code: number, handler: RequestHandler): void {
+    if (!Number.isInteger(code)) throw new RangeError(`request code must be an integer: ${code}`);
+    this.handlers.set(code, handler);
+  }
+
+  has(code: number): boolean {
+    return this.handlers.has(code);
+  }
+
+  /** Runs the handler for `request` and writes its reply. Never rejects. */
+  async dispatch(channel: RemotingChannel, request: RemotingCommand): Promise<void> {
+    const oneway = isOneway(request);
+    const handler = this.handlers.get(request.code);
+    if (!handler) {
+      const remark = ` request type ${request.code} not supported`;
+      this.logger.warn(`${channel.remoteAddress}${remark}`);
+      if (!oneway) channel.send(createResponseCommand(request, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark));
+      return;
+    }
+    let response: RemotingCommand | null;
+    try {
+      response = await handler({ channel, request });
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      this.logger.warn(`processing ${requestCodeName(request.code)} from ${channel.remoteAddress} failed: ${message}`);
+      if (!oneway) channel.send(createResponseCommand(request, ResponseCode.SYSTEM_ERROR, message));
+      return;
+    }
+    if (!response || oneway) return;
+    channel.send({
+      ...response,
+      opaque: request.opaque,
+      flag: response.flag | RPC_TYPE_RESPONSE,
+      serializeTypeCurrentRPC: request.serializeTypeCurrentRPC,
+    });
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * One remoting TCP connection (either side): frame decoding, writes with backpressure,
+ * and the opaque -> pending-call table for requests this side sent.
+ *
+ * Inbound requests go to `onRequest`; inbound responses complete the matching pending call
+ * (a late response after a timeout is dropped with a debug log). A FrameError closes only this
+ * connection. Socket errors are logged and end in 'close'; nothing here throws to the caller's
+ * event loop.
+ */
+import type { Socket } from 'node:net';
+import type { Logger } from '../../common/logging/logger.js';
+import type { RemotingChannel } from '../processor/request-processor.js';
+import type { RemotingCommand } from '../protocol/remoting-command.js';
+import { isResponse, markOneway } from '../protocol/commands.js';
+import { encodeFrame, FrameDecoder, FrameError } from '../protocol/frame-codec.js';
+import { RemotingSendRequestError, RemotingTimeoutError } from './remoting-errors.js';
+
+/** Above this much unsent output the peer is considered stuck and the connection is closed. */
+export const DEFAULT_MAX_PENDING_WRITE_BYTES = 64 * 1024 * 1024;
+
+export interface RemotingConnectionOptions {
+  id: string;
+  logger: Logger;
+  maxFrameBytes?: number;
+  maxPendingWriteBytes?: number;
+  /**
+   * Stop reading while our own output waits for 'drain' (server side: a peer that does not read
+   * its responses gets no more requests processed). Keep false on the client side.
+   */
+  pauseReadOnBackpressure?: boolean;
+  /** Close after this long without reads or writes; 0 = never (default). */
+  maxIdleMs?: number;
+  onRequest: (conn: RemotingConnection, request: RemotingCommand) => void;
+}
+
+interface PendingCall {
+  resolve: (cmd: RemotingCommand) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class RemotingConnection implements RemotingChannel {
+  readonly id: string;
+  readonly remoteAddress: string;
+  private isClosed = false;
+  private readonly pending = new Map<number, PendingCall>();
+  private readonly closeListeners: Array<() => void> = [];
+  private readonly decoder: FrameDecoder;
+  private readonly logger: Logger;
+  private readonly maxPendingWriteBytes: number;
+  private waitingForDrain = false;
+
+  constructor(private readonly socket: Socket, private readonly opts: RemotingConnectionOptions) {
+    this.id = opts.id;
+    this.logger = opts.logger;
+    this.remoteAddress = formatAddress(socket.remoteAddress, socket.remotePort);
+    this.maxPendingWriteBytes = opts.maxPendingWriteBytes ?? DEFAULT_MAX_PENDING_WRITE_BYTES;
+    this.decoder = new FrameDecoder((cmd) => this.onCommand(cmd), { maxFrameBytes: opts.maxFrameBytes });
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 60_000);
+    if (opts.maxIdleMs && opts.maxIdleMs > 0) {
+      socket.setTimeout(opts.maxIdleMs, () => {
+        this.logger.info(`closing idle remoting connection ${this.remoteAddress} (${opts.maxIdleMs}ms without traffic)`);
+        this.close();
+      });
+    }
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.onDrain());
+    socket.on('error', (err) => {
+      this.logger.debug(`remoting connection ${this.remoteAddress} error: ${err.message}`);
+    });
+    socket.on('close', () => this.onSocketClose());
+    if (socket.destroyed) queueMicrotask(() => this.onSocketClose());
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Calls still waiting for a response. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Encodes and writes `cmd`. No-op on a closed connection; encode errors are logged. */
+  send(cmd: RemotingCommand, onWritten?: (err?: Error | null) => void): boolean {
+    if (this.isClosed || this.socket.destroyed) {
+      onWritten?.(new RemotingSendRequestError(this.remoteAddress, `connection to ${this.remoteAddress} is closed`));
+      return false;
+    }
+    let frame: Buffer;
+    try {
+      frame = encodeFrame(cmd);
+    } catch (e) {
+      this.logger.error(`cannot encode command code=${cmd.code} opaque=${cmd.opaque} for ${this.remoteAddress}: ${(e as Error).message}`);
+      onWritten?.(e as Error);
+      return false;
+    }
+    const flushed = this.socket.write(frame, onWritten);
+    if (!flushed) this.onBackpressure();
+    return true;
+  }
+
+  /**
+   * Sends a request and resolves with the response matched by opaque.
+   * `reportedTimeoutMs` (default timeoutMs) is the value named in a timeout error.
+   */
+  invoke(request: RemotingCommand, timeoutMs: number, reportedTimeoutMs = timeoutMs): Promise<RemotingCommand> {
+    if (isResponse(request)) return Promise.reject(new Error('invoke() needs a request, got a response command'));
+    if (this.isClosed) {
+      return Promise.reject(new RemotingSendRequestError(this.remoteAddress, `connection to ${this.remoteAddress} is closed`));
+    }
+    if (this.pending.has(request.opaque)) {
+      return Promise.reject(new Error(`opaque ${request.opaque} is already waiting for a response on ${this.remoteAddress}`));
+    }
+    return new Promise<RemotingCommand>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(request.opaque);
+        reject(new RemotingTimeoutError(this.remoteAddress, reportedTimeoutMs));
+      }, Math.max(0, timeoutMs));
+      this.pending.set(request.opaque, { resolve, reject, timer });
+      this.send(request, (err) => {
+        if (!err) return;
+        const call = this.pending.get(request.opaque);
+        if (!call) return;
+        this.pending.delete(request.opaque);
+        clearTimeout(call.timer);
+        reject(new RemotingSendRequestError(this.remoteAddress, `send request to <${this.remoteAddress}> failed: ${err.message}`, { cause: err }));
+      });
+    });
+  }
+
+  /** Marks the request oneway and resolves once it has been handed to the OS. */
+  invokeOneway(request: RemotingCommand): Promise<void> {
+    markOneway(request);
+    return new Promise<void>((resolve, reject) => {
+      this.send(request, (err) => {
+        if (err) reject(new RemotingSendRequestError(this.remoteAddress, `send oneway request to <${this.remoteAddress}> failed: ${err.message}`, { cause: err }));
+        else resolve();
+      });
+    });
+  }
+
+  close(): void {
+    if (!this.socket.destroyed) this.socket.destroy();
+  }
+
+  onClose(listener: () => void): void {
+    if (this.isClosed) queueMicrotask(listener);
+    else this.closeListeners.push(listener);
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.isClosed) return;
+    try {
+      this.decoder.push(chunk);
+    } catch (e) {
+      if (e instanceof FrameError) {
+        this.logger.warn(`closing remoting connection ${this.remoteAddress}: ${e.message}`);
+      } else {
+        this.logger.error(`closing remoting connection ${this.remoteAddress} after an unexpected error: ${(e as Error).stack ?? e}`);
+      }
+      this.close();
+    }
+  }
+
+  private onCommand(cmd: RemotingCommand): void {
+    if (!isResponse(cmd)) {
+      this.opts.onRequest(this, cmd);
+      return;
+    }
+    const call = this.pending.get(cmd.opaque);
+    if (!call) {
+      this.logger.debug(`response opaque=${cmd.opaque} from ${this.remoteAddress} matches no pending call (late or unknown)`);
+      return;
+    }
+    this.pending.delete(cmd.opaque);
+    clearTimeout(call.timer);
+    call.resolve(cmd);
+  }
+
+  private onBackpressure(): void {
+    if (this.socket.writableLength > this.maxPendingWriteBytes) {
+      this.logger.warn(`closing remoting connection ${this.remoteAddress}: ${this.socket.writableLength} bytes of output not drained`);
+      this.close();
+      return;
+    }
+    if (this.opts.pauseReadOnBackpressure && !this.waitingForDrain) {
+      this.waitingForDrain = true;
+      this.socket.pause();
+    }
+  }
+
+  private onDrain(): void {
+    if (this.waitingForDrain) {
+      this.waitingForDrain = false;
+      if (!this.isClosed) this.socket.resume();
+    }
+  }
+
+  private onSocketClose(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    for (const [opaque, call] of this.pending) {
+      clearTimeout(call.timer);
+      call.reject(new RemotingSendRequestError(this.remoteAddress, `connection to <${this.remoteAddress}> closed before the response to opaque ${opaque} arrived`));
+    }
+    this.pending.clear();
+    for (const listener of this.closeListeners.splice(0)) {
+      try {
+        listener();
+      } catch (e) {
+        this.logger.error(`close listener of ${this.remoteAddress} threw: ${(e as Error).message}`);
+      }
+    }
+  }
+}
+
+/** "ip:port" with IPv4-mapped IPv6 prefixes removed. */
+export function formatAddress(host: string | undefined, port: number | undefined): string {
+  let h = host ?? 'unknown';
+  if (h.startsWith('::ffff:')) h = h.slice(7);
+  return `${h}:${port ?? 0}`;
+}

@@ -1,0 +1,226 @@
+/**
+ * The CommitLog: one append-only stream of records (spec §1) split into segments of
+ * `mappedFileSizeCommitLog` bytes under `<root>/commitlog/` (RocketMQ `CommitLog`).
+ *
+ * Append (§1.14, §1.11): validate and encode before touching any file; then, synchronously (the
+ * JS thread is the put lock): take the store time (monotonic in file order), assign the queue
+ * offset (NOT/COMMIT transaction types only; 0 for PREPARED/ROLLBACK), and append. A record of
+ * length L that does not fit (L + 8 > bytes left) makes the file end with the 8-byte blank
+ * filler `[int bytesLeft][int BLANK_MAGIC_CODE]` and goes to the next segment, its
+ * PHYSICALOFFSET patched to the new position.
+ *
+ * Reads return copies (records never span segments).
+ */
+import type { FileSystem } from '../../common/fs/file-system.js';
+import type { Logger } from '../../common/logging/logger.js';
+import type { Clock } from '../../common/time/clock.js';
+import type { MessageInner } from '../../common/message/message.js';
+import {
+  BLANK_MAGIC_CODE,
+  END_FILE_MIN_BLANK_LENGTH,
+  RecordEncodeError,
+  encodeRecord,
+  patchRecord,
+  readStoreTimestamp,
+  writeBlankRecord,
+  type DispatchRequest,
+} from '../../common/message/record-codec.js';
+import { createMessageId } from '../../common/message/msgid.js';
+import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
+import { validateTopic } from '../../common/message/topic-validator.js';
+import type { AppendResult, PutMessageStatus } from '../message-store.js';
+import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
+import type { MappedFile } from '../mapped-file/mapped-file.js';
+import { buildDispatchRequest } from '../dispatch/build-dispatch-request.js';
+import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
+
+/** Extra room a record may take beyond maxMessageSize (headers, topic, properties). */
+export const RECORD_SIZE_SLACK_BYTES = 64 * 1024;
+
+export interface CommitLogOptions {
+  dir: string;
+  fileSize: number;
+  fs: FileSystem;
+  clock: Clock;
+  logger: Logger;
+  /** Body size limit (maxMessageSize). */
+  maxMessageSize: number;
+  /** Delay per level in ms (index 0 = level 1), for the schedule topic's tags code. */
+  delayLevelTableMs: number[];
+}
+
+export type AppendOutcome =
+  | { status: 'PUT_OK'; appendResult: AppendResult; dispatch: DispatchRequest }
+  | { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string };
+
+/** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
+const STORE_TIMESTAMP_PROBE_BYTES = 76;
+
+export class CommitLog {
+  readonly mfq: MappedFileQueue;
+  private readonly opts: CommitLogOptions;
+  private lastStoreTimestamp = 0;
+  private readonly blank = Buffer.alloc(END_FILE_MIN_BLANK_LENGTH);
+
+  constructor(opts: CommitLogOptions) {
+    this.opts = opts;
+    this.mfq = new MappedFileQueue({
+      dir: opts.dir,
+      fileSize: opts.fileSize,
+      fs: opts.fs,
+      clock: opts.clock,
+      logger: opts.logger,
+      preallocate: true,
+    });
+  }
+
+  get fileSize(): number {
+    return this.opts.fileSize;
+  }
+
+  /** Changes the body limit at runtime (values < 10 are ignored, like RocketMQ). */
+  setMaxMessageSize(bytes: number): void {
+    if (Number.isInteger(bytes) && bytes >= 10) this.opts.maxMessageSize = bytes;
+  }
+
+  load(): void {
+    this.mfq.load();
+  }
+
+  /** Checks a message against the put rules and encodes it; returns the record or a failure. */
+  encode(msg: MessageInner): Buffer | { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } {
+    const topicProblem = validateTopic(msg.topic);
+    if (topicProblem) return { status: 'MESSAGE_ILLEGAL', remark: topicProblem };
+    if (!Buffer.isBuffer(msg.body)) return { status: 'MESSAGE_ILLEGAL', remark: 'message body is missing' };
+    const max = this.opts.maxMessageSize;
+    if (msg.body.length > max) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `message body size ${msg.body.length} exceeds maxMessageSize ${max}` };
+    }
+    let record: Buffer;
+    try {
+      record = encodeRecord(msg);
+    } catch (e) {
+      if (e instanceof RecordEncodeError) return { status: e.status, remark: e.message };
+      return { status: 'MESSAGE_ILLEGAL', remark: `message cannot be encoded: ${(e as Error).message}` };
+    }
+    if (record.length > max + RECORD_SIZE_SLACK_BYTES) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `message record size ${record.length} exceeds maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
+    }
+    if (record.length + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `message record size ${record.length} does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
+    }
+    return record;
+  }
+
+  /**
+   * Validates, encodes and appends one message. Synchronous: nothing else runs between the
+   * store-time/queue-offset assignment and the copy into the segment.
+   */
+  append(msg: MessageInner, queueOffsets: QueueOffsetTable): AppendOutcome {
+    const record = this.encode(msg);
+    if (!Buffer.isBuffer(record)) return record;
+    const tranType = getTransactionValue(msg.sysFlag);
+    const assignsOffset = tranType === MessageSysFlag.TRANSACTION_NOT_TYPE || tranType === MessageSysFlag.TRANSACTION_COMMIT_TYPE;
+    const queueOffset = assignsOffset ? queueOffsets.get(msg.topic, msg.queueId) : 0;
+
+    let mf: MappedFile;
+    try {
+      mf = this.mfq.getLastMappedFileOrCreate(0);
+      if (record.length + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
+        this.appendBlank(mf);
+        mf = this.mfq.getLastMappedFileOrCreate(0);
+      }
+    } catch (e) {
+      this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
+      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}` };
+    }
+    const storeTimestamp = Math.max(this.opts.clock.nowMs(), this.lastStoreTimestamp);
+    const wroteOffset = mf.getWroteOffset();
+    patchRecord(record, 0, queueOffset, wroteOffset, storeTimestamp);
+    mf.append(record);
+    mf.storeTimestamp = storeTimestamp;
+    this.lastStoreTimestamp = storeTimestamp;
+    if (assignsOffset) queueOffsets.increase(msg.topic, msg.queueId, 1);
+
+    const appendResult: AppendResult = {
+      wroteOffset,
+      wroteBytes: record.length,
+      msgId: createMessageId(msg.storeHost, wroteOffset),
+      queueOffset,
+      storeTimestamp,
+    };
+    const dispatch = buildDispatchRequest(msg, appendResult, record.readInt32BE(36), this.opts.delayLevelTableMs);
+    return { status: 'PUT_OK', appendResult, dispatch };
+  }
+
+  /** Writes the 8-byte end-of-file filler and marks the segment full. */
+  private appendBlank(mf: MappedFile): void {
+    const maxBlank = mf.remaining();
+    writeBlankRecord(this.blank, 0, maxBlank);
+    mf.appendAndFillToEnd(this.blank);
+  }
+
+  /** Bytes [offset, offset+size) if they lie in one segment below the write position. */
+  getData(offset: number, size: number): Buffer | null {
+    const mf = this.mfq.findMappedFileByOffset(offset);
+    if (!mf) return null;
+    return mf.read(offset - mf.fileFromOffset, size);
+  }
+
+  /** Copies [offset, offset+size) into dst; false when not readable. */
+  readInto(offset: number, dst: Buffer, dstOffset: number, size: number): boolean {
+    const mf = this.mfq.findMappedFileByOffset(offset);
+    if (!mf) return false;
+    return mf.readInto(offset - mf.fileFromOffset, dst, dstOffset, size);
+  }
+
+  /**
+   * The raw record at `offset` (TOTALSIZE read first when `size` is absent). Null below min,
+   * at/after max, for a blank filler or a size that does not fit.
+   */
+  selectOneMessageByOffset(offset: number, size?: number): Buffer | null {
+    if (!Number.isSafeInteger(offset) || offset < this.getMinOffset() || offset >= this.getMaxOffset()) return null;
+    let total = size;
+    if (total === undefined) {
+      const head = this.getData(offset, 8);
+      if (!head || head.readInt32BE(4) === BLANK_MAGIC_CODE) return null;
+      total = head.readInt32BE(0);
+    }
+    if (!Number.isInteger(total) || total <= 8) return null;
+    return this.getData(offset, total);
+  }
+
+  /** STORETIMESTAMP of the record at `offset` (-1 when unreadable). Honours IPv6 born hosts (B19). */
+  pickupStoreTimestamp(offset: number, size: number): number {
+    if (offset < this.getMinOffset() || size < STORE_TIMESTAMP_PROBE_BYTES) return -1;
+    const head = this.getData(offset, STORE_TIMESTAMP_PROBE_BYTES);
+    return head ? readStoreTimestamp(head, 0) : -1;
+  }
+
+  /** Start of the first segment (0 when there is none). */
+  getMinOffset(): number {
+    const first = this.mfq.getFirstMappedFile();
+    if (!first) return 0;
+    return first.isAvailable() ? first.fileFromOffset : this.rollNextFile(first.fileFromOffset);
+  }
+
+  /** End of written data. */
+  getMaxOffset(): number {
+    return this.mfq.getMaxOffset();
+  }
+
+  /** Start of the segment after the one holding `offset`. */
+  rollNextFile(offset: number): number {
+    const s = this.opts.fileSize;
+    return offset + s - (offset % s);
+  }
+
+  /** Re-seeds the monotonic store-time floor after recovery. */
+  setLastStoreTimestamp(ms: number): void {
+    this.lastStoreTimestamp = Math.max(this.lastStoreTimestamp, ms);
+  }
+
+  getLastStoreTimestamp(): number {
+    return this.lastStoreTimestamp;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * A consumer of CommitLog records in CommitLog order (RocketMQ `CommitLogDispatcher`): the
+ * ConsumeQueue builder and the index builder each implement it and are registered with the
+ * ReputMessageService. Recovery may hand the same record again, so `dispatch` must be
+ * idempotent (ConsumeQueue writes skip what they already hold).
+ */
+import type { Clock } from '../../common/time/clock.js';
+import type { FileSystem } from '../../common/fs/file-system.js';
+import type { Logger } from '../../common/logging/logger.js';
+import type { DispatchRequest } from '../../common/message/record-codec.js';
+import type { StoreCheckpoint } from '../recovery/store-checkpoint.js';
+import type { StoreConfig } from '../store-config.js';
+
+export interface CommitLogDispatcher {
+  /** Short name for logs, e.g. 'consume-queue', 'index'. */
+  readonly name: string;
+  dispatch(request: DispatchRequest): void;
+}
+
+/**
+ * A dispatcher with its own files and lifecycle (e.g. the IndexService), plugged into the store.
+ * Order at start-up: factory → `load(lastExitOK)` → recovery (records from
+ * min(CQ max physical offset, rebuildFromPhyOffset) on are dispatched again) → running.
+ * Clean shutdown: `flush()` then `shutdown()` before the checkpoint is forced.
+ */
+export interface StorePlugin extends CommitLogDispatcher {
+  /** Loads the plugin's files; returns the CommitLog offset from which it needs records again (null: none). */
+  load?(lastExitOK: boolean): { rebuildFromPhyOffset: number | null };
+  flush?(): Promise<void>;
+  shutdown?(): Promise<void>;
+  /** Crash simulation: close files without flushing. */
+  closeAbruptly?(): void;
+}
+
+export interface StorePluginContext {
+  config: StoreConfig;
+  fs: FileSystem;
+  clock: Clock;
+  logger: Logger;
+  /** Shared checkpoint (indexMsgTimestamp lives at byte 16). */
+  checkpoint: StoreCheckpoint;
+}
+
+export type StorePluginFactory = (ctx: StorePluginContext) => StorePlugin;

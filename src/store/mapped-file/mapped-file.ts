@@ -1,0 +1,354 @@
+/**
+ * One fixed-size segment file of a CommitLog or ConsumeQueue (RocketMQ `DefaultMappedFile`),
+ * implemented with buffered positional writes instead of mmap (RocketMQ's transient-store-pool
+ * mode):
+ *
+ *   [0, flushedPosition)           forced to the device (fdatasync)
+ *   [0, committedPosition)         handed to the OS with pwrite (page cache)
+ *   [committedPosition, wrotePosition)  only in this object's write buffer
+ *   [wrotePosition, fileSize)      free (zeros on disk: a new file is created at full size)
+ *
+ * Invariant: flushed ≤ committed ≤ wrote ≤ fileSize, committed + pendingBytes = wrote.
+ *
+ * Appends copy into the write buffer and never wait on the disk. The buffer is committed
+ * (pwrite) on the next `setImmediate` after an append, whenever it passes
+ * `commitThresholdBytes`, and before every flush. `flush()` runs fdatasync off the event loop.
+ * Readers see everything below wrotePosition: committed bytes come from the file (pread),
+ * the rest from the write buffer. Reads return copies.
+ *
+ * Reference counting (hold/release/shutdown) follows RocketMQ `ReferenceResource`, §5.1: the fd
+ * is closed only once no reader or flush holds the file.
+ */
+import type { FileSystem } from '../../common/fs/file-system.js';
+import type { Clock } from '../../common/time/clock.js';
+import { systemClock } from '../../common/time/clock.js';
+import { ReferenceResource } from './reference-resource.js';
+
+/** OS page size used by the flush/commit page rules (RocketMQ `OS_PAGE_SIZE`). */
+export const OS_PAGE_SIZE = 4096;
+
+export interface MappedFileOptions {
+  fs: FileSystem;
+  clock?: Clock;
+  /** Write-buffer capacity; appends larger than this are written straight through. Default 4 MiB (capped at the file size). */
+  writeBufferBytes?: number;
+  /** Commit synchronously once this many bytes are pending. Default 1 MiB. */
+  commitThresholdBytes?: number;
+}
+
+const DEFAULT_WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
+const DEFAULT_COMMIT_THRESHOLD_BYTES = 1024 * 1024;
+
+export class MappedFile extends ReferenceResource {
+  private readonly fs: FileSystem;
+  private fd: number;
+  private fdClosed = false;
+  private wrotePosition: number;
+  private committedPosition: number;
+  private flushedPosition: number;
+  private writeBuffer: Buffer | null = null;
+  private readonly writeBufferBytes: number;
+  private readonly commitThresholdBytes: number;
+  private commitScheduled = false;
+  private flushInFlight: Promise<number> | null = null;
+  /** Store time of the last message appended (CommitLog only; feeds checkpoint physicMsgTimestamp). */
+  storeTimestamp = 0;
+
+  private constructor(
+    readonly filePath: string,
+    readonly fileFromOffset: number,
+    readonly fileSize: number,
+    fd: number,
+    initialPosition: number,
+    opts: MappedFileOptions,
+  ) {
+    super(opts.clock ?? systemClock);
+    this.fs = opts.fs;
+    this.fd = fd;
+    this.wrotePosition = initialPosition;
+    this.committedPosition = initialPosition;
+    this.flushedPosition = initialPosition;
+    this.writeBufferBytes = Math.min(fileSize, opts.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES);
+    this.commitThresholdBytes = Math.min(this.writeBufferBytes, opts.commitThresholdBytes ?? DEFAULT_COMMIT_THRESHOLD_BYTES);
+  }
+
+  /** Creates (or re-creates, truncating) a zero-filled file of exactly `fileSize` bytes; positions 0. */
+  static create(filePath: string, fileFromOffset: number, fileSize: number, opts: MappedFileOptions): MappedFile {
+    assertSize(fileFromOffset, fileSize);
+    const fd = opts.fs.open(filePath, 'w+');
+    try {
+      opts.fs.ftruncate(fd, fileSize);
+    } catch (e) {
+      opts.fs.close(fd);
+      opts.fs.unlink(filePath);
+      throw e;
+    }
+    return new MappedFile(filePath, fileFromOffset, fileSize, fd, 0, opts);
+  }
+
+  /**
+   * Opens an existing segment. Like RocketMQ's load, all positions start at `fileSize`; recovery
+   * then moves them back with `setPositions`/`truncateTo`. @throws if the on-disk size differs.
+   */
+  static openExisting(filePath: string, fileFromOffset: number, fileSize: number, opts: MappedFileOptions): MappedFile {
+    assertSize(fileFromOffset, fileSize);
+    const fd = opts.fs.open(filePath, 'r+');
+    const actual = opts.fs.fstatSize(fd);
+    if (actual !== fileSize) {
+      opts.fs.close(fd);
+      throw new Error(`segment ${filePath} has length ${actual}, expected ${fileSize}`);
+    }
+    return new MappedFile(filePath, fileFromOffset, fileSize, fd, fileSize, opts);
+  }
+
+  getWrotePosition(): number {
+    return this.wrotePosition;
+  }
+  getCommittedPosition(): number {
+    return this.committedPosition;
+  }
+  getFlushedPosition(): number {
+    return this.flushedPosition;
+  }
+  /** Bytes still free in this file. */
+  remaining(): number {
+    return this.fileSize - this.wrotePosition;
+  }
+  isFull(): boolean {
+    return this.wrotePosition === this.fileSize;
+  }
+  /** Logical offset one past the last written byte. */
+  getWroteOffset(): number {
+    return this.fileFromOffset + this.wrotePosition;
+  }
+
+  /**
+   * Appends `len` bytes of `src` at wrotePosition. @throws RangeError if they do not fit or the
+   * file is shut down (callers check `remaining()` first).
+   */
+  append(src: Buffer, srcOffset = 0, len = src.length - srcOffset): void {
+    if (!this.available) throw new RangeError(`append to a shut-down segment ${this.filePath}`);
+    if (len > this.remaining()) throw new RangeError(`append of ${len} bytes exceeds remaining ${this.remaining()} in ${this.filePath}`);
+    if (len === 0) return;
+    let pending = this.wrotePosition - this.committedPosition;
+    if (pending + len > this.writeBufferBytes) {
+      this.commitNow();
+      pending = 0;
+    }
+    if (len > this.writeBufferBytes) {
+      this.fs.pwrite(this.fd, src, srcOffset, len, this.wrotePosition);
+      this.wrotePosition += len;
+      this.committedPosition = this.wrotePosition;
+      return;
+    }
+    this.writeBuffer ??= Buffer.allocUnsafe(this.writeBufferBytes);
+    src.copy(this.writeBuffer, pending, srcOffset, srcOffset + len);
+    this.wrotePosition += len;
+    if (pending + len >= this.commitThresholdBytes) this.commitNow();
+    else this.scheduleCommit();
+  }
+
+  /**
+   * Appends `head` and declares the rest of the file written (the end-of-file filler): the gap
+   * after `head` is already zero on disk, because segments are created zero-filled and
+   * truncation zeroes the tail. Flushed position is unchanged.
+   */
+  appendAndFillToEnd(head: Buffer): void {
+    this.append(head);
+    this.commitNow();
+    this.wrotePosition = this.fileSize;
+    this.committedPosition = this.fileSize;
+    this.writeBuffer = null;
+  }
+
+  /** Copies [position, position+len) into `dst` at `dstOffset`; false if not readable (beyond wrote or closed). */
+  readInto(position: number, dst: Buffer, dstOffset: number, len: number): boolean {
+    if (position < 0 || len < 0 || position + len > this.wrotePosition) return false;
+    if (!this.hold()) return false;
+    try {
+      const fromFile = Math.max(0, Math.min(this.committedPosition, position + len) - position);
+      if (fromFile > 0) {
+        const n = this.fs.pread(this.fd, dst, dstOffset, fromFile, position);
+        if (n !== fromFile) return false;
+      }
+      if (fromFile < len) {
+        const bufStart = position + fromFile - this.committedPosition;
+        this.writeBuffer!.copy(dst, dstOffset + fromFile, bufStart, bufStart + len - fromFile);
+      }
+      return true;
+    } finally {
+      this.release();
+    }
+  }
+
+  /** A copy of [position, position+len), or null if not readable. */
+  read(position: number, len: number): Buffer | null {
+    const out = Buffer.allocUnsafe(len);
+    return this.readInto(position, out, 0, len) ? out : null;
+  }
+
+  /**
+   * End of the last non-zero byte in [from, min(wrote, from + limitBytes)), or `from` when that
+   * range is all zeros. Used to report how much real data a truncation discards.
+   */
+  nonZeroEnd(from: number, limitBytes = 4 * 1024 * 1024): number {
+    const end = Math.min(this.wrotePosition, from + limitBytes);
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    let last = from;
+    for (let pos = from; pos < end; pos += chunk.length) {
+      const n = Math.min(chunk.length, end - pos);
+      if (!this.readInto(pos, chunk, 0, n)) break;
+      for (let i = n - 1; i >= 0; i--) {
+        if (chunk[i] !== 0) {
+          last = pos + i + 1;
+          break;
+        }
+      }
+    }
+    return last;
+  }
+
+  /** RocketMQ page rule for commit/flush: full, or ≥ leastPages whole pages, or anything when leastPages = 0. */
+  static isAbleTo(target: number, done: number, fileSize: number, leastPages: number): boolean {
+    if (target === fileSize && done < fileSize) return true;
+    if (leastPages > 0) return Math.floor(target / OS_PAGE_SIZE) - Math.floor(done / OS_PAGE_SIZE) >= leastPages;
+    return target > done;
+  }
+
+  /** Commits pending bytes if the page rule allows; returns the committed position. */
+  commit(leastPages: number): number {
+    if (MappedFile.isAbleTo(this.wrotePosition, this.committedPosition, this.fileSize, leastPages)) this.commitNow();
+    return this.committedPosition;
+  }
+
+  /** pwrites every pending byte into the file (page cache). */
+  commitNow(): void {
+    const pending = this.wrotePosition - this.committedPosition;
+    if (pending === 0 || this.fdClosed) return;
+    this.fs.pwrite(this.fd, this.writeBuffer!, 0, pending, this.committedPosition);
+    this.committedPosition = this.wrotePosition;
+    if (this.isFull()) this.writeBuffer = null; // a full file never buffers again
+  }
+
+  /**
+   * Commits, then fdatasyncs (off the loop) if the page rule (on wrote vs flushed) allows.
+   * Returns the flushed position. Concurrent calls share one fdatasync at a time.
+   */
+  async flush(leastPages: number): Promise<number> {
+    while (this.flushInFlight) await this.flushInFlight;
+    if (!MappedFile.isAbleTo(this.wrotePosition, this.flushedPosition, this.fileSize, leastPages)) return this.flushedPosition;
+    if (!this.hold()) return this.flushedPosition;
+    const run = async (): Promise<number> => {
+      try {
+        this.commitNow();
+        const target = this.committedPosition;
+        await this.fs.fdatasync(this.fd);
+        if (target > this.flushedPosition) this.flushedPosition = target;
+        return this.flushedPosition;
+      } finally {
+        this.release();
+      }
+    };
+    this.flushInFlight = run();
+    try {
+      return await this.flushInFlight;
+    } finally {
+      this.flushInFlight = null;
+    }
+  }
+
+  /** Sets all three positions (recovery of a file whose content is known to be valid up to `position`). */
+  setPositions(position: number): void {
+    if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
+    this.commitNow();
+    this.wrotePosition = position;
+    this.committedPosition = position;
+    this.flushedPosition = position;
+  }
+
+  /**
+   * Truncates this segment's content to `position`: positions move there and the bytes
+   * [position, fileSize) are zeroed on disk (shrink + re-extend), so stale records can never be
+   * read again. The file keeps its full size.
+   */
+  truncateTo(position: number): void {
+    if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
+    if (position > this.committedPosition) {
+      // commit the still-valid buffered prefix, drop the rest
+      const keep = Math.min(position, this.wrotePosition) - this.committedPosition;
+      if (keep > 0) this.fs.pwrite(this.fd, this.writeBuffer!, 0, keep, this.committedPosition);
+    }
+    if (position < this.fileSize) {
+      this.fs.ftruncate(this.fd, position);
+      this.fs.ftruncate(this.fd, this.fileSize);
+    }
+    this.wrotePosition = position;
+    this.committedPosition = position;
+    this.flushedPosition = position;
+  }
+
+  /** Forces the file (data + size metadata) regardless of positions, e.g. after `truncateTo`. */
+  async force(): Promise<void> {
+    if (!this.hold()) return;
+    try {
+      this.commitNow();
+      await this.fs.fsync(this.fd);
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Shuts the file down and deletes it once no holder is left. Returns true when deleted. */
+  destroy(intervalForciblyMs: number): boolean {
+    this.shutdown(intervalForciblyMs);
+    if (!this.isCleanupOver()) return false;
+    this.fs.unlink(this.filePath);
+    return true;
+  }
+
+  /** Orderly close (no delete): commits pending bytes, then releases the owner's reference. */
+  close(): void {
+    if (this.available) this.commitNow();
+    this.shutdown(0);
+  }
+
+  /**
+   * Crash simulation: closes the fd at once. With `commitPending` the buffered bytes reach the
+   * page cache first (a process crash after the OS got them); without, they are lost.
+   */
+  closeAbruptly(commitPending: boolean): void {
+    if (commitPending) this.commitNow();
+    this.available = false;
+    this.closeFd();
+  }
+
+  protected cleanup(_currentRef: number): boolean {
+    if (this.available) return false;
+    this.closeFd();
+    return true;
+  }
+
+  private closeFd(): void {
+    if (this.fdClosed) return;
+    this.fdClosed = true;
+    this.writeBuffer = null;
+    this.fs.close(this.fd);
+    this.fd = -1;
+  }
+
+  private scheduleCommit(): void {
+    if (this.commitScheduled) return;
+    this.commitScheduled = true;
+    setImmediate(() => {
+      this.commitScheduled = false;
+      if (this.available && !this.fdClosed) this.commitNow();
+    });
+  }
+}
+
+function assertSize(fileFromOffset: number, fileSize: number): void {
+  if (!Number.isSafeInteger(fileSize) || fileSize <= 0) throw new RangeError(`bad segment size ${fileSize}`);
+  if (!Number.isSafeInteger(fileFromOffset) || fileFromOffset < 0 || fileFromOffset % fileSize !== 0) {
+    throw new RangeError(`segment start ${fileFromOffset} is not a multiple of its size ${fileSize}`);
+  }
+}

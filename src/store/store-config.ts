@@ -1,0 +1,171 @@
+/**
+ * Message-store configuration keys (RocketMQ `MessageStoreConfig` names and 5.x defaults,
+ * spec Appendix A), declared once with type, default, validator and doc.
+ *
+ * `resolveStoreConfig(raw)` turns broker.conf strings into a typed `StoreConfig`;
+ * `DefaultMessageStore.open` takes a `Partial<StoreConfig>` and fills the defaults.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { resolveConfig, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
+
+export type FlushDiskType = 'ASYNC_FLUSH' | 'SYNC_FLUSH';
+export type BrokerRole = 'ASYNC_MASTER' | 'SYNC_MASTER' | 'SLAVE';
+
+const positive = (v: number): string | null => (Number.isInteger(v) && v > 0 ? null : 'must be a positive integer');
+const nonNegative = (v: number): string | null => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0');
+const num = (name: string, def: number, doc: string, validate = positive, aliases?: string[]): ConfigKey<number> => ({
+  name,
+  type: 'number',
+  default: def,
+  doc,
+  validate,
+  ...(aliases ? { aliases } : {}),
+});
+
+export const storeConfigSpec = {
+  storePathRootDir: {
+    name: 'storePathRootDir',
+    type: 'string',
+    default: path.join(os.homedir(), 'store'),
+    doc: 'Root directory of the store (commitlog/, consumequeue/, index/, checkpoint, abort, lock).',
+  } as ConfigKey<string>,
+  storePathCommitLog: {
+    name: 'storePathCommitLog',
+    type: 'string',
+    default: '',
+    doc: 'CommitLog directory; empty means <storePathRootDir>/commitlog. Multiple directories are not supported.',
+  } as ConfigKey<string>,
+  mappedFileSizeCommitLog: num('mappedFileSizeCommitLog', 1024 * 1024 * 1024, 'CommitLog segment size in bytes (1 GiB).', (v) =>
+    Number.isInteger(v) && v >= 4096 ? null : 'must be an integer >= 4096',
+  ),
+  mappedFileSizeConsumeQueue: num('mappedFileSizeConsumeQueue', 300000 * 20, 'ConsumeQueue segment size in bytes; rounded up to a multiple of 20.'),
+  maxMessageSize: num('maxMessageSize', 4 * 1024 * 1024, 'Largest accepted message BODY in bytes; records may add up to 64 KiB on top.', (v) =>
+    Number.isInteger(v) && v >= 10 ? null : 'must be an integer >= 10',
+  ),
+  flushDiskType: {
+    name: 'flushDiskType',
+    type: 'string',
+    default: 'ASYNC_FLUSH',
+    doc: 'ASYNC_FLUSH (periodic fdatasync) or SYNC_FLUSH (group commit before replying).',
+    validate: (v: string) => (v === 'ASYNC_FLUSH' || v === 'SYNC_FLUSH' ? null : 'must be ASYNC_FLUSH or SYNC_FLUSH'),
+  } as ConfigKey<string>,
+  flushIntervalCommitLog: num('flushIntervalCommitLog', 500, 'ASYNC_FLUSH: ms between CommitLog flushes.'),
+  flushCommitLogLeastPages: num('flushCommitLogLeastPages', 4, 'ASYNC_FLUSH: flush only when at least this many 4 KiB pages are dirty.', nonNegative),
+  flushCommitLogThoroughInterval: num('flushCommitLogThoroughInterval', 10000, 'ASYNC_FLUSH: ms after which a flush ignores the page threshold.'),
+  flushIntervalConsumeQueue: num('flushIntervalConsumeQueue', 1000, 'ms between ConsumeQueue flushes.'),
+  flushConsumeQueueLeastPages: num('flushConsumeQueueLeastPages', 2, 'ConsumeQueue flush page threshold.', nonNegative),
+  flushConsumeQueueThoroughInterval: num('flushConsumeQueueThoroughInterval', 60000, 'ms after which a ConsumeQueue flush ignores the page threshold.'),
+  syncFlushTimeout: num('syncFlushTimeout', 5000, 'SYNC_FLUSH: ms a producer waits for the flush before FLUSH_DISK_TIMEOUT.'),
+  checkCRCOnRecover: {
+    name: 'checkCRCOnRecover',
+    type: 'boolean',
+    default: true,
+    doc: 'Verify BODYCRC of every record scanned by recovery.',
+  } as ConfigKey<boolean>,
+  maxTransferBytesOnMessageInMemory: num('maxTransferBytesOnMessageInMemory', 256 * 1024, 'Pull batch byte limit when the data is hot.'),
+  maxTransferCountOnMessageInMemory: num('maxTransferCountOnMessageInMemory', 32, 'Pull batch count limit when the data is hot.'),
+  maxTransferBytesOnMessageInDisk: num('maxTransferBytesOnMessageInDisk', 64 * 1024, 'Pull batch byte limit when the data is cold.'),
+  maxTransferCountOnMessageInDisk: num('maxTransferCountOnMessageInDisk', 8, 'Pull batch count limit when the data is cold.'),
+  accessMessageInMemoryMaxRatio: num('accessMessageInMemoryMaxRatio', 40, 'Percent of RAM behind the CommitLog end still considered in memory.', (v) =>
+    v >= 0 && v <= 100 ? null : 'must be 0..100',
+  ),
+  maxFilterMessageSize: num('maxFilterMessageSize', 16000, 'Bytes of ConsumeQueue scanned per pull (at least maxMsgNums × 20).'),
+  messageDelayLevel: {
+    name: 'messageDelayLevel',
+    type: 'string',
+    default: '1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h',
+    doc: 'Delay levels (units s, m, h, d); level n is queue n-1 of SCHEDULE_TOPIC_XXXX.',
+    validate: (v: string) => {
+      try {
+        parseDelayLevels(v);
+        return null;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    },
+  } as ConfigKey<string>,
+  brokerRole: {
+    name: 'brokerRole',
+    type: 'string',
+    default: 'ASYNC_MASTER',
+    doc: 'ASYNC_MASTER, SYNC_MASTER or SLAVE. A SLAVE store refuses puts.',
+    validate: (v: string) => (['ASYNC_MASTER', 'SYNC_MASTER', 'SLAVE'].includes(v) ? null : 'must be ASYNC_MASTER, SYNC_MASTER or SLAVE'),
+  } as ConfigKey<string>,
+  offsetCheckInSlave: {
+    name: 'offsetCheckInSlave',
+    type: 'boolean',
+    default: false,
+    doc: 'Whether a slave corrects pull offsets like a master.',
+  } as ConfigKey<boolean>,
+  destroyMapedFileIntervalForcibly: num('destroyMapedFileIntervalForcibly', 120000, 'ms after which a held segment is released forcibly.', positive, [
+    'destroyMappedFileIntervalForcibly',
+  ]),
+} satisfies Record<string, ConfigKey<ConfigValue>>;
+
+export interface StoreConfig {
+  storePathRootDir: string;
+  storePathCommitLog: string;
+  mappedFileSizeCommitLog: number;
+  mappedFileSizeConsumeQueue: number;
+  maxMessageSize: number;
+  flushDiskType: FlushDiskType;
+  flushIntervalCommitLog: number;
+  flushCommitLogLeastPages: number;
+  flushCommitLogThoroughInterval: number;
+  flushIntervalConsumeQueue: number;
+  flushConsumeQueueLeastPages: number;
+  flushConsumeQueueThoroughInterval: number;
+  syncFlushTimeout: number;
+  checkCRCOnRecover: boolean;
+  maxTransferBytesOnMessageInMemory: number;
+  maxTransferCountOnMessageInMemory: number;
+  maxTransferBytesOnMessageInDisk: number;
+  maxTransferCountOnMessageInDisk: number;
+  accessMessageInMemoryMaxRatio: number;
+  maxFilterMessageSize: number;
+  messageDelayLevel: string;
+  brokerRole: BrokerRole;
+  offsetCheckInSlave: boolean;
+  destroyMapedFileIntervalForcibly: number;
+}
+
+/** Typed config from broker.conf strings. @throws ConfigError on a bad value. */
+export function resolveStoreConfig(raw: Record<string, string>): StoreConfig {
+  return normalizeStoreConfig(resolveConfig(storeConfigSpec, raw) as unknown as StoreConfig);
+}
+
+/** Defaults for every key not given, validation, and derived rounding (CQ size to a multiple of 20). */
+export function completeStoreConfig(partial: Partial<StoreConfig>): StoreConfig {
+  const raw: Record<string, string> = {};
+  for (const [k, v] of Object.entries(partial)) if (v !== undefined) raw[k] = String(v);
+  return resolveStoreConfig(raw);
+}
+
+function normalizeStoreConfig(c: StoreConfig): StoreConfig {
+  const cq = Math.ceil(c.mappedFileSizeConsumeQueue / 20) * 20;
+  return { ...c, mappedFileSizeConsumeQueue: cq };
+}
+
+/** `<root>/commitlog` unless storePathCommitLog is set. */
+export function commitLogDir(c: StoreConfig): string {
+  return c.storePathCommitLog !== '' ? c.storePathCommitLog : path.join(c.storePathRootDir, 'commitlog');
+}
+
+/**
+ * Parses `messageDelayLevel` ("1s 5s 10s 30s 1m … 2h") into ms per level (index 0 = level 1),
+ * like `DefaultMessageStore.parseDelayLevel`. @throws Error on an unknown unit or a bad number.
+ */
+export function parseDelayLevels(text: string): number[] {
+  const unitMs: Record<string, number> = { s: 1000, m: 60000, h: 3600000, d: 86400000 };
+  return text
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t.length > 0)
+    .map((token) => {
+      const unit = token.slice(-1);
+      const value = Number(token.slice(0, -1));
+      if (!(unit in unitMs) || !Number.isFinite(value) || value < 0) throw new Error(`bad delay level "${token}"`);
+      return value * unitMs[unit]!;
+    });
+}

@@ -1,0 +1,113 @@
+/**
+ * RPCs the Node client never calls, driven with a raw grpc-js client over the same protos:
+ * QueryOffset / GetOffset / UpdateOffset / PullMessage (Java PullConsumer), plus error answers
+ * (unknown topic, garbage receipt handle, bad invisible time) and the Telemetry settings reply.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { protoIncludeDir } from '../../../src/grpc/proto/messaging-service.js';
+import { startHarness, type Harness } from './grpc-harness.js';
+
+type Client = grpc.Client & Record<string, (...args: unknown[]) => unknown>;
+
+function newClient(endpoints: string): Client {
+  const def = protoLoader.loadSync('apache/rocketmq/v2/service.proto', { includeDirs: [protoIncludeDir()], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as { apache: { rocketmq: { v2: { MessagingService: new (a: string, c: grpc.ChannelCredentials) => Client } } } };
+  return new pkg.apache.rocketmq.v2.MessagingService(endpoints, grpc.credentials.createInsecure());
+}
+
+function call<T>(c: Client, rpc: string, req: object): Promise<T> {
+  const md = new grpc.Metadata();
+  md.set('x-mq-client-id', 'raw-client@1');
+  return new Promise((resolve, reject) => (c[rpc] as (r: object, m: grpc.Metadata, cb: (e: Error | null, r: T) => void) => void).call(c, req, md, (e, r) => (e ? reject(e) : resolve(r))));
+}
+
+function stream<T>(c: Client, rpc: string, req: object): Promise<T[]> {
+  const md = new grpc.Metadata();
+  md.set('x-mq-client-id', 'raw-client@1');
+  const s = (c[rpc] as (r: object, m: grpc.Metadata, o: grpc.CallOptions) => grpc.ClientReadableStream<T>).call(c, req, md, { deadline: Date.now() + 10_000 });
+  const out: T[] = [];
+  return new Promise((resolve, reject) => {
+    s.on('data', (d: T) => out.push(d));
+    s.on('end', () => resolve(out));
+    s.on('error', reject);
+  });
+}
+
+const mq = (topic: string, id: number) => ({ topic: { name: topic }, id, permission: 'READ_WRITE', accept_message_types: [] });
+
+describe('raw gRPC calls', { timeout: 30_000 }, () => {
+  let h: Harness;
+  let client: Client;
+
+  before(async () => {
+    h = await startHarness();
+    client = newClient(h.endpoints);
+  });
+
+  after(async () => {
+    client?.close();
+    await h?.stop();
+  });
+
+  it('offsets and pull', async () => {
+    const msg = (i: number) => ({
+      topic: { name: 'RAW_T' },
+      user_properties: {},
+      body: Buffer.from(`raw-${i}`),
+      system_properties: { keys: [`raw-${i}`], message_id: `RAW${i}`, body_encoding: 'IDENTITY', message_type: 'NORMAL', queue_id: 1, born_host: 'h' },
+    });
+    for (let i = 0; i < 3; i++) {
+      const r = await call<{ status: { code: string }; entries: Array<{ offset: number }> }>(client, 'SendMessage', { messages: [msg(i)] });
+      assert.equal(r.status.code, 'OK');
+      assert.equal(r.entries[0]!.offset, i);
+    }
+    const end = await call<{ status: { code: string }; offset: number }>(client, 'QueryOffset', { message_queue: mq('RAW_T', 1), query_offset_policy: 'END' });
+    assert.deepEqual([end.status.code, end.offset], ['OK', 3]);
+    const begin = await call<{ offset: number }>(client, 'QueryOffset', { message_queue: mq('RAW_T', 1), query_offset_policy: 'BEGINNING' });
+    assert.equal(begin.offset, 0);
+    const none = await call<{ status: { code: string } }>(client, 'GetOffset', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 1) });
+    assert.equal(none.status.code, 'OFFSET_NOT_FOUND');
+    assert.equal((await call<{ status: { code: string } }>(client, 'UpdateOffset', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 1), offset: 2 })).status.code, 'OK');
+    assert.equal((await call<{ status: { code: string } }>(client, 'UpdateOffset', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 1), offset: 9 })).status.code, 'ILLEGAL_OFFSET');
+    assert.equal((await call<{ offset: number }>(client, 'GetOffset', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 1) })).offset, 2);
+    const pulled = await stream<Record<string, unknown>>(client, 'PullMessage', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 1), offset: 1, batch_size: 10, long_polling_timeout: { seconds: 0, nanos: 0 } });
+    assert.deepEqual(pulled[0], { status: { code: 'OK', message: 'OK' }, content: 'status' });
+    const bodies = pulled.filter((p) => p.content === 'message').map((p) => (p.message as { body: Buffer }).body.toString());
+    assert.deepEqual(bodies, ['raw-1', 'raw-2']);
+    assert.equal(pulled.at(-1)!.next_offset, 3);
+    const t0 = Date.now();
+    const empty = await stream<Record<string, unknown>>(client, 'PullMessage', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 1), offset: 3, batch_size: 10, long_polling_timeout: { seconds: 1, nanos: 0 } });
+    assert.equal((empty[0]!.status as { code: string }).code, 'MESSAGE_NOT_FOUND');
+    assert.ok(Date.now() - t0 >= 900, 'long-polled');
+  });
+
+  it('error answers', async () => {
+    const route = await call<{ status: { code: string } }>(client, 'QueryRoute', { topic: { name: 'bad topic!' } });
+    assert.equal(route.status.code, 'ILLEGAL_TOPIC');
+    const ack = await call<{ status: { code: string } }>(client, 'AckMessage', { group: { name: 'RAW_G' }, topic: { name: 'RAW_T' }, entries: [{ message_id: 'x', receipt_handle: 'garbage' }] });
+    assert.equal(ack.status.code, 'INVALID_RECEIPT_HANDLE');
+    const recv = await stream<Record<string, unknown>>(client, 'ReceiveMessage', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 0), batch_size: 1, invisible_duration: { seconds: 100_000, nanos: 0 } });
+    assert.equal((recv[0]!.status as { code: string }).code, 'ILLEGAL_INVISIBLE_TIME');
+    const unknown = await stream<Record<string, unknown>>(client, 'ReceiveMessage', { group: { name: 'RAW_G' }, message_queue: mq('NO_SUCH_TOPIC', 0), batch_size: 1 });
+    assert.equal((unknown[0]!.status as { code: string }).code, 'TOPIC_NOT_FOUND');
+    const end = await call<{ status: { code: string } }>(client, 'EndTransaction', { topic: { name: 'RAW_T' }, message_id: 'x', transaction_id: 'nope', resolution: 'COMMIT', source: 'SOURCE_CLIENT' });
+    assert.equal(end.status.code, 'INVALID_TRANSACTION_ID');
+  });
+
+  it('telemetry answers settings at once', async () => {
+    const md = new grpc.Metadata();
+    md.set('x-mq-client-id', 'raw-telemetry@1');
+    const duplex = (client.Telemetry as (m: grpc.Metadata) => grpc.ClientDuplexStream<object, Record<string, unknown>>).call(client, md);
+    const reply = new Promise<Record<string, unknown>>((resolve) => duplex.once('data', resolve));
+    duplex.write({ settings: { client_type: 'PRODUCER', publishing: { topics: [{ name: 'RAW_T' }] }, user_agent: { language: 'JAVA', version: '5.0.0' } } });
+    const r = await reply;
+    assert.equal(r.command, 'settings');
+    const settings = r.settings as { publishing: { max_body_size: number }; backoff_policy: { exponential_backoff: { initial: { seconds: number } } } };
+    assert.equal(settings.publishing.max_body_size, 4 * 1024 * 1024);
+    assert.equal(settings.backoff_policy.exponential_backoff.initial.seconds, 1);
+    duplex.end();
+  });
+});

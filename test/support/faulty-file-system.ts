@@ -1,0 +1,78 @@
+/**
+ * A FileSystem for tests: delegates to the real Node implementation and lets a test inject
+ * faults — a slow fdatasync (delay in ms, resolved by a ref'd timer), failing calls, and counts
+ * of fdatasync calls (to observe group commit).
+ */
+import type { FileStat, FileSystem, OpenMode } from '../../src/common/fs/file-system.js';
+import { NodeFileSystem } from '../../src/common/fs/node-file-system.js';
+
+export class FaultyFileSystem implements FileSystem {
+  private readonly real = new NodeFileSystem();
+  /** Extra delay before every fdatasync/fsync completes. */
+  fdatasyncDelayMs = 0;
+  /** When set, fdatasync rejects with this error code. */
+  fdatasyncErrorCode: string | null = null;
+  fdatasyncCalls = 0;
+  /** When set, pwrite throws this error code (e.g. 'ENOSPC'). */
+  pwriteErrorCode: string | null = null;
+
+  open(p: string, mode: OpenMode): number {
+    return this.real.open(p, mode);
+  }
+  close(fd: number): void {
+    this.real.close(fd);
+  }
+  pread(fd: number, buf: Buffer, off: number, len: number, pos: number): number {
+    return this.real.pread(fd, buf, off, len, pos);
+  }
+  pwrite(fd: number, buf: Buffer, off: number, len: number, pos: number): number {
+    if (this.pwriteErrorCode) throw Object.assign(new Error(`injected ${this.pwriteErrorCode}`), { code: this.pwriteErrorCode });
+    return this.real.pwrite(fd, buf, off, len, pos);
+  }
+  ftruncate(fd: number, len: number): void {
+    this.real.ftruncate(fd, len);
+  }
+  async fdatasync(fd: number): Promise<void> {
+    this.fdatasyncCalls++;
+    if (this.fdatasyncDelayMs > 0) await new Promise((r) => setTimeout(r, this.fdatasyncDelayMs));
+    if (this.fdatasyncErrorCode) throw Object.assign(new Error(`injected ${this.fdatasyncErrorCode}`), { code: this.fdatasyncErrorCode });
+    return this.real.fdatasync(fd);
+  }
+  async fsync(fd: number): Promise<void> {
+    if (this.fdatasyncDelayMs > 0) await new Promise((r) => setTimeout(r, this.fdatasyncDelayMs));
+    return this.real.fsync(fd);
+  }
+  fstatSize(fd: number): number {
+    return this.real.fstatSize(fd);
+  }
+  stat(p: string): FileStat | null {
+    return this.real.stat(p);
+  }
+  readdir(dir: string): string[] {
+    return this.real.readdir(dir);
+  }
+  mkdirp(dir: string): void {
+    this.real.mkdirp(dir);
+  }
+  unlink(p: string): void {
+    this.real.unlink(p);
+  }
+  rmrf(p: string): void {
+    this.real.rmrf(p);
+  }
+  rename(a: string, b: string): void {
+    this.real.rename(a, b);
+  }
+  exists(p: string): boolean {
+    return this.real.exists(p);
+  }
+  readFile(p: string): Buffer | null {
+    return this.real.readFile(p);
+  }
+  writeFileDurable(p: string, data: Buffer): Promise<void> {
+    return this.real.writeFileDurable(p, data);
+  }
+  writeFile(p: string, data: Buffer): void {
+    this.real.writeFile(p, data);
+  }
+}

@@ -1,0 +1,16 @@
+/** Small seeded PRNG (mulberry32) so randomized tests can print and replay their seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function seedFromEnv(name: string): number {
+  const v = process.env[name];
+  return v ? Number(v) : Math.floor(Math.random() * 2 ** 31);
+}

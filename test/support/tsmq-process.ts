@@ -1,0 +1,103 @@
+/**
+ * Runs `tsmq start` (nameserver + broker in one process) as a child process for
+ * integration tests, on free loopback ports and a temp store directory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TsmqProcessOptions {
+  storeDir: string;
+  namesrvPort?: number;
+  listenPort?: number;
+  /** Extra RocketMQ config keys passed as `-o key=value`. */
+  options?: Record<string, string>;
+  startTimeoutMs?: number;
+}
+
+export class TsmqProcess {
+  private output = '';
+  private exited: Promise<number | null>;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly namesrvPort: number,
+    readonly listenPort: number,
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    const collect = (b: Buffer): void => {
+      this.output += b.toString();
+      if (this.output.length > 200_000) this.output = this.output.slice(-100_000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+  }
+
+  get namesrvAddr(): string {
+    return `127.0.0.1:${this.namesrvPort}`;
+  }
+
+  get brokerAddr(): string {
+    return `127.0.0.1:${this.listenPort}`;
+  }
+
+  /** Everything the process printed so far (for failure messages). */
+  get log(): string {
+    return this.output;
+  }
+
+  static async start(opts: TsmqProcessOptions): Promise<TsmqProcess> {
+    const namesrvPort = opts.namesrvPort ?? (await freePort());
+    const listenPort = opts.listenPort ?? (await freePort());
+    const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir];
+    for (const [k, v] of Object.entries(opts.options ?? {})) args.push('-o', `${k}=${v}`);
+    const child = spawn(process.execPath, args, {
+      cwd: repoRoot,
+      env: { ...process.env, TSMQ_LOG_LEVEL: process.env.TSMQ_LOG_LEVEL ?? 'warn', NODE_TEST_CONTEXT: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const p = new TsmqProcess(child, namesrvPort, listenPort);
+    await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 30_000);
+    return p;
+  }
+
+  async waitFor(pattern: RegExp, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(this.output)) {
+      if (this.child.exitCode !== null) throw new Error(`tsmq exited (${this.child.exitCode}) before ${pattern}:\n${this.output}`);
+      if (Date.now() > deadline) throw new Error(`timeout waiting for ${pattern}:\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGTERM and wait for a clean exit; returns the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    this.child.kill('SIGTERM');
+    return await this.exited;
+  }
+
+  /** SIGKILL (crash) and wait until the process is gone. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}

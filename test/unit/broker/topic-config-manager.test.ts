@@ -1,0 +1,130 @@
+import { describe, it, afterEach, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TopicConfigManager } from '../../../src/broker/topic/topic-config-manager.js';
+import { SubscriptionGroupManager } from '../../../src/broker/subscription/subscription-group-manager.js';
+import { ManualClock } from '../../../src/common/time/clock.js';
+import { BrokerHarness } from './support/broker-harness.js';
+import { RequestCode } from '../../../src/remoting/codes/request-code.js';
+import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
+
+let dir: string;
+const clock = new ManualClock(1_700_000_000_000);
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tsmq-topics-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function manager(opts: Partial<ConstructorParameters<typeof TopicConfigManager>[1]> = {}): TopicConfigManager {
+  return new TopicConfigManager(join(dir, 'topics.json'), {
+    clock,
+    brokerName: 'broker-a',
+    brokerClusterName: 'DefaultCluster',
+    autoCreateTopicEnable: true,
+    ...opts,
+  });
+}
+
+describe('TopicConfigManager', () => {
+  it("has Apache's system topics", () => {
+    const m = manager();
+    const q = (t: string) => {
+      const c = m.selectTopicConfig(t)!;
+      return [c.readQueueNums, c.writeQueueNums, c.perm];
+    };
+    assert.deepEqual(q('TBW102'), [8, 8, 7]);
+    assert.deepEqual(q('SCHEDULE_TOPIC_XXXX'), [18, 18, 6]);
+    assert.deepEqual(q('SELF_TEST_TOPIC'), [1, 1, 6]);
+    assert.deepEqual(q('OFFSET_MOVED_EVENT'), [1, 1, 6]);
+    assert.deepEqual(q('DefaultCluster'), [16, 16, 7]);
+    assert.deepEqual(q('broker-a'), [1, 1, 7]);
+    assert.deepEqual(q('DefaultCluster_REPLY_TOPIC'), [1, 1, 6]);
+    assert.equal(manager({ autoCreateTopicEnable: false }).selectTopicConfig('TBW102'), undefined);
+  });
+
+  it('persists topics.json in the RocketMQ shape and reloads it, data version bumped per change', async () => {
+    const m = manager();
+    const seen: string[] = [];
+    m.onChange((t) => seen.push(t));
+    m.createTopicInSendMessageMethod('TopicX', 'TBW102', 4, 0);
+    m.createTopicInSendMessageBackMethod('%RETRY%G', 1, 6, 0);
+    assert.deepEqual(seen, ['TopicX', '%RETRY%G']);
+    assert.equal(m.dataVersion.counter, 2);
+    await m.whenPersisted();
+    const doc = JSON.parse(readFileSync(join(dir, 'topics.json'), 'utf8'));
+    assert.deepEqual(doc.topicConfigTable.TopicX, {
+      topicName: 'TopicX', readQueueNums: 4, writeQueueNums: 4, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false, attributes: {},
+    });
+    assert.deepEqual(Object.keys(doc.dataVersion).sort(), ['counter', 'stateVersion', 'timestamp']);
+    const again = manager();
+    again.load();
+    assert.equal(again.selectTopicConfig('%RETRY%G')!.writeQueueNums, 1);
+    assert.equal(again.dataVersion.counter, 2);
+  });
+
+  it('auto-creation takes min(client queue count, TBW102 write queues) and needs the inherit bit', () => {
+    const m = manager();
+    assert.equal(m.createTopicInSendMessageMethod('Big', 'TBW102', 64, 0)!.writeQueueNums, 8);
+    assert.equal(m.createTopicInSendMessageMethod('X', 'SELF_TEST_TOPIC', 4, 0), undefined, 'perm 6 has no inherit bit');
+    assert.equal(m.createTopicInSendMessageMethod('Y', 'NoSuchDefault', 4, 0), undefined);
+  });
+
+  it('loads an Apache topics.json', () => {
+    writeFileSync(
+      join(dir, 'topics.json'),
+      '{"dataVersion":{"counter":7,"timestamp":1},"topicConfigTable":{"TopicTest":{"order":false,"perm":6,"readQueueNums":2,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":2}}}',
+    );
+    const m = manager();
+    m.load();
+    assert.equal(m.selectTopicConfig('TopicTest')!.readQueueNums, 2);
+    assert.equal(m.selectTopicConfig('TBW102')!.perm, 7, 'system topics stay');
+  });
+});
+
+describe('SubscriptionGroupManager', () => {
+  it('auto-creates groups with retryQueueNums 1 and retryMaxTimes 16 and persists them', async () => {
+    const m = new SubscriptionGroupManager(join(dir, 'subscriptionGroup.json'), { clock, autoCreateSubscriptionGroup: true });
+    const g = m.findSubscriptionGroupConfig('GID_X')!;
+    assert.deepEqual([g.retryQueueNums, g.retryMaxTimes, g.consumeEnable, g.whichBrokerWhenConsumeSlowly], [1, 16, true, 1]);
+    await m.whenPersisted();
+    const doc = JSON.parse(readFileSync(join(dir, 'subscriptionGroup.json'), 'utf8'));
+    assert.equal(doc.subscriptionGroupTable.GID_X.retryMaxTimes, 16);
+    const off = new SubscriptionGroupManager(join(dir, 'other.json'), { clock, autoCreateSubscriptionGroup: false });
+    assert.equal(off.findSubscriptionGroupConfig('GID_Y'), undefined);
+  });
+});
+
+describe('topic admin requests (17, 21, 215)', () => {
+  let h: BrokerHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('creates, lists and deletes a topic', async () => {
+    h = await BrokerHarness.create();
+    const created = await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic: 'Admin1', defaultTopic: 'TBW102', readQueueNums: 2, writeQueueNums: 3, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false });
+    assert.equal(created.code, ResponseCode.SUCCESS);
+    const all = await h.call(RequestCode.GET_ALL_TOPIC_CONFIG, null);
+    const table = JSON.parse(all.body!.toString()).topicConfigTable;
+    assert.deepEqual([table.Admin1.readQueueNums, table.Admin1.writeQueueNums], [2, 3]);
+    await h.send('Admin1', 'x');
+    h.ctx.consumerOffsetManager.commitOffset('c', 'G', 'Admin1', 0, 1);
+    assert.equal((await h.call(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: 'Admin1' })).code, ResponseCode.SUCCESS);
+    assert.equal(h.ctx.topicConfigManager.selectTopicConfig('Admin1'), undefined);
+    assert.equal(h.ctx.consumerOffsetManager.queryOffset('G', 'Admin1', 0), -1);
+    assert.equal(h.store.getMaxOffsetInQueue('Admin1', 0), 0);
+  });
+
+  it('refuses illegal names, system topics and the cluster name', async () => {
+    h = await BrokerHarness.create();
+    for (const topic of ['bad name', 'SCHEDULE_TOPIC_XXXX', 'DefaultCluster']) {
+      const r = await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic, readQueueNums: 1, writeQueueNums: 1, perm: 6 });
+      assert.equal(r.code, ResponseCode.SYSTEM_ERROR, topic);
+    }
+    assert.equal((await h.call(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: 'TBW102' })).code, ResponseCode.SYSTEM_ERROR);
+  });
+});

@@ -1,0 +1,159 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../../src/common/time/clock.js';
+import { RouteInfoManager } from '../../../src/namesrv/route/route-info-manager.js';
+import type { DataVersion, RegisterBrokerRequest, TopicConfig } from '../../../src/namesrv/route/route-types.js';
+import { encodeTopicRouteData } from '../../../src/namesrv/route/route-json.js';
+
+function topics(...list: Array<[string, number, number?]>): Map<string, TopicConfig> {
+  return new Map(list.map(([name, nums, perm]) => [name, { topicName: name, readQueueNums: nums, writeQueueNums: nums, perm: perm ?? 6, topicSysFlag: 0 }]));
+}
+
+function reg(over: Partial<RegisterBrokerRequest> & { table?: Map<string, TopicConfig>; dv?: DataVersion }): RegisterBrokerRequest {
+  return {
+    clusterName: 'DefaultCluster',
+    brokerAddr: '10.0.0.1:10911',
+    brokerName: 'broker-a',
+    brokerId: 0,
+    haServerAddr: '10.0.0.1:10912',
+    topicConfigWrapper: { topicConfigTable: over.table ?? topics(['TopicA', 4]), dataVersion: over.dv ?? { stateVersion: 0, timestamp: 1, counter: 1 } },
+    ...over,
+  };
+}
+
+test('master registration creates queue and broker data; route is sorted and stable', () => {
+  const m = new RouteInfoManager({ clock: new ManualClock(1000) });
+  m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:10911', table: topics(['TopicA', 8]) }));
+  const result = m.registerBroker(reg({}));
+  assert.deepEqual(result, { haServerAddr: null, masterAddr: null });
+  const route = m.pickupTopicRouteData('TopicA')!;
+  assert.deepEqual(route.queueDatas.map((q) => [q.brokerName, q.readQueueNums]), [['broker-a', 4], ['broker-b', 8]]);
+  assert.deepEqual(route.brokerDatas.map((b) => b.brokerName), ['broker-a', 'broker-b']);
+  assert.equal(
+    encodeTopicRouteData(route).toString(),
+    '{"brokerDatas":[' +
+      '{"brokerAddrs":{"0":"10.0.0.1:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false},' +
+      '{"brokerAddrs":{"0":"10.0.0.2:10911"},"brokerName":"broker-b","cluster":"DefaultCluster","enableActingMaster":false}],' +
+      '"filterServerTable":{},"queueDatas":[' +
+      '{"brokerName":"broker-a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4},' +
+      '{"brokerName":"broker-b","perm":6,"readQueueNums":8,"topicSysFlag":0,"writeQueueNums":8}]}',
+  );
+  assert.equal(m.pickupTopicRouteData('Nope'), null);
+  assert.deepEqual(m.getAllTopicList(), ['TopicA']);
+  assert.deepEqual([...m.clusterAddrTable.get('DefaultCluster')!].sort(), ['broker-a', 'broker-b']);
+});
+
+test('slave gets its master address and HA address; slave topic data is ignored', () => {
+  const m = new RouteInfoManager({ clock: new ManualClock(0) });
+  m.registerBroker(reg({}));
+  const r = m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.9:10911', haServerAddr: '10.0.0.9:10912', table: topics(['SlaveOnly', 2]) }));
+  assert.deepEqual(r, { haServerAddr: '10.0.0.1:10912', masterAddr: '10.0.0.1:10911' });
+  assert.equal(m.pickupTopicRouteData('SlaveOnly'), null);
+  assert.deepEqual([...m.pickupTopicRouteData('TopicA')!.brokerDatas[0]!.brokerAddrs], [[0, '10.0.0.1:10911'], [1, '10.0.0.9:10911']]);
+  // a slave without a live master gets nothing
+  const m2 = new RouteInfoManager();
+  assert.deepEqual(m2.registerBroker(reg({ brokerId: 1 })), { haServerAddr: null, masterAddr: null });
+});
+
+test('one address keeps one broker id (slave promoted to master)', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.5:10911' }));
+  m.registerBroker(reg({ brokerId: 0, brokerAddr: '10.0.0.5:10911' }));
+  assert.deepEqual([...m.brokerAddrTable.get('broker-a')!.brokerAddrs], [[0, '10.0.0.5:10911']]);
+});
+
+test('queue data only changes when the dataVersion changes', () => {
+  const m = new RouteInfoManager();
+  const dv = { stateVersion: 0, timestamp: 5, counter: 1 };
+  m.registerBroker(reg({ dv }));
+  m.registerBroker(reg({ dv, table: topics(['TopicA', 16], ['TopicB', 1]) }));
+  assert.equal(m.pickupTopicRouteData('TopicA')!.queueDatas[0]!.readQueueNums, 4);
+  assert.equal(m.pickupTopicRouteData('TopicB'), null);
+  assert.equal(m.isBrokerTopicConfigChanged('10.0.0.1:10911', dv), false);
+  const dv2 = { ...dv, counter: 2 };
+  assert.equal(m.isBrokerTopicConfigChanged('10.0.0.1:10911', dv2), true);
+  m.registerBroker(reg({ dv: dv2, table: topics(['TopicA', 16], ['TopicB', 1]) }));
+  assert.equal(m.pickupTopicRouteData('TopicA')!.queueDatas[0]!.readQueueNums, 16);
+  assert.equal(m.pickupTopicRouteData('TopicB')!.queueDatas[0]!.readQueueNums, 1);
+  assert.equal(m.isBrokerTopicConfigChanged('10.9.9.9:1', dv2), true, 'unknown broker counts as changed');
+});
+
+test('brokers silent for more than 120 s are dropped; heartbeats keep them', () => {
+  const clock = new ManualClock(10_000);
+  const m = new RouteInfoManager({ clock });
+  m.registerBroker(reg({}));
+  m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:10911', table: topics(['TopicB', 2]), channelId: 'ch-b' }));
+  clock.advance(60_000);
+  assert.equal(m.updateBrokerInfoUpdateTimestamp('10.0.0.2:10911'), true);
+  assert.equal(m.updateBrokerInfoUpdateTimestamp('10.9.9.9:1'), false);
+  clock.advance(60_000); // broker-a silent exactly 120 s: still alive (Apache uses strict >)
+  assert.deepEqual(m.scanNotActiveBroker(), []);
+  clock.advance(1);
+  assert.deepEqual(m.scanNotActiveBroker(), [{ brokerAddr: '10.0.0.1:10911', channelId: null }]);
+  assert.equal(m.pickupTopicRouteData('TopicA'), null);
+  assert.equal(m.brokerAddrTable.has('broker-a'), false);
+  assert.deepEqual([...m.clusterAddrTable.get('DefaultCluster')!], ['broker-b']);
+  clock.advance(60_000);
+  assert.deepEqual(m.scanNotActiveBroker(), [{ brokerAddr: '10.0.0.2:10911', channelId: 'ch-b' }]);
+  assert.equal(m.clusterAddrTable.size, 0);
+  assert.equal(m.topicQueueTable.size, 0);
+  assert.equal(m.brokerLiveTable.size, 0);
+});
+
+test('per-broker heartbeat timeout (Apache 5 heartbeatTimeoutMillis)', () => {
+  const clock = new ManualClock(0);
+  const m = new RouteInfoManager({ clock });
+  m.registerBroker(reg({ heartbeatTimeoutMs: 10_000 }));
+  clock.advance(10_001);
+  assert.equal(m.scanNotActiveBroker().length, 1);
+});
+
+test('a master leaving keeps the group while a slave remains; the last one removes its topics', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({}));
+  m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.9:10911' }));
+  m.unregisterBroker('DefaultCluster', '10.0.0.1:10911', 'broker-a', 0);
+  const route = m.pickupTopicRouteData('TopicA')!;
+  assert.deepEqual([...route.brokerDatas[0]!.brokerAddrs], [[1, '10.0.0.9:10911']]);
+  m.unregisterBroker('DefaultCluster', '10.0.0.9:10911', 'broker-a', 1);
+  assert.equal(m.pickupTopicRouteData('TopicA'), null);
+  assert.equal(m.clusterAddrTable.size, 0);
+});
+
+test('onChannelDestroy drops the broker registered over that channel', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({ channelId: 'c1' }));
+  assert.equal(m.onChannelDestroy('other'), null);
+  assert.deepEqual(m.onChannelDestroy('c1'), { brokerAddr: '10.0.0.1:10911', channelId: 'c1' });
+  assert.equal(m.brokerAddrTable.size, 0);
+});
+
+test('auto-create route from TBW102: min(4, writeQueueNums) queues, inherit bit removed', () => {
+  const m = new RouteInfoManager();
+  assert.equal(m.pickupAutoCreateRouteData(), null);
+  m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['TopicA', 4]) }));
+  m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:10911', table: topics(['TBW102', 2, 7]) }));
+  const route = m.pickupAutoCreateRouteData()!;
+  assert.deepEqual(route.queueDatas, [
+    { brokerName: 'broker-a', readQueueNums: 4, writeQueueNums: 4, perm: 6, topicSysFlag: 0 },
+    { brokerName: 'broker-b', readQueueNums: 2, writeQueueNums: 2, perm: 6, topicSysFlag: 0 },
+  ]);
+  assert.deepEqual(route.brokerDatas.map((b) => b.brokerName), ['broker-a', 'broker-b']);
+  // the template itself is untouched
+  assert.equal(m.pickupTopicRouteData('TBW102')!.queueDatas[0]!.perm, 7);
+});
+
+test('deleteTopic everywhere or per cluster; deleteTopicWithBrokerRegistration option', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1]) }));
+  m.registerBroker(reg({ clusterName: 'C2', brokerName: 'broker-c', brokerAddr: '10.0.0.3:1', table: topics(['T1', 1]) }));
+  m.deleteTopic('T1', 'C2');
+  assert.deepEqual(m.pickupTopicRouteData('T1')!.queueDatas.map((q) => q.brokerName), ['broker-a']);
+  m.deleteTopic('T1');
+  assert.equal(m.pickupTopicRouteData('T1'), null);
+
+  const m2 = new RouteInfoManager({ deleteTopicWithBrokerRegistration: true });
+  m2.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1]), dv: { stateVersion: 0, timestamp: 1, counter: 1 } }));
+  m2.registerBroker(reg({ table: topics(['T2', 1]), dv: { stateVersion: 0, timestamp: 1, counter: 2 } }));
+  assert.deepEqual(m2.getAllTopicList(), ['T2']);
+});

@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  getBoolean, getInt, getLong, getOptionalBoolean, getOptionalInt, getOptionalLong, getOptionalString, getString, HeaderError,
+} from '../../../src/remoting/headers/header-fields.js';
+
+function throwsHeader(fn: () => unknown, message: string): void {
+  assert.throws(fn, (e: unknown) => e instanceof HeaderError && e.message === message && e.code === 'HEADER_INVALID');
+}
+
+test('strings: JSON strings, numbers and booleans become text; missing throws Apache wording', () => {
+  const ext = { topic: 'T', n: 5, b: false };
+  assert.equal(getString(ext, 'topic'), 'T');
+  assert.equal(getString(ext, 'n'), '5');
+  assert.equal(getString(ext, 'b'), 'false');
+  throwsHeader(() => getString(ext, 'consumerGroup'), 'the custom field <consumerGroup> is null');
+  throwsHeader(() => getString(null, 'topic'), 'the custom field <topic> is null');
+  assert.equal(getOptionalString(ext, 'x'), undefined);
+  assert.equal(getOptionalString(undefined, 'x'), undefined);
+});
+
+test('ints accept numbers and numeric strings, reject garbage and out-of-range', () => {
+  assert.equal(getInt({ q: 3 }, 'q'), 3);
+  assert.equal(getInt({ q: '-7' }, 'q'), -7);
+  assert.equal(getInt({ q: ' 12 ' }, 'q'), 12);
+  assert.equal(getInt({ q: '+4' }, 'q'), 4);
+  throwsHeader(() => getInt({ q: 'abc' }, 'q'), 'the custom field <q> is not a number: abc');
+  throwsHeader(() => getInt({ q: '1.5' }, 'q'), 'the custom field <q> is not a number: 1.5');
+  throwsHeader(() => getInt({ q: 1.5 }, 'q'), 'the custom field <q> is not a number: 1.5');
+  throwsHeader(() => getInt({ q: '' }, 'q'), 'the custom field <q> is not a number: ');
+  throwsHeader(() => getInt({ q: true }, 'q'), 'the custom field <q> is not a number: true');
+  throwsHeader(() => getInt({ q: 2147483648 }, 'q'), 'the custom field <q> is out of range: 2147483648');
+  throwsHeader(() => getInt({}, 'queueId'), 'the custom field <queueId> is null');
+  assert.equal(getOptionalInt({}, 'q'), undefined);
+  assert.equal(getOptionalInt({ q: '0' }, 'q'), 0);
+});
+
+test('longs are JS numbers up to 2^53', () => {
+  assert.equal(getLong({ o: '1700000000000' }, 'o'), 1700000000000);
+  assert.equal(getLong({ o: -1 }, 'o'), -1);
+  assert.equal(getLong({ o: '9007199254740991' }, 'o'), Number.MAX_SAFE_INTEGER);
+  throwsHeader(() => getLong({ o: '9223372036854775807' }, 'o'), 'the custom field <o> is out of range: 9223372036854775807');
+  throwsHeader(() => getLong({ o: 'x1' }, 'o'), 'the custom field <o> is not a number: x1');
+  assert.equal(getOptionalLong({ o: 4 }, 'o'), 4);
+  assert.equal(getOptionalLong({}, 'o'), undefined);
+});
+
+test('booleans accept true/false as JSON or text in any case', () => {
+  assert.equal(getBoolean({ k: false }, 'k'), false);
+  assert.equal(getBoolean({ k: 'TRUE' }, 'k'), true);
+  assert.equal(getBoolean({ k: 'false' }, 'k'), false);
+  throwsHeader(() => getBoolean({ k: 'yes' }, 'k'), 'the custom field <k> is not a boolean: yes');
+  throwsHeader(() => getBoolean({ k: 1 }, 'k'), 'the custom field <k> is not a boolean: 1');
+  throwsHeader(() => getBoolean({}, 'unitMode'), 'the custom field <unitMode> is null');
+  assert.equal(getOptionalBoolean({}, 'k'), undefined);
+  assert.equal(getOptionalBoolean({ k: true }, 'k'), true);
+});

@@ -1,0 +1,179 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { silentLogger } from '../../../src/common/logging/logger.js';
+import { ManualClock } from '../../../src/common/time/clock.js';
+import { NodeFileSystem } from '../../../src/common/fs/node-file-system.js';
+import { ConsumeQueue } from '../../../src/store/consumequeue/consume-queue.js';
+import type { StoreTimeLookup } from '../../../src/store/consumequeue/consume-queue-time-search.js';
+import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+
+function newQueue(root: string, fileSize = 200): ConsumeQueue {
+  return new ConsumeQueue({ topic: 'T', queueId: 0, rootDir: root, fileSize, fs: new NodeFileSystem(), clock: new ManualClock(0), logger: silentLogger });
+}
+
+test('ConsumeQueue: 20-byte entries, idempotent puts, min/max, files of 10 entries', () => {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root);
+    for (let q = 0; q < 25; q++) assert.equal(cq.putMessagePositionInfo(q * 100, 100, 7, q), true);
+    assert.equal(cq.getMaxOffsetInQueue(), 25);
+    assert.equal(cq.getMinOffsetInQueue(), 0);
+    assert.equal(cq.getMaxPhysicOffset(), 2500);
+    // rebuilding the same entries is a no-op
+    for (let q = 0; q < 25; q++) cq.putMessagePositionInfo(q * 100, 100, 7, q);
+    assert.equal(cq.getMaxOffsetInQueue(), 25);
+    assert.deepEqual(cq.getEntry(13), { phyOffset: 1300, size: 100, tagsCode: 7 });
+    const slice = cq.readEntries(7, 100)!;
+    assert.equal(slice.count, 3, 'up to the end of the CQ file');
+    assert.equal(cq.rollNextFile(7), 10);
+    cq.shutdown();
+    const files = fs.readdirSync(path.join(root, 'T', '0')).sort();
+    assert.deepEqual(files, ['00000000000000000000', '00000000000000000200', '00000000000000000400']);
+    const raw = fs.readFileSync(path.join(root, 'T', '0', files[1]!));
+    assert.equal(raw.length, 200);
+    assert.equal(raw.readBigInt64BE(0), 1000n);
+    assert.equal(raw.readInt32BE(8), 100);
+    assert.equal(raw.readBigInt64BE(12), 7n);
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('ConsumeQueue: a queue starting at offset 13 pre-blank fills its first file and starts its min there', () => {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root);
+    cq.putMessagePositionInfo(5000, 100, 1, 13);
+    assert.equal(cq.getMinOffsetInQueue(), 13);
+    assert.equal(cq.getMaxOffsetInQueue(), 14);
+    assert.equal(cq.getEntry(12), null, 'pre-blank entries are not data');
+    cq.shutdown();
+    const raw = fs.readFileSync(path.join(root, 'T', '0', '00000000000000000200'));
+    assert.equal(raw.readInt32BE(8), 0x7fffffff, 'pre-blank entry (0, Integer.MAX_VALUE, 0)');
+    const again = newQueue(root);
+    again.load();
+    again.recover();
+    again.correctMinOffset(0);
+    assert.equal(again.getMinOffsetInQueue(), 13, 'pre-blanks never become the min');
+    assert.equal(again.getMaxPhysicOffset(), 5100);
+    again.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('ConsumeQueue.correctMinOffset: 10,000 entries of 100-byte records, commit-log min 2000 ⇒ min 20; all older ⇒ min = max', () => {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root, 6000);
+    for (let q = 0; q < 10_000; q++) cq.putMessagePositionInfo(q * 100, 100, 0, q);
+    cq.correctMinOffset(2000);
+    assert.equal(cq.getMinOffsetInQueue(), 20);
+    cq.correctMinOffset(10_000 * 100);
+    assert.equal(cq.getMinOffsetInQueue(), 10_000);
+    assert.equal(cq.getMaxOffsetInQueue(), 10_000);
+    cq.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('ConsumeQueue.truncateDirtyLogicFiles removes entries at/after the physical offset and empty files', () => {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root);
+    for (let q = 0; q < 25; q++) cq.putMessagePositionInfo(q * 100, 100, 0, q);
+    assert.equal(cq.truncateDirtyLogicFiles(1250), 12);
+    assert.equal(cq.getMaxOffsetInQueue(), 13);
+    assert.equal(cq.getMaxPhysicOffset(), 1300);
+    assert.equal(cq.truncateDirtyLogicFiles(1000), 3);
+    assert.equal(cq.getMaxOffsetInQueue(), 10);
+    assert.deepEqual(fs.readdirSync(path.join(root, 'T', '0')), ['00000000000000000000'], 'the emptied second file is deleted');
+    cq.putMessagePositionInfo(1000, 100, 0, 10);
+    assert.equal(cq.getMaxOffsetInQueue(), 11);
+    cq.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+function lookupFor(times: Map<number, number>, minPhy = 0): StoreTimeLookup {
+  return { getStoreTimestamp: (o) => times.get(o) ?? -1, getMinPhyOffset: () => minPhy };
+}
+
+test('B15 getOffsetInQueueByTime after the newest message returns max (5), before the oldest returns min (0)', async () => {
+  const root = tempDir();
+  try {
+    const clock = new ManualClock(0);
+    const store = await openStore(smallConfig(root), { clock });
+    for (const t of [1000, 2000, 3000, 4000, 5000]) {
+      clock.set(t);
+      await store.putMessage(makeMessage());
+    }
+    assert.equal(await store.getOffsetInQueueByTime('T', 0, 9999), 5);
+    assert.equal(await store.getOffsetInQueueByTime('T', 0, 500), 0);
+    assert.equal(await store.getOffsetInQueueByTime('T', 0, 3000), 2);
+    assert.equal(await store.getOffsetInQueueByTime('T', 0, 9999, 'UPPER'), 4);
+    assert.equal(await store.getOffsetInQueueByTime('T', 0, 500, 'UPPER'), 0);
+    assert.equal(await store.getOffsetInQueueByTime('T', 0, 3500, 'UPPER'), 2);
+    assert.equal(await store.getEarliestMessageTime('T', 0), 1000);
+    assert.equal(await store.getMessageStoreTimeStamp('T', 0, 3), 4000);
+    assert.equal(await store.getOffsetInQueueByTime('nope', 0, 1), 0);
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('B17 timestamps 2,4,6,8: LOWER gives the earliest offset with time >= t (2→0 … 9→4)', async () => {
+  const root = tempDir();
+  try {
+    const clock = new ManualClock(0);
+    const store = await openStore(smallConfig(root), { clock });
+    for (const t of [2, 4, 6, 8]) {
+      clock.set(t);
+      await store.putMessage(makeMessage());
+    }
+    const got: Record<number, number> = {};
+    for (let t = 2; t <= 9; t++) got[t] = await store.getOffsetInQueueByTime('T', 0, t, 'LOWER');
+    assert.deepEqual(got, { 2: 0, 3: 1, 4: 1, 5: 2, 6: 2, 7: 3, 8: 3, 9: 4 });
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('time search across several CQ files matches a brute-force LOWER/UPPER, with equal timestamps', () => {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root);
+    const times = new Map<number, number>();
+    const tsOf: number[] = [];
+    for (let q = 0; q < 37; q++) {
+      const t = 1000 + Math.floor(q / 3) * 10; // runs of 3 equal timestamps
+      tsOf.push(t);
+      times.set(q * 100, t);
+      cq.putMessagePositionInfo(q * 100, 100, 0, q);
+    }
+    const lookup = lookupFor(times);
+    for (let t = 990; t <= 1130; t += 5) {
+      const lower = tsOf.findIndex((x) => x >= t);
+      const expectLower = lower < 0 ? 37 : lower;
+      let upper = -1;
+      tsOf.forEach((x, i) => {
+        if (x <= t) upper = i;
+      });
+      const expectUpper = upper < 0 ? 0 : upper;
+      assert.equal(cq.getOffsetInQueueByTime(t, 'LOWER', lookup), expectLower, `LOWER t=${t}`);
+      assert.equal(cq.getOffsetInQueueByTime(t, 'UPPER', lookup), expectUpper, `UPPER t=${t}`);
+    }
+    // entries below the commit-log min offset count as too old, result clamped to [min, max]
+    cq.correctMinOffset(1500);
+    assert.equal(cq.getOffsetInQueueByTime(0, 'LOWER', lookupFor(times, 1500)), 15);
+    cq.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});

@@ -1,0 +1,94 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import { FaultyFileSystem } from '../../support/faulty-file-system.js';
+
+test('SYNC_FLUSH group commit: concurrent waiters are resolved by shared fdatasyncs', async () => {
+  const root = tempDir();
+  try {
+    const fs = new FaultyFileSystem();
+    const store = await openStore(smallConfig(root, { flushDiskType: 'SYNC_FLUSH', mappedFileSizeCommitLog: 1 << 20 }), { fs });
+    fs.fdatasyncDelayMs = 20;
+    const before = fs.fdatasyncCalls;
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.putMessage(makeMessage({ body: `m${i}` }))));
+    assert.ok(results.every((r) => r.status === 'PUT_OK'));
+    const syncs = fs.fdatasyncCalls - before;
+    assert.ok(syncs >= 1 && syncs < 10, `50 waiters shared ${syncs} fdatasync calls`);
+    assert.equal(store.getFlushedPhyOffset(), store.getMaxPhyOffset());
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('SYNC_FLUSH: a slow fdatasync gives FLUSH_DISK_TIMEOUT but the message is stored', async () => {
+  const root = tempDir();
+  try {
+    const fs = new FaultyFileSystem();
+    const store = await openStore(smallConfig(root, { flushDiskType: 'SYNC_FLUSH', syncFlushTimeout: 100 }), { fs });
+    fs.fdatasyncDelayMs = 400;
+    const r = await store.putMessage(makeMessage({ body: 'slow' }));
+    assert.equal(r.status, 'FLUSH_DISK_TIMEOUT');
+    assert.match(r.remark!, /syncFlushTimeout/);
+    assert.equal(r.appendResult!.wroteOffset, 0);
+    fs.fdatasyncDelayMs = 0;
+    await store.shutdown();
+    const again = await openStore(smallConfig(root, { flushDiskType: 'SYNC_FLUSH' }));
+    assert.equal(again.getMaxOffsetInQueue('T', 0), 1);
+    assert.equal((await again.lookMessageByOffset(0))!.body.toString(), 'slow');
+    await again.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('SYNC_FLUSH: WAIT=false does not wait for the flush; consumers only see flushed data', async () => {
+  const root = tempDir();
+  try {
+    const fs = new FaultyFileSystem();
+    const store = await openStore(smallConfig(root, { flushDiskType: 'SYNC_FLUSH' }), { fs });
+    fs.fdatasyncDelayMs = 200;
+    const arrived: number[] = [];
+    store.setMessageArrivingListener((_t, _q, logicOffset) => arrived.push(logicOffset));
+    const r = await store.putMessage(makeMessage({ properties: { WAIT: 'false' } }));
+    assert.equal(r.status, 'PUT_OK');
+    assert.ok(store.getFlushedPhyOffset() < store.getMaxPhyOffset(), 'answered before the flush');
+    assert.equal(store.getMaxOffsetInQueue('T', 0), 0, 'not dispatched before the flush (5.x SYNC_FLUSH visibility)');
+    assert.equal((await store.getMessage('g', 'T', 0, 0, 32)).status, 'NO_MESSAGE_IN_QUEUE');
+    const waited = await store.putMessage(makeMessage());
+    assert.equal(waited.status, 'PUT_OK');
+    assert.equal(store.getMaxOffsetInQueue('T', 0), 2, 'dispatched once flushed');
+    assert.deepEqual(arrived, [1, 2], 'listener gets the new max offset after each CQ write');
+    fs.fdatasyncDelayMs = 0;
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('ASYNC_FLUSH: put answers at once, the message is visible at once, the flush service catches up', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root, { flushIntervalCommitLog: 10, flushCommitLogLeastPages: 0 }));
+    const r = await store.putMessage(makeMessage());
+    assert.equal(r.status, 'PUT_OK');
+    assert.equal(store.getMaxOffsetInQueue('T', 0), 1);
+    for (let i = 0; i < 100 && store.getFlushedPhyOffset() < store.getMaxPhyOffset(); i++) await new Promise((res) => setTimeout(res, 10));
+    assert.equal(store.getFlushedPhyOffset(), store.getMaxPhyOffset());
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('a shut-down store refuses puts and pulls with SERVICE_NOT_AVAILABLE', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root));
+    await store.shutdown();
+    assert.equal((await store.putMessage(makeMessage())).status, 'SERVICE_NOT_AVAILABLE');
+    await assert.rejects(store.getMessage('g', 'T', 0, 0, 1), /shut down/);
+  } finally {
+    removeDir(root);
+  }
+});

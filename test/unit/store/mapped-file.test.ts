@@ -1,0 +1,198 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ManualClock } from '../../../src/common/time/clock.js';
+import { NodeFileSystem } from '../../../src/common/fs/node-file-system.js';
+import { fileNameToOffset, isSegmentFileName, offsetToFileName } from '../../../src/store/mapped-file/file-names.js';
+import { MappedFile, OS_PAGE_SIZE } from '../../../src/store/mapped-file/mapped-file.js';
+import { MappedFileQueue, SegmentLoadError } from '../../../src/store/mapped-file/mapped-file-queue.js';
+import { removeDir, tempDir } from '../../support/store-fixtures.js';
+
+const nodeFs = new NodeFileSystem();
+
+test('file names are 20-digit zero-padded start offsets', () => {
+  assert.equal(offsetToFileName(0), '00000000000000000000');
+  assert.equal(offsetToFileName(6_000_000), '00000000000006000000');
+  assert.equal(offsetToFileName(1_073_741_824), '00000000001073741824');
+  assert.equal(fileNameToOffset('00000000002147483648'), 2_147_483_648);
+  assert.equal(isSegmentFileName('0000000000000000000'), false);
+  assert.equal(isSegmentFileName('00000000000000000000.tmp'), false);
+  assert.throws(() => offsetToFileName(-1), RangeError);
+  assert.throws(() => fileNameToOffset('abc'), RangeError);
+});
+
+test('reference counting: hold/release, shutdown waits for readers, forced release after the interval', () => {
+  const dir = tempDir();
+  try {
+    const clock = new ManualClock(1000);
+    const mf = MappedFile.create(path.join(dir, offsetToFileName(0)), 0, 1024, { fs: nodeFs, clock });
+    assert.equal(mf.getRefCount(), 1);
+    assert.equal(mf.hold(), true);
+    assert.equal(mf.getRefCount(), 2);
+    mf.shutdown(1000); // owner's reference dropped, reader still holds it
+    assert.equal(mf.isAvailable(), false);
+    assert.equal(mf.getRefCount(), 1);
+    assert.equal(mf.isCleanupOver(), false);
+    assert.equal(mf.hold(), false, 'no new holders after shutdown');
+    clock.advance(999);
+    mf.shutdown(1000);
+    assert.equal(mf.isCleanupOver(), false, 'interval not elapsed yet');
+    clock.advance(1);
+    mf.shutdown(1000);
+    assert.equal(mf.getRefCount(), -1002, 'refCount forced to -1000 - 1, then released');
+    assert.equal(mf.isCleanupOver(), true, 'forced cleanup');
+    mf.release(); // the late reader lets go: no second cleanup, no throw
+    assert.equal(mf.isCleanupOver(), true);
+    assert.equal(mf.read(0, 1), null, 'a released file is unreadable');
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('reference counting: release of the last reader after shutdown runs cleanup; destroy deletes the file', () => {
+  const dir = tempDir();
+  try {
+    const p = path.join(dir, offsetToFileName(0));
+    const mf = MappedFile.create(p, 0, 1024, { fs: nodeFs });
+    assert.equal(mf.hold(), true);
+    assert.equal(mf.destroy(60_000), false, 'held: not deleted yet');
+    assert.ok(fs.existsSync(p));
+    mf.release();
+    assert.equal(mf.isCleanupOver(), true);
+    assert.equal(mf.destroy(60_000), true);
+    assert.equal(fs.existsSync(p), false);
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('mapped file: created at full size; reads see buffered and committed bytes; flush page rule', async () => {
+  const dir = tempDir();
+  try {
+    const p = path.join(dir, offsetToFileName(8192));
+    const mf = MappedFile.create(p, 8192, 8192, { fs: nodeFs, writeBufferBytes: 4096, commitThresholdBytes: 4096 });
+    assert.equal(fs.statSync(p).size, 8192);
+    mf.append(Buffer.from('abcdef'));
+    assert.equal(mf.getWrotePosition(), 6);
+    assert.equal(mf.getCommittedPosition(), 0, 'still in the write buffer');
+    assert.equal(mf.read(2, 3)!.toString(), 'cde');
+    assert.equal(mf.read(4, 3), null, 'beyond wrote');
+    mf.commit(0);
+    assert.equal(mf.getCommittedPosition(), 6);
+    mf.append(Buffer.from('gh'));
+    assert.equal(mf.read(4, 4)!.toString(), 'efgh', 'spans committed and buffered bytes');
+    assert.equal(await mf.flush(1), 0, 'less than one page dirty: no flush with leastPages=1');
+    assert.equal(await mf.flush(0), 8);
+    assert.equal(fs.readFileSync(p).subarray(0, 8).toString(), 'abcdefgh');
+    assert.equal(MappedFile.isAbleTo(OS_PAGE_SIZE * 4, 0, 1 << 20, 4), true);
+    assert.equal(MappedFile.isAbleTo(OS_PAGE_SIZE * 4 - 1, 0, 1 << 20, 4), false);
+    assert.equal(MappedFile.isAbleTo(100, 50, 100, 4), true, 'a full file always flushes');
+    mf.close();
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('mapped file: appends larger than the write buffer go straight to the file; commit on setImmediate', async () => {
+  const dir = tempDir();
+  try {
+    const mf = MappedFile.create(path.join(dir, offsetToFileName(0)), 0, 8192, { fs: nodeFs, writeBufferBytes: 1024 });
+    mf.append(Buffer.alloc(10, 1));
+    mf.append(Buffer.alloc(2000, 2));
+    assert.equal(mf.getCommittedPosition(), 2010);
+    mf.append(Buffer.alloc(5, 3));
+    assert.equal(mf.getCommittedPosition(), 2010);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(mf.getCommittedPosition(), 2015, 'auto commit after the append turn');
+    const all = mf.read(0, 2015)!;
+    assert.equal(all[9], 1);
+    assert.equal(all[10], 2);
+    assert.equal(all[2014], 3);
+    mf.close();
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('mapped file: truncateTo zeroes the tail on disk and keeps the file size', () => {
+  const dir = tempDir();
+  try {
+    const p = path.join(dir, offsetToFileName(0));
+    const mf = MappedFile.create(p, 0, 4096, { fs: nodeFs });
+    mf.append(Buffer.alloc(3000, 0xab));
+    mf.commitNow();
+    mf.truncateTo(1000);
+    assert.equal(mf.getWrotePosition(), 1000);
+    const disk = fs.readFileSync(p);
+    assert.equal(disk.length, 4096);
+    assert.equal(disk[999], 0xab);
+    assert.ok(disk.subarray(1000).every((b) => b === 0));
+    mf.close();
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('mapped file queue: roll, find by offset, min/max, truncateDirtyFiles', () => {
+  const dir = tempDir();
+  try {
+    const q = new MappedFileQueue({ dir, fileSize: 1024, fs: nodeFs });
+    for (let i = 0; i < 5; i++) {
+      const mf = q.getLastMappedFileOrCreate(0);
+      mf.append(Buffer.alloc(mf.remaining() >= 600 ? 600 : mf.remaining(), i + 1));
+    }
+    // file 0: 600 + 424, file 1: 600 + 424, file 2: 600
+    assert.deepEqual(q.getFiles().map((f) => f.fileFromOffset), [0, 1024, 2048]);
+    assert.equal(q.getMinOffset(), 0);
+    assert.equal(q.getMaxOffset(), 2048 + 600);
+    assert.equal(q.findMappedFileByOffset(1500)!.fileFromOffset, 1024);
+    assert.equal(q.findMappedFileByOffset(5000), null);
+    assert.equal(q.findMappedFileByOffset(5000, true)!.fileFromOffset, 0);
+    const r = q.truncateDirtyFiles(1100);
+    assert.equal(r.destroyedFiles, 1);
+    assert.deepEqual(q.getFiles().map((f) => f.fileFromOffset), [0, 1024]);
+    assert.equal(q.getMaxOffset(), 1100);
+    assert.equal(fs.existsSync(path.join(dir, offsetToFileName(2048))), false);
+    q.shutdown();
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('mapped file queue load: zero-length last file deleted, wrong size rejected with a clear error', () => {
+  const dir = tempDir();
+  try {
+    fs.writeFileSync(path.join(dir, offsetToFileName(0)), Buffer.alloc(1024));
+    fs.writeFileSync(path.join(dir, offsetToFileName(1024)), Buffer.alloc(0));
+    const q = new MappedFileQueue({ dir, fileSize: 1024, fs: nodeFs });
+    q.load();
+    assert.equal(q.getFiles().length, 1);
+    assert.equal(fs.existsSync(path.join(dir, offsetToFileName(1024))), false);
+    q.shutdown();
+    fs.writeFileSync(path.join(dir, offsetToFileName(1024)), Buffer.alloc(1000));
+    const q2 = new MappedFileQueue({ dir, fileSize: 1024, fs: nodeFs });
+    assert.throws(() => q2.load(), (e: unknown) => e instanceof SegmentLoadError && /length 1000 .*segment size is 1024/.test((e as Error).message));
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('mapped file queue: the next segment is pre-allocated in the background', async () => {
+  const dir = tempDir();
+  try {
+    const q = new MappedFileQueue({ dir, fileSize: 1024, fs: nodeFs, preallocate: true });
+    q.getLastMappedFileOrCreate(0);
+    await new Promise((r) => setImmediate(r));
+    assert.ok(fs.existsSync(path.join(dir, offsetToFileName(1024))), 'next file ready before it is needed');
+    assert.equal(q.getFiles().length, 1);
+    q.getLastMappedFile()!.append(Buffer.alloc(1024));
+    const next = q.getLastMappedFileOrCreate(0);
+    assert.equal(next.fileFromOffset, 1024);
+    q.shutdown();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fs.existsSync(path.join(dir, offsetToFileName(2048))), false, 'unused pre-allocated file removed at shutdown');
+  } finally {
+    removeDir(dir);
+  }
+});
