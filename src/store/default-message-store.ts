@@ -36,8 +36,11 @@ import type {
   MessageFilter,
   MessageStore,
   PutMessageResult,
+  QueryMessageResult,
 } from './message-store.js';
 import { StoreCheckpoint } from './recovery/store-checkpoint.js';
+import { IndexPlugin } from './index/index-plugin.js';
+import { queryMessage } from './query/query-message-service.js';
 import { StoreLock, createAbortFile } from './recovery/store-files.js';
 import { recoverStore, type RecoveryReport } from './recovery/store-recovery.js';
 import { commitLogDir, completeStoreConfig, parseDelayLevels, type StoreConfig } from './store-config.js';
@@ -76,6 +79,8 @@ export class DefaultMessageStore implements MessageStore {
   private notWritableReason: string | null = null;
   private readonly abortPath: string;
   private readonly plugins: StorePlugin[] = [];
+  /** The IndexService plugin, present when messageIndexEnable. */
+  private indexPlugin: IndexPlugin | null = null;
 
   private constructor(config: StoreConfig, deps: MessageStoreDeps) {
     this.config = config;
@@ -115,8 +120,14 @@ export class DefaultMessageStore implements MessageStore {
       this.commitLog.load();
       this.consumeQueueStore.load();
       this.checkpoint = StoreCheckpoint.open(this.fs, path.join(root, 'checkpoint'));
+      const pluginCtx = { config, fs: this.fs, clock, logger: this.logger, checkpoint: this.checkpoint };
+      if (config.messageIndexEnable) {
+        this.indexPlugin = new IndexPlugin(pluginCtx);
+        this.plugins.push(this.indexPlugin);
+        this.reput.addDispatcher(this.indexPlugin);
+      }
       for (const factory of deps.plugins ?? []) {
-        const plugin = factory({ config, fs: this.fs, clock, logger: this.logger, checkpoint: this.checkpoint });
+        const plugin = factory(pluginCtx);
         this.plugins.push(plugin);
         this.reput.addDispatcher(plugin);
       }
@@ -301,6 +312,11 @@ export class DefaultMessageStore implements MessageStore {
 
   async selectOneMessageByOffset(commitLogOffset: number, size?: number): Promise<Buffer | null> {
     return this.commitLog.selectOneMessageByOffset(commitLogOffset, size);
+  }
+
+  async queryMessage(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): Promise<QueryMessageResult> {
+    this.assertOpen();
+    return queryMessage(this.indexPlugin?.service ?? null, this.commitLog, this.config.maxMsgsNumBatch, topic, key, maxNum, beginMs, endMs);
   }
 
   getMinPhyOffset(): number {

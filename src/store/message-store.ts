@@ -90,6 +90,16 @@ export type MessageArrivingListener = (
   properties: Map<string, string>,
 ) => void;
 
+/** Result of a lookup by key (RocketMQ `QueryMessageResult`). */
+export interface QueryMessageResult {
+  /** Raw CommitLog records, ascending by physical offset, each matching the topic and key. */
+  messages: Buffer[];
+  /** End timestamp of the newest index file (ms), 0 without index files. */
+  indexLastUpdateTimestamp: number;
+  /** Physical offset of the newest indexed message. */
+  indexLastUpdatePhyOffset: number;
+}
+
 export interface MessageStore {
   /** Appends one message. Never throws for bad input: returns MESSAGE_ILLEGAL etc. with a remark. */
   putMessage(msg: MessageInner): Promise<PutMessageResult>;
@@ -115,6 +125,11 @@ export interface MessageStore {
   lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null>;
   /** Raw record bytes at a physical offset; null if none. */
   selectOneMessageByOffset(commitLogOffset: number, size?: number): Promise<Buffer | null>;
+  /**
+   * Messages of `topic` whose KEYS contain `key` or whose UNIQ_KEY equals it, stored within
+   * [beginMs, endMs], at most maxNum (capped by maxMsgsNumBatch), without duplicates.
+   */
+  queryMessage(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): Promise<QueryMessageResult>;
   getMinPhyOffset(): number;
   getMaxPhyOffset(): number;
   /** Topic -> queue ids -> max offset, for all ConsumeQueues present. */

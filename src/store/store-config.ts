@@ -101,6 +101,18 @@ export const storeConfigSpec = {
   destroyMapedFileIntervalForcibly: num('destroyMapedFileIntervalForcibly', 120000, 'ms after which a held segment is released forcibly.', positive, [
     'destroyMappedFileIntervalForcibly',
   ]),
+  messageIndexEnable: {
+    name: 'messageIndexEnable',
+    type: 'boolean',
+    default: true,
+    doc: 'Build the IndexFile (lookups by KEYS and UNIQ_KEY).',
+  } as ConfigKey<boolean>,
+  maxHashSlotNum: num('maxHashSlotNum', 5_000_000, 'Hash slots per index file.'),
+  maxIndexNum: num('maxIndexNum', 20_000_000, 'Entries per index file (a file holds maxIndexNum - 1 keys).', (v) =>
+    Number.isInteger(v) && v >= 2 ? null : 'must be an integer >= 2',
+  ),
+  maxMsgsNumBatch: num('maxMsgsNumBatch', 64, 'Most offsets one index query collects.'),
+  defaultQueryMaxNum: num('defaultQueryMaxNum', 32, 'Result limit of a lookup by unique key.'),
 } satisfies Record<string, ConfigKey<ConfigValue>>;
 
 export interface StoreConfig {
@@ -128,6 +140,11 @@ export interface StoreConfig {
   brokerRole: BrokerRole;
   offsetCheckInSlave: boolean;
   destroyMapedFileIntervalForcibly: number;
+  messageIndexEnable: boolean;
+  maxHashSlotNum: number;
+  maxIndexNum: number;
+  maxMsgsNumBatch: number;
+  defaultQueryMaxNum: number;
 }
 
 /** Typed config from broker.conf strings. @throws ConfigError on a bad value. */

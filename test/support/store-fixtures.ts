@@ -57,6 +57,8 @@ export function smallConfig(root: string, extra: Partial<StoreConfig> = {}): Par
     storePathRootDir: root,
     mappedFileSizeCommitLog: 4096,
     mappedFileSizeConsumeQueue: 200,
+    maxHashSlotNum: 1000,
+    maxIndexNum: 4000,
     ...extra,
   };
 }

@@ -198,6 +198,17 @@ export class IndexFile {
   }
 
   /**
+   * Records that every message up to `phyOffset` has been seen although it had no key (tsmq:
+   * keeps recovery from re-reading keyless messages; RocketMQ moves the end only on a key).
+   */
+  advanceEnd(phyOffset: number, storeTimestampMs: number): void {
+    if (phyOffset <= this.header.endPhyOffset) return;
+    this.header.endPhyOffset = phyOffset;
+    if (storeTimestampMs > this.header.endTimestamp) this.header.endTimestamp = storeTimestampMs;
+    this.dirty = true;
+  }
+
+  /**
    * Hands pending entries, the slot table and the header to the page cache, in that order, so
    * an on-disk header never counts entries that are not written.
    */
@@ -311,6 +322,13 @@ export class IndexFile {
   close(): void {
     if (this.closed) return;
     this.commit();
+    this.closed = true;
+    this.fs.close(this.fd);
+  }
+
+  /** Closes the descriptor without writing pending entries, slots or header (crash simulation). */
+  closeWithoutCommit(): void {
+    if (this.closed) return;
     this.closed = true;
     this.fs.close(this.fd);
   }

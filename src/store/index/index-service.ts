@@ -111,6 +111,10 @@ export class IndexService {
     const keys = new Set<string>();
     if (req.uniqKey) keys.add(req.uniqKey);
     if (req.keys) for (const k of req.keys.split(' ')) if (k.length > 0) keys.add(k);
+    if (keys.size === 0) {
+      file.advanceEnd(req.commitLogOffset, req.storeTimestamp);
+      return;
+    }
     for (const k of keys) {
       const key = `${req.topic}#${k}`;
       if (!file.putKey(key, req.commitLogOffset, req.storeTimestamp)) {
@@ -164,6 +168,11 @@ export class IndexService {
   async shutdown(): Promise<void> {
     await this.flush();
     for (const f of this.files.splice(0)) f.close();
+  }
+
+  /** Crash simulation: closes files without writing pending state. */
+  closeAbruptly(): void {
+    for (const f of this.files.splice(0)) f.closeWithoutCommit();
   }
 
   /** Destroys every file (used when the whole store is reset). */

@@ -1,0 +1,116 @@
+/**
+ * Pull path: getMessage of 32-message batches over all 16 queues (4 topics × 4 queues), round
+ * robin, as 16 consumers keeping up together would, from offset 0 to the end.
+ *
+ * - hot: right after writing, everything in the page cache;
+ * - cold: after a clean shutdown, re-open, then `sync; echo 1 > /proc/sys/vm/drop_caches`
+ *   (this sandbox runs as root and allows it; when not permitted the row says so and the cold
+ *   figure is not cold).
+ *
+ * MB/s counts message (record) bytes returned, bufferTotalSizeBytes. The hot figure is set beside
+ * the same-run page-cache read rate, the cold one beside the cold sequential read rate.
+ *
+ * Options (--set): pull.messages (1M quick / 4M full), pull.batch (32).
+ */
+import { join } from 'node:path';
+import type { DefaultMessageStore } from '../../src/store/default-message-store.js';
+import { warmPageCache } from '../lib/disk-ops.js';
+import { dropPageCache } from '../lib/os.js';
+import { GiB, LatencyRecorder, MiB, mbPerSec, nowMs, perSec, round3 } from '../lib/stats.js';
+import { DEFAULT_SHAPE, describeFailures, messagePool, openBenchStore, putWindowed, topicName, waitDispatched } from '../lib/store-load.js';
+import type { BenchContext, BenchOutput, Metric } from '../lib/types.js';
+
+interface PullRun {
+  messages: number;
+  bytes: number;
+  calls: number;
+  elapsedMs: number;
+  statuses: Record<string, number>;
+  latency: ReturnType<LatencyRecorder['summary']>;
+}
+
+async function pullAll(store: DefaultMessageStore, batch: number): Promise<PullRun> {
+  const lanes: Array<{ topic: string; queueId: number; offset: number; max: number }> = [];
+  for (let t = 0; t < DEFAULT_SHAPE.topics; t++) {
+    for (let q = 0; q < DEFAULT_SHAPE.queuesPerTopic; q++) {
+      const topic = topicName(t);
+      lanes.push({ topic, queueId: q, offset: 0, max: store.getMaxOffsetInQueue(topic, q) });
+    }
+  }
+  const latency = new LatencyRecorder(1 << 16);
+  const statuses: Record<string, number> = {};
+  let messages = 0;
+  let bytes = 0;
+  let calls = 0;
+  const t0 = nowMs();
+  let active = lanes.filter((l) => l.offset < l.max);
+  while (active.length > 0) {
+    for (const lane of active) {
+      const s = nowMs();
+      const r = await store.getMessage('BenchGroup', lane.topic, lane.queueId, lane.offset, batch);
+      latency.add(nowMs() - s);
+      calls++;
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      messages += r.messages.length;
+      bytes += r.bufferTotalSizeBytes;
+      if (r.nextBeginOffset <= lane.offset) throw new Error(`no progress on ${lane.topic}/${lane.queueId} at ${lane.offset}: ${r.status}`);
+      lane.offset = r.nextBeginOffset;
+    }
+    active = active.filter((l) => l.offset < l.max);
+  }
+  return { messages, bytes, calls, elapsedMs: nowMs() - t0, statuses, latency: latency.summary() };
+}
+
+function pullMetrics(label: string, r: PullRun, target: boolean, ref?: { key: string; label: string; value: number }): Metric[] {
+  return [
+    {
+      name: `getMessage ×32, ${label}, MB/s of messages`,
+      value: mbPerSec(r.bytes, r.elapsedMs),
+      unit: 'MB/s',
+      ...(ref ? { reference: { ...ref, unit: 'MB/s' } } : {}),
+      ...(target ? { target: { op: '>=' as const, limit: 500, on: 'value' as const } } : {}),
+    },
+    { name: `getMessage ×32, ${label}, msgs/s`, value: perSec(r.messages, r.elapsedMs), unit: 'msgs/s', note: `call p50 ${round3(r.latency.p50Ms)} ms, p99 ${round3(r.latency.p99Ms)} ms` },
+  ];
+}
+
+export async function run(ctx: BenchContext): Promise<BenchOutput> {
+  const count = Number(ctx.options['pull.messages'] ?? (ctx.mode === 'full' ? 4_000_000 : 1_000_000));
+  const batch = Number(ctx.options['pull.batch'] ?? 32);
+  const root = join(ctx.workDir, 'store');
+  warmPageCache(ctx.workDir, Math.ceil((count * 1300) / MiB) * MiB);
+  let store = await openBenchStore(root, { flushDiskType: 'ASYNC_FLUSH' });
+  try {
+    ctx.log(`writing ${count.toLocaleString('en-US')} messages`);
+    const put = await putWindowed(store, messagePool(), count, 1024);
+    await waitDispatched(store);
+    ctx.log(`hot pull, batches of ${batch}`);
+    const hot = await pullAll(store, batch);
+    if (hot.messages !== put.ok) throw new Error(`hot pull returned ${hot.messages} messages, ${put.ok} were written`);
+    await store.shutdown();
+    store = await openBenchStore(root, { flushDiskType: 'ASYNC_FLUSH' });
+    const dropped = dropPageCache();
+    ctx.log(`cold pull (${dropped ? 'page cache dropped' : 'drop_caches NOT permitted'})`);
+    const cold = await pullAll(store, batch);
+    const refHot = ctx.figures['disk.seqRead1MiBCacheMBps'];
+    const refCold = ctx.figures['disk.seqRead1MiBColdMBps'];
+    const coldLabel = dropped ? 'cold files (after drop_caches)' : 'NOT cold (drop_caches not permitted)';
+    return {
+      metrics: [
+        ...pullMetrics('page cache', hot, true, refHot ? { key: 'disk.seqRead1MiBCacheMBps', label: 'seq 1 MiB reads, page cache', value: refHot } : undefined),
+        ...pullMetrics(coldLabel, cold, false, refCold ? { key: 'disk.seqRead1MiBColdMBps', label: 'seq 1 MiB reads, cold', value: refCold } : undefined),
+      ],
+      figures: { hotMBps: mbPerSec(hot.bytes, hot.elapsedMs), coldMBps: mbPerSec(cold.bytes, cold.elapsedMs) },
+      notes: [
+        `${put.ok.toLocaleString('en-US')} messages written (${describeFailures(put.notOk)}), ${round3(put.recordBytes / GiB)} GiB of CommitLog; pulled round robin over 16 queues from offset 0 with maxMsgNums ${batch}: ${hot.calls.toLocaleString('en-US')} calls hot, ${cold.calls.toLocaleString('en-US')} cold.`,
+        `Statuses hot ${JSON.stringify(hot.statuses)}, cold ${JSON.stringify(cold.statuses)}. getMessage returns copies of the records (pread from the segment file), as the broker needs them for the reply frame.`,
+        dropped
+          ? 'Cold: store closed cleanly and re-opened (recovery reads the tail), then the page cache was dropped; the ConsumeQueues are cold too. Round-robin pulls walk the CommitLog roughly sequentially, so kernel read-ahead helps, as it does for consumers that keep up.'
+          : 'drop_caches was not permitted here, so the "cold" run read from the page cache; the figure is not a cold-read figure.',
+      ],
+      details: { hot, cold, dropped, written: put.ok },
+    };
+  } finally {
+    await store.shutdown().catch(() => {});
+  }
+}
