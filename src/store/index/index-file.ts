@@ -29,6 +29,8 @@ export const INDEX_ENTRY_SIZE = 20;
 const INT_MAX = 2147483647;
 const INT_MIN = -2147483648;
 const SLOTS_PER_PAGE = 1024;
+/** Entries buffered before they are written (about 64 KiB). */
+const PENDING_ENTRIES = 3276;
 
 export interface IndexHeader {
   beginTimestamp: number;
@@ -82,7 +84,7 @@ export class IndexFile {
   ) {
     this.header = header;
     this.slots = slots;
-    this.pendingEntries = Buffer.alloc(64 * 1024);
+    this.pendingEntries = Buffer.alloc(PENDING_ENTRIES * INDEX_ENTRY_SIZE);
     this.pendingFirst = header.indexCount;
     this.dirtySlotPages = new Uint8Array(Math.ceil(hashSlotNum / SLOTS_PER_PAGE));
   }
@@ -175,7 +177,7 @@ export class IndexFile {
       if (timeDiff > INT_MAX) timeDiff = INT_MAX;
       else if (timeDiff < 0) timeDiff = 0;
     }
-    if (this.pendingCount * INDEX_ENTRY_SIZE >= this.pendingEntries.length) this.writePendingEntries();
+    if ((this.pendingCount + 1) * INDEX_ENTRY_SIZE > this.pendingEntries.length) this.writePendingEntries();
     const at = this.pendingCount * INDEX_ENTRY_SIZE;
     const e = this.pendingEntries;
     e.writeInt32BE(keyHash, at);

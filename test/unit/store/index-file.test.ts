@@ -169,3 +169,27 @@ describe('IndexService', () => {
     await again.shutdown();
   });
 });
+
+describe('IndexFile entry buffering', () => {
+  it('more entries than one write buffer (3,276) are written and found again, before and after commit', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-index-buf-'));
+    try {
+      const f = IndexFile.create(fs, join(dir, 'f'), 997, 10_000);
+      for (let i = 0; i < 8000; i++) assert.equal(f.putKey(`key-${i}`, i * 100, 1_700_000_000_000 + i), true);
+      for (const i of [0, 3275, 3276, 3277, 6551, 6552, 7999]) {
+        const out: number[] = [];
+        f.selectPhyOffsets(out, `key-${i}`, 1, 0, Number.MAX_SAFE_INTEGER);
+        assert.deepEqual(out, [i * 100], `key-${i}`);
+      }
+      f.close();
+      const g = IndexFile.open(fs, join(dir, 'f'), 997, 10_000, false);
+      assert.equal(g.header.indexCount, 8001);
+      const out: number[] = [];
+      g.selectPhyOffsets(out, 'key-7999', 1, 0, Number.MAX_SAFE_INTEGER);
+      assert.deepEqual(out, [799_900]);
+      g.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
