@@ -6,12 +6,26 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import type { Producer, SimpleConsumer } from 'rocketmq-client-nodejs';
 import { startHarness, type Harness } from './grpc-harness.js';
 import { receiveUntil, startProducer, startSimpleConsumer, waitFor } from './grpc-clients.js';
 import { createConsumer, newMessage, startProducer as startOnsProducer, type OnsConsumer, type OnsMessage, type OnsProducer } from '../../support/ali-ons-client.js';
 
 const N = 24;
+/** Short ali-ons timers: its scheduled tasks sleep a full interval before noticing a close. */
+const ONS_TIMERS = { pollNameServerInteval: 1000, heartbeatBrokerInterval: 1000, persistConsumerOffsetInterval: 1000, rebalanceInterval: 1000 };
+
+/**
+ * ali-ons workaround: a push consumer starts a process-wide inner producer
+ * (CLIENT_INNER_PRODUCER, MQProducer.defaultProducer) that nothing closes; its MQClient keeps
+ * 30 s timers running forever, so the test process would never exit.
+ */
+async function closeOnsInnerProducer(): Promise<void> {
+  const MQProducer = createRequire(import.meta.url)('ali-ons/lib/producer/mq_producer.js') as { defaultProducer?: { close(): Promise<void> } | null };
+  await MQProducer.defaultProducer?.close().catch(() => {});
+  MQProducer.defaultProducer = null;
+}
 const bigBody = (): Buffer => Buffer.from('0123456789abcdef'.repeat(600));
 
 describe('ali-ons ⇄ rocketmq-client-nodejs on one broker', { timeout: 90_000 }, () => {
@@ -23,15 +37,15 @@ describe('ali-ons ⇄ rocketmq-client-nodejs on one broker', { timeout: 90_000 }
 
   before(async () => {
     h = await startHarness({ messageDelayLevel: Array.from({ length: 18 }, () => '1s').join(' ') }, undefined, true);
-    onsProducer = await startOnsProducer(h.namesrvAddr, 'PID_MIX');
+    onsProducer = await startOnsProducer(h.namesrvAddr, 'PID_MIX', ONS_TIMERS);
     grpcProducer = await startProducer(h, ['MIX_FROM_GRPC']);
   });
 
   after(async () => {
-    await onsConsumer?.close().catch((e: Error) => console.log('DBG consumer close', e));
+    await onsConsumer?.close().catch(() => {});
     await grpcConsumer?.shutdown().catch(() => {});
-    await onsProducer?.close().catch((e: Error) => console.log('DBG producer close', e));
-    console.log('DBG inited', onsProducer?._mqClient?._inited, onsProducer?._mqClient?._consumerTable?.size, onsProducer?._mqClient?._producerTable?.size);
+    await onsProducer?.close().catch(() => {});
+    await closeOnsInnerProducer();
     await grpcProducer?.shutdown().catch(() => {});
     await h?.stop();
   });
@@ -64,7 +78,7 @@ describe('ali-ons ⇄ rocketmq-client-nodejs on one broker', { timeout: 90_000 }
       await grpcProducer.send({ topic: 'MIX_FROM_GRPC', tag: `g${i % 2}`, keys: [`grpc-key-${i}`], body: Buffer.from(`grpc-${i}`), properties: new Map([['idx', String(i)]]) } as never);
     }
     const received = new Map<string, OnsMessage>();
-    onsConsumer = createConsumer(h.namesrvAddr, 'MIX_ONS_G');
+    onsConsumer = createConsumer(h.namesrvAddr, 'MIX_ONS_G', ONS_TIMERS);
     onsConsumer.subscribe('MIX_FROM_GRPC', '*', async (m: OnsMessage) => {
       received.set(String(m.keys), m); // ali-ons returns KEYS as the raw space-separated string
     });

@@ -3,6 +3,7 @@
  * messages are consumed once; a handler that keeps failing gets the message again with attempts
  * 1..maxAttempts (group retryMaxTimes 2 ⇒ 3 deliveries), spaced by the advertised exponential
  * backoff, then the message lands in %DLQ%<group> (read back with a SimpleConsumer), keys intact.
+ * A handler slower than the invisible time does not cause a second delivery (auto-renewal).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,22 +11,31 @@ import { ConsumeResult, type MessageView, type Producer, type PushConsumer, type
 import { startHarness, type Harness } from './grpc-harness.js';
 import { configureGroup, receiveUntil, startProducer, startPushConsumer, startSimpleConsumer, waitFor } from './grpc-clients.js';
 
-const BACKOFF = { grpcBackoffInitialMs: '300', grpcBackoffMultiplier: '2', grpcBackoffMaxMs: '2000', grpcPushLongPollingTimeoutMs: '2000' };
+const BACKOFF = {
+  grpcBackoffInitialMs: '300',
+  grpcBackoffMultiplier: '2',
+  grpcBackoffMaxMs: '2000',
+  grpcPushLongPollingTimeoutMs: '2000',
+  grpcDefaultInvisibleTimeMs: '1500',
+  grpcRenewIntervalMs: '300',
+};
 
 describe('gRPC PushConsumer: retry with backoff, then DLQ', { timeout: 60_000 }, () => {
   let h: Harness;
   let producer: Producer;
   let push: PushConsumer | null = null;
+  let slowPush: PushConsumer | null = null;
   let dlqReader: SimpleConsumer | null = null;
 
   before(async () => {
     h = await startHarness(BACKOFF);
     configureGroup(h, 'PUSH_G', { retryMaxTimes: 2 });
-    producer = await startProducer(h, ['PUSH_T']);
+    producer = await startProducer(h, ['PUSH_T', 'PUSH_SLOW_T']);
   });
 
   after(async () => {
     await push?.shutdown().catch(() => {});
+    await slowPush?.shutdown().catch(() => {});
     await dlqReader?.shutdown().catch(() => {});
     await producer?.shutdown().catch(() => {});
     await h?.stop();
@@ -58,5 +68,20 @@ describe('gRPC PushConsumer: retry with backoff, then DLQ', { timeout: 60_000 },
     }
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(deliveries.get('bad-1')!.length, 3, 'no fourth delivery');
+  });
+
+  it('renews the invisibility of a message whose handler outlasts it', async () => {
+    const attempts: number[] = [];
+    let finished = false;
+    slowPush = await startPushConsumer(h, 'PUSH_SLOW_G', 'PUSH_SLOW_T', async (m: MessageView) => {
+      attempts.push(m.deliveryAttempt ?? 0);
+      await new Promise((r) => setTimeout(r, 4000));
+      finished = true;
+      return ConsumeResult.SUCCESS;
+    });
+    await producer.send({ topic: 'PUSH_SLOW_T', keys: ['slow'], body: Buffer.from('slow') } as never);
+    await waitFor(() => finished, 15_000, () => `attempts ${attempts}`);
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.deepEqual(attempts, [1], 'one delivery although the handler took 4 s with a 1.5 s invisible time');
   });
 });

@@ -42,7 +42,7 @@ describe('remoting END_TRANSACTION / CHECK_TRANSACTION_STATE', { timeout: 30_000
   let processor: EndTransactionProcessor;
 
   before(async () => {
-    h = await startHarness({ transactionTimeOut: '200', transactionCheckInterval: '100000' });
+    h = await startHarness({ transactionTimeOut: '200', transactionCheckInterval: '100000', transactionCheckMax: '2' });
     h.broker.ctx.topicConfigManager.createTopicInSendMessageBackMethod('RTX_T', 4, 6, 0);
     processor = new EndTransactionProcessor(h.front.transactions);
   });
@@ -121,5 +121,21 @@ describe('remoting END_TRANSACTION / CHECK_TRANSACTION_STATE', { timeout: 30_000
     assert.deepEqual(h.front.transactions.pendingHalves().map((p) => p.uniqKey), ['U-rtx-d']);
     assert.equal((await end(d.wroteOffset, d.queueOffset, 8))!.code, 0);
     assert.equal(h.front.transactions.pendingHalves().length, 0);
+  });
+
+  it('discards a half message into TRANS_CHECK_MAX_TIME_TOPIC after transactionCheckMax checks', async () => {
+    const f = (await h.front.transactions.prepare({ ...txMessage('rtx-f'), properties: new Map([['UNIQ_KEY', 'U-rtx-f'], ['TRAN_MSG', 'true'], ['PGROUP', 'PID_NOBODY']]) })).result.appendResult!;
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      await h.front.transactions.check();
+    }
+    assert.equal(h.front.transactions.pendingHalves().length, 0);
+    const store = h.broker.ctx.store;
+    const got = await store.getMessage('T', 'TRANS_CHECK_MAX_TIME_TOPIC', 0, 0, 10);
+    assert.deepEqual(got.messages.map((r) => decodeRecord(r).properties.get('UNIQ_KEY')), ['U-rtx-f']);
+    assert.equal(store.getMaxOffsetInQueue('RTX_T', 1) > 0, true);
+    const committed = await store.getMessage('T', 'RTX_T', 1, 0, 10);
+    assert.ok(!committed.messages.some((r) => decodeRecord(r).properties.get('UNIQ_KEY') === 'U-rtx-f'), 'never committed');
+    assert.ok(f.queueOffset >= 0);
   });
 });

@@ -1,0 +1,26 @@
+/**
+ * Configuration keys of pop consumption (durable invisibility / ack state under
+ * `<storePathRootDir>/pop/`). Read from the broker.conf `key=value` map.
+ */
+import { resolveConfig, type ConfigKey, type ConfigValue } from '../../common/config/config-spec.js';
+
+function key<T extends ConfigValue>(k: ConfigKey<T>): ConfigKey<ConfigValue> & { default: T } {
+  return k as unknown as ConfigKey<ConfigValue> & { default: T };
+}
+
+const positive = (v: number): string | null => (Number.isInteger(v) && v > 0 ? null : 'must be an integer > 0');
+
+export const POP_CONFIG_SPEC = {
+  popInitFromMin: key<boolean>({ name: 'popInitFromMin', type: 'boolean', default: true, doc: 'a group that never consumed a queue (and has no committed offset) starts at its min offset; false: at its max offset (Apache ConsumeInitMode.MAX)' }),
+  popFlushIntervalMs: key<number>({ name: 'popFlushIntervalMs', type: 'number', default: 200, doc: 'fdatasync period of the pop state log (ms)', validate: positive }),
+  popSyncFlush: key<boolean>({ name: 'popSyncFlush', type: 'boolean', default: false, doc: 'answer receive/ack/change only after their pop log record is fdatasync-ed' }),
+  popCompactLogBytes: key<number>({ name: 'popCompactLogBytes', type: 'number', default: 16 * 1024 * 1024, doc: 'compact the pop log (snapshot + fresh log) once it is this large (bytes)', validate: positive }),
+  popMaxScanMessages: key<number>({ name: 'popMaxScanMessages', type: 'number', default: 2048, doc: 'most queue entries one pop looks at per queue before giving up', validate: positive }),
+} as const;
+
+export type PopConfig = ReturnType<typeof resolvePopConfig>;
+
+/** @throws ConfigError on a bad value. */
+export function resolvePopConfig(raw: Record<string, string>) {
+  return resolveConfig(POP_CONFIG_SPEC, raw);
+}

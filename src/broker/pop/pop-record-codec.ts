@@ -1,0 +1,102 @@
+/**
+ * Binary form of a pop state record in `<storePathRootDir>/pop/pop-<generation>.log`.
+ * Big-endian, one record after another:
+ *
+ *   0   int32  size            whole record in bytes, this field included
+ *   4   int32  crc             CRC-32 (unsigned, stored as int32 bits) of bytes [8, size)
+ *   8   int8   type            1 POP, 2 ACK, 3 MOVE
+ *   9   int64  version         delivery version (0 for MOVE)
+ *   17  int64  offset          queue offset
+ *   25  int64  invisibleUntilMs  (0 for ACK and MOVE)
+ *   33  int32  attempts        (0 for ACK and MOVE)
+ *   37  int32  queueId
+ *   41  int16  group length G, then G bytes UTF-8
+ *       int16  topic length T, then T bytes UTF-8
+ *
+ * A record whose size is out of range or whose CRC does not match ends the log (torn write):
+ * the reader reports the position so the file can be truncated there.
+ */
+import { crc32 } from '../../common/bytes/crc32.js';
+import type { PopRecord } from './pop-state-table.js';
+
+const HEADER_BYTES = 41;
+export const POP_RECORD_MAX_BYTES = HEADER_BYTES + 4 + 2 * 32767;
+
+const TYPE_CODE = { POP: 1, ACK: 2, MOVE: 3 } as const;
+
+export function encodePopRecord(rec: PopRecord): Buffer {
+  const group = Buffer.from(rec.group, 'utf8');
+  const topic = Buffer.from(rec.topic, 'utf8');
+  if (group.length > 32767 || topic.length > 32767) throw new RangeError('pop record: group or topic longer than 32767 bytes');
+  const size = HEADER_BYTES + 2 + group.length + 2 + topic.length;
+  const buf = Buffer.alloc(size);
+  buf.writeInt32BE(size, 0);
+  buf.writeInt8(TYPE_CODE[rec.type], 8);
+  buf.writeBigInt64BE(BigInt(rec.type === 'MOVE' ? 0 : rec.version), 9);
+  buf.writeBigInt64BE(BigInt(rec.offset), 17);
+  buf.writeBigInt64BE(BigInt(rec.type === 'POP' ? rec.invisibleUntilMs : 0), 25);
+  buf.writeInt32BE(rec.type === 'POP' ? rec.attempts : 0, 33);
+  buf.writeInt32BE(rec.queueId, 37);
+  let p = HEADER_BYTES;
+  buf.writeInt16BE(group.length, p);
+  group.copy(buf, p + 2);
+  p += 2 + group.length;
+  buf.writeInt16BE(topic.length, p);
+  topic.copy(buf, p + 2);
+  buf.writeInt32BE(crc32(buf, 8, size) | 0, 4);
+  return buf;
+}
+
+export interface DecodedPopLog {
+  records: PopRecord[];
+  /** Byte length of the valid prefix; anything after it is torn or garbage. */
+  validBytes: number;
+  /** Why reading stopped before the end of the buffer, if it did. */
+  stopReason?: string;
+}
+
+/** Decodes every valid record from the start of `buf`; stops at the first invalid one. */
+export function decodePopLog(buf: Buffer): DecodedPopLog {
+  const records: PopRecord[] = [];
+  let at = 0;
+  while (at < buf.length) {
+    const r = decodeOne(buf, at);
+    if (typeof r === 'string') return { records, validBytes: at, stopReason: `${r} at byte ${at}` };
+    records.push(r.record);
+    at += r.size;
+  }
+  return { records, validBytes: at };
+}
+
+function decodeOne(buf: Buffer, at: number): { record: PopRecord; size: number } | string {
+  if (buf.length - at < HEADER_BYTES + 4) return 'short header';
+  const size = buf.readInt32BE(at);
+  if (size < HEADER_BYTES + 4 || size > POP_RECORD_MAX_BYTES) return `bad size ${size}`;
+  if (at + size > buf.length) return 'record runs past the end';
+  if ((crc32(buf, at + 8, at + size) | 0) !== buf.readInt32BE(at + 4)) return 'crc mismatch';
+  const typeCode = buf.readInt8(at + 8);
+  const version = Number(buf.readBigInt64BE(at + 9));
+  const offset = Number(buf.readBigInt64BE(at + 17));
+  const invisibleUntilMs = Number(buf.readBigInt64BE(at + 25));
+  const attempts = buf.readInt32BE(at + 33);
+  const queueId = buf.readInt32BE(at + 37);
+  let p = at + HEADER_BYTES;
+  const gl = buf.readInt16BE(p);
+  if (gl < 0 || p + 2 + gl + 2 > at + size) return 'bad group length';
+  const group = buf.toString('utf8', p + 2, p + 2 + gl);
+  p += 2 + gl;
+  const tl = buf.readInt16BE(p);
+  if (tl < 0 || p + 2 + tl !== at + size) return 'bad topic length';
+  const topic = buf.toString('utf8', p + 2, p + 2 + tl);
+  const ref = { group, topic, queueId, offset };
+  switch (typeCode) {
+    case 1:
+      return { record: { type: 'POP', ...ref, attempts, invisibleUntilMs, version }, size };
+    case 2:
+      return { record: { type: 'ACK', ...ref, version }, size };
+    case 3:
+      return { record: { type: 'MOVE', ...ref }, size };
+    default:
+      return `unknown type ${typeCode}`;
+  }
+}

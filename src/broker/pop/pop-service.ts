@@ -1,0 +1,329 @@
+/**
+ * Pop consumption (RocketMQ 5 semantics, served to gRPC v2 consumers): per consumer group, hand
+ * out messages that are neither acked nor invisible, make them invisible for a while, count
+ * deliveries, accept acks / invisibility changes by receipt handle, and move messages that ran out
+ * of attempts to `%DLQ%<group>`. State lives in PopStateStore (durable, see docs/internals/pop.md).
+ *
+ * Unlike Apache (which re-puts expired messages into a `%RETRY%` topic through its revive
+ * service), a redelivery here comes from the original queue position: the entry's invisibility
+ * simply ends and the next pop hands the message out again with attempt + 1. A pop that would
+ * make attempt `maxDeliveryAttempts + 1` dead-letters the message instead (as Apache's proxy
+ * does at pop time) and acks it.
+ *
+ * FIFO groups: within a queue, a message carrying a message group (`__SHARDINGKEY`) is not handed
+ * out while an earlier message of the same group is in flight or waiting; one batch may carry
+ * several messages of a group, in queue order.
+ *
+ * Each decision (check state, record) runs without an `await` in between, so concurrent pops of the
+ * same group never hand out a message twice.
+ */
+import type { Clock } from '../../common/time/clock.js';
+import type { Logger } from '../../common/logging/logger.js';
+import { silentLogger } from '../../common/logging/logger.js';
+import type { MessageExt } from '../../common/message/message.js';
+import { MessageConst } from '../../common/message/message-const.js';
+import { decodeRecord } from '../../common/message/record-codec.js';
+import type { MessageFilter } from '../../store/message-store.js';
+import type { PopBroker } from './pop-broker.js';
+import type { PopConfig } from './pop-config.js';
+import { buildDlqMessage } from './pop-dlq.js';
+import type { PopStateStore } from './pop-state-store.js';
+import type { PopQueueState, PopRecord } from './pop-state-table.js';
+import { PopWaitQueue } from './pop-wait-queue.js';
+import { decodeReceiptHandle, encodeReceiptHandle, ReceiptHandleError, type ReceiptHandle } from './receipt-handle.js';
+
+export interface PopRequest {
+  group: string;
+  topic: string;
+  /** Tag filter (null = everything). */
+  filter: MessageFilter | null;
+  batchSize: number;
+  invisibleMs: number;
+  fifo: boolean;
+}
+
+export interface PoppedMessage {
+  message: MessageExt;
+  receiptHandle: string;
+  /** Delivery attempt, 1 for the first delivery. */
+  attempt: number;
+  invisibleUntilMs: number;
+}
+
+export interface PopResult {
+  messages: PoppedMessage[];
+  /** Earliest time an in-flight message of this group/topic becomes visible again, if any was seen. */
+  nextVisibleAtMs?: number;
+}
+
+export type HandleCheck = { ok: true; handle: ReceiptHandle } | { ok: false; reason: string };
+
+export interface PopServiceOptions {
+  broker: PopBroker;
+  state: PopStateStore;
+  config: Pick<PopConfig, 'popInitFromMin' | 'popMaxScanMessages'>;
+  clock: Clock;
+  logger?: Logger;
+}
+
+/** Invisible time a dead-letter transfer claims its message for (retried after it if the put failed). */
+const DLQ_CLAIM_MS = 30_000;
+const READ_CHUNK = 32;
+
+export class PopService {
+  readonly waitQueue = new PopWaitQueue();
+  private readonly logger: Logger;
+  private readonly rotation = new Map<string, number>();
+  /** Groups that popped in FIFO mode: their acks may unblock a message group, so they wake receives. */
+  private readonly fifoGroups = new Set<string>();
+
+  constructor(private readonly opts: PopServiceOptions) {
+    this.logger = opts.logger ?? silentLogger;
+  }
+
+  private get broker(): PopBroker {
+    return this.opts.broker;
+  }
+
+  /** Pops up to `batchSize` messages over all readable queues of the topic. */
+  async pop(req: PopRequest): Promise<PopResult> {
+    const queueNums = this.broker.readQueueNums(req.topic) ?? 0;
+    const out: PoppedMessage[] = [];
+    const result: PopResult = { messages: out };
+    if (queueNums <= 0 || req.batchSize <= 0) return result;
+    if (req.fifo) this.fifoGroups.add(req.group);
+    const rotKey = `${req.group}\u0001${req.topic}`;
+    const start = (this.rotation.get(rotKey) ?? 0) % queueNums;
+    this.rotation.set(rotKey, start + 1);
+    for (let i = 0; i < queueNums && out.length < req.batchSize; i++) {
+      await this.popQueue(req, (start + i) % queueNums, result);
+    }
+    return result;
+  }
+
+  private queueState(group: string, topic: string, queueId: number): PopQueueState {
+    const existing = this.opts.state.table.get(group, topic, queueId);
+    if (existing) return existing;
+    const store = this.broker.store;
+    const committed = this.broker.committedOffset(group, topic, queueId);
+    const start = committed >= 0 ? committed : this.opts.config.popInitFromMin ? store.getMinOffsetInQueue(topic, queueId) : store.getMaxOffsetInQueue(topic, queueId);
+    this.record({ type: 'MOVE', group, topic, queueId, offset: Math.max(0, start) });
+    return this.opts.state.table.get(group, topic, queueId)!;
+  }
+
+  private async popQueue(req: PopRequest, queueId: number, result: PopResult): Promise<void> {
+    const { group, topic } = req;
+    const store = this.broker.store;
+    let st = this.queueState(group, topic, queueId);
+    const minOffset = store.getMinOffsetInQueue(topic, queueId);
+    if (st.ackOffset < minOffset) this.move(group, topic, queueId, minOffset);
+    let cursor = st.ackOffset;
+    let frontDone = true;
+    const blocked = new Set<string>();
+    const maxAttempts = this.broker.maxDeliveryAttempts(group);
+    let scanned = 0;
+    while (result.messages.length < req.batchSize && scanned < this.opts.config.popMaxScanMessages) {
+      const maxOffset = store.getMaxOffsetInQueue(topic, queueId);
+      if (!req.fifo) {
+        // Skip runs of in-flight / acked entries without reading them.
+        const now = this.opts.clock.nowMs();
+        for (let e = st.entries.get(cursor); cursor < maxOffset && e && (e.acked || e.invisibleUntilMs > now); e = st.entries.get(cursor)) {
+          if (!e.acked) {
+            frontDone = false;
+            result.nextVisibleAtMs = Math.min(result.nextVisibleAtMs ?? Infinity, e.invisibleUntilMs);
+          }
+          cursor++;
+        }
+      }
+      if (cursor >= maxOffset) break;
+      const got = await store.getMessage(group, topic, queueId, cursor, READ_CHUNK, req.filter);
+      st = this.opts.state.table.get(group, topic, queueId)!;
+      if (got.status === 'OFFSET_TOO_SMALL') {
+        this.move(group, topic, queueId, got.nextBeginOffset);
+        cursor = Math.max(cursor, got.nextBeginOffset);
+        continue;
+      }
+      if (got.messages.length === 0) {
+        const skippable = got.status === 'NO_MATCHED_MESSAGE' || got.status === 'OFFSET_FOUND_NULL' || got.status === 'MESSAGE_WAS_REMOVING';
+        if (!skippable || got.nextBeginOffset <= cursor) break;
+        if (frontDone) this.move(group, topic, queueId, got.nextBeginOffset);
+        cursor = got.nextBeginOffset;
+        continue;
+      }
+      const now = this.opts.clock.nowMs();
+      for (let i = 0; i < got.messages.length && result.messages.length < req.batchSize; i++) {
+        const offset = got.messageQueueOffsets[i]!;
+        scanned++;
+        if (frontDone && offset > st.ackOffset) this.move(group, topic, queueId, offset);
+        const entry = st.entries.get(offset);
+        if (entry?.acked || offset < st.ackOffset) continue;
+        const inFlight = entry !== undefined && entry.invisibleUntilMs > now;
+        if (inFlight && !req.fifo) {
+          frontDone = false;
+          result.nextVisibleAtMs = Math.min(result.nextVisibleAtMs ?? Infinity, entry.invisibleUntilMs);
+          continue;
+        }
+        const message = decodeRecord(got.messages[i]!, 0);
+        const msgGroup = req.fifo ? message.properties.get(MessageConst.SHARDING_KEY) : undefined;
+        frontDone = false;
+        if (inFlight) {
+          result.nextVisibleAtMs = Math.min(result.nextVisibleAtMs ?? Infinity, entry.invisibleUntilMs);
+          if (msgGroup !== undefined) blocked.add(msgGroup);
+          continue;
+        }
+        if (msgGroup !== undefined && blocked.has(msgGroup)) continue;
+        const attempt = (entry?.attempts ?? 0) + 1;
+        if (attempt > maxAttempts) {
+          this.deadLetterInBackground(group, message, offset, queueId, entry?.attempts ?? 0);
+          if (msgGroup !== undefined) blocked.add(msgGroup);
+          continue;
+        }
+        result.messages.push(this.deliver(group, message, queueId, offset, attempt, now + req.invisibleMs));
+      }
+      if (got.nextBeginOffset <= cursor) break;
+      cursor = got.nextBeginOffset;
+    }
+  }
+
+  private deliver(group: string, message: MessageExt, queueId: number, offset: number, attempt: number, invisibleUntilMs: number): PoppedMessage {
+    const version = this.opts.state.nextVersion();
+    this.record({ type: 'POP', group, topic: message.topic, queueId, offset, attempts: attempt, invisibleUntilMs, version });
+    const receiptHandle = encodeReceiptHandle({
+      brokerName: this.broker.brokerName,
+      topic: message.topic,
+      queueId,
+      queueOffset: offset,
+      commitLogOffset: message.commitLogOffset,
+      version,
+      invisibleUntilMs,
+      attempt,
+    });
+    return { message, receiptHandle, attempt, invisibleUntilMs };
+  }
+
+  /** Claims the message (so no other pop takes it), stores the DLQ copy, then acks it. */
+  private deadLetterInBackground(group: string, message: MessageExt, offset: number, queueId: number, attempts: number): void {
+    const version = this.opts.state.nextVersion();
+    const topic = message.topic;
+    this.record({ type: 'POP', group, topic, queueId, offset, attempts, invisibleUntilMs: this.opts.clock.nowMs() + DLQ_CLAIM_MS, version });
+    void this.putDlq(group, message, attempts)
+      .then((ok) => {
+        if (ok) this.record({ type: 'ACK', group, topic, queueId, offset, version });
+      })
+      .catch((e: Error) => this.logger.error(`dead-lettering ${topic} q${queueId} @${offset} for ${group} failed: ${e.message}`));
+  }
+
+  private async putDlq(group: string, message: MessageExt, attempts: number): Promise<boolean> {
+    const dlq = this.broker.ensureDlqTopic(group);
+    const r = await this.broker.putMessage(buildDlqMessage(message, dlq, attempts, this.broker.storeHost));
+    if (r.status !== 'PUT_OK' && !r.appendResult) {
+      this.logger.warn(`dead-letter put of ${message.msgId} to ${dlq} failed: ${r.status} ${r.remark ?? ''}`);
+      return false;
+    }
+    this.logger.info(`message ${message.properties.get(MessageConst.UNIQ_KEY) ?? message.msgId} of ${message.topic} moved to ${dlq} after ${attempts} deliveries`);
+    this.waitQueue.notifyTopic(dlq);
+    return true;
+  }
+
+  /** Validates a handle against the group's state: decodable, message still in flight, current version. */
+  checkHandle(group: string, text: string): HandleCheck {
+    let h: ReceiptHandle;
+    try {
+      h = decodeReceiptHandle(text);
+    } catch (e) {
+      return { ok: false, reason: (e as ReceiptHandleError).message };
+    }
+    const st = this.opts.state.table.get(group, h.topic, h.queueId);
+    if (!st) return { ok: false, reason: `group ${group} never received from ${h.topic} queue ${h.queueId}` };
+    if (h.queueOffset < st.ackOffset) return { ok: false, reason: `message at offset ${h.queueOffset} is already acked` };
+    const e = st.entries.get(h.queueOffset);
+    if (!e) return { ok: false, reason: `message at offset ${h.queueOffset} was not delivered to ${group}` };
+    if (e.acked) return { ok: false, reason: `message at offset ${h.queueOffset} is already acked` };
+    if (e.version !== h.version) return { ok: false, reason: 'receipt handle is stale: the message was redelivered or its invisible time changed since' };
+    return { ok: true, handle: h };
+  }
+
+  /** Acks one delivery. Resolves with a HandleCheck (ok false = INVALID_RECEIPT_HANDLE). */
+  async ack(group: string, text: string): Promise<HandleCheck> {
+    const c = this.checkHandle(group, text);
+    if (!c.ok) return c;
+    const h = c.handle;
+    await this.record({ type: 'ACK', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, version: h.version });
+    if (this.fifoGroups.has(group)) this.waitQueue.notifyTopic(h.topic);
+    return c;
+  }
+
+  /** Moves the invisible-until time to now + invisibleMs and issues a new handle. */
+  async changeInvisibleDuration(group: string, text: string, invisibleMs: number): Promise<HandleCheck & { receiptHandle?: string }> {
+    const c = this.checkHandle(group, text);
+    if (!c.ok) return c;
+    const h = c.handle;
+    const entry = this.opts.state.table.get(group, h.topic, h.queueId)!.entries.get(h.queueOffset)!;
+    const version = this.opts.state.nextVersion();
+    const invisibleUntilMs = this.opts.clock.nowMs() + invisibleMs;
+    await this.record({ type: 'POP', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, attempts: entry.attempts, invisibleUntilMs, version });
+    if (invisibleMs <= 0) this.waitQueue.notifyTopic(h.topic);
+    const receiptHandle = encodeReceiptHandle({ ...h, version, invisibleUntilMs, attempt: entry.attempts });
+    return { ...c, receiptHandle };
+  }
+
+  /**
+   * Extends the invisibility of a delivery to at least now + invisibleMs WITHOUT issuing a new
+   * handle (the version stays), so the consumer's handle remains valid. Used to auto-renew
+   * deliveries of push consumers that are still consuming (Apache proxy's receipt-handle renewal).
+   */
+  async renew(group: string, text: string, invisibleMs: number): Promise<HandleCheck> {
+    const c = this.checkHandle(group, text);
+    if (!c.ok) return c;
+    const h = c.handle;
+    const entry = this.opts.state.table.get(group, h.topic, h.queueId)!.entries.get(h.queueOffset)!;
+    const invisibleUntilMs = Math.max(entry.invisibleUntilMs, this.opts.clock.nowMs() + invisibleMs);
+    if (invisibleUntilMs === entry.invisibleUntilMs) return c;
+    await this.record({ type: 'POP', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, attempts: entry.attempts, invisibleUntilMs, version: h.version });
+    return c;
+  }
+
+  /** Invisible-until time of a delivery named by a handle, if the handle is still current. */
+  invisibleUntilOf(group: string, text: string): number | undefined {
+    const c = this.checkHandle(group, text);
+    if (!c.ok) return undefined;
+    return this.opts.state.table.get(group, c.handle.topic, c.handle.queueId)!.entries.get(c.handle.queueOffset)!.invisibleUntilMs;
+  }
+
+  /** Stores the message in `%DLQ%<group>` and acks it (client-side max attempts reached, FIFO). */
+  async forwardToDeadLetterQueue(group: string, text: string): Promise<HandleCheck> {
+    const c = this.checkHandle(group, text);
+    if (!c.ok) return c;
+    const h = c.handle;
+    const message = await this.broker.store.lookMessageByOffset(h.commitLogOffset);
+    if (!message || message.topic !== h.topic || message.queueOffset !== h.queueOffset) {
+      return { ok: false, reason: `message at commit log offset ${h.commitLogOffset} is gone` };
+    }
+    const again = this.checkHandle(group, text);
+    if (!again.ok) return again;
+    const attempts = this.opts.state.table.get(group, h.topic, h.queueId)!.entries.get(h.queueOffset)!.attempts;
+    if (!(await this.putDlq(group, message, attempts))) return { ok: false, reason: 'dead-letter queue put failed' };
+    await this.record({ type: 'ACK', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, version: h.version });
+    this.waitQueue.notifyTopic(h.topic);
+    return c;
+  }
+
+  /** A put landed on `topic`: wake parked receives. */
+  notifyMessageArrived(topic: string): void {
+    this.waitQueue.notifyTopic(topic);
+  }
+
+  private move(group: string, topic: string, queueId: number, offset: number): void {
+    const st = this.opts.state.table.get(group, topic, queueId);
+    if (st && offset <= st.ackOffset) return;
+    void this.record({ type: 'MOVE', group, topic, queueId, offset });
+  }
+
+  private record(rec: PopRecord): Promise<void> {
+    const before = this.opts.state.table.get(rec.group, rec.topic, rec.queueId)?.ackOffset;
+    const p = this.opts.state.record(rec);
+    const after = this.opts.state.table.get(rec.group, rec.topic, rec.queueId)!.ackOffset;
+    if (after !== before) this.broker.commitOffset(rec.group, rec.topic, rec.queueId, after);
+    return p;
+  }
+}

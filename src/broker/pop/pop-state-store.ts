@@ -1,0 +1,201 @@
+/**
+ * Durable pop state: a snapshot plus append-only logs under `<storePathRootDir>/pop/`.
+ *
+ *   pop/snapshot.json        {"format":1,"generation":g,"maxVersion":v,"queues":[...]} (PopStateTable snapshot)
+ *   pop/pop-<g>.log          records appended after the snapshot of generation g (pop-record-codec.ts)
+ *
+ * Every change is applied to the in-memory table and written to the current log at once
+ * (positional write into the page cache, so it survives a process crash); the log is
+ * fdatasync-ed every `flushIntervalMs`, and `record()` can wait for that flush (`syncFlush`).
+ *
+ * Start-up: read the snapshot (none ⇒ generation 0, empty), replay every log with generation ≥ g
+ * in order, truncating the last one at its first torn record; delete logs older than g.
+ *
+ * Compaction (log larger than `compactLogBytes`, or on clean shutdown): capture the table, switch
+ * appends to pop-<g+1>.log, write the snapshot of generation g+1 durably (tmp + fsync + rename),
+ * then delete older logs. A crash at any point leaves snapshot g + logs g..g+1, or snapshot g+1 +
+ * log g+1: both replay to the same state.
+ */
+import { join } from 'node:path';
+import type { FileSystem } from '../../common/fs/file-system.js';
+import type { Logger } from '../../common/logging/logger.js';
+import { silentLogger } from '../../common/logging/logger.js';
+import type { Clock } from '../../common/time/clock.js';
+import { decodePopLog, encodePopRecord } from './pop-record-codec.js';
+import { PopStateTable, type PopRecord } from './pop-state-table.js';
+
+export interface PopStateStoreOptions {
+  /** Directory of the pop files (`<storePathRootDir>/pop`). */
+  dir: string;
+  fs: FileSystem;
+  clock: Clock;
+  logger?: Logger;
+  flushIntervalMs: number;
+  syncFlush: boolean;
+  compactLogBytes: number;
+}
+
+const SNAPSHOT = 'snapshot.json';
+const LOG_NAME = /^pop-(\d+)\.log$/;
+
+export class PopStateStore {
+  readonly table = new PopStateTable();
+  private readonly logger: Logger;
+  private generation = 0;
+  private fd = -1;
+  private writePos = 0;
+  private dirty = false;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  private compacting: Promise<void> | null = null;
+  private lastVersion = 0;
+  private closed = false;
+
+  private constructor(private readonly opts: PopStateStoreOptions) {
+    this.logger = opts.logger ?? silentLogger;
+  }
+
+  /** Loads (or creates) the state in `opts.dir`. @throws Error when the snapshot is corrupt. */
+  static open(opts: PopStateStoreOptions): PopStateStore {
+    const s = new PopStateStore(opts);
+    s.load();
+    s.flushTimer = setInterval(() => void s.flush().catch((e: Error) => s.logger.error(`pop log flush failed: ${e.message}`)), opts.flushIntervalMs);
+    s.flushTimer.unref();
+    return s;
+  }
+
+  private load(): void {
+    const { fs, dir } = this.opts;
+    fs.mkdirp(dir);
+    const snap = fs.readFile(join(dir, SNAPSHOT));
+    if (snap) {
+      const doc = JSON.parse(snap.toString('utf8')) as { format?: number; generation?: number; maxVersion?: number; queues?: unknown };
+      if (doc.format !== 1 || !Number.isSafeInteger(doc.generation)) throw new Error(`pop snapshot ${join(dir, SNAPSHOT)}: unknown format`);
+      this.table.loadSnapshot(doc.queues ?? []);
+      this.generation = doc.generation!;
+      this.table.maxVersion = Math.max(this.table.maxVersion, doc.maxVersion ?? 0);
+    }
+    const logs = fs
+      .readdir(dir)
+      .map((n) => LOG_NAME.exec(n))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b);
+    let replayed = 0;
+    let last = this.generation;
+    for (const gen of logs) {
+      const path = this.logPath(gen);
+      if (gen < this.generation) {
+        fs.unlink(path);
+        continue;
+      }
+      const data = fs.readFile(path) ?? Buffer.alloc(0);
+      const decoded = decodePopLog(data);
+      for (const r of decoded.records) this.table.apply(r);
+      replayed += decoded.records.length;
+      if (decoded.stopReason) {
+        this.logger.warn(`pop log ${path}: ${decoded.stopReason}; ${data.length - decoded.validBytes} bytes dropped`);
+        const fd = fs.open(path, 'r+');
+        fs.ftruncate(fd, decoded.validBytes);
+        fs.close(fd);
+      }
+      last = gen;
+    }
+    this.generation = last;
+    this.lastVersion = this.table.maxVersion;
+    this.fd = fs.open(this.logPath(this.generation), 'a+');
+    this.writePos = fs.fstatSize(this.fd);
+    this.logger.info(`pop state loaded: generation ${this.generation}, ${this.table.size} queues, ${replayed} log records replayed`);
+  }
+
+  private logPath(gen: number): string {
+    return join(this.opts.dir, `pop-${gen}.log`);
+  }
+
+  /**
+   * A fresh delivery version: greater than every version ever issued, and at least
+   * `now × 1000` so versions stay unique even if the log tail was lost in a machine crash.
+   */
+  nextVersion(): number {
+    this.lastVersion = Math.max(this.lastVersion + 1, this.opts.clock.nowMs() * 1000, this.table.maxVersion + 1);
+    return this.lastVersion;
+  }
+
+  /**
+   * Applies and logs records (in order). Resolves at once, or after the covering fdatasync when
+   * `syncFlush` is on. @throws Error when the store is closed or the write fails.
+   */
+  record(...recs: PopRecord[]): Promise<void> {
+    if (this.closed) throw new Error('pop state store is closed');
+    for (const rec of recs) {
+      const buf = encodePopRecord(rec);
+      this.opts.fs.pwrite(this.fd, buf, 0, buf.length, this.writePos);
+      this.writePos += buf.length;
+      this.table.apply(rec);
+    }
+    this.dirty = true;
+    if (this.writePos >= this.opts.compactLogBytes && !this.compacting) {
+      this.compacting = this.compact().finally(() => (this.compacting = null));
+      this.compacting.catch((e: Error) => this.logger.error(`pop compaction failed: ${e.message}`));
+    }
+    if (!this.opts.syncFlush) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      void this.flush().catch(() => undefined);
+    });
+  }
+
+  /** fdatasync of the current log when it has unflushed records; waiters resolve after it. */
+  async flush(): Promise<void> {
+    if (this.flushing) {
+      await this.flushing.catch(() => undefined);
+      if (!this.dirty) return;
+    }
+    if (!this.dirty || this.fd < 0) return;
+    this.dirty = false;
+    const waiters = this.waiters;
+    this.waiters = [];
+    const fd = this.fd;
+    this.flushing = this.opts.fs.fdatasync(fd);
+    try {
+      await this.flushing;
+      for (const w of waiters) w.resolve();
+    } catch (e) {
+      for (const w of waiters) w.reject(e as Error);
+      throw e;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** Snapshot + fresh log (see the file comment). */
+  async compact(): Promise<void> {
+    const { fs, dir } = this.opts;
+    await this.flush();
+    const doc = { format: 1, generation: this.generation + 1, maxVersion: this.lastVersion, queues: this.table.toSnapshot() };
+    const oldFd = this.fd;
+    this.generation++;
+    this.fd = fs.open(this.logPath(this.generation), 'a+');
+    this.writePos = fs.fstatSize(this.fd);
+    fs.close(oldFd);
+    await fs.writeFileDurable(join(dir, SNAPSHOT), Buffer.from(JSON.stringify(doc)));
+    for (const name of fs.readdir(dir)) {
+      const m = LOG_NAME.exec(name);
+      if (m && Number(m[1]) < this.generation) fs.unlink(join(dir, name));
+    }
+    this.logger.info(`pop state compacted into generation ${this.generation}`);
+  }
+
+  /** Flushes, compacts and closes; later `record` calls throw. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.flushTimer = null;
+    await this.compacting?.catch(() => undefined);
+    await this.compact();
+    this.closed = true;
+    this.opts.fs.close(this.fd);
+    this.fd = -1;
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * What the transaction service needs from the broker (small interface so it can be tested with a
+ * fake store); `transactionBrokerOf(ctx)` adapts the real BrokerContext.
+ */
+import type { MessageInner, SocketAddress } from '../../common/message/message.js';
+import type { MessageStore, PutMessageResult } from '../../store/message-store.js';
+import type { BrokerContext } from '../broker-context.js';
+
+export interface TransactionBroker {
+  readonly storeHost: SocketAddress;
+  readonly store: Pick<MessageStore, 'getMessage' | 'getMaxOffsetInQueue' | 'getMinOffsetInQueue' | 'lookMessageByOffset'>;
+  /** The broker's put path (hooks, then the store): committed messages. */
+  putMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /** Straight to the store, no put hooks: half, op and check-max-time records of system topics. */
+  putSystemMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /** Creates a system topic with `queueNums` queues (perm read+write) when missing. */
+  ensureTopic(topic: string, queueNums: number): void;
+  /** Check progress on the half queue (Apache keeps it as group CID_RMQ_SYS_TRANS's offset). */
+  loadProgress(topic: string): number;
+  saveProgress(topic: string, offset: number): void;
+}
+
+/** Apache's system group for transaction check progress. */
+export const TRANS_CHECK_GROUP = 'CID_RMQ_SYS_TRANS';
+
+export function transactionBrokerOf(ctx: BrokerContext): TransactionBroker {
+  return {
+    get storeHost() {
+      return ctx.storeHost;
+    },
+    store: ctx.store,
+    putMessage: (msg) => ctx.putMessage(msg),
+    putSystemMessage: (msg) => ctx.store.putMessage(msg),
+    ensureTopic: (topic, queueNums) => void ctx.topicConfigManager.createTopicInSendMessageBackMethod(topic, queueNums, 6, 0),
+    loadProgress: (topic) => ctx.consumerOffsetManager.queryOffset(TRANS_CHECK_GROUP, topic, 0),
+    saveProgress: (topic, offset) => void ctx.consumerOffsetManager.commitOffset('transaction-check', TRANS_CHECK_GROUP, topic, 0, offset),
+  };
+}

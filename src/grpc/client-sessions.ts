@@ -1,0 +1,89 @@
+/**
+ * gRPC clients known to this server, keyed by the `x-mq-client-id` metadata every call carries
+ * (spec B1). A session records the client type, its consumer group, the settings it sent over
+ * Telemetry and its open Telemetry streams (used to push server commands such as
+ * RecoverOrphanedTransactionCommand). Sessions end on NotifyClientTermination, or when a
+ * session has no open stream and sent nothing for `expireMs`.
+ */
+import type { Settings, TelemetryCommand } from './proto/v2-types.js';
+
+export interface TelemetryWriter {
+  write(cmd: TelemetryCommand): void;
+  readonly closed: boolean;
+}
+
+export interface ClientSession {
+  clientId: string;
+  clientType: string;
+  group?: string;
+  settings?: Settings;
+  /** Language from the user agent ('NODE_JS', 'JAVA', ...). */
+  language: string;
+  lastSeenMs: number;
+  streams: Set<TelemetryWriter>;
+}
+
+export class ClientSessions {
+  private readonly sessions = new Map<string, ClientSession>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly expireMs = 120_000,
+  ) {}
+
+  /** The session of `clientId`, created when new; refreshes its last-seen time. */
+  touch(clientId: string): ClientSession {
+    let s = this.sessions.get(clientId);
+    if (!s) {
+      s = { clientId, clientType: 'CLIENT_TYPE_UNSPECIFIED', language: 'LANGUAGE_UNSPECIFIED', lastSeenMs: this.now(), streams: new Set() };
+      this.sessions.set(clientId, s);
+    }
+    s.lastSeenMs = this.now();
+    return s;
+  }
+
+  get(clientId: string): ClientSession | undefined {
+    return this.sessions.get(clientId);
+  }
+
+  remove(clientId: string): void {
+    this.sessions.delete(clientId);
+  }
+
+  /** Producer sessions with an open Telemetry stream, those publishing `topic` first. */
+  producersFor(topic: string): Array<{ session: ClientSession; stream: TelemetryWriter }> {
+    const matching: Array<{ session: ClientSession; stream: TelemetryWriter }> = [];
+    const others: typeof matching = [];
+    for (const s of this.sessions.values()) {
+      if (s.clientType !== 'PRODUCER') continue;
+      const stream = [...s.streams].find((w) => !w.closed);
+      if (!stream) continue;
+      const topics = s.settings?.publishing?.topics?.map((t) => t.name) ?? [];
+      (topics.includes(topic) ? matching : others).push({ session: s, stream });
+    }
+    return [...matching, ...others];
+  }
+
+  /** Consumer client ids of a group (live sessions). */
+  consumersOf(group: string): string[] {
+    return [...this.sessions.values()].filter((s) => s.group === group && s.clientType !== 'PRODUCER').map((s) => s.clientId);
+  }
+
+  /** Drops sessions without an open stream that were silent longer than the expiry. */
+  expire(): number {
+    const now = this.now();
+    let n = 0;
+    for (const [id, s] of [...this.sessions]) {
+      for (const w of [...s.streams]) if (w.closed) s.streams.delete(w);
+      if (s.streams.size === 0 && now - s.lastSeenMs > this.expireMs) {
+        this.sessions.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+}

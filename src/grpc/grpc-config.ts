@@ -1,0 +1,45 @@
+/**
+ * Configuration keys of the gRPC front (`apache.rocketmq.v2.MessagingService`), pop
+ * consumption and transaction checking. Read from the same broker.conf `key=value` map as the
+ * broker (unknown keys there are ignored by the other specs, and these are ignored by theirs).
+ *
+ * Names follow Apache RocketMQ where a proxy/broker key exists (`grpcServerPort` is accepted as an
+ * alias of tsmq's `grpcListenPort`; `transactionTimeOut`, `transactionCheckMax`,
+ * `transactionCheckInterval` are BrokerConfig names with Apache's defaults).
+ */
+import { resolveConfig, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
+
+function key<T extends ConfigValue>(k: ConfigKey<T>): ConfigKey<ConfigValue> & { default: T } {
+  return k as unknown as ConfigKey<ConfigValue> & { default: T };
+}
+
+const positive = (v: number): string | null => (Number.isInteger(v) && v > 0 ? null : 'must be an integer > 0');
+const nonNegative = (v: number): string | null => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0');
+const port = (v: number): string | null => (Number.isInteger(v) && v >= -1 && v <= 65535 ? null : 'must be a port in 0..65535 (-1 = disabled)');
+
+export const GRPC_CONFIG_SPEC = {
+  grpcListenPort: key<number>({ name: 'grpcListenPort', type: 'number', default: 8081, aliases: ['grpcServerPort'], doc: 'gRPC v2 port (0 = any free port, -1 = gRPC front disabled)', validate: port }),
+  grpcListenHost: key<string>({ name: 'grpcListenHost', type: 'string', default: '0.0.0.0', doc: 'address the gRPC server binds' }),
+  grpcMaxBodySizeBytes: key<number>({ name: 'grpcMaxBodySizeBytes', type: 'number', default: 4 * 1024 * 1024, doc: 'publishing.max_body_size sent to producers (bytes)', validate: positive }),
+  grpcDefaultInvisibleTimeMs: key<number>({ name: 'grpcDefaultInvisibleTimeMs', type: 'number', default: 60_000, doc: 'invisible time of a receive without invisible_duration (push consumers; Apache proxy: 60 s)', validate: positive }),
+  grpcMinInvisibleTimeMs: key<number>({ name: 'grpcMinInvisibleTimeMs', type: 'number', default: 0, doc: 'smallest invisible_duration accepted (ms)', validate: nonNegative }),
+  grpcMaxInvisibleTimeMs: key<number>({ name: 'grpcMaxInvisibleTimeMs', type: 'number', default: 12 * 3_600_000, doc: 'largest invisible_duration accepted (ms, Apache: 12 h)', validate: positive }),
+  grpcRenewIntervalMs: key<number>({ name: 'grpcRenewIntervalMs', type: 'number', default: 5000, doc: 'period of the auto-renewal of push-consumer deliveries (ms)', validate: positive }),
+  grpcMaxRenewMs: key<number>({ name: 'grpcMaxRenewMs', type: 'number', default: 3 * 3_600_000, doc: 'longest a push-consumer delivery is kept invisible by auto-renewal (ms)', validate: positive }),
+  grpcMaxPollingTimeMs: key<number>({ name: 'grpcMaxPollingTimeMs', type: 'number', default: 30_000, doc: 'longest long-polling hold of a receive (ms)', validate: positive }),
+  grpcPollingReserveMs: key<number>({ name: 'grpcPollingReserveMs', type: 'number', default: 500, doc: 'a long poll ends this long before the client deadline (ms)', validate: nonNegative }),
+  grpcReceiveBatchSize: key<number>({ name: 'grpcReceiveBatchSize', type: 'number', default: 32, doc: 'subscription.receive_batch_size sent to push consumers', validate: positive }),
+  grpcPushLongPollingTimeoutMs: key<number>({ name: 'grpcPushLongPollingTimeoutMs', type: 'number', default: 30_000, doc: 'subscription.long_polling_timeout sent to push consumers (ms)', validate: positive }),
+  grpcBackoffInitialMs: key<number>({ name: 'grpcBackoffInitialMs', type: 'number', default: 1000, doc: 'consumer retry backoff: first delay (ms)', validate: nonNegative }),
+  grpcBackoffMaxMs: key<number>({ name: 'grpcBackoffMaxMs', type: 'number', default: 10_000, doc: 'consumer retry backoff: largest delay (ms)', validate: nonNegative }),
+  grpcBackoffMultiplier: key<number>({ name: 'grpcBackoffMultiplier', type: 'number', default: 2, doc: 'consumer retry backoff multiplier', validate: (v: number) => (v >= 1 ? null : 'must be >= 1') }),
+  grpcProducerMaxAttempts: key<number>({ name: 'grpcProducerMaxAttempts', type: 'number', default: 3, doc: 'backoff_policy.max_attempts sent to producers', validate: positive }),
+  timerPrecisionMs: key<number>({ name: 'timerPrecisionMs', type: 'number', default: 100, doc: 'tick of the delivery-time (timer) service (ms)', validate: positive }),
+} as const;
+
+export type GrpcConfig = ReturnType<typeof resolveGrpcConfig>;
+
+/** Typed gRPC/pop/transaction config from raw broker.conf keys. @throws ConfigError on a bad value. */
+export function resolveGrpcConfig(raw: Record<string, string>) {
+  return resolveConfig(GRPC_CONFIG_SPEC, raw);
+}

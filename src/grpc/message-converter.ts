@@ -1,0 +1,189 @@
+/**
+ * Conversions between `apache.rocketmq.v2.Message` and the broker's message model.
+ *
+ * Sent messages (SendMessageRequest) → MessageInner properties, as the Apache proxy stores them:
+ *   user_properties as is; KEYS = keys joined by ' '; TAGS = tag; UNIQ_KEY = message_id;
+ *   __BORNHOST = born_host; __SHARDINGKEY = message_group; TIMER_DELIVER_MS = delivery_timestamp;
+ *   TRAN_MSG = "true" for TRANSACTION; TRACE_CONTEXT = trace_context.
+ * Stored messages → delivered v2 Messages: user properties are the non-system properties;
+ *   body_digest is the MD5 of the delivered body in uppercase hex (bodies compressed by remoting
+ *   producers with zlib are inflated first, body_encoding IDENTITY); message_type is derived
+ *   from the properties (TRANSACTION, FIFO, DELAY, NORMAL).
+ */
+import { createHash } from 'node:crypto';
+import { inflateSync, gunzipSync } from 'node:zlib';
+import type { MessageExt, MessageInner, SocketAddress } from '../common/message/message.js';
+import { MessageConst } from '../common/message/message-const.js';
+import { ipToString, socketAddressToString } from '../common/message/msgid.js';
+import { MessageSysFlag } from '../common/message/sysflag.js';
+import { validateTopic } from '../common/message/topic-validator.js';
+import { Code, msToDuration, msToTimestamp, timestampMs, type CodeName, type Message } from './proto/v2-types.js';
+
+const SYSTEM_KEYS: ReadonlySet<string> = new Set(Object.values(MessageConst));
+/** Longest accepted delay (Apache `timerMaxDelaySec` = 3 days). */
+export const MAX_DELAY_MS = 3 * 24 * 3_600_000;
+
+export type MessageKind = 'NORMAL' | 'FIFO' | 'DELAY' | 'TRANSACTION';
+
+export interface Inbound {
+  msg: MessageInner;
+  kind: MessageKind;
+  uniqKey: string;
+  /** Epoch ms for DELAY messages. */
+  deliverMs?: number;
+}
+
+export interface InboundError {
+  code: CodeName;
+  message: string;
+}
+
+export function md5Hex(body: Buffer): string {
+  return createHash('md5').update(body).digest('hex').toUpperCase();
+}
+
+/** Validates a sent message and builds the MessageInner (topic/queue chosen later by the caller). */
+export function fromProtoMessage(
+  m: Message,
+  opts: { bornHost: SocketAddress; storeHost: SocketAddress; nowMs: number; maxBodySizeBytes: number },
+): Inbound | InboundError {
+  const topic = m.topic?.name ?? '';
+  const problem = validateTopic(topic);
+  if (problem) return { code: Code.ILLEGAL_TOPIC, message: problem };
+  const sp = m.system_properties;
+  if (!sp) return { code: Code.BAD_REQUEST, message: 'system_properties missing' };
+  let body: Buffer = Buffer.isBuffer(m.body) ? m.body : Buffer.from(m.body ?? []);
+  if (sp.body_encoding === 'GZIP') {
+    try {
+      body = gunzipSync(body);
+    } catch {
+      return { code: Code.BAD_REQUEST, message: 'body_encoding GZIP but the body does not gunzip' };
+    }
+  }
+  if (body.length === 0) return { code: Code.MESSAGE_BODY_EMPTY, message: 'message body is empty' };
+  if (body.length > opts.maxBodySizeBytes) return { code: Code.MESSAGE_BODY_TOO_LARGE, message: `message body is ${body.length} bytes, the limit is ${opts.maxBodySizeBytes}` };
+  const props = new Map<string, string>();
+  for (const [k, v] of Object.entries(m.user_properties ?? {})) {
+    if (SYSTEM_KEYS.has(k)) return { code: Code.ILLEGAL_MESSAGE_PROPERTY_KEY, message: `property key ${k} is reserved` };
+    if (k.length === 0 || /[\x01\x02]/.test(k) || /[\x01\x02]/.test(v)) return { code: Code.ILLEGAL_MESSAGE_PROPERTY_KEY, message: `illegal property ${JSON.stringify(k)}` };
+    props.set(k, v);
+  }
+  if (sp.tag !== undefined && sp.tag !== null && sp.tag !== '') {
+    if (sp.tag.trim() === '' || sp.tag.includes('|') || /[\x01\x02]/.test(sp.tag)) return { code: Code.ILLEGAL_MESSAGE_TAG, message: `illegal tag ${JSON.stringify(sp.tag)}` };
+    props.set(MessageConst.TAGS, sp.tag);
+  }
+  const keys = (sp.keys ?? []).filter((k) => k.length > 0);
+  if (keys.some((k) => k.trim() === '' || /[\x01\x02 ]/.test(k))) return { code: Code.ILLEGAL_MESSAGE_KEY, message: 'message keys may not be blank or hold spaces' };
+  if (keys.length > 0) props.set(MessageConst.KEYS, keys.join(' '));
+  const uniqKey = sp.message_id || randomUniqKey();
+  props.set(MessageConst.UNIQ_KEY, uniqKey);
+  if (sp.born_host) props.set(MessageConst.BORN_HOST, sp.born_host);
+  if (sp.trace_context) props.set(MessageConst.TRACE_CONTEXT, sp.trace_context);
+  const kind = (['NORMAL', 'FIFO', 'DELAY', 'TRANSACTION'].includes(sp.message_type) ? sp.message_type : 'NORMAL') as MessageKind;
+  const group = sp.message_group ?? '';
+  if (kind === 'FIFO' && group === '') return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: 'FIFO message without message_group' };
+  if (group !== '') {
+    if (kind !== 'FIFO') return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: `message_group on a ${kind} message` };
+    if (group.length > 64 || /[\x01\x02]/.test(group)) return { code: Code.ILLEGAL_MESSAGE_GROUP, message: 'illegal message group' };
+    props.set(MessageConst.SHARDING_KEY, group);
+  }
+  const out: Inbound = {
+    kind,
+    uniqKey,
+    msg: {
+      topic,
+      queueId: sp.queue_id ?? 0,
+      flag: 0,
+      body,
+      properties: props,
+      sysFlag: 0,
+      bornTimestamp: timestampMs(sp.born_timestamp) || opts.nowMs,
+      bornHost: opts.bornHost,
+      storeHost: opts.storeHost,
+      reconsumeTimes: 0,
+      preparedTransactionOffset: 0,
+    },
+  };
+  if (kind === 'DELAY') {
+    const deliverMs = timestampMs(sp.delivery_timestamp);
+    if (!sp.delivery_timestamp) return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: 'DELAY message without delivery_timestamp' };
+    if (deliverMs - opts.nowMs > MAX_DELAY_MS) return { code: Code.ILLEGAL_DELIVERY_TIME, message: `delivery time is more than ${MAX_DELAY_MS / 3_600_000} h away` };
+    out.deliverMs = deliverMs;
+  } else if (sp.delivery_timestamp) {
+    return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: `delivery_timestamp on a ${kind} message` };
+  }
+  if (kind === 'TRANSACTION') props.set(MessageConst.TRAN_MSG, 'true');
+  return out;
+}
+
+function randomUniqKey(): string {
+  return createHash('md5').update(`${process.pid}${Date.now()}${Math.random()}`).digest('hex').slice(0, 32).toUpperCase();
+}
+
+export function isInboundError(v: Inbound | InboundError): v is InboundError {
+  return (v as InboundError).code !== undefined;
+}
+
+/** The message kind of a stored message. */
+export function kindOf(m: MessageExt): MessageKind {
+  const p = m.properties;
+  if (p.get(MessageConst.TRAN_MSG) === 'true' || p.has(MessageConst.TRANSACTION_ID)) return 'TRANSACTION';
+  if (p.has(MessageConst.SHARDING_KEY)) return 'FIFO';
+  if (p.has(MessageConst.TIMER_DELIVER_MS) || p.has(MessageConst.DELAY)) return 'DELAY';
+  return 'NORMAL';
+}
+
+/** Body as delivered to gRPC clients: zlib-compressed remoting bodies are inflated. */
+export function deliveredBody(m: MessageExt): Buffer {
+  if ((m.sysFlag & MessageSysFlag.COMPRESSED_FLAG) === 0) return m.body;
+  const type = (m.sysFlag & MessageSysFlag.COMPRESSION_TYPE_MASK) >> 8;
+  if (type !== 0 && type !== 3) return m.body;
+  try {
+    return inflateSync(m.body);
+  } catch {
+    return m.body;
+  }
+}
+
+export interface DeliveryInfo {
+  receiptHandle?: string;
+  attempt?: number;
+  invisibleMs?: number;
+}
+
+/** A stored message as a v2 Message for consumers (and for RecoverOrphanedTransactionCommand). */
+export function toProtoMessage(m: MessageExt, d: DeliveryInfo = {}): Message {
+  const p = m.properties;
+  const body = deliveredBody(m);
+  const user: Record<string, string> = {};
+  for (const [k, v] of p) if (!SYSTEM_KEYS.has(k)) user[k] = v;
+  const keys = (p.get(MessageConst.KEYS) ?? '').split(' ').filter((k) => k.length > 0);
+  const deliver = Number(p.get(MessageConst.TIMER_DELIVER_MS));
+  const tag = p.get(MessageConst.TAGS);
+  const group = p.get(MessageConst.SHARDING_KEY);
+  return {
+    topic: { name: m.topic, resource_namespace: '' },
+    user_properties: user,
+    body,
+    system_properties: {
+      ...(tag !== undefined ? { tag } : {}),
+      keys,
+      message_id: p.get(MessageConst.UNIQ_KEY) ?? m.msgId,
+      body_digest: { type: 'MD5', checksum: md5Hex(body) },
+      body_encoding: 'IDENTITY',
+      message_type: kindOf(m),
+      born_timestamp: msToTimestamp(m.bornTimestamp),
+      born_host: p.get(MessageConst.BORN_HOST) ?? ipToString(m.bornHost.ip),
+      store_timestamp: msToTimestamp(m.storeTimestamp),
+      store_host: socketAddressToString(m.storeHost),
+      ...(Number.isFinite(deliver) && deliver > 0 ? { delivery_timestamp: msToTimestamp(deliver) } : {}),
+      ...(d.receiptHandle !== undefined ? { receipt_handle: d.receiptHandle } : {}),
+      queue_id: m.queueId,
+      queue_offset: m.queueOffset,
+      ...(d.invisibleMs !== undefined ? { invisible_duration: msToDuration(d.invisibleMs) } : {}),
+      ...(d.attempt !== undefined ? { delivery_attempt: d.attempt } : {}),
+      ...(group !== undefined ? { message_group: group } : {}),
+      ...(p.has(MessageConst.TRACE_CONTEXT) ? { trace_context: p.get(MessageConst.TRACE_CONTEXT)! } : {}),
+    },
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * SendMessage and EndTransaction (spec B3, B5).
+ *
+ * Per message: validation (message-converter.ts), topic lookup / auto-creation, write permission,
+ * queue = system_properties.queue_id when valid (the 1.0.8 client always sends 0), else a message
+ * group hash (FIFO) or a random writable queue. Then by type:
+ *   NORMAL / FIFO   the broker put path
+ *   DELAY           TimerMessageService (delivered at delivery_timestamp; a time already passed
+ *                   is stored directly)
+ *   TRANSACTION     a half message via TransactionalMessageService; transaction_id returned
+ * Entry: {status, message_id (the client's id = UNIQ_KEY), transaction_id, offset (queue offset)}.
+ * Put statuses map to v2 codes as the Apache proxy does (flush/replica timeouts → *_PERSISTENCE_TIMEOUT,
+ * page cache busy → TOO_MANY_REQUESTS so producers back off and retry).
+ */
+import type * as grpc from '@grpc/grpc-js';
+import { javaStringHashCode } from '../common/message/java-hash.js';
+import { PermName } from '../broker/broker-config.js';
+import type { PutMessageResult, PutMessageStatus } from '../store/message-store.js';
+import { decodeTransactionId } from '../broker/transaction/transactional-message-service.js';
+import { clientIdOf, peerAddress, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
+import { fromProtoMessage, isInboundError, type Inbound } from './message-converter.js';
+import { findTopic, isStatus } from './route-handlers.js';
+import { Code, OK_STATUS, status, type CodeName, type Message, type Resource, type Status } from './proto/v2-types.js';
+
+interface SendResultEntry {
+  status: Status;
+  message_id: string;
+  transaction_id: string;
+  offset: number;
+  recall_handle: string;
+}
+
+const PUT_CODE: Record<PutMessageStatus, CodeName> = {
+  PUT_OK: Code.OK,
+  FLUSH_DISK_TIMEOUT: Code.MASTER_PERSISTENCE_TIMEOUT,
+  FLUSH_SLAVE_TIMEOUT: Code.SLAVE_PERSISTENCE_TIMEOUT,
+  SLAVE_NOT_AVAILABLE: Code.HA_NOT_AVAILABLE,
+  SERVICE_NOT_AVAILABLE: Code.INTERNAL_SERVER_ERROR,
+  CREATE_MAPPED_FILE_FAILED: Code.INTERNAL_SERVER_ERROR,
+  MESSAGE_ILLEGAL: Code.BAD_REQUEST,
+  PROPERTIES_SIZE_EXCEEDED: Code.MESSAGE_PROPERTIES_TOO_LARGE,
+  OS_PAGE_CACHE_BUSY: Code.TOO_MANY_REQUESTS,
+  UNKNOWN_ERROR: Code.INTERNAL_SERVER_ERROR,
+};
+
+function entryOf(r: PutMessageResult, messageId: string, transactionId = ''): SendResultEntry {
+  const code = PUT_CODE[r.status] ?? Code.INTERNAL_SERVER_ERROR;
+  return {
+    status: code === Code.OK ? OK_STATUS : status(code, r.remark ?? r.status),
+    message_id: messageId,
+    transaction_id: transactionId,
+    offset: r.appendResult?.queueOffset ?? 0,
+    recall_handle: '',
+  };
+}
+
+function failed(code: CodeName, message: string, messageId = ''): SendResultEntry {
+  return { status: status(code, message), message_id: messageId, transaction_id: '', offset: 0, recall_handle: '' };
+}
+
+async function sendOne(s: GrpcServices, m: Message, peer: string): Promise<SendResultEntry> {
+  const now = s.ctx.clock.nowMs();
+  const parsed = fromProtoMessage(m, { bornHost: peerAddress(peer), storeHost: s.ctx.storeHost, nowMs: now, maxBodySizeBytes: Math.min(s.config.grpcMaxBodySizeBytes, s.ctx.config.maxMessageSize) });
+  if (isInboundError(parsed)) return failed(parsed.code, parsed.message, m.system_properties?.message_id ?? '');
+  const tc = findTopic(s, parsed.msg.topic, true);
+  if (isStatus(tc)) return failed(tc.code as CodeName, tc.message, parsed.uniqKey);
+  if (!PermName.isWriteable(tc.perm) || !PermName.isWriteable(s.ctx.config.brokerPermission) || tc.writeQueueNums <= 0) {
+    return failed(Code.FORBIDDEN, `topic ${tc.topicName} is not writable`, parsed.uniqKey);
+  }
+  parsed.msg.queueId = chooseQueue(s, parsed, tc.writeQueueNums);
+  return await store(s, parsed, now);
+}
+
+function chooseQueue(s: GrpcServices, p: Inbound, writeQueueNums: number): number {
+  const asked = p.msg.queueId;
+  if (Number.isInteger(asked) && asked >= 0 && asked < writeQueueNums) return asked;
+  const group = p.msg.properties.get('__SHARDINGKEY');
+  if (group !== undefined) return Math.abs(javaStringHashCode(group) % writeQueueNums);
+  return s.ctx.randomInt(writeQueueNums);
+}
+
+async function store(s: GrpcServices, p: Inbound, now: number): Promise<SendResultEntry> {
+  const topic = p.msg.topic;
+  if (p.kind === 'TRANSACTION') {
+    const { result, transactionId } = await s.transactions.prepare(p.msg);
+    return entryOf(result, p.uniqKey, transactionId ?? '');
+  }
+  let r: PutMessageResult;
+  if (p.kind === 'DELAY' && p.deliverMs !== undefined && p.deliverMs > now) {
+    r = await s.timer.schedule(p.msg, p.deliverMs);
+  } else {
+    r = await s.ctx.putMessage(p.msg);
+    if (r.appendResult) s.pop.notifyMessageArrived(topic);
+  }
+  return entryOf(r, p.uniqKey);
+}
+
+interface EndTransactionRequest {
+  topic: Resource | null;
+  message_id: string;
+  transaction_id: string;
+  resolution: string;
+  source: string;
+}
+
+export function sendHandlers(s: GrpcServices): Record<string, grpc.UntypedHandleCall> {
+  return {
+    SendMessage: unary<{ messages: Message[] }, { status: Status; entries: SendResultEntry[] }>(s, 'SendMessage', async (req, call) => {
+      s.sessions.touch(clientIdOf(call));
+      const messages = req.messages ?? [];
+      if (messages.length === 0) return { status: status(Code.BAD_REQUEST, 'no message to send'), entries: [] };
+      const entries: SendResultEntry[] = [];
+      for (const m of messages) entries.push(await sendOne(s, m, call.getPeer()));
+      const bad = entries.find((e) => e.status.code !== Code.OK);
+      const top = !bad ? OK_STATUS : entries.length === 1 ? bad.status : status(Code.INTERNAL_SERVER_ERROR, `some messages were not stored: ${bad.status.message}`);
+      return { status: top, entries };
+    }),
+
+    EndTransaction: unary<EndTransactionRequest, StatusOnly>(s, 'EndTransaction', async (req, call) => {
+      s.sessions.touch(clientIdOf(call));
+      if (req.resolution !== 'COMMIT' && req.resolution !== 'ROLLBACK') return { status: OK_STATUS };
+      const id = decodeTransactionId(req.transaction_id);
+      if (!id) return { status: status(Code.INVALID_TRANSACTION_ID, `transaction id ${JSON.stringify(req.transaction_id)} was not issued by this broker`) };
+      const r = await s.transactions.end({
+        commitLogOffset: id.commitLogOffset,
+        halfQueueOffset: id.halfQueueOffset,
+        ...(req.message_id ? { messageId: req.message_id } : {}),
+        resolution: req.resolution,
+        fromCheck: req.source === 'SOURCE_SERVER_CHECK',
+      });
+      if (r.ok) {
+        if (r.committed?.appendResult && req.topic?.name) s.pop.notifyMessageArrived(req.topic.name);
+        return { status: OK_STATUS };
+      }
+      return { status: status(r.reason === 'PUT_FAILED' ? Code.INTERNAL_SERVER_ERROR : Code.INVALID_TRANSACTION_ID, r.message) };
+    }),
+
+    RecallMessage: unary<unknown, StatusOnly & { message_id: string }>(s, 'RecallMessage', () => ({ status: status(Code.UNSUPPORTED, 'recalling messages is not supported'), message_id: '' })),
+    SyncLiteSubscription: unary<unknown, StatusOnly>(s, 'SyncLiteSubscription', () => ({ status: status(Code.UNSUPPORTED, 'lite topics are not supported') })),
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * The Telemetry bidi stream (spec B2) and server-to-client commands.
+ *
+ * Client → server: `settings` (answered at once with the full settings reply, see
+ * settings-reply.ts; the session records client type, group, language, topics),
+ * `thread_stack_trace` / `verify_message_result` (logged). Anything else is ignored.
+ * Server → client: the settings reply, and RecoverOrphanedTransactionCommand for transaction
+ * check-backs (grpcTransactionChecker). The stream stays open until the client ends it; the
+ * server then ends its side.
+ */
+import type * as grpc from '@grpc/grpc-js';
+import type { CheckRequest, TransactionChecker } from '../broker/transaction/transactional-message-service.js';
+import type { ClientSessions, TelemetryWriter } from './client-sessions.js';
+import { clientIdOf, type GrpcServices } from './grpc-services.js';
+import { toProtoMessage } from './message-converter.js';
+import { settingsReply, type GroupPolicy } from './settings-reply.js';
+import { Code, status, type TelemetryCommand } from './proto/v2-types.js';
+
+type TelemetryCall = grpc.ServerDuplexStream<TelemetryCommand, TelemetryCommand>;
+
+function groupPolicy(s: GrpcServices): (group: string) => GroupPolicy {
+  return (group) => {
+    const sgc = group ? s.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group) : undefined;
+    return {
+      fifo: sgc?.consumeMessageOrderly ?? false,
+      maxDeliveryAttempts: (sgc?.retryMaxTimes ?? s.ctx.config.retryMaxTimes) + 1,
+    };
+  };
+}
+
+export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<TelemetryCommand, TelemetryCommand> {
+  const values = {
+    maxBodySizeBytes: Math.min(s.config.grpcMaxBodySizeBytes, s.ctx.config.maxMessageSize),
+    producerMaxAttempts: s.config.grpcProducerMaxAttempts,
+    backoffInitialMs: s.config.grpcBackoffInitialMs,
+    backoffMaxMs: s.config.grpcBackoffMaxMs,
+    backoffMultiplier: s.config.grpcBackoffMultiplier,
+    receiveBatchSize: s.config.grpcReceiveBatchSize,
+    pushLongPollingTimeoutMs: s.config.grpcPushLongPollingTimeoutMs,
+  };
+  return (call: TelemetryCall) => {
+    const clientId = clientIdOf(call);
+    let closed = false;
+    const writer: TelemetryWriter = {
+      write: (cmd) => {
+        if (!closed && !call.cancelled) call.write(cmd);
+      },
+      get closed() {
+        return closed || call.cancelled;
+      },
+    };
+    const session = s.sessions.touch(clientId);
+    session.streams.add(writer);
+    const close = (): void => {
+      if (closed) return;
+      closed = true;
+      session.streams.delete(writer);
+    };
+    call.on('data', (cmd: TelemetryCommand) => {
+      try {
+        s.sessions.touch(clientId);
+        if (cmd.settings) {
+          const settings = cmd.settings;
+          session.settings = settings;
+          if (settings.client_type) session.clientType = settings.client_type;
+          if (settings.subscription?.group?.name) session.group = settings.subscription.group.name;
+          if (settings.user_agent?.language) session.language = settings.user_agent.language;
+          writer.write({ status: status(Code.OK, 'OK'), settings: settingsReply(settings, values, groupPolicy(s)) });
+        } else if (cmd.thread_stack_trace) {
+          s.logger.info(`client ${clientId} thread stack trace (nonce ${cmd.thread_stack_trace.nonce})`);
+        } else if (cmd.verify_message_result) {
+          s.logger.info(`client ${clientId} verified message (nonce ${cmd.verify_message_result.nonce})`);
+        }
+      } catch (e) {
+        s.logger.error(`telemetry from ${clientId}: ${(e as Error).message}`);
+      }
+    });
+    call.on('end', () => {
+      close();
+      call.end();
+    });
+    call.on('error', () => close());
+    call.on('cancelled', () => close());
+  };
+}
+
+/** Check-backs to gRPC producers: RecoverOrphanedTransactionCommand on a producer's Telemetry stream. */
+export function grpcTransactionChecker(sessions: ClientSessions): TransactionChecker {
+  let rr = 0;
+  return (req: CheckRequest) => {
+    const targets = sessions.producersFor(req.message.topic);
+    if (targets.length === 0) return false;
+    const preferred = targets.filter((t) => t.session.settings?.publishing?.topics?.some((x) => x.name === req.message.topic));
+    const pool = preferred.length > 0 ? preferred : targets;
+    const target = pool[rr++ % pool.length]!;
+    target.stream.write({ recover_orphaned_transaction_command: { message: toProtoMessage(req.message), transaction_id: req.transactionId } });
+    return true;
+  };
+}
