@@ -48,6 +48,11 @@ import { DelayLevelTable } from './schedule/delay-level-table.js';
 import { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
+import { TransactionalMessageService } from './transaction/transactional-message-service.js';
+import { transactionBrokerOf } from './transaction/transaction-broker.js';
+import { resolveTransactionConfig } from './transaction/transaction-config.js';
+import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
+import { BrokerHA, buildSlaveSyncHandlers } from './ha/broker-ha.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -75,9 +80,15 @@ export class BrokerController {
   private server: RemotingServer | null = null;
   private client: RemotingClient | null = null;
   private registrar: NamesrvRegistrar | null = null;
+  /** Replication wiring (src/broker/ha), set by start(). */
+  private ha: BrokerHA | null = null;
+  private readonly rawConfig: Record<string, string>;
   private timers: NodeJS.Timeout[] = [];
   private state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';
   private shutdownPromise: Promise<void> | null = null;
+  /** Half messages, commit/rollback (37) and check-back (39); shared with the gRPC front. */
+  readonly transactionService: TransactionalMessageService;
+  private readonly arrivalListeners: Array<(topic: string, queueId: number) => void> = [];
 
   private constructor(config: BrokerConfig, ctx: BrokerContext, schedule: ScheduleMessageService, opts: BrokerControllerOptions) {
     this.config = config;
@@ -93,10 +104,25 @@ export class BrokerController {
       logger: ctx.logger,
     });
     pull.setHoldService(this.pullRequestHoldService);
-    this.handlers = buildProcessorTable(ctx, pull);
-    ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) =>
-      this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties),
-    );
+    this.transactionService = new TransactionalMessageService({
+      broker: transactionBrokerOf(ctx),
+      config: resolveTransactionConfig(opts.brokerConfig),
+      clock: ctx.clock,
+      logger: ctx.logger,
+    });
+    this.transactionService.addChecker(remotingTransactionChecker((g) => ctx.producerManager.channelsOf(g)));
+    this.handlers = buildProcessorTable(ctx, pull, this.transactionService);
+    for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
+    this.rawConfig = opts.brokerConfig;
+    ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
+      this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties);
+      for (const l of this.arrivalListeners) l(topic, queueId);
+    });
+  }
+
+  /** Another consumer front (gRPC) that wants to hear about dispatched messages. */
+  addMessageArrivingListener(listener: (topic: string, queueId: number) => void): void {
+    this.arrivalListeners.push(listener);
   }
 
   /** The handler registered for a request code (in-process tests call processors through it). */
@@ -175,6 +201,11 @@ export class BrokerController {
     return this.server.port;
   }
 
+  /** Replication wiring (src/broker/ha): role, HA address, stats; null before start(). */
+  get replication(): BrokerHA | null {
+    return this.ha;
+  }
+
   /** `brokerIP1:port`. */
   get brokerAddr(): string {
     return this.ctx.brokerAddr;
@@ -193,9 +224,11 @@ export class BrokerController {
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
+    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
 
     this.pullRequestHoldService.start();
-    this.scheduleMessageService.start();
+    if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
+    if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
     this.every(this.config.flushConsumerOffsetInterval, () => this.persistOffsets());
     this.every(CLIENT_SCAN_INTERVAL_MS, () => {
       ctx.consumerManager.scanNotActiveChannel();
@@ -213,11 +246,12 @@ export class BrokerController {
           brokerName: this.config.brokerName,
           brokerAddr: ctx.brokerAddr,
           brokerId: this.config.brokerId,
-          haServerAddr: `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
+          haServerAddr: this.ha?.haServerAddr ?? `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
         }),
         topics: () => this.topicsForRegistration(),
         periodMs: this.config.registerNameServerPeriod,
         logger: this.logger,
+        onRegistered: (outcomes) => this.ha?.onRegistered(outcomes),
       });
       this.registrar = registrar;
       ctx.topicConfigManager.onChange(() => void registrar.registerNow());
@@ -244,10 +278,12 @@ export class BrokerController {
       }
     };
     await step('unregister from nameservers', () => this.registrar?.shutdown());
+    await step('stop slave synchronize', () => this.ha?.shutdown());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());
+    await step('stop transaction service', () => this.transactionService.shutdown());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());
     await step('persist topics', () => this.ctx.topicConfigManager.persist());
     await step('persist subscription groups', () => this.ctx.subscriptionGroupManager.persist());

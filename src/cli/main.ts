@@ -6,12 +6,14 @@ import { Command } from 'commander';
 import { registerStartCommand } from './commands/start.js';
 import { registerNamesrvCommand } from './commands/namesrv.js';
 import { registerBrokerCommand } from './commands/broker.js';
+import { registerAdminCommands } from './commands/admin-delete-expired.js';
 
 const program = new Command();
 program.name('tsmq').description('RocketMQ-compatible message broker').version('0.1.0');
 registerStartCommand(program);
 registerNamesrvCommand(program);
 registerBrokerCommand(program);
+registerAdminCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

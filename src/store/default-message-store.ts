@@ -44,6 +44,14 @@ import { queryMessage } from './query/query-message-service.js';
 import { StoreLock, createAbortFile } from './recovery/store-files.js';
 import { recoverStore, type RecoveryReport } from './recovery/store-recovery.js';
 import { commitLogDir, completeStoreConfig, parseDelayLevels, type StoreConfig } from './store-config.js';
+import { StatfsDiskUsageProbe, type DiskUsageProbe } from './retention/disk-usage-probe.js';
+import { RunningFlags, describeWriteError } from './retention/running-flags.js';
+import { StoreCleanService, type CleanPassReport } from './retention/store-clean-service.js';
+import { appendReplicatedBytes, ReplicatedStoreTimeDispatcher, truncateReplicatedLog, type TruncateReport } from './ha/replicated-log.js';
+import { StoreReplication, type StartHAOptions } from './ha/store-replication.js';
+
+/** Rate limit of background segment pre-writing (docs/internals/io-engine.md, "Pre-writing"). */
+const WARM_MAX_BYTES_PER_SEC = Number(process.env.TSMQ_WARM_RATE ?? 0);
 
 export interface MessageStoreDeps {
   clock?: Clock;
@@ -55,6 +63,8 @@ export interface MessageStoreDeps {
   plugins?: StorePluginFactory[];
   /** Physical memory used by the "in memory" pull rule (default os.totalmem()). */
   totalMemoryBytes?: number;
+  /** Disk usage source of retention and the disk-full check (default: statfs). */
+  diskUsageProbe?: DiskUsageProbe;
 }
 
 export class DefaultMessageStore implements MessageStore {
@@ -81,12 +91,22 @@ export class DefaultMessageStore implements MessageStore {
   private readonly plugins: StorePlugin[] = [];
   /** The IndexService plugin, present when messageIndexEnable. */
   private indexPlugin: IndexPlugin | null = null;
+  /** Classic master/slave replication (src/store/ha), null until startHA(). */
+  private replication: StoreReplication | null = null;
+  /** Why writes are refused by retention (disk full, failed write); pushes changes to setWritable. */
+  readonly runningFlags = new RunningFlags((writable, reason) => this.setWritable(writable, reason));
+  /** Retention and disk check (src/store/retention), started with the other services. */
+  cleanService: StoreCleanService | null = null;
+  private readonly clock: Clock;
+  private readonly diskUsageProbe: DiskUsageProbe;
 
   private constructor(config: StoreConfig, deps: MessageStoreDeps) {
     this.config = config;
     this.fs = deps.fs ?? nodeFileSystem;
     this.logger = deps.logger ?? createLogger('store');
     const clock = deps.clock ?? systemClock;
+    this.clock = clock;
+    this.diskUsageProbe = deps.diskUsageProbe ?? new StatfsDiskUsageProbe();
     const root = config.storePathRootDir;
     this.fs.mkdirp(root);
     this.abortPath = path.join(root, 'abort');
@@ -101,6 +121,7 @@ export class DefaultMessageStore implements MessageStore {
         logger: this.logger.child({ component: 'commitlog' }),
         maxMessageSize: config.maxMessageSize,
         delayLevelTableMs,
+        prewrite: config.warmMapedFileEnable ? { syncEveryBytes: config.flushLeastPagesWhenWarmMapedFile * 4096, maxBytesPerSec: WARM_MAX_BYTES_PER_SEC } : null,
       });
       this.consumeQueueStore = new ConsumeQueueStore({
         rootDir: path.join(root, 'consumequeue'),
@@ -177,6 +198,8 @@ export class DefaultMessageStore implements MessageStore {
     });
     this.latestLogicsTimestamp = this.checkpoint.logicsMsgTimestamp;
     this.reput.setReputFromOffset(this.commitLog.getMaxOffset());
+    // warmMapedFileEnable: a fresh store's first segment is pre-written before puts are accepted
+    if (this.config.warmMapedFileEnable && this.config.brokerRole !== 'SLAVE') await this.commitLog.mfq.prepareFirstFile(this.commitLog.getMaxOffset());
     this.startServices();
     createAbortFile(this.fs, this.abortPath);
   }
@@ -218,6 +241,19 @@ export class DefaultMessageStore implements MessageStore {
       this.checkpoint.flush().catch((e) => this.logger.error({ err: e }, 'checkpoint flush failed'));
     }, 1000);
     this.checkpointTimer.unref();
+    this.cleanService = new StoreCleanService({
+      config: c,
+      commitLog: this.commitLog,
+      cqStore: this.consumeQueueStore,
+      index: this.indexPlugin?.service ?? null,
+      fs: this.fs,
+      clock: this.clock,
+      logger: this.logger.child({ component: 'retention' }),
+      probe: this.diskUsageProbe,
+      flags: this.runningFlags,
+      dispatchedOffset: () => this.reput.getReputFromOffset(),
+    });
+    this.cleanService.start();
   }
 
   /** Under SYNC_FLUSH dispatch stops at the flushed offset, under ASYNC_FLUSH at the written offset. */
@@ -229,15 +265,103 @@ export class DefaultMessageStore implements MessageStore {
     if (this.shutdownState !== 'running') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store has been shut down' };
     if (this.config.brokerRole === 'SLAVE') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store is a slave; puts are refused' };
     if (this.notWritableReason !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${this.notWritableReason}` };
-    const out = this.commitLog.append(msg, this.queueOffsets);
-    if (out.status !== 'PUT_OK') return { status: out.status, remark: out.remark };
+    const failedCommit = this.commitLog.mfq.getLastMappedFile()?.commitError;
+    if (failedCommit) return this.refuseAfterWriteError(failedCommit);
+    let out: ReturnType<CommitLog['append']>;
+    try {
+      out = this.commitLog.append(msg, this.queueOffsets);
+    } catch (e) {
+      return this.refuseAfterWriteError(e);
+    }
+    if (out.status !== 'PUT_OK') {
+      // the end-of-file filler of a roll could not be written: a write failure, not a file-creation one
+      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? this.commitLog.mfq.getLastMappedFile()?.commitError : null;
+      return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
+    }
     const r = out.appendResult;
     this.reput.enqueue(out.dispatch);
     if (this.config.flushDiskType === 'ASYNC_FLUSH') this.reput.drive(this.commitLog.getMaxOffset());
+    const nextOffset = r.wroteOffset + r.wroteBytes;
+    this.replication?.notifyAppended();
     const wait = msg.properties.get(MessageConst.WAIT) !== 'false';
-    const flush = this.flushManager.handleDiskFlush(r.wroteOffset + r.wroteBytes, wait);
+    const flush = this.flushManager.handleDiskFlush(nextOffset, wait);
+    // SYNC_MASTER (4.x semantics, docs/ha.md): wait for a slave ack in parallel with the flush
+    const replica = wait && this.config.brokerRole === 'SYNC_MASTER' ? (this.replication?.handleHA(nextOffset) ?? { status: 'SLAVE_NOT_AVAILABLE' as const, remark: 'HA service not started' }) : null;
     const status = typeof flush === 'string' ? flush : await flush;
-    return status === 'PUT_OK' ? { status, appendResult: r } : { status, appendResult: r, remark: 'sync flush did not complete within syncFlushTimeout' };
+    if (status !== 'PUT_OK') return { status, appendResult: r, remark: 'sync flush did not complete within syncFlushTimeout' };
+    const rs = replica === null ? null : replica instanceof Promise ? await replica : replica;
+    return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
+  }
+
+  /**
+   * Starts replication for this store's role (RocketMQ starts it in `DefaultMessageStore.start`;
+   * tsmq waits for the broker, which knows the ports): masters listen on `opts.listenPort`,
+   * a SLAVE connects to `opts.masterAddress` / haMasterAddress. @throws the listen error.
+   */
+  async startHA(opts: StartHAOptions): Promise<StoreReplication> {
+    this.assertOpen();
+    if (this.replication) throw new Error('HA already started');
+    if (this.config.brokerRole === 'SLAVE') this.reput.addDispatcher(new ReplicatedStoreTimeDispatcher(this.commitLog));
+    this.replication = await StoreReplication.start(this.config, this.commitLog, this, opts, this.logger.child({ component: 'ha' }));
+    return this.replication;
+  }
+
+  /** The replication role started by startHA (null before). */
+  getReplication(): StoreReplication | null {
+    return this.replication;
+  }
+
+  /** CommitLog segment size in bytes. */
+  get commitLogFileSize(): number {
+    return this.config.mappedFileSizeCommitLog;
+  }
+
+  /**
+   * SLAVE: appends replicated CommitLog bytes verbatim at `offset` (= the CommitLog max offset,
+   * or a segment start when empty); `dispatchReplicated()` then builds ConsumeQueues and index.
+   * @throws HAProtocolError on a misplaced offset, or the write error.
+   */
+  appendToCommitLog(offset: number, src: Buffer, start: number, length: number): void {
+    this.assertOpen();
+    appendReplicatedBytes(this.commitLog, offset, src, start, length);
+  }
+
+  /** SLAVE: dispatches replicated records up to the confirm offset (flushed under SYNC_FLUSH). */
+  dispatchReplicated(): void {
+    if (this.shutdownState !== 'running') return;
+    const min = this.commitLog.getMinOffset();
+    if (this.reput.getReputFromOffset() < min) this.reput.setReputFromOffset(min); // empty slave started mid-stream
+    if (this.config.flushDiskType === 'ASYNC_FLUSH') this.reput.drive(this.commitLog.getMaxOffset());
+    else void this.flushManager.handleDiskFlush(this.commitLog.getMaxOffset(), false); // the group commit drives dispatch
+  }
+
+  /**
+   * SLAVE: drops CommitLog data at and after `offset` (the master does not have it): see
+   * src/store/ha/replicated-log.ts. No-op when offset ≥ max offset.
+   */
+  truncateFiles(offset: number): Promise<TruncateReport> {
+    this.assertOpen();
+    return truncateReplicatedLog(
+      { commitLog: this.commitLog, cqStore: this.consumeQueueStore, checkpoint: this.checkpoint, reput: this.reput, queueOffsets: this.queueOffsets, logger: this.logger },
+      offset,
+    );
+  }
+
+  /** A CommitLog write failed (e.g. ENOSPC): refuse puts until retention sees writes work again. */
+  private refuseAfterWriteError(err: unknown): PutMessageResult {
+    const reason = describeWriteError(err);
+    if (!this.runningFlags.hasWriteError()) this.logger.error({ err }, `CommitLog write failed; puts are refused until it works again: ${reason}`);
+    this.runningFlags.setWriteError(reason);
+    return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${reason}` };
+  }
+
+  /**
+   * Deletes expired CommitLog files now, at any hour, and keeps doing so for the next 20
+   * cleaning passes (RocketMQ `executeDeleteFilesManually`, admin DELETE_EXPIRED_COMMITLOG).
+   */
+  executeDeleteFilesManually(): Promise<CleanPassReport> {
+    this.assertOpen();
+    return this.cleanService!.executeDeleteFilesManually();
   }
 
   async getMessage(
@@ -373,6 +497,8 @@ export class DefaultMessageStore implements MessageStore {
     if (this.shutdownState !== 'running') return;
     this.shutdownState = 'stopping';
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    await this.replication?.shutdown().catch((e) => this.logger.error({ err: e }, 'HA shutdown failed'));
+    await this.cleanService?.stop();
     await this.flushManager.shutdown();
     this.reput.drive(this.confirmOffset());
     await this.cqFlushService.shutdown();
@@ -405,6 +531,8 @@ export class DefaultMessageStore implements MessageStore {
     const commitPending = opts.commitPending ?? true;
     this.shutdownState = 'stopped';
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    void this.replication?.shutdown().catch(() => undefined); // sockets are destroyed synchronously
+    this.cleanService?.stopAbruptly();
     this.flushManager?.stopAbruptly();
     this.cqFlushService?.stopAbruptly();
     this.reput.clearPending();

@@ -137,6 +137,12 @@ export interface MessageStore {
   setMessageArrivingListener(listener: MessageArrivingListener | null): void;
   /** Removes the topics' ConsumeQueues (files and in-memory state). */
   deleteTopics(topics: string[]): Promise<void>;
+  /**
+   * Deletes expired CommitLog files now, at any hour (RocketMQ `executeDeleteFilesManually`,
+   * admin request DELETE_EXPIRED_COMMITLOG); resolves with the cleaning pass report. Optional:
+   * stores without retention omit it.
+   */
+  executeDeleteFilesManually?(): Promise<unknown>;
   /** Clean shutdown: flush everything, write the checkpoint, remove the abort file. */
   shutdown(): Promise<void>;
 }

@@ -14,6 +14,7 @@ export type BrokerRole = 'ASYNC_MASTER' | 'SYNC_MASTER' | 'SLAVE';
 
 const positive = (v: number): string | null => (Number.isInteger(v) && v > 0 ? null : 'must be a positive integer');
 const nonNegative = (v: number): string | null => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0');
+const percent = (v: number): string | null => (Number.isInteger(v) && v >= 0 && v <= 100 ? null : 'must be an integer percentage 0..100');
 const num = (name: string, def: number, doc: string, validate = positive, aliases?: string[]): ConfigKey<number> => ({
   name,
   type: 'number',
@@ -113,6 +114,69 @@ export const storeConfigSpec = {
   ),
   maxMsgsNumBatch: num('maxMsgsNumBatch', 64, 'Most offsets one index query collects.'),
   defaultQueryMaxNum: num('defaultQueryMaxNum', 32, 'Result limit of a lookup by unique key.'),
+  // --- retention and disk space (spec §6; see src/store/retention and docs/retention.md) ---
+  fileReservedTime: num('fileReservedTime', 72, 'Hours a CommitLog file is kept after its last write before it may be deleted.', (v) =>
+    Number.isFinite(v) && v > 0 ? null : 'must be a number of hours > 0',
+  ),
+  deleteWhen: {
+    name: 'deleteWhen',
+    type: 'string',
+    default: '04',
+    doc: 'Local hour(s) of the day, separated by ";", during which expired CommitLog files are deleted ("04" = 04:00-04:59).',
+    validate: (v: string) => (parseDeleteWhenHours(v) ? null : 'must be hours 0..23 separated by ";", e.g. "04" or "04;16"'),
+  } as ConfigKey<string>,
+  diskMaxUsedSpaceRatio: num('diskMaxUsedSpaceRatio', 75, 'Disk usage % above which expired files are deleted at any hour (clamped to 10..95).', percent),
+  diskSpaceWarningLevelRatio: num('diskSpaceWarningLevelRatio', 90, 'Disk usage % above which puts are refused (disk full; clamped to 35..90).', percent),
+  diskSpaceCleanForciblyRatio: num('diskSpaceCleanForciblyRatio', 85, 'Disk usage % above which files are deleted even if not expired (clamped to 30..85).', percent),
+  deleteCommitLogFilesInterval: num('deleteCommitLogFilesInterval', 100, 'ms to wait between two CommitLog file deletions.', nonNegative),
+  deleteConsumeQueueFilesInterval: num('deleteConsumeQueueFilesInterval', 100, 'ms to wait after a ConsumeQueue that had files deleted.', nonNegative),
+  deleteFileBatchMax: num('deleteFileBatchMax', 10, 'Most CommitLog files deleted by one cleaning pass.'),
+  cleanResourceInterval: num('cleanResourceInterval', 10000, 'ms between cleaning passes.'),
+  redeleteHangedFileInterval: num('redeleteHangedFileInterval', 120000, 'ms between forced retries of a first file that a reader still held when it was deleted.'),
+  cleanFileForciblyEnable: {
+    name: 'cleanFileForciblyEnable',
+    type: 'boolean',
+    default: true,
+    doc: 'Allow deleting files that are not expired yet when disk usage passes diskSpaceCleanForciblyRatio.',
+  } as ConfigKey<boolean>,
+  // --- classic master/slave replication (spec §9; src/store/ha, docs/ha.md) ---
+  haSendHeartbeatInterval: num('haSendHeartbeatInterval', 5000, 'HA: ms between offset reports of an idle slave and heartbeat frames of an idle master.'),
+  haHousekeepingInterval: num('haHousekeepingInterval', 20000, 'HA: ms without any byte read after which either side closes the replication connection.'),
+  haTransferBatchSize: num('haTransferBatchSize', 32 * 1024, 'HA: largest CommitLog data frame body the master sends, in bytes.', (v) =>
+    Number.isInteger(v) && v > 0 && v <= 64 * 1024 * 1024 ? null : 'must be an integer in 1..67108864',
+  ),
+  haMaxGapNotInSync: num('haMaxGapNotInSync', 256 * 1024 * 1024, 'HA: a slave more than this many bytes behind the master is not in sync (SYNC_MASTER then answers SLAVE_NOT_AVAILABLE).', positive, [
+    'haSlaveFallbehindMax',
+  ]),
+  slaveTimeout: num('slaveTimeout', 3000, 'SYNC_MASTER: ms a producer waits for a slave ack before FLUSH_SLAVE_TIMEOUT.'),
+  haMasterAddress: {
+    name: 'haMasterAddress',
+    type: 'string',
+    default: '',
+    doc: "SLAVE: the master's HA address host:port; empty = learn it from the nameserver registration reply.",
+  } as ConfigKey<string>,
+  // --- I/O engine (spec §4.3, §5.3; docs/internals/io-engine.md) ---
+  warmMapedFileEnable: {
+    name: 'warmMapedFileEnable',
+    type: 'string',
+    default: '',
+    doc:
+      'Pre-write each CommitLog segment with zeros (and force it) before it is used: the next one in the background, ' +
+      "a fresh store's first one at start-up. true/false; unset = on under SYNC_FLUSH, off under ASYNC_FLUSH.",
+    validate: (v: string) => (v === '' || v === 'true' || v === 'false' ? null : 'must be true or false'),
+    aliases: ['warmMappedFileEnable'],
+  } as ConfigKey<string>,
+  flushLeastPagesWhenWarmMapedFile: num('flushLeastPagesWhenWarmMapedFile', 4096, 'Pre-writing a segment forces it every this many 4 KiB pages (16 MiB).', positive, [
+    'flushLeastPagesWhenWarmMappedFile',
+  ]),
+  transientStorePoolEnable: {
+    name: 'transientStorePoolEnable',
+    type: 'boolean',
+    default: false,
+    doc:
+      'Accepted for broker.conf compatibility; tsmq always works like this mode: appends go to a write buffer that is ' +
+      'committed to the file (pwrite) and then flushed (fdatasync), readers see written data at once.',
+  } as ConfigKey<boolean>,
 } satisfies Record<string, ConfigKey<ConfigValue>>;
 
 export interface StoreConfig {
@@ -145,6 +209,27 @@ export interface StoreConfig {
   maxIndexNum: number;
   maxMsgsNumBatch: number;
   defaultQueryMaxNum: number;
+  haSendHeartbeatInterval: number;
+  haHousekeepingInterval: number;
+  haTransferBatchSize: number;
+  haMaxGapNotInSync: number;
+  slaveTimeout: number;
+  haMasterAddress: string;
+  fileReservedTime: number;
+  deleteWhen: string;
+  diskMaxUsedSpaceRatio: number;
+  diskSpaceWarningLevelRatio: number;
+  diskSpaceCleanForciblyRatio: number;
+  deleteCommitLogFilesInterval: number;
+  deleteConsumeQueueFilesInterval: number;
+  deleteFileBatchMax: number;
+  cleanResourceInterval: number;
+  redeleteHangedFileInterval: number;
+  cleanFileForciblyEnable: boolean;
+  /** Resolved from the key: unset means SYNC_FLUSH. */
+  warmMapedFileEnable: boolean;
+  flushLeastPagesWhenWarmMapedFile: number;
+  transientStorePoolEnable: boolean;
 }
 
 /** Typed config from broker.conf strings. @throws ConfigError on a bad value. */
@@ -161,7 +246,9 @@ export function completeStoreConfig(partial: Partial<StoreConfig>): StoreConfig 
 
 function normalizeStoreConfig(c: StoreConfig): StoreConfig {
   const cq = Math.ceil(c.mappedFileSizeConsumeQueue / 20) * 20;
-  return { ...c, mappedFileSizeConsumeQueue: cq };
+  const warm = c.warmMapedFileEnable as unknown as string;
+  const warmMapedFileEnable = warm === '' ? c.flushDiskType === 'SYNC_FLUSH' : warm === 'true';
+  return { ...c, mappedFileSizeConsumeQueue: cq, warmMapedFileEnable };
 }
 
 /** `<root>/commitlog` unless storePathCommitLog is set. */
@@ -185,4 +272,21 @@ export function parseDelayLevels(text: string): number[] {
       if (!(unit in unitMs) || !Number.isFinite(value) || value < 0) throw new Error(`bad delay level "${token}"`);
       return value * unitMs[unit]!;
     });
+}
+
+/**
+ * Parses `deleteWhen` ("04", "04;16", RocketMQ `UtilAll.isItTimeToDo`) into local hours 0..23;
+ * null when any part is not such an hour. Empty parts (a trailing ";") are ignored.
+ */
+export function parseDeleteWhenHours(text: string): number[] | null {
+  const parts = text.split(';').map((p) => p.trim()).filter((p) => p.length > 0);
+  if (parts.length === 0) return null;
+  const hours: number[] = [];
+  for (const p of parts) {
+    if (!/^\d{1,2}$/.test(p)) return null;
+    const h = Number(p);
+    if (h > 23) return null;
+    hours.push(h);
+  }
+  return hours;
 }

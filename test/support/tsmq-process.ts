@@ -27,6 +27,8 @@ export interface TsmqProcessOptions {
   storeDir: string;
   namesrvPort?: number;
   listenPort?: number;
+  /** gRPC front port (default: a free port, so parallel tests never fight for 8081). */
+  grpcPort?: number;
   /** Extra RocketMQ config keys passed as `-o key=value`. */
   options?: Record<string, string>;
   startTimeoutMs?: number;
@@ -40,6 +42,7 @@ export class TsmqProcess {
     readonly child: ChildProcess,
     readonly namesrvPort: number,
     readonly listenPort: number,
+    readonly grpcPort: number,
   ) {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
     const collect = (b: Buffer): void => {
@@ -54,6 +57,11 @@ export class TsmqProcess {
     return `127.0.0.1:${this.namesrvPort}`;
   }
 
+  /** `host:port` of the gRPC v2 front (rocketmq-client-nodejs `endpoints`). */
+  get grpcEndpoints(): string {
+    return `127.0.0.1:${this.grpcPort}`;
+  }
+
   get brokerAddr(): string {
     return `127.0.0.1:${this.listenPort}`;
   }
@@ -66,14 +74,16 @@ export class TsmqProcess {
   static async start(opts: TsmqProcessOptions): Promise<TsmqProcess> {
     const namesrvPort = opts.namesrvPort ?? (await freePort());
     const listenPort = opts.listenPort ?? (await freePort());
+    const grpcPort = opts.grpcPort ?? (await freePort());
     const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir];
-    for (const [k, v] of Object.entries(opts.options ?? {})) args.push('-o', `${k}=${v}`);
+    const options = { grpcListenPort: String(grpcPort), ...(opts.options ?? {}) };
+    for (const [k, v] of Object.entries(options)) args.push('-o', `${k}=${v}`);
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
       env: { ...process.env, TSMQ_LOG_LEVEL: process.env.TSMQ_LOG_LEVEL ?? 'warn', NODE_TEST_CONTEXT: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const p = new TsmqProcess(child, namesrvPort, listenPort);
+    const p = new TsmqProcess(child, namesrvPort, listenPort, grpcPort);
     await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 30_000);
     return p;
   }

@@ -54,6 +54,11 @@ export class ProducerManager {
     return [...this.groups.keys()];
   }
 
+  /** Open channels of a producer group (transaction check-back, code 39). */
+  channelsOf(group: string): RemotingChannel[] {
+    return [...(this.groups.get(group)?.values() ?? [])].map((i) => i.channel).filter((c) => !c.closed);
+  }
+
   doChannelCloseEvent(channel: RemotingChannel): void {
     for (const [name, g] of [...this.groups]) {
       g.delete(channel.id);

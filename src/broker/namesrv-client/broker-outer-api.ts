@@ -29,6 +29,8 @@ export interface RegisterOutcome {
   ok: boolean;
   /** Master address reported back to a slave, when any. */
   masterAddr?: string;
+  /** The master's HA address reported back to a slave, when any. */
+  haServerAddr?: string;
   error?: string;
 }
 
@@ -70,7 +72,13 @@ export class BrokerOuterApi {
             return { namesrvAddr: addr, ok: false, error: `code ${response.code}: ${response.remark ?? ''}` };
           }
           const masterAddr = response.extFields?.masterAddr;
-          return masterAddr !== undefined ? { namesrvAddr: addr, ok: true, masterAddr: String(masterAddr) } : { namesrvAddr: addr, ok: true };
+          const haServerAddr = response.extFields?.haServerAddr;
+          return {
+            namesrvAddr: addr,
+            ok: true,
+            ...(masterAddr !== undefined ? { masterAddr: String(masterAddr) } : {}),
+            ...(haServerAddr !== undefined ? { haServerAddr: String(haServerAddr) } : {}),
+          };
         } catch (e) {
           this.logger.warn(`register broker to nameserver ${addr} failed: ${(e as Error).message}`);
           return { namesrvAddr: addr, ok: false, error: (e as Error).message };

@@ -14,6 +14,8 @@ export interface NamesrvRegistrarOptions {
   topics: () => object;
   periodMs: number;
   logger?: Logger;
+  /** Sees every registration's outcomes (a slave learns its master's addresses from them). */
+  onRegistered?: (outcomes: RegisterOutcome[]) => void;
 }
 
 export class NamesrvRegistrar {
@@ -49,6 +51,11 @@ export class NamesrvRegistrar {
       .then((outcomes) => {
         const failed = outcomes.filter((o) => !o.ok);
         if (failed.length > 0) this.logger.warn(`registered with ${outcomes.length - failed.length}/${outcomes.length} nameservers`);
+        try {
+          this.opts.onRegistered?.(outcomes);
+        } catch (e) {
+          this.logger.error(`registration listener failed: ${(e as Error).message}`);
+        }
         return outcomes;
       })
       .finally(() => {

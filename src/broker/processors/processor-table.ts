@@ -9,18 +9,28 @@ import type { BrokerContext } from '../broker-context.js';
 import { ClientManageProcessor } from './client-manage-processor.js';
 import { OffsetProcessors } from './offset-processors.js';
 import type { PullMessageProcessor } from './pull-message-processor.js';
+import { QueryMessageProcessors } from './query-message-processors.js';
 import { SendBackProcessor } from './send-back-processor.js';
 import { SendMessageProcessor } from './send-message-processor.js';
 import { TopicAdminProcessors } from './topic-admin-processors.js';
+import { EndTransactionProcessor } from '../transaction/end-transaction-processor.js';
+import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
+import { createResponseCommand } from '../../remoting/protocol/commands.js';
+import { ResponseCode } from '../../remoting/codes/response-code.js';
 
 /** Builds every broker handler; `pull` is passed in because the long-polling service also holds it. */
-export function buildProcessorTable(ctx: BrokerContext, pull: PullMessageProcessor): Map<number, RequestHandler> {
+export function buildProcessorTable(
+  ctx: BrokerContext,
+  pull: PullMessageProcessor,
+  transactions: TransactionalMessageService | null = null,
+): Map<number, RequestHandler> {
   const client = new ClientManageProcessor(ctx);
   const offsets = new OffsetProcessors(ctx);
-  const send = new SendMessageProcessor(ctx);
+  const send = new SendMessageProcessor(ctx, transactions);
   const sendBack = new SendBackProcessor(ctx);
   const topics = new TopicAdminProcessors(ctx);
-  return new Map<number, RequestHandler>([
+  const query = new QueryMessageProcessors(ctx);
+  const table = new Map<number, RequestHandler>([
     [RequestCode.HEART_BEAT, client.heartbeat],
     [RequestCode.UNREGISTER_CLIENT, client.unregisterClient],
     [RequestCode.GET_CONSUMER_LIST_BY_GROUP, client.getConsumerListByGroup],
@@ -38,5 +48,17 @@ export function buildProcessorTable(ctx: BrokerContext, pull: PullMessageProcess
     [RequestCode.UPDATE_AND_CREATE_TOPIC, topics.updateAndCreateTopic],
     [RequestCode.GET_ALL_TOPIC_CONFIG, topics.getAllTopicConfig],
     [RequestCode.DELETE_TOPIC_IN_BROKER, topics.deleteTopicInBroker],
+    [RequestCode.QUERY_MESSAGE, query.queryMessage],
+    [RequestCode.VIEW_MESSAGE_BY_ID, query.viewMessageById],
+    // Admin: run a CommitLog cleaning pass now (RocketMQ executeDeleteFilesManually).
+    [
+      RequestCode.DELETE_EXPIRED_COMMITLOG,
+      async ({ request }) => {
+        await ctx.store.executeDeleteFilesManually?.();
+        return createResponseCommand(request, ResponseCode.SUCCESS, null);
+      },
+    ],
   ]);
+  if (transactions) table.set(RequestCode.END_TRANSACTION, new EndTransactionProcessor(transactions, ctx.logger).handler);
+  return table;
 }

@@ -13,7 +13,8 @@
  *   topic perm without WRITE → 16;
  *   %RETRY% topic with reconsumeTimes ≥ max (header l, else the group's retryMaxTimes) → stored
  *     in %DLQ%<group> instead;
- *   transactional half messages (TRAN_MSG) → 16 (not supported).
+ *   transactional half messages (TRAN_MSG) → stored as half messages in RMQ_SYS_TRANS_HALF_TOPIC
+ *     by the TransactionalMessageService (16 when rejectTransactionMessage or no service).
  * The stored message: properties from header i, bornHost = the peer address, storeHost =
  * brokerIP1:listenPort, sysFlag as sent (compressed bodies stay compressed), reconsumeTimes from
  * j, CLUSTER property added; DELAY > 0 is rewritten to SCHEDULE_TOPIC_XXXX by the put hook.
@@ -36,6 +37,7 @@ import type { BrokerContext } from '../broker-context.js';
 import type { TopicConfig } from '../topic/topic-config.js';
 import { mapPutResult } from '../send/put-result-mapping.js';
 import { decodeSendMessageHeader, type SendMessageRequestHeader } from './send-message-header.js';
+import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
 
 /** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
 export const DLQ_NUMS_PER_GROUP = 1;
@@ -53,7 +55,10 @@ export function bornHostOf(remoteAddress: string): SocketAddress {
 type Check = { response: RemotingCommand } | { topicConfig: TopicConfig; queueId: number };
 
 export class SendMessageProcessor {
-  constructor(private readonly ctx: BrokerContext) {}
+  constructor(
+    private readonly ctx: BrokerContext,
+    private readonly transactions: TransactionalMessageService | null = null,
+  ) {}
 
   readonly handler: RequestHandler = (rc) => this.process(rc);
 
@@ -81,8 +86,18 @@ export class SendMessageProcessor {
     if (retry) return retry;
     msg.properties.set(MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
     if (msg.properties.get(MessageConst.TRAN_MSG) === 'true') {
-      const why = this.ctx.config.rejectTransactionMessage ? 'is forbidden' : 'is not supported';
-      return this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${this.ctx.config.brokerName}] sending transaction message ${why}`);
+      if (this.ctx.config.rejectTransactionMessage || !this.transactions) {
+        const why = this.ctx.config.rejectTransactionMessage ? 'is forbidden' : 'is not supported';
+        return this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${this.ctx.config.brokerName}] sending transaction message ${why}`);
+      }
+      // ali-ons never sets PGROUP; the check-back (code 39) needs the producer group.
+      if (!msg.properties.has(MessageConst.PGROUP)) msg.properties.set(MessageConst.PGROUP, header.producerGroup);
+      const queueIdForHalf = msg.queueId;
+      const { result } = await this.transactions.prepare(msg);
+      const mappedHalf = mapPutResult(result);
+      if (!mappedHalf.stored) return this.reply(request, mappedHalf.code, mappedHalf.remark);
+      const h = result.appendResult!;
+      return this.reply(request, mappedHalf.code, mappedHalf.remark, { msgId: h.msgId, queueId: queueIdForHalf, queueOffset: h.queueOffset });
     }
     const queueIdForReply = msg.queueId;
     const result = await this.ctx.putMessage(msg);

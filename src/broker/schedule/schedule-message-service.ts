@@ -70,6 +70,12 @@ export class ScheduleMessageService extends ConfigManager {
     return this.offsetTable.get(level) ?? 0;
   }
 
+  /** Slave: takes the master's delay progress (GET_ALL_DELAY_OFFSET, src/broker/ha) and persists it. */
+  replaceOffsetTable(table: ReadonlyMap<number, number>): void {
+    this.offsetTable = new Map(table);
+    this.persistSoon();
+  }
+
   /** Loads delayOffset.json and corrects every level into its queue's [min, max]. */
   override load(): boolean {
     const found = super.load();

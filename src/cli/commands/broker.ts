@@ -4,7 +4,7 @@ import { BrokerController } from '../../broker/broker-controller.js';
 import { createLogger } from '../../common/logging/logger.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
-import { defaultStoreRoot, describeBroker } from './common.js';
+import { defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
 
 export function registerBrokerCommand(program: Command): void {
   program
@@ -14,7 +14,7 @@ export function registerBrokerCommand(program: Command): void {
     .option('-n, --namesrv-addr <addr>', 'nameserver address list, host:port;host:port')
     .option('-p, --listen-port <port>', 'remoting port (default 10911)')
     .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
-    .option('-o, --option <key=value>', 'any broker/store config key, repeatable', collectOption)
+    .option('-o, --option <key=value>', 'any broker/store config key, repeatable (grpcListenPort=8081 starts the gRPC front)', collectOption)
     .action(async (opts: { config?: string; namesrvAddr?: string; listenPort?: string; store?: string; option?: string[] }) => {
       const cfg = mergeConfig(
         { namesrvAddr: '127.0.0.1:9876', listenPort: '10911', storePathRootDir: defaultStoreRoot() },
@@ -24,7 +24,16 @@ export function registerBrokerCommand(program: Command): void {
       );
       const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
       await broker.start();
-      console.log(`tsmq broker started: ${describeBroker(cfg, broker.port)}, nameserver ${cfg.namesrvAddr}`);
-      shutdownOnSignals(() => broker.shutdown(), (m) => console.log(m));
+      // Several brokers may share a host (master + slave): the gRPC front only on request.
+      const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg) : null;
+      const grpcText = grpc ? `, gRPC 127.0.0.1:${grpc.port}` : '';
+      console.log(`tsmq broker started: ${describeBroker(cfg, broker.port)}, nameserver ${cfg.namesrvAddr}${grpcText}`);
+      shutdownOnSignals(
+        async () => {
+          await grpc?.shutdown();
+          await broker.shutdown();
+        },
+        (m) => console.log(m),
+      );
     });
 }

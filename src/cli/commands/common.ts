@@ -12,3 +12,20 @@ export function describeBroker(cfg: Record<string, string>, port: number): strin
   const ip = cfg.brokerIP1 ?? '127.0.0.1';
   return `broker ${name} (brokerId ${id}) at ${ip}:${port}, store ${cfg.storePathRootDir}, flushDiskType ${cfg.flushDiskType ?? 'ASYNC_FLUSH'}`;
 }
+
+/**
+ * Starts the gRPC v2 front beside a started broker when `grpcListenPort` ≥ 0 (default 8081),
+ * sharing the broker's services and transaction service. Returns null when disabled.
+ */
+export async function startGrpcFront(
+  broker: import('../../broker/broker-controller.js').BrokerController,
+  cfg: Record<string, string>,
+): Promise<import('../../grpc/grpc-front.js').GrpcFront | null> {
+  const { GrpcFront } = await import('../../grpc/grpc-front.js');
+  const { createLogger } = await import('../../common/logging/logger.js');
+  if (!GrpcFront.isEnabled(cfg)) return null;
+  const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig: cfg, transactions: broker.transactionService, logger: createLogger('grpc') });
+  await front.start();
+  broker.addMessageArrivingListener((topic) => front.notifyMessageArriving(topic));
+  return front;
+}

@@ -8,7 +8,7 @@ import { NamesrvController } from '../../namesrv/namesrv-controller.js';
 import { createLogger } from '../../common/logging/logger.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
-import { defaultStoreRoot, describeBroker } from './common.js';
+import { defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
 
 export interface StartOptions {
   config?: string;
@@ -45,9 +45,12 @@ export async function runStart(opts: StartOptions): Promise<void> {
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
   const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
   await broker.start();
-  console.log(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(cfg, broker.port)}`);
+  const grpc = await startGrpcFront(broker, cfg);
+  const grpcText = grpc ? `, gRPC 127.0.0.1:${grpc.port}` : '';
+  console.log(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(cfg, broker.port)}${grpcText}`);
   shutdownOnSignals(
     async () => {
+      await grpc?.shutdown();
       await broker.shutdown();
       await namesrv.shutdown();
     },

@@ -32,6 +32,12 @@ export interface FileSystem {
   pread(fd: number, buf: Buffer, bufOffset: number, length: number, position: number): number;
   /** Writes `buf[bufOffset, bufOffset+length)` at file `position` (page cache); returns bytes written. */
   pwrite(fd: number, buf: Buffer, bufOffset: number, length: number, position: number): number;
+  /**
+   * Optional: `pwrite` run OFF the event loop (libuv pool), for bulk background writes such as
+   * pre-writing the next CommitLog segment with zeros. Resolves with the bytes written (all of
+   * them). Implementations without it make callers fall back to `pwrite` in small chunks.
+   */
+  pwriteAsync?(fd: number, buf: Buffer, bufOffset: number, length: number, position: number): Promise<number>;
   /** Sets the file length; extending fills with zeros (sparse where supported). */
   ftruncate(fd: number, lengthBytes: number): void;
   /** Forces file data (not necessarily metadata) to the device. Runs off the event loop. */

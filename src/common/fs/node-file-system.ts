@@ -38,6 +38,16 @@ export class NodeFileSystem implements FileSystem {
     return done;
   }
 
+  async pwriteAsync(fd: number, buf: Buffer, bufOffset: number, length: number, position: number): Promise<number> {
+    let done = 0;
+    while (done < length) {
+      done += await new Promise<number>((resolve, reject) =>
+        fs.write(fd, buf, bufOffset + done, length - done, position + done, (err, n) => (err ? reject(err) : resolve(n))),
+      );
+    }
+    return done;
+  }
+
   ftruncate(fd: number, lengthBytes: number): void {
     fs.ftruncateSync(fd, lengthBytes);
   }

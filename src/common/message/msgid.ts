@@ -117,6 +117,32 @@ export function socketAddressToString(addr: SocketAddress): string {
   return addr.ip.length === 16 ? `[${ip}]:${addr.port}` : `${ip}:${addr.port}`;
 }
 
+/** Upper-case two-digit hex of every byte value. */
+const HEX2: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
+
+function hex8(v: number): string {
+  return HEX2[v >>> 24]! + HEX2[(v >>> 16) & 255]! + HEX2[(v >>> 8) & 255]! + HEX2[v & 255]!;
+}
+
+/** Hex prefix (ip | port) of the last store host seen; a broker has one. */
+let lastHostIp: Buffer = Buffer.alloc(0);
+let lastHostPort = -1;
+let lastHostPrefix = '';
+
+function hostPrefix(storeHost: SocketAddress): string {
+  const ip = storeHost.ip;
+  let same = ip.length === lastHostIp.length && storeHost.port === lastHostPort;
+  for (let i = 0; same && i < ip.length; i++) same = ip[i] === lastHostIp[i];
+  if (same) return lastHostPrefix;
+  let s = '';
+  for (let i = 0; i < ip.length; i++) s += HEX2[ip[i]!]!;
+  s += hex8(storeHost.port | 0);
+  lastHostIp = Buffer.from(ip);
+  lastHostPort = storeHost.port;
+  lastHostPrefix = s;
+  return s;
+}
+
 /**
  * Offset message id: upper-case hex of storeHost IP | port (int32) | commitLogOffset (int64).
  * @throws RangeError when the host is not 4/16 bytes or the offset is not a safe integer ≥ 0.
@@ -127,12 +153,7 @@ export function createMessageId(storeHost: SocketAddress, commitLogOffset: numbe
   if (!Number.isSafeInteger(commitLogOffset) || commitLogOffset < 0) {
     throw new RangeError(`createMessageId: commit-log offset ${commitLogOffset} is not a safe integer >= 0`);
   }
-  const b = Buffer.allocUnsafe(ipLen + 12);
-  storeHost.ip.copy(b, 0);
-  b.writeInt32BE(storeHost.port | 0, ipLen);
-  b.writeUInt32BE(Math.floor(commitLogOffset / TWO_POW_32), ipLen + 4);
-  b.writeUInt32BE(commitLogOffset >>> 0, ipLen + 8);
-  return b.toString('hex').toUpperCase();
+  return hostPrefix(storeHost) + hex8(Math.floor(commitLogOffset / TWO_POW_32)) + hex8(commitLogOffset >>> 0);
 }
 
 /**

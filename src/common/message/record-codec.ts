@@ -89,25 +89,74 @@ function assertLong(v: number, what: string): void {
 }
 
 /**
- * Encodes a full record into a fresh buffer. BODYCRC is computed from the body; QUEUEOFFSET,
- * PHYSICALOFFSET and STORETIMESTAMP are written as 0 (set them with `patchRecord` at append).
- * SYSFLAG gets BORNHOST_V6_FLAG / STOREHOSTADDRESS_V6_FLAG from the host address lengths.
- * Version: V1 (1-byte topic length) unless `opts.version` is 2 or the topic is longer than
- * 127 bytes (then V2, like `autoMessageVersionOnTopicLen`).
- * @throws RecordEncodeError PROPERTIES_SIZE_EXCEEDED when properties exceed 32767 UTF-8 bytes;
- *   MESSAGE_ILLEGAL for a topic over 255 bytes, a host that is not 4/16 bytes, a missing body or
- *   a non-integer timestamp/offset.
+ * What `writeRecord` needs to lay out one record, computed (and validated) before any byte is
+ * written: the exact TOTALSIZE is known here, so the CommitLog can decide where the record goes
+ * (this segment or, after the blank filler, the next one) and then encode it in place.
+ * Reusable: `planRecord(msg, opts, plan)` overwrites every field of `plan`.
  */
-export function encodeRecord(msg: MessageInner, opts?: { version?: 1 | 2 }): Buffer {
+export interface RecordPlan {
+  msg: MessageInner;
+  /** TOTALSIZE. */
+  size: number;
+  version: 1 | 2;
+  /** SYSFLAG as stored (IPv6 host bits from the address lengths). */
+  sysFlag: number;
+  /** Born/store host field widths: 8 (IPv4) or 20 (IPv6). */
+  bornHostWidth: number;
+  storeHostWidth: number;
+  topicLen: number;
+  /** UTF-8 bytes of the topic (shared, cached per topic: never modify). */
+  topicBytes: Buffer;
+  propsText: string;
+  propsLen: number;
+}
+
+/** A fresh, blank plan object for `planRecord`'s third argument. */
+export function newRecordPlan(): RecordPlan {
+  return {
+    msg: null as unknown as MessageInner,
+    size: 0,
+    version: 1,
+    sysFlag: 0,
+    bornHostWidth: 8,
+    storeHostWidth: 8,
+    topicLen: 0,
+    topicBytes: Buffer.alloc(0),
+    propsText: '',
+    propsLen: 0,
+  };
+}
+
+/** Topic → UTF-8 bytes; topics are few, so the cache is small (cleared when it reaches the cap). */
+const topicCache = new Map<string, Buffer>();
+const TOPIC_CACHE_MAX = 4096;
+
+function topicBytes(topic: string): Buffer {
+  let b = topicCache.get(topic);
+  if (b === undefined) {
+    if (topicCache.size >= TOPIC_CACHE_MAX) topicCache.clear();
+    b = Buffer.from(topic, 'utf8');
+    topicCache.set(topic, b);
+  }
+  return b;
+}
+
+/**
+ * Validates a message for encoding and computes its layout (see `encodeRecord` for the rules).
+ * @throws RecordEncodeError as `encodeRecord`.
+ */
+export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: RecordPlan = newRecordPlan()): RecordPlan {
   const topic = msg.topic;
-  const topicLen = Buffer.byteLength(topic, 'utf8');
+  if (typeof topic !== 'string') throw new RecordEncodeError('MESSAGE_ILLEGAL', 'topic is missing');
+  const tb = topicBytes(topic);
+  const topicLen = tb.length;
   if (topicLen > MAX_TOPIC_LENGTH) {
     throw new RecordEncodeError('MESSAGE_ILLEGAL', `topic is too long: ${topicLen} bytes, the limit is ${MAX_TOPIC_LENGTH}`);
   }
   const body = msg.body;
   if (!Buffer.isBuffer(body)) throw new RecordEncodeError('MESSAGE_ILLEGAL', 'message body is missing');
   const propsText = encodeProperties(msg.properties);
-  const propsLen = Buffer.byteLength(propsText, 'utf8');
+  const propsLen = propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
   if (propsLen > MAX_PROPERTIES_LENGTH) {
     throw new RecordEncodeError(
       'PROPERTIES_SIZE_EXCEEDED',
@@ -122,44 +171,103 @@ export function encodeRecord(msg: MessageInner, opts?: { version?: 1 | 2 }): Buf
   let sysFlag = msg.sysFlag & ~(MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG);
   if (bh === 20) sysFlag |= MessageSysFlag.BORNHOST_V6_FLAG;
   if (sh === 20) sysFlag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
-  const bodyLen = body.length;
-  const size = 74 + bh + sh + version + bodyLen + topicLen + propsLen;
+  plan.msg = msg;
+  plan.size = 74 + bh + sh + version + body.length + topicLen + propsLen;
+  plan.version = version;
+  plan.sysFlag = sysFlag;
+  plan.bornHostWidth = bh;
+  plan.storeHostWidth = sh;
+  plan.topicLen = topicLen;
+  plan.topicBytes = tb;
+  plan.propsText = propsText;
+  plan.propsLen = propsLen;
+  return plan;
+}
 
-  const buf = Buffer.allocUnsafe(size);
-  buf.writeInt32BE(size, 0);
-  buf.writeInt32BE(version === 2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1, 4);
-  buf.writeInt32BE(bodyCrc(body), 8);
-  buf.writeInt32BE(msg.queueId | 0, 12);
-  buf.writeInt32BE(msg.flag | 0, 16);
-  buf.fill(0, 20, 36); // QUEUEOFFSET + PHYSICALOFFSET, patched at append
-  buf.writeInt32BE(sysFlag | 0, 36);
-  writeLong(buf, 40, msg.bornTimestamp);
-  let p = 48;
-  msg.bornHost.ip.copy(buf, p);
-  buf.writeInt32BE(msg.bornHost.port | 0, p + bh - 4);
+/** Big-endian int32 without Buffer's argument checks (positions are computed, not user input). */
+function w32(b: Buffer, p: number, v: number): void {
+  b[p] = v >>> 24;
+  b[p + 1] = v >>> 16;
+  b[p + 2] = v >>> 8;
+  b[p + 3] = v;
+}
+
+/** Big-endian int64 from a safe-integer JS number (hi/lo pair; negative values in two's complement). */
+function w64(b: Buffer, p: number, v: number): void {
+  const hi = Math.floor(v / 4294967296);
+  w32(b, p, hi | 0);
+  w32(b, p + 4, (v - hi * 4294967296) >>> 0);
+}
+
+/**
+ * Writes the record planned by `planRecord` at `buf[at, at + plan.size)`, computing BODYCRC and
+ * filling QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP with the given values.
+ * @throws RangeError when the record does not fit in `buf`.
+ */
+export function writeRecord(buf: Buffer, at: number, plan: RecordPlan, queueOffset: number, physicalOffset: number, storeTimestamp: number): void {
+  const size = plan.size;
+  if (at < 0 || at + size > buf.length) throw new RangeError(`writeRecord: ${size} bytes at ${at} do not fit in ${buf.length} bytes`);
+  const msg = plan.msg;
+  const body = msg.body;
+  const bh = plan.bornHostWidth;
+  const sh = plan.storeHostWidth;
+  w32(buf, at, size);
+  w32(buf, at + 4, plan.version === 2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1);
+  w32(buf, at + 8, bodyCrc(body));
+  w32(buf, at + 12, msg.queueId | 0);
+  w32(buf, at + 16, msg.flag | 0);
+  w64(buf, at + 20, queueOffset);
+  w64(buf, at + 28, physicalOffset);
+  w32(buf, at + 36, plan.sysFlag | 0);
+  w64(buf, at + 40, msg.bornTimestamp);
+  let p = at + 48;
+  buf.set(msg.bornHost.ip, p);
+  w32(buf, p + bh - 4, msg.bornHost.port | 0);
   p += bh;
-  buf.fill(0, p, p + 8); // STORETIMESTAMP, patched at append
+  w64(buf, p, storeTimestamp);
   p += 8;
-  msg.storeHost.ip.copy(buf, p);
-  buf.writeInt32BE(msg.storeHost.port | 0, p + sh - 4);
+  buf.set(msg.storeHost.ip, p);
+  w32(buf, p + sh - 4, msg.storeHost.port | 0);
   p += sh;
-  buf.writeInt32BE(msg.reconsumeTimes | 0, p);
-  writeLong(buf, p + 4, msg.preparedTransactionOffset);
-  buf.writeInt32BE(bodyLen, p + 12);
+  w32(buf, p, msg.reconsumeTimes | 0);
+  w64(buf, p + 4, msg.preparedTransactionOffset);
+  w32(buf, p + 12, body.length);
   p += 16;
-  body.copy(buf, p);
-  p += bodyLen;
-  if (version === 2) {
-    buf.writeInt16BE(topicLen, p);
+  buf.set(body, p);
+  p += body.length;
+  const topicLen = plan.topicLen;
+  if (plan.version === 2) {
+    buf[p] = topicLen >>> 8;
+    buf[p + 1] = topicLen;
     p += 2;
   } else {
     buf[p++] = topicLen;
   }
-  if (topicLen > 0) p += buf.write(topic, p, topicLen, 'utf8');
-  buf.writeInt16BE(propsLen, p);
+  const tb = plan.topicBytes;
+  for (let i = 0; i < topicLen; i++) buf[p + i] = tb[i]!;
+  p += topicLen;
+  const propsLen = plan.propsLen;
+  buf[p] = propsLen >>> 8;
+  buf[p + 1] = propsLen;
   p += 2;
-  if (propsLen > 0) p += buf.write(propsText, p, propsLen, 'utf8');
-  if (p !== size) throw new Error(`encodeRecord: internal size mismatch ${p} != ${size}`);
+  if (propsLen > 0) p += buf.write(plan.propsText, p, propsLen, 'utf8');
+  if (p !== at + size) throw new Error(`writeRecord: internal size mismatch ${p - at} != ${size}`);
+}
+
+/**
+ * Encodes a full record into a fresh buffer. BODYCRC is computed from the body; QUEUEOFFSET,
+ * PHYSICALOFFSET and STORETIMESTAMP are written as 0 (set them with `patchRecord` at append).
+ * SYSFLAG gets BORNHOST_V6_FLAG / STOREHOSTADDRESS_V6_FLAG from the host address lengths.
+ * Version: V1 (1-byte topic length) unless `opts.version` is 2 or the topic is longer than
+ * 127 bytes (then V2, like `autoMessageVersionOnTopicLen`).
+ * @throws RecordEncodeError PROPERTIES_SIZE_EXCEEDED when properties exceed 32767 UTF-8 bytes;
+ *   MESSAGE_ILLEGAL for a topic over 255 bytes, a host that is not 4/16 bytes, a missing body or
+ *   a non-integer timestamp/offset.
+ */
+export function encodeRecord(msg: MessageInner, opts?: { version?: 1 | 2 }): Buffer {
+  const plan = planRecord(msg, opts);
+  const buf = Buffer.allocUnsafe(plan.size);
+  writeRecord(buf, 0, plan, 0, 0, 0);
   return buf;
 }
 

@@ -7,6 +7,7 @@
  *   reply SUCCESS with a route built from those brokers (RouteInfoManager.pickupAutoCreateRouteData).
  *   ali-ons throws on TOPIC_NOT_EXIST for a new topic instead of falling back to TBW102 itself
  *   (client-protocols.md A5); Apache's Java clients accept the route as they would the topic's own.
+ *   `%RETRY%`/`%DLQ%` topics get one queue, as the broker creates them.
  * - otherwise TOPIC_NOT_EXIST (17), remark `No topic route info in name server for the topic: <topic>`.
  */
 import type { RequestHandler } from '../../remoting/processor/request-processor.js';
@@ -19,7 +20,7 @@ import type { NamesrvContext } from '../namesrv-context.js';
 export function getRouteInfoByTopicProcessor(ctx: NamesrvContext): RequestHandler {
   return ({ request }) => {
     const topic = getString(request.extFields, 'topic');
-    const route = ctx.routes.pickupTopicRouteData(topic) ?? ctx.routes.pickupAutoCreateRouteData();
+    const route = ctx.routes.pickupTopicRouteData(topic) ?? ctx.routes.pickupAutoCreateRouteData(topic);
     if (!route) {
       return createResponseCommand(request, ResponseCode.TOPIC_NOT_EXIST, `No topic route info in name server for the topic: ${topic}`);
     }

@@ -158,11 +158,14 @@ export class RouteInfoManager {
    * TBW102 writeQueueNums) read and write queues and TBW102's perm without the inherit bit
    * (what the broker creates on first send). Null when no broker registered TBW102.
    */
-  pickupAutoCreateRouteData(): TopicRouteData | null {
+  pickupAutoCreateRouteData(topic = ''): TopicRouteData | null {
     const template = this.topicQueueTable.get(AUTO_CREATE_TOPIC_KEY_TOPIC);
     if (!template || template.size === 0) return null;
+    // %RETRY%<group> and %DLQ%<group> are created by the broker with one queue (heartbeat,
+    // send-back); a route asked for before that must not promise more queues than will exist.
+    const oneQueue = topic.startsWith('%RETRY%') || topic.startsWith('%DLQ%');
     const queueDatas = [...template.values()].map((q) => {
-      const nums = Math.min(this.defaultTopicQueueNums, q.writeQueueNums);
+      const nums = oneQueue ? 1 : Math.min(this.defaultTopicQueueNums, q.writeQueueNums);
       return { brokerName: q.brokerName, readQueueNums: nums, writeQueueNums: nums, perm: q.perm & ~PERM_INHERIT, topicSysFlag: 0 };
     });
     return this.buildRoute(queueDatas);

@@ -19,10 +19,11 @@ import {
   BLANK_MAGIC_CODE,
   END_FILE_MIN_BLANK_LENGTH,
   RecordEncodeError,
-  encodeRecord,
-  patchRecord,
+  newRecordPlan,
+  planRecord,
   readStoreTimestamp,
   writeBlankRecord,
+  writeRecord,
   type DispatchRequest,
 } from '../../common/message/record-codec.js';
 import { createMessageId } from '../../common/message/msgid.js';
@@ -31,6 +32,7 @@ import { validateTopic } from '../../common/message/topic-validator.js';
 import type { AppendResult, PutMessageStatus } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
+import type { PrewriteOptions } from '../mapped-file/segment-prewriter.js';
 import { buildDispatchRequest } from '../dispatch/build-dispatch-request.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 
@@ -47,6 +49,8 @@ export interface CommitLogOptions {
   maxMessageSize: number;
   /** Delay per level in ms (index 0 = level 1), for the schedule topic's tags code. */
   delayLevelTableMs: number[];
+  /** Pre-write segments before use (warmMapedFileEnable); null/absent: only pre-create them. */
+  prewrite?: PrewriteOptions | null;
 }
 
 export type AppendOutcome =
@@ -61,6 +65,9 @@ export class CommitLog {
   private readonly opts: CommitLogOptions;
   private lastStoreTimestamp = 0;
   private readonly blank = Buffer.alloc(END_FILE_MIN_BLANK_LENGTH);
+  /** Layout of the message being appended (reused: append is synchronous). */
+  private readonly recordPlan = newRecordPlan();
+  private readonly validTopics = new Set<string>();
 
   constructor(opts: CommitLogOptions) {
     this.opts = opts;
@@ -71,6 +78,7 @@ export class CommitLog {
       clock: opts.clock,
       logger: opts.logger,
       preallocate: true,
+      prewrite: opts.prewrite ?? null,
     });
   }
 
@@ -89,44 +97,63 @@ export class CommitLog {
 
   /** Checks a message against the put rules and encodes it; returns the record or a failure. */
   encode(msg: MessageInner): Buffer | { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } {
-    const topicProblem = validateTopic(msg.topic);
+    const problem = this.plan(msg);
+    if (problem) return problem;
+    const record = Buffer.allocUnsafe(this.recordPlan.size);
+    writeRecord(record, 0, this.recordPlan, 0, 0, 0);
+    return record;
+  }
+
+  /** Checks a message against the put rules and lays it out into `recordPlan`; null when it may be stored. */
+  private plan(msg: MessageInner): { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } | null {
+    const topicProblem = this.checkTopic(msg.topic);
     if (topicProblem) return { status: 'MESSAGE_ILLEGAL', remark: topicProblem };
     if (!Buffer.isBuffer(msg.body)) return { status: 'MESSAGE_ILLEGAL', remark: 'message body is missing' };
     const max = this.opts.maxMessageSize;
     if (msg.body.length > max) {
       return { status: 'MESSAGE_ILLEGAL', remark: `message body size ${msg.body.length} exceeds maxMessageSize ${max}` };
     }
-    let record: Buffer;
     try {
-      record = encodeRecord(msg);
+      planRecord(msg, undefined, this.recordPlan);
     } catch (e) {
       if (e instanceof RecordEncodeError) return { status: e.status, remark: e.message };
       return { status: 'MESSAGE_ILLEGAL', remark: `message cannot be encoded: ${(e as Error).message}` };
     }
-    if (record.length > max + RECORD_SIZE_SLACK_BYTES) {
-      return { status: 'MESSAGE_ILLEGAL', remark: `message record size ${record.length} exceeds maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
+    const size = this.recordPlan.size;
+    if (size > max + RECORD_SIZE_SLACK_BYTES) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `message record size ${size} exceeds maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
     }
-    if (record.length + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
-      return { status: 'MESSAGE_ILLEGAL', remark: `message record size ${record.length} does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
+    if (size + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `message record size ${size} does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
     }
-    return record;
+    return null;
+  }
+
+  /** validateTopic, remembering the topics that passed (few, and checked on every put). */
+  private checkTopic(topic: string): string | null {
+    if (typeof topic === 'string' && this.validTopics.has(topic)) return null;
+    const problem = validateTopic(topic);
+    if (problem === null) {
+      if (this.validTopics.size >= 4096) this.validTopics.clear();
+      this.validTopics.add(topic);
+    }
+    return problem;
   }
 
   /**
    * Validates, encodes and appends one message. Synchronous: nothing else runs between the
-   * store-time/queue-offset assignment and the copy into the segment.
+   * store-time/queue-offset assignment and the copy into the segment. The record is encoded in
+   * place, straight into the segment's write buffer (no intermediate copy).
    */
   append(msg: MessageInner, queueOffsets: QueueOffsetTable): AppendOutcome {
-    const record = this.encode(msg);
-    if (!Buffer.isBuffer(record)) return record;
-    const tranType = getTransactionValue(msg.sysFlag);
-    const assignsOffset = tranType === MessageSysFlag.TRANSACTION_NOT_TYPE || tranType === MessageSysFlag.TRANSACTION_COMMIT_TYPE;
-    const queueOffset = assignsOffset ? queueOffsets.get(msg.topic, msg.queueId) : 0;
-
+    const problem = this.plan(msg);
+    if (problem) return problem;
+    const plan = this.recordPlan;
+    const size = plan.size;
     let mf: MappedFile;
     try {
       mf = this.mfq.getLastMappedFileOrCreate(0);
-      if (record.length + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
+      if (size + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
         this.appendBlank(mf);
         mf = this.mfq.getLastMappedFileOrCreate(0);
       }
@@ -134,22 +161,33 @@ export class CommitLog {
       this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
       return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}` };
     }
-    const storeTimestamp = Math.max(this.opts.clock.nowMs(), this.lastStoreTimestamp);
+    const tranType = getTransactionValue(msg.sysFlag);
+    const assignsOffset = tranType === MessageSysFlag.TRANSACTION_NOT_TYPE || tranType === MessageSysFlag.TRANSACTION_COMMIT_TYPE;
+    const now = this.opts.clock.nowMs();
+    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
     const wroteOffset = mf.getWroteOffset();
-    patchRecord(record, 0, queueOffset, wroteOffset, storeTimestamp);
-    mf.append(record);
+    const at = mf.reserve(size);
+    // nothing below may fail before the queue offset is taken (reserve threw or succeeded)
+    const queueOffset = assignsOffset ? queueOffsets.assign(msg.topic, msg.queueId) : 0;
+    if (at >= 0) {
+      writeRecord(mf.writeBufferRef(), at, plan, queueOffset, wroteOffset, storeTimestamp);
+      mf.advance(size);
+    } else {
+      const record = Buffer.allocUnsafe(size);
+      writeRecord(record, 0, plan, queueOffset, wroteOffset, storeTimestamp);
+      mf.append(record);
+    }
     mf.storeTimestamp = storeTimestamp;
     this.lastStoreTimestamp = storeTimestamp;
-    if (assignsOffset) queueOffsets.increase(msg.topic, msg.queueId, 1);
 
     const appendResult: AppendResult = {
       wroteOffset,
-      wroteBytes: record.length,
+      wroteBytes: size,
       msgId: createMessageId(msg.storeHost, wroteOffset),
       queueOffset,
       storeTimestamp,
     };
-    const dispatch = buildDispatchRequest(msg, appendResult, record.readInt32BE(36), this.opts.delayLevelTableMs);
+    const dispatch = buildDispatchRequest(msg, appendResult, plan.sysFlag, this.opts.delayLevelTableMs);
     return { status: 'PUT_OK', appendResult, dispatch };
   }
 

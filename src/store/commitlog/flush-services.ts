@@ -26,8 +26,6 @@ export interface FlushManager {
 /** Called after every flush that made progress: new flushedWhere and, for flush(0), the store time it covers. */
 export type OnFlushed = (flushedWhere: number, thoroughStoreTimestamp: number | null) => void;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
-
 export class FlushRealTimeService implements FlushManager {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -102,12 +100,34 @@ interface GroupCommitRequest {
   resolve: (s: FlushStatus) => void;
 }
 
+/** Back-off after a flush that failed or made no progress while waiters remain. */
+const NO_PROGRESS_RETRY_MS = 1;
+const FAILED_FLUSH_RETRY_MS = 10;
+
+/**
+ * SYNC_FLUSH group commit. One flush (commit + fdatasync on the libuv pool) is in flight at a
+ * time; when it returns, the next one starts *before* any JavaScript work (resolving waiters,
+ * dispatch), so it covers everything appended during the previous fdatasync and the disk is
+ * never idle while someone waits. A put arriving when no flush is in flight starts one on the
+ * next `setImmediate`, so every append of the current event-loop turn joins the same group.
+ */
 export class GroupCommitService implements FlushManager {
   private requests: GroupCommitRequest[] = [];
   private head = 0;
-  private running: Promise<void> | null = null;
+  /** Flushes in flight. */
+  private inFlightCount = 0;
+  private readonly maxInFlight = Number(process.env.TSMQ_GC_INFLIGHT ?? 1);
+  private readonly immediate = process.env.TSMQ_GC_IMMEDIATE === '1';
+  /** Offset the newest flush in flight covers. */
+  private issuedTo = 0;
+  private idle: Promise<void> = Promise.resolve();
+  private idleResolve: (() => void) | null = null;
+  private kickScheduled = false;
+  private retryTimer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Flushes issued (tests and diagnostics). */
+  flushCount = 0;
 
   constructor(
     private readonly mfq: MappedFileQueue,
@@ -138,32 +158,56 @@ export class GroupCommitService implements FlushManager {
     return this.requests.length - this.head;
   }
 
+  /** Makes sure a flush will run for what is written: now if chained, else on the next setImmediate. */
   wakeup(): void {
-    if (this.running) return;
-    this.running = this.run().finally(() => {
-      this.running = null;
-      // appends that arrived after the last check
-      if (!this.stopped && (this.pendingRequests() > 0 || this.mfq.getFlushedWhere() < this.mfq.getMaxOffset())) this.wakeup();
+    if (this.immediate && this.inFlightCount === 0 && !this.retryTimer) {
+      this.flushIfNeeded();
+      return;
+    }
+    if (this.inFlightCount >= this.maxInFlight || this.kickScheduled || this.retryTimer || this.stopped) return;
+    this.kickScheduled = true;
+    setImmediate(() => {
+      this.kickScheduled = false;
+      this.flushIfNeeded();
     });
   }
 
-  private async run(): Promise<void> {
-    await new Promise<void>((r) => setImmediate(r)); // let the current batch of appends join this group
-    while (this.pendingRequests() > 0 || this.mfq.getFlushedWhere() < this.mfq.getMaxOffset()) {
-      const before = this.mfq.getFlushedWhere();
-      let failed = false;
-      try {
-        await this.mfq.flush(0);
-      } catch (e) {
-        failed = true;
+  private hasWork(): boolean {
+    return this.mfq.getFlushedWhere() < this.mfq.getMaxOffset();
+  }
+
+  private flushIfNeeded(): void {
+    if (this.inFlightCount >= this.maxInFlight || this.stopped || !this.hasWork()) return;
+    const max = this.mfq.getMaxOffset();
+    if (this.inFlightCount > 0 && max <= this.issuedTo) return;
+    this.issuedTo = max;
+    const before = this.mfq.getFlushedWhere();
+    this.flushCount++;
+    if (this.inFlightCount++ === 0) this.idle = new Promise((r) => (this.idleResolve = r));
+    // mfq.flush commits and issues the fdatasync synchronously, before its first await
+    this.mfq.flush(0, this.maxInFlight > 1).then(
+      () => this.afterFlush(before, false),
+      (e: unknown) => {
         this.logger.error({ err: e }, 'CommitLog group commit flush failed');
-      }
-      const flushed = this.mfq.getFlushedWhere();
-      this.resolveCovered(flushed);
-      if (flushed !== before) this.onFlushed(flushed, this.mfq.getStoreTimestamp());
-      else await sleep(failed ? 10 : 1);
-      if (this.stopped) break;
+        this.afterFlush(before, true);
+      },
+    );
+  }
+
+  private afterFlush(before: number, failed: boolean): void {
+    if (--this.inFlightCount === 0) this.idleResolve?.();
+    const flushed = this.mfq.getFlushedWhere();
+    const progressed = flushed !== before;
+    if (progressed && !failed) this.flushIfNeeded(); // chain first: the disk works while we resolve and dispatch
+    else if (!this.stopped && this.hasWork() && !this.retryTimer) {
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.flushIfNeeded();
+      }, failed ? FAILED_FLUSH_RETRY_MS : NO_PROGRESS_RETRY_MS);
+      if (this.pendingRequests() === 0) this.retryTimer.unref(); // a waiting producer keeps the process alive
     }
+    this.resolveCovered(flushed);
+    if (progressed) this.onFlushed(flushed, this.mfq.getStoreTimestamp());
   }
 
   private resolveCovered(flushed: number): void {
@@ -200,18 +244,24 @@ export class GroupCommitService implements FlushManager {
     }
   }
 
-  stopAbruptly(): void {
-    this.stopped = true;
+  private stopTimers(): void {
     if (this.watchdog) clearTimeout(this.watchdog);
     this.watchdog = null;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+  }
+
+  stopAbruptly(): void {
+    this.stopped = true;
+    this.stopTimers();
     while (this.head < this.requests.length) this.requests[this.head++]!.resolve('FLUSH_DISK_TIMEOUT');
     this.compact();
   }
 
   async shutdown(): Promise<void> {
-    if (this.running) await this.running;
     this.stopped = true;
-    for (let i = 0; i < 10 && this.mfq.getFlushedWhere() < this.mfq.getMaxOffset(); i++) {
+    while (this.inFlightCount > 0) await this.idle;
+    for (let i = 0; i < 10 && this.hasWork(); i++) {
       try {
         await this.mfq.flush(0);
       } catch (e) {
@@ -221,8 +271,7 @@ export class GroupCommitService implements FlushManager {
     const flushed = this.mfq.getFlushedWhere();
     this.resolveCovered(flushed);
     this.onFlushed(flushed, this.mfq.getStoreTimestamp());
-    if (this.watchdog) clearTimeout(this.watchdog);
-    this.watchdog = null;
+    this.stopTimers();
     while (this.head < this.requests.length) this.requests[this.head++]!.resolve('FLUSH_DISK_TIMEOUT');
     this.compact();
   }

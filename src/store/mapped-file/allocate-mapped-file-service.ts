@@ -1,37 +1,60 @@
 /**
  * Background pre-allocation of the next segment (the idea of RocketMQ's
  * `AllocateMappedFileService`, §5.2): when segment N is taken into use, segment N+1 is created
- * (full-size, zero-filled) on a later turn of the event loop, so the roll that needs it does not
- * wait for file creation. Only one file is kept ready. Files created but never used are deleted
- * at shutdown; after a crash such a zero-filled file is removed by recovery's truncation.
+ * (full size) on a later turn of the event loop, so the roll that needs it does not wait for
+ * file creation. Only one file is kept ready. Files created but never used are deleted at
+ * shutdown; after a crash such a zero-filled file is removed by recovery's truncation.
+ *
+ * With `prewrite` options (warmMapedFileEnable, §5.3) the ready file is also pre-written with
+ * zeros and forced (see segment-prewriter.ts) before it is handed out. If the roll comes first:
+ * between two zero writes the partly pre-written file is taken as is (the pre-writer stops);
+ * with a zero write in flight on the pool the file is abandoned — unlinked at once (the write
+ * lands in the orphaned inode, whose fd closes when it settles) — and a fresh file is created
+ * under the same name, so no zero can ever overwrite an appended byte.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import { MappedFile, type MappedFileOptions } from './mapped-file.js';
+import { SegmentPrewriter, type PrewriteOptions } from './segment-prewriter.js';
 
 export class AllocateMappedFileService {
   private ready: MappedFile | null = null;
+  private prewriter: SegmentPrewriter | null = null;
   private pendingRequest: { filePath: string; fileFromOffset: number } | null = null;
   private scheduled = false;
   private stopped = false;
+  /** Counters for tests and diagnostics. */
+  readonly stats = { created: 0, prewritten: 0, takenPartly: 0, abandoned: 0 };
 
   constructor(
     private readonly fileSize: number,
     private readonly opts: MappedFileOptions,
     private readonly logger: Logger,
+    private readonly prewrite: PrewriteOptions | null = null,
   ) {}
 
-  /** Returns the segment for `fileFromOffset`, taking a pre-allocated one when it matches, else creating it now. */
+  /** Returns the segment for `fileFromOffset`, taking a prepared one when it matches, else creating it now. */
   obtain(filePath: string, fileFromOffset: number): MappedFile {
     const ready = this.ready;
     if (ready && ready.fileFromOffset === fileFromOffset && ready.filePath === filePath) {
+      const pw = this.prewriter;
       this.ready = null;
+      this.prewriter = null;
+      if (pw && pw.file === ready) {
+        pw.cancel();
+        if (pw.zeroWriteInFlight) {
+          this.abandon(ready);
+          this.stats.abandoned++;
+          return this.create(filePath, fileFromOffset);
+        }
+        this.stats.takenPartly++;
+      }
       return ready;
     }
     this.discardReady();
-    return MappedFile.create(filePath, fileFromOffset, this.fileSize, this.opts);
+    return this.create(filePath, fileFromOffset);
   }
 
-  /** Asks for `fileFromOffset` to be created in the background. */
+  /** Asks for `fileFromOffset` to be created (and pre-written) in the background. */
   request(filePath: string, fileFromOffset: number): void {
     if (this.stopped) return;
     this.pendingRequest = { filePath, fileFromOffset };
@@ -45,31 +68,90 @@ export class AllocateMappedFileService {
       if (this.ready?.fileFromOffset === req.fileFromOffset) return;
       this.discardReady();
       try {
-        this.ready = MappedFile.create(req.filePath, req.fileFromOffset, this.fileSize, this.opts);
+        this.ready = this.create(req.filePath, req.fileFromOffset);
       } catch (e) {
         this.logger.warn({ err: e, filePath: req.filePath }, 'pre-allocation of the next segment failed; it will be created on demand');
+        return;
       }
+      if (this.prewrite) this.startPrewrite(this.ready);
     });
   }
 
-  /** Stops the service and deletes an unused pre-allocated file. */
+  /**
+   * Creates and fully pre-writes `fileFromOffset` now (a fresh store's first segment, before
+   * puts are accepted). Resolves when the file is ready; never rejects (falls back to on-demand).
+   */
+  async prepare(filePath: string, fileFromOffset: number): Promise<void> {
+    if (this.stopped) return;
+    this.discardReady();
+    try {
+      this.ready = this.create(filePath, fileFromOffset);
+    } catch (e) {
+      this.logger.warn({ err: e, filePath }, 'could not prepare the first segment; it will be created on demand');
+      return;
+    }
+    // full speed: nothing else runs yet (and an unref'd rate-limit timer would not keep the process alive)
+    if (this.prewrite) await this.startPrewrite(this.ready, { ...this.prewrite, maxBytesPerSec: 0 }).done;
+  }
+
+  /** The pre-write running for the ready file, if any (tests). */
+  currentPrewrite(): SegmentPrewriter | null {
+    return this.prewriter;
+  }
+
+  /** Stops the service and deletes an unused prepared file. */
   shutdown(): void {
     this.stopped = true;
     this.pendingRequest = null;
     this.discardReady();
   }
 
-  /** Crash simulation: stop without deleting the pre-allocated file (it stays on disk, zero-filled). */
+  /** Crash simulation: stop without deleting the prepared file (it stays on disk, zero-filled). */
   shutdownAbruptly(): void {
     this.stopped = true;
     this.pendingRequest = null;
+    this.prewriter?.cancel();
+    this.prewriter = null;
     this.ready?.closeAbruptly(false);
     this.ready = null;
   }
 
+  private create(filePath: string, fileFromOffset: number): MappedFile {
+    const mf = MappedFile.create(filePath, fileFromOffset, this.fileSize, this.opts);
+    this.stats.created++;
+    return mf;
+  }
+
+  private startPrewrite(mf: MappedFile, opts: PrewriteOptions = this.prewrite!): SegmentPrewriter {
+    const pw = new SegmentPrewriter(mf, this.opts.fs, opts);
+    this.prewriter = pw;
+    void pw.done.then((outcome) => {
+      if (this.prewriter === pw) this.prewriter = null;
+      if (outcome === 'done') this.stats.prewritten++;
+      else if (outcome === 'failed') this.logger.warn({ filePath: mf.filePath }, 'pre-writing the next segment failed; it is used as it is');
+    });
+    return pw;
+  }
+
+  /** Deletes a file whose zero write may still be in flight, without touching its path afterwards. */
+  private abandon(mf: MappedFile): void {
+    this.opts.fs.unlink(mf.filePath);
+    mf.shutdown(0); // the pre-writer's reference keeps the fd open until its write settles
+  }
+
   private discardReady(): void {
-    if (!this.ready) return;
-    this.ready.destroy(0);
+    const ready = this.ready;
+    if (!ready) return;
+    const pw = this.prewriter;
     this.ready = null;
+    this.prewriter = null;
+    if (pw && pw.file === ready) {
+      pw.cancel();
+      if (pw.zeroWriteInFlight) {
+        this.abandon(ready);
+        return;
+      }
+    }
+    if (!ready.destroy(0)) this.abandon(ready);
   }
 }

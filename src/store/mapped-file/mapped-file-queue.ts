@@ -15,6 +15,7 @@ import { systemClock } from '../../common/time/clock.js';
 import { AllocateMappedFileService } from './allocate-mapped-file-service.js';
 import { fileNameToOffset, isSegmentFileName, offsetToFileName } from './file-names.js';
 import { MappedFile, type MappedFileOptions } from './mapped-file.js';
+import type { PrewriteOptions } from './segment-prewriter.js';
 
 export interface MappedFileQueueOptions {
   dir: string;
@@ -26,6 +27,8 @@ export interface MappedFileQueueOptions {
   commitThresholdBytes?: number;
   /** Pre-create the next segment in the background (CommitLog). */
   preallocate?: boolean;
+  /** With `preallocate`: also pre-write it with zeros (warmMapedFileEnable). */
+  prewrite?: PrewriteOptions | null;
 }
 
 /** Thrown by `load()` when a segment has the wrong length or a file name is malformed. */
@@ -59,7 +62,7 @@ export class MappedFileQueue {
       ...(opts.writeBufferBytes !== undefined ? { writeBufferBytes: opts.writeBufferBytes } : {}),
       ...(opts.commitThresholdBytes !== undefined ? { commitThresholdBytes: opts.commitThresholdBytes } : {}),
     };
-    this.allocator = opts.preallocate ? new AllocateMappedFileService(opts.fileSize, this.fileOpts, this.logger) : null;
+    this.allocator = opts.preallocate ? new AllocateMappedFileService(opts.fileSize, this.fileOpts, this.logger, opts.prewrite ?? null) : null;
   }
 
   private get fs(): FileSystem {
@@ -140,6 +143,22 @@ export class MappedFileQueue {
     return this.createFileAt(createOffset);
   }
 
+  /**
+   * When the queue has no file yet, creates (and with pre-writing, fully pre-writes) the one
+   * that the first append at `startOffset` will use. Resolves when it is ready; no-op otherwise.
+   */
+  async prepareFirstFile(startOffset: number): Promise<void> {
+    if (this.files.length > 0 || !this.allocator) return;
+    const fromOffset = startOffset - (startOffset % this.fileSize);
+    this.fs.mkdirp(this.dir);
+    await this.allocator.prepare(path.join(this.dir, offsetToFileName(fromOffset)), fromOffset);
+  }
+
+  /** The background allocator (CommitLog), for tests and diagnostics. */
+  getAllocator(): AllocateMappedFileService | null {
+    return this.allocator;
+  }
+
   private createFileAt(fromOffset: number): MappedFile {
     this.fs.mkdirp(this.dir);
     const filePath = path.join(this.dir, offsetToFileName(fromOffset));
@@ -215,11 +234,11 @@ export class MappedFileQueue {
    * moving on while files are completely flushed, following RocketMQ's page rules (§4.1).
    * Only `leastPages = 0` updates the store timestamp. Returns the new flushedWhere.
    */
-  async flush(leastPages: number): Promise<number> {
+  async flush(leastPages: number, overlap = false): Promise<number> {
     let f = this.findMappedFileByOffset(this.flushedWhere, this.flushedWhere === 0);
     while (f) {
       const timestamp = f.storeTimestamp;
-      const pos = await f.flush(leastPages);
+      const pos = await f.flush(leastPages, overlap);
       const where = f.fileFromOffset + pos;
       if (where > this.flushedWhere) this.flushedWhere = where;
       if (where > this.committedWhere) this.committedWhere = where;
@@ -245,10 +264,10 @@ export class MappedFileQueue {
       if (tail <= offset) continue;
       if (offset >= f.fileFromOffset) {
         const pos = offset - f.fileFromOffset;
-        truncatedBytes += f.nonZeroEnd(pos) - pos;
+        truncatedBytes += nonZeroEnd(f, pos) - pos;
         f.truncateTo(pos);
       } else {
-        truncatedBytes += f.nonZeroEnd(0);
+        truncatedBytes += nonZeroEnd(f, 0);
         willRemove.push(f);
       }
     }
@@ -305,4 +324,25 @@ export class MappedFileQueue {
     for (const f of this.files) f.close();
     this.files.length = 0;
   }
+}
+
+/**
+ * End of the last non-zero byte of `mf` in [from, min(wrote, from + limitBytes)), or `from` when
+ * that range is all zeros. Used to report how much real data a truncation discards.
+ */
+function nonZeroEnd(mf: MappedFile, from: number, limitBytes = 4 * 1024 * 1024): number {
+  const end = Math.min(mf.getWrotePosition(), from + limitBytes);
+  const chunk = Buffer.allocUnsafe(64 * 1024);
+  let last = from;
+  for (let pos = from; pos < end; pos += chunk.length) {
+    const n = Math.min(chunk.length, end - pos);
+    if (!mf.readInto(pos, chunk, 0, n)) break;
+    for (let i = n - 1; i >= 0; i--) {
+      if (chunk[i] !== 0) {
+        last = pos + i + 1;
+        break;
+      }
+    }
+  }
+  return last;
 }

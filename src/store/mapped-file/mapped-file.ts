@@ -10,14 +10,17 @@
  *
  * Invariant: flushed ≤ committed ≤ wrote ≤ fileSize, committed + pendingBytes = wrote.
  *
- * Appends copy into the write buffer and never wait on the disk. The buffer is committed
- * (pwrite) on the next `setImmediate` after an append, whenever it passes
- * `commitThresholdBytes`, and before every flush. `flush()` runs fdatasync off the event loop.
- * Readers see everything below wrotePosition: committed bytes come from the file (pread),
- * the rest from the write buffer. Reads return copies.
+ * Appends copy into the write buffer (or are encoded straight into it: `reserve`/`advance`)
+ * and never wait on the disk. The buffer is committed (pwrite) on the next `setImmediate` after
+ * an append, whenever it passes `commitThresholdBytes`, and before every flush. `flush()` runs
+ * fdatasync off the event loop. Readers see everything below wrotePosition: committed bytes come
+ * from the file (pread), the rest from the write buffer. Reads return copies, taken under
+ * hold/release within one synchronous call, so a reader never sees a closed descriptor.
  *
  * Reference counting (hold/release/shutdown) follows RocketMQ `ReferenceResource`, §5.1: the fd
- * is closed only once no reader or flush holds the file.
+ * is closed only once no reader or flush holds the file, and never while an asynchronous
+ * operation on it (fdatasync, pre-write) is still queued or running — not even after a forced
+ * release — so the descriptor number cannot be reused under it.
  */
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Clock } from '../../common/time/clock.js';
@@ -32,12 +35,12 @@ export interface MappedFileOptions {
   clock?: Clock;
   /** Write-buffer capacity; appends larger than this are written straight through. Default 4 MiB (capped at the file size). */
   writeBufferBytes?: number;
-  /** Commit synchronously once this many bytes are pending. Default 1 MiB. */
+  /** Commit synchronously once this many bytes are pending. Default 256 KiB (the buffer prefix in use stays cache-resident; see io-engine.md). */
   commitThresholdBytes?: number;
 }
 
 const DEFAULT_WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
-const DEFAULT_COMMIT_THRESHOLD_BYTES = 1024 * 1024;
+const DEFAULT_COMMIT_THRESHOLD_BYTES = 256 * 1024;
 
 export class MappedFile extends ReferenceResource {
   private readonly fs: FileSystem;
@@ -51,8 +54,13 @@ export class MappedFile extends ReferenceResource {
   private readonly commitThresholdBytes: number;
   private commitScheduled = false;
   private flushInFlight: Promise<number> | null = null;
+  /** fdatasync/pre-write operations on `fd` not settled yet: the fd is never closed under them. */
+  private asyncOps = 0;
+  private closeDeferred = false;
   /** Store time of the last message appended (CommitLog only; feeds checkpoint physicMsgTimestamp). */
   storeTimestamp = 0;
+  /** Error of the last failed commit (pwrite) of buffered bytes, null after a successful one (disk full detection). */
+  commitError: Error | null = null;
 
   private constructor(
     readonly filePath: string,
@@ -144,7 +152,41 @@ export class MappedFile extends ReferenceResource {
     this.writeBuffer ??= Buffer.allocUnsafe(this.writeBufferBytes);
     src.copy(this.writeBuffer, pending, srcOffset, srcOffset + len);
     this.wrotePosition += len;
-    if (pending + len >= this.commitThresholdBytes) this.commitNow();
+    if (pending + len >= this.commitThresholdBytes) this.tryCommit();
+    else this.scheduleCommit();
+  }
+
+  /**
+   * In-place append, step 1: makes room for `len` bytes in the write buffer (committing what is
+   * pending when they would not fit) and returns where they go in `writeBufferRef()`; the caller
+   * writes them there and calls `advance(len)`. Returns -1 when `len` exceeds the write buffer
+   * (use `append`). Nothing is visible to readers before `advance`.
+   * @throws RangeError as `append`.
+   */
+  reserve(len: number): number {
+    if (!this.available) throw new RangeError(`append to a shut-down segment ${this.filePath}`);
+    if (len > this.remaining()) throw new RangeError(`append of ${len} bytes exceeds remaining ${this.remaining()} in ${this.filePath}`);
+    if (len > this.writeBufferBytes) return -1;
+    let pending = this.wrotePosition - this.committedPosition;
+    if (pending + len > this.writeBufferBytes) {
+      this.commitNow();
+      pending = 0;
+    }
+    this.writeBuffer ??= Buffer.allocUnsafe(this.writeBufferBytes);
+    return pending;
+  }
+
+  /** The write buffer `reserve` pointed into (valid until the next append, commit or close). */
+  writeBufferRef(): Buffer {
+    return this.writeBuffer!;
+  }
+
+  /** In-place append, step 2: the `len` bytes written at the reserved position become part of the file. */
+  advance(len: number): void {
+    const pending = this.wrotePosition - this.committedPosition + len;
+    if (len < 0 || pending > this.writeBufferBytes || len > this.remaining()) throw new RangeError(`advance(${len}) without a matching reserve in ${this.filePath}`);
+    this.wrotePosition += len;
+    if (pending >= this.commitThresholdBytes) this.tryCommit();
     else this.scheduleCommit();
   }
 
@@ -187,27 +229,6 @@ export class MappedFile extends ReferenceResource {
     return this.readInto(position, out, 0, len) ? out : null;
   }
 
-  /**
-   * End of the last non-zero byte in [from, min(wrote, from + limitBytes)), or `from` when that
-   * range is all zeros. Used to report how much real data a truncation discards.
-   */
-  nonZeroEnd(from: number, limitBytes = 4 * 1024 * 1024): number {
-    const end = Math.min(this.wrotePosition, from + limitBytes);
-    const chunk = Buffer.allocUnsafe(64 * 1024);
-    let last = from;
-    for (let pos = from; pos < end; pos += chunk.length) {
-      const n = Math.min(chunk.length, end - pos);
-      if (!this.readInto(pos, chunk, 0, n)) break;
-      for (let i = n - 1; i >= 0; i--) {
-        if (chunk[i] !== 0) {
-          last = pos + i + 1;
-          break;
-        }
-      }
-    }
-    return last;
-  }
-
   /** RocketMQ page rule for commit/flush: full, or ≥ leastPages whole pages, or anything when leastPages = 0. */
   static isAbleTo(target: number, done: number, fileSize: number, leastPages: number): boolean {
     if (target === fileSize && done < fileSize) return true;
@@ -221,39 +242,52 @@ export class MappedFile extends ReferenceResource {
     return this.committedPosition;
   }
 
-  /** pwrites every pending byte into the file (page cache). */
+  /**
+   * pwrites every pending byte into the file (page cache). @throws the write error (e.g.
+   * ENOSPC); the bytes then stay buffered, the error is kept in `commitError` until a commit
+   * succeeds.
+   */
   commitNow(): void {
     const pending = this.wrotePosition - this.committedPosition;
     if (pending === 0 || this.fdClosed) return;
-    this.fs.pwrite(this.fd, this.writeBuffer!, 0, pending, this.committedPosition);
+    try {
+      this.fs.pwrite(this.fd, this.writeBuffer!, 0, pending, this.committedPosition);
+    } catch (e) {
+      this.commitError = e as Error;
+      throw e;
+    }
+    this.commitError = null;
     this.committedPosition = this.wrotePosition;
     if (this.isFull()) this.writeBuffer = null; // a full file never buffers again
   }
 
   /**
    * Commits, then fdatasyncs (off the loop) if the page rule (on wrote vs flushed) allows.
-   * Returns the flushed position. Concurrent calls share one fdatasync at a time.
+   * Returns the flushed position. Calls wait for the fdatasync in flight and then issue their
+   * own, unless `overlap` is set (group commit): then a second fdatasync may start while one is
+   * in flight; each covers what was committed when it was issued (flushed = max of targets).
    */
-  async flush(leastPages: number): Promise<number> {
-    while (this.flushInFlight) await this.flushInFlight;
+  async flush(leastPages: number, overlap = false): Promise<number> {
+    if (!overlap) while (this.flushInFlight) await this.flushInFlight;
     if (!MappedFile.isAbleTo(this.wrotePosition, this.flushedPosition, this.fileSize, leastPages)) return this.flushedPosition;
     if (!this.hold()) return this.flushedPosition;
     const run = async (): Promise<number> => {
       try {
         this.commitNow();
         const target = this.committedPosition;
-        await this.fs.fdatasync(this.fd);
+        await this.onFd((fd) => this.fs.fdatasync(fd));
         if (target > this.flushedPosition) this.flushedPosition = target;
         return this.flushedPosition;
       } finally {
         this.release();
       }
     };
-    this.flushInFlight = run();
+    const p = run();
+    this.flushInFlight = p;
     try {
-      return await this.flushInFlight;
+      return await p;
     } finally {
-      this.flushInFlight = null;
+      if (this.flushInFlight === p) this.flushInFlight = null;
     }
   }
 
@@ -292,7 +326,7 @@ export class MappedFile extends ReferenceResource {
     if (!this.hold()) return;
     try {
       this.commitNow();
-      await this.fs.fsync(this.fd);
+      await this.onFd((fd) => this.fs.fsync(fd));
     } finally {
       this.release();
     }
@@ -308,7 +342,7 @@ export class MappedFile extends ReferenceResource {
 
   /** Orderly close (no delete): commits pending bytes, then releases the owner's reference. */
   close(): void {
-    if (this.available) this.commitNow();
+    if (this.available) this.tryCommit(); // a failed write (disk full) must not keep the fd open
     this.shutdown(0);
   }
 
@@ -332,8 +366,33 @@ export class MappedFile extends ReferenceResource {
     if (this.fdClosed) return;
     this.fdClosed = true;
     this.writeBuffer = null;
+    if (this.asyncOps > 0) {
+      // a forced release (or a crash simulation) while an fdatasync/pre-write runs on the pool:
+      // the descriptor number must not be reused under it, so it is closed when the op settles
+      this.closeDeferred = true;
+      return;
+    }
     this.fs.close(this.fd);
     this.fd = -1;
+  }
+
+  /**
+   * Runs an asynchronous operation on the file descriptor (callers hold the file). The fd stays
+   * open until the operation settles, even if the file is released forcibly meanwhile.
+   * @throws EBADF-style Error when the file is already closed.
+   */
+  async onFd<T>(op: (fd: number) => Promise<T>): Promise<T> {
+    if (this.fdClosed) throw Object.assign(new Error(`segment ${this.filePath} is closed`), { code: 'EBADF' });
+    this.asyncOps++;
+    try {
+      return await op(this.fd);
+    } finally {
+      if (--this.asyncOps === 0 && this.closeDeferred) {
+        this.closeDeferred = false;
+        this.fs.close(this.fd);
+        this.fd = -1;
+      }
+    }
   }
 
   private scheduleCommit(): void {
@@ -341,8 +400,17 @@ export class MappedFile extends ReferenceResource {
     this.commitScheduled = true;
     setImmediate(() => {
       this.commitScheduled = false;
-      if (this.available && !this.fdClosed) this.commitNow();
+      if (this.available && !this.fdClosed) this.tryCommit();
     });
+  }
+
+  /** commitNow for the background and threshold commits: a failure is kept in `commitError`, never thrown (retried later). */
+  private tryCommit(): void {
+    try {
+      this.commitNow();
+    } catch {
+      // recorded in commitError; the store refuses puts until a later commit succeeds
+    }
   }
 }
 

@@ -197,8 +197,20 @@ describe('SEND_MESSAGE_V2 (310)', () => {
     assert.equal(h.fake.puts[2]!.topic, '%DLQ%G1', 'group retryMaxTimes 16 applies without header l');
   });
 
-  it('transactional half messages are refused with 16', async () => {
+  it('transactional half messages go to RMQ_SYS_TRANS_HALF_TOPIC queue 0 with the real topic saved and PGROUP set', async () => {
     h = await BrokerHarness.create();
+    const r = await h.send('TopicT', 'x', { props: { TRAN_MSG: 'true' } });
+    assert.equal(r.code, ResponseCode.SUCCESS);
+    assert.equal(h.fake.puts.length, 1);
+    const half = h.fake.puts[0]!;
+    assert.equal(half.topic, 'RMQ_SYS_TRANS_HALF_TOPIC');
+    assert.equal(half.queueId, 0);
+    assert.equal(half.properties.get('REAL_TOPIC'), 'TopicT');
+    assert.ok(half.properties.get('PGROUP'), 'producer group kept for the check-back');
+  });
+
+  it('transactional half messages are refused with 16 when rejectTransactionMessage=true', async () => {
+    h = await BrokerHarness.create({ config: { rejectTransactionMessage: 'true' } });
     const r = await h.send('TopicT', 'x', { props: { TRAN_MSG: 'true' } });
     assert.equal(r.code, ResponseCode.NO_PERMISSION);
     assert.equal(h.fake.puts.length, 0);

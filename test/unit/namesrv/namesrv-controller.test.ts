@@ -79,7 +79,7 @@ test('unknown topic: TBW102-derived route (intentional), or 17 without TBW102', 
   await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6] }));
   assert.equal((await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'NewTopic' })).code, ResponseCode.TOPIC_NOT_EXIST);
   await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6], TBW102: [8, 7] }, 2));
-  const auto = await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: '%RETRY%GID_x' });
+  const auto = await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'BrandNewTopic' });
   assert.equal(auto.code, 0);
   assert.deepEqual(JSON.parse(auto.body!.toString()).queueDatas, [
     { brokerName: 'broker-a', perm: 6, readQueueNums: 4, topicSysFlag: 0, writeQueueNums: 4 },

@@ -157,3 +157,14 @@ test('deleteTopic everywhere or per cluster; deleteTopicWithBrokerRegistration o
   m2.registerBroker(reg({ table: topics(['T2', 1]), dv: { stateVersion: 0, timestamp: 1, counter: 2 } }));
   assert.deepEqual(m2.getAllTopicList(), ['T2']);
 });
+
+test('auto-create route for %RETRY%<group> and %DLQ%<group> has one queue, as the broker creates them', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({ table: topics(['TBW102', 8, 7]) }));
+  for (const topic of ['%RETRY%GID_X', '%DLQ%GID_X']) {
+    assert.deepEqual(m.pickupAutoCreateRouteData(topic)!.queueDatas, [
+      { brokerName: 'broker-a', readQueueNums: 1, writeQueueNums: 1, perm: 6, topicSysFlag: 0 },
+    ]);
+  }
+  assert.equal(m.pickupAutoCreateRouteData('Plain')!.queueDatas[0]!.writeQueueNums, 4);
+});

@@ -20,6 +20,7 @@ import type {
   MessageStore,
   PutMessageResult,
   PutMessageStatus,
+  QueryMessageResult,
 } from '../../../../src/store/message-store.js';
 import { DelayLevelTable } from '../../../../src/broker/schedule/delay-level-table.js';
 import { DEFAULT_MESSAGE_DELAY_LEVEL } from '../../../../src/broker/broker-config.js';
@@ -172,6 +173,18 @@ export class FakeMessageStore implements MessageStore {
     return this.records.get(phys) ?? null;
   }
 
+  async queryMessage(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): Promise<QueryMessageResult> {
+    const messages: Buffer[] = [];
+    for (const [, rec] of [...this.records].sort((a, b) => a[0] - b[0])) {
+      const m = decodeRecord(rec, 0, { readBody: false });
+      if (m.topic !== topic || m.storeTimestamp < beginMs || m.storeTimestamp > endMs) continue;
+      const keys = (m.properties.get(MessageConst.KEYS) ?? '').split(' ');
+      if (keys.includes(key) || m.properties.get(MessageConst.UNIQ_KEY) === key) messages.push(rec);
+      if (messages.length >= maxNum) break;
+    }
+    return { messages, indexLastUpdateTimestamp: this.clock.nowMs(), indexLastUpdatePhyOffset: this.nextPhys };
+  }
+
   getMinPhyOffset(): number {
     return 0;
   }
@@ -213,8 +226,8 @@ export class FakeMessageStore implements MessageStore {
     q.entries.length = Math.min(q.entries.length, newMax);
   }
 
-  /** Test hook: appends `n` filler messages to a queue (queue offsets only matter). */
+  /** Test hook: appends `n` messages built by `make` to topic/queueId. */
   async fill(topic: string, queueId: number, n: number, make: (i: number) => MessageInner): Promise<void> {
-    for (let i = 0; i < n; i++) await this.putMessage(make(i));
+    for (let i = 0; i < n; i++) await this.putMessage({ ...make(i), topic, queueId });
   }
 }

@@ -1,0 +1,159 @@
+/**
+ * Wire format of classic master/slave replication (RocketMQ `DefaultHAService`, spec §9).
+ * Plain TCP on the master's `haListenPort`, no handshake, all integers big-endian:
+ *
+ *   slave → master, offset report (8 bytes):
+ *     | slaveMaxPhyOffset : int64 |
+ *   The first report of a connection is where the master starts sending (0 = the slave is
+ *   empty); every report is the slave's ack offset (bytes it holds).
+ *
+ *   master → slave, data frame (12-byte header + body):
+ *     | masterPhyOffset : int64 | bodySize : int32 | body : bodySize bytes of raw CommitLog |
+ *   A frame never spans two CommitLog segments and may cut a record anywhere. bodySize 0 is a
+ *   heartbeat; its offset is where the master will continue.
+ *
+ * tsmq extension (still valid RocketMQ framing): when a slave's first report is beyond the
+ * master's max offset, the master sends one heartbeat header carrying its max offset before it
+ * closes the connection. A tsmq slave reads a heartbeat offset below its own max as "the master
+ * ends here" and truncates to it (docs/ha.md, case B35).
+ */
+
+/** Size of a slave offset report. */
+export const HA_REPORT_BYTES = 8;
+/** Size of a master frame header. */
+export const HA_FRAME_HEADER_BYTES = 12;
+/** Slave reconnect delay after a failed or closed connection (RocketMQ: 5 s). */
+export const HA_RECONNECT_INTERVAL_MS = 5000;
+/** Longest the master's transfer loop sleeps when there is nothing to send (RocketMQ: 100 ms). */
+export const HA_IDLE_WAIT_MS = 100;
+/** Connect timeout of the slave (RocketMQ: 3 s). */
+export const HA_CONNECT_TIMEOUT_MS = 3000;
+
+/** A violation of the replication protocol; the connection is closed. */
+export class HAProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HAProtocolError';
+  }
+}
+
+/** The 8-byte offset report. */
+export function encodeReport(offset: number): Buffer {
+  assertOffset(offset);
+  const b = Buffer.allocUnsafe(HA_REPORT_BYTES);
+  b.writeBigInt64BE(BigInt(offset), 0);
+  return b;
+}
+
+/** Writes a frame header at `at` of `buf`. */
+export function writeFrameHeader(buf: Buffer, at: number, offset: number, bodySize: number): void {
+  assertOffset(offset);
+  if (!Number.isInteger(bodySize) || bodySize < 0 || bodySize > 0x7fffffff) throw new RangeError(`bad HA frame body size ${bodySize}`);
+  buf.writeBigInt64BE(BigInt(offset), at);
+  buf.writeInt32BE(bodySize, at + 8);
+}
+
+/** A heartbeat (or truncation hint) frame: header only. */
+export function encodeHeartbeat(offset: number): Buffer {
+  const b = Buffer.allocUnsafe(HA_FRAME_HEADER_BYTES);
+  writeFrameHeader(b, 0, offset, 0);
+  return b;
+}
+
+/** Reads an int64 as a JS number; values outside the safe range come back as NaN (callers reject them). */
+export function readOffset(buf: Buffer, at: number): number {
+  const v = buf.readBigInt64BE(at);
+  return v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : Number.NaN;
+}
+
+function assertOffset(offset: number): void {
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`bad HA offset ${offset}`);
+}
+
+/**
+ * Incremental reader of the master's report stream: keeps the byte alignment across chunks and
+ * returns, per chunk, the LAST complete 8-byte value (RocketMQ reads only the newest report of
+ * what arrived), or null when no report completed.
+ */
+export class ReportReader {
+  private readonly partial = Buffer.alloc(HA_REPORT_BYTES);
+  private partialLen = 0;
+
+  push(chunk: Buffer): number | null {
+    let last: number | null = null;
+    let i = 0;
+    if (this.partialLen > 0) {
+      const take = Math.min(HA_REPORT_BYTES - this.partialLen, chunk.length);
+      chunk.copy(this.partial, this.partialLen, 0, take);
+      this.partialLen += take;
+      i = take;
+      if (this.partialLen < HA_REPORT_BYTES) return null;
+      last = readOffset(this.partial, 0);
+      this.partialLen = 0;
+    }
+    const whole = Math.floor((chunk.length - i) / HA_REPORT_BYTES);
+    if (whole > 0) {
+      last = readOffset(chunk, i + (whole - 1) * HA_REPORT_BYTES);
+      i += whole * HA_REPORT_BYTES;
+    }
+    if (i < chunk.length) {
+      chunk.copy(this.partial, 0, i);
+      this.partialLen = chunk.length - i;
+    }
+    return last;
+  }
+}
+
+/** What the slave-side frame reader hands out. */
+export type FrameEvent =
+  | { kind: 'header'; offset: number; bodySize: number }
+  /** A piece of the current frame's body: `chunk[start, start+length)` goes to CommitLog `offset`. */
+  | { kind: 'body'; offset: number; chunk: Buffer; start: number; length: number; frameDone: boolean };
+
+/**
+ * Incremental reader of the master's frame stream. Bodies are not reassembled: each piece is
+ * handed out as soon as it arrives (a slice of the received chunk), so the slave can append it
+ * without copying. A header split across chunks is reassembled.
+ */
+export class FrameReader {
+  private readonly header = Buffer.alloc(HA_FRAME_HEADER_BYTES);
+  private headerLen = 0;
+  private bodyLeft = 0;
+  private bodyOffset = 0;
+
+  constructor(private readonly maxBodySize: number) {}
+
+  /** True when the reader is between frames (no partial header or body pending). */
+  get idle(): boolean {
+    return this.headerLen === 0 && this.bodyLeft === 0;
+  }
+
+  /** Splits one received chunk into events. @throws HAProtocolError for an impossible header. */
+  *push(chunk: Buffer): Generator<FrameEvent> {
+    let i = 0;
+    while (i < chunk.length) {
+      if (this.bodyLeft > 0) {
+        const n = Math.min(this.bodyLeft, chunk.length - i);
+        this.bodyLeft -= n;
+        const offset = this.bodyOffset;
+        this.bodyOffset += n;
+        yield { kind: 'body', offset, chunk, start: i, length: n, frameDone: this.bodyLeft === 0 };
+        i += n;
+        continue;
+      }
+      const take = Math.min(HA_FRAME_HEADER_BYTES - this.headerLen, chunk.length - i);
+      chunk.copy(this.header, this.headerLen, i, i + take);
+      this.headerLen += take;
+      i += take;
+      if (this.headerLen < HA_FRAME_HEADER_BYTES) break;
+      this.headerLen = 0;
+      const offset = readOffset(this.header, 0);
+      const bodySize = this.header.readInt32BE(8);
+      if (Number.isNaN(offset)) throw new HAProtocolError('frame offset is negative or beyond 2^53');
+      if (bodySize < 0 || bodySize > this.maxBodySize) throw new HAProtocolError(`frame body size ${bodySize} outside 0..${this.maxBodySize}`);
+      this.bodyLeft = bodySize;
+      this.bodyOffset = offset;
+      yield { kind: 'header', offset, bodySize };
+    }
+  }
+}
