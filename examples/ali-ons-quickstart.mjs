@@ -31,7 +31,8 @@ const consumer = new Consumer({
 });
 const seen = new Set();
 consumer.subscribe(topic, '*', async (msg) => {
-  if (msg.keys[0]?.startsWith(runId)) seen.add(msg.keys[0]);
+  const key = (msg.keys ?? '').split(' ')[0]; // ali-ons exposes KEYS as the raw space-separated string
+  if (key.startsWith(runId)) seen.add(key);
 });
 await consumer.ready();
 const deadline = Date.now() + 60_000;

@@ -24,7 +24,7 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TSMQ_TEST_CONCURRENCY ?? '2';
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...passThrough, ...files], {
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...passThrough, ...files], {
   stdio: 'inherit',
 });
 process.exit(r.status ?? 1);

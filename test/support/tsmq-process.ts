@@ -76,7 +76,8 @@ export class TsmqProcess {
     const listenPort = opts.listenPort ?? (await freePort());
     const grpcPort = opts.grpcPort ?? (await freePort());
     const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir];
-    const options = { grpcListenPort: String(grpcPort), ...(opts.options ?? {}) };
+    // haListenPort=0: a free HA port, so the default listenPort+1 never collides with another test's broker.
+    const options = { grpcListenPort: String(grpcPort), haListenPort: '0', ...(opts.options ?? {}) };
     for (const [k, v] of Object.entries(options)) args.push('-o', `${k}=${v}`);
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,

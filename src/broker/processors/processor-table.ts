@@ -13,6 +13,9 @@ import { QueryMessageProcessors } from './query-message-processors.js';
 import { SendBackProcessor } from './send-back-processor.js';
 import { SendMessageProcessor } from './send-message-processor.js';
 import { TopicAdminProcessors } from './topic-admin-processors.js';
+import { AdminStatsProcessors } from './admin-stats-processors.js';
+import { LockBatchProcessors } from './lock-batch-processors.js';
+import { ResetOffsetProcessor } from './reset-offset-processor.js';
 import { EndTransactionProcessor } from '../transaction/end-transaction-processor.js';
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
@@ -30,6 +33,9 @@ export function buildProcessorTable(
   const sendBack = new SendBackProcessor(ctx);
   const topics = new TopicAdminProcessors(ctx);
   const query = new QueryMessageProcessors(ctx);
+  const locks = new LockBatchProcessors(ctx);
+  const stats = new AdminStatsProcessors(ctx);
+  const reset = new ResetOffsetProcessor(ctx);
   const table = new Map<number, RequestHandler>([
     [RequestCode.HEART_BEAT, client.heartbeat],
     [RequestCode.UNREGISTER_CLIENT, client.unregisterClient],
@@ -50,6 +56,11 @@ export function buildProcessorTable(
     [RequestCode.DELETE_TOPIC_IN_BROKER, topics.deleteTopicInBroker],
     [RequestCode.QUERY_MESSAGE, query.queryMessage],
     [RequestCode.VIEW_MESSAGE_BY_ID, query.viewMessageById],
+    [RequestCode.LOCK_BATCH_MQ, locks.lockBatchMQ],
+    [RequestCode.UNLOCK_BATCH_MQ, locks.unlockBatchMQ],
+    [RequestCode.GET_TOPIC_STATS_INFO, stats.getTopicStatsInfo],
+    [RequestCode.GET_CONSUME_STATS, stats.getConsumeStats],
+    [RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, reset.handler],
     // Admin: run a CommitLog cleaning pass now (RocketMQ executeDeleteFilesManually).
     [
       RequestCode.DELETE_EXPIRED_COMMITLOG,

@@ -13,6 +13,22 @@ import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getInt, getLong, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
 import type { BrokerContext } from '../broker-context.js';
 
+/**
+ * A time bound of QUERY_MESSAGE as a JS number: Java clients send Long.MAX_VALUE
+ * (9223372036854775807) as "no end" (DefaultMQAdminExt.queryMessage(…, 0, Long.MAX_VALUE),
+ * viewMessage(topic, uniqId)); integers beyond ±2^53 are clamped instead of rejected.
+ */
+export function getTimestampBound(ext: RemotingCommand['extFields'], name: string): number {
+  const v = ext?.[name];
+  if (typeof v === 'string' && /^\s*[+-]?\d{16,}\s*$/.test(v)) {
+    const n = Number(v);
+    if (n > Number.MAX_SAFE_INTEGER) return Number.MAX_SAFE_INTEGER;
+    if (n < Number.MIN_SAFE_INTEGER) return Number.MIN_SAFE_INTEGER;
+  }
+  if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) return v > 0 ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
+  return getLong(ext, name);
+}
+
 export const UNIQUE_MSG_QUERY_FLAG = '_UNIQUE_KEY_QUERY';
 export const DEFAULT_QUERY_MAX_NUM = 32;
 
@@ -30,8 +46,8 @@ export class QueryMessageProcessors {
       getString(ext, 'topic'),
       getString(ext, 'key'),
       maxNum,
-      getLong(ext, 'beginTimestamp'),
-      getLong(ext, 'endTimestamp'),
+      getTimestampBound(ext, 'beginTimestamp'),
+      getTimestampBound(ext, 'endTimestamp'),
     );
     const header = { indexLastUpdateTimestamp: result.indexLastUpdateTimestamp, indexLastUpdatePhyoffset: result.indexLastUpdatePhyOffset };
     if (result.messages.length === 0) {

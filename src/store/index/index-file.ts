@@ -29,6 +29,7 @@ export const INDEX_ENTRY_SIZE = 20;
 const INT_MAX = 2147483647;
 const INT_MIN = -2147483648;
 const SLOTS_PER_PAGE = 1024;
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 /** Entries buffered before they are written (about 64 KiB). */
 const PENDING_ENTRIES = 3276;
 
@@ -250,11 +251,17 @@ export class IndexFile {
       while (q < pages.length && pages[q]) pages[q++] = 0;
       const first = p * SLOTS_PER_PAGE;
       const last = Math.min(q * SLOTS_PER_PAGE, this.hashSlotNum);
-      const b = Buffer.allocUnsafe((last - first) * INDEX_SLOT_SIZE);
-      for (let i = first; i < last; i++) b.writeInt32BE(slots[i]!, (i - first) * 4);
+      // Copy the native-endian ints, then swap to big-endian in one native call.
+      const b = Buffer.from(new Uint8Array(slots.buffer, slots.byteOffset + first * INDEX_SLOT_SIZE, (last - first) * INDEX_SLOT_SIZE));
+      if (LITTLE_ENDIAN) b.swap32();
       this.fs.pwrite(this.fd, b, 0, b.length, INDEX_HEADER_SIZE + first * INDEX_SLOT_SIZE);
       p = q;
     }
+  }
+
+  /** True when changes are waiting for commit(). */
+  get isDirty(): boolean {
+    return this.dirty;
   }
 
   /** commit() then fdatasync (off the event loop). */

@@ -28,6 +28,8 @@ export interface IndexServiceConfig {
 
 /** Narrow view of the checkpoint the service updates when a full file has been flushed. */
 export interface IndexCheckpoint {
+  /** End time of the newest index data known to be on disk (checkpoint byte 16). */
+  readonly indexMsgTimestamp: number;
   setIndexMsgTimestamp(timestampMs: number): void;
   flush(): Promise<void>;
 }
@@ -155,9 +157,30 @@ export class IndexService {
     return deleted;
   }
 
-  /** Hands the writable file's state to the page cache (call periodically, e.g. every second). */
+  /** Hands the writable file's state to the page cache. */
   commit(): void {
     this.files[this.files.length - 1]?.commit();
+  }
+
+  /**
+   * Makes the writable file durable (entries, slots, header, fdatasync) and then moves the
+   * checkpoint's indexMsgTimestamp to its end time, so after a crash this file is kept and
+   * only messages after it are indexed again — crash recovery then depends on the time since
+   * the last flush, not on how much the current index file holds. (RocketMQ only moves the
+   * checkpoint for full files, so it drops the whole writable file after a crash.)
+   */
+  flushWritable(): Promise<void> {
+    const last = this.files[this.files.length - 1];
+    if (!last || !last.writable || !last.isDirty) return this.flushChain;
+    const endTimestamp = last.header.endTimestamp;
+    this.flushChain = this.flushChain
+      .then(async () => {
+        await last.flush();
+        if (endTimestamp > this.checkpoint.indexMsgTimestamp) this.checkpoint.setIndexMsgTimestamp(endTimestamp);
+        await this.checkpoint.flush();
+      })
+      .catch((err: unknown) => this.logger.error({ err: String(err), path: last.path }, 'flushing the writable index file failed'));
+    return this.flushChain;
   }
 
   async flush(): Promise<void> {
@@ -198,7 +221,7 @@ export class IndexService {
       .then(async () => {
         await full.flush();
         full.makeReadOnly();
-        this.checkpoint.setIndexMsgTimestamp(endTimestamp);
+        if (endTimestamp > this.checkpoint.indexMsgTimestamp) this.checkpoint.setIndexMsgTimestamp(endTimestamp);
         await this.checkpoint.flush();
       })
       .catch((err: unknown) => this.logger.error({ err: String(err), path: full.path }, 'flushing a full index file failed'));

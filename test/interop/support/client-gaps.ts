@@ -21,6 +21,10 @@ const NORMAL: Record<number, number[]> = {
   14: [0, 22], // QUERY_CONSUMER_OFFSET: QUERY_NOT_FOUND for a new group
   38: [0, 1], // GET_CONSUMER_LIST_BY_GROUP: SYSTEM_ERROR "no consumer for this group" as in Apache
   12: [0, 22], // QUERY_MESSAGE: QUERY_NOT_FOUND
+  222: [0, 206], // INVOKE_BROKER_TO_RESET_OFFSET: CONSUMER_NOT_ONLINE when the group is offline, as in Apache
+  // RESET_CONSUMER_CLIENT_OFFSET goes broker → client (oneway); the client's hook records it as an
+  // incoming request whose processor returns no response (-1), which is what Apache's client does
+  220: [-1],
 };
 
 export const REQUEST_NAMES: Record<number, string> = {

@@ -26,7 +26,6 @@ import {
   parseJavaView,
   recipeQueries,
   timeProbesFromPuts,
-  tsmqKnowsIndexSizes,
   tsmqStoreView,
   writePlanFiles,
   type PutLine,
@@ -51,7 +50,8 @@ const APPEND = 100;
 const SIZES: StoreSizes = {
   commitLogBytes: 64 * 1024,
   consumeQueueBytes: 100 * 20,
-  ...(tsmqKnowsIndexSizes() ? { maxHashSlotNum: 1000, maxIndexNum: 4000 } : {}),
+  maxHashSlotNum: 1000,
+  maxIndexNum: 4000,
 };
 
 function putLines(lines: Array<Record<string, unknown>>): PutLine[] {

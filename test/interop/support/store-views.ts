@@ -5,15 +5,13 @@
  * lines; `tsmqStoreView` produces the same from tsmq's DefaultMessageStore; store-diff.ts
  * lists every difference with file, position and field.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { copyFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { silentLogger } from '../../../src/common/logging/logger.js';
 import { decodeRecord } from '../../../src/common/message/record-codec.js';
 import { javaStringHashCode } from '../../../src/common/message/java-hash.js';
-import { DefaultMessageStore, type MessageStoreDeps } from '../../../src/store/default-message-store.js';
-import type { StorePluginFactory } from '../../../src/store/dispatch/commit-log-dispatcher.js';
-import { storeConfigSpec, type StoreConfig } from '../../../src/store/store-config.js';
+import { DefaultMessageStore } from '../../../src/store/default-message-store.js';
+import type { StoreConfig } from '../../../src/store/store-config.js';
 import { hostString, recipeMessage, recipeQueueId, recipeTopic, RECIPE_LONG_TOPIC, RECIPE_TOPICS } from './recipe.js';
 
 export interface MsgLine {
@@ -54,8 +52,8 @@ export interface StoreView {
   gaps: string[];
   /** key `topic/queueId` → queue offsets matched by a TagA filter */
   filters: Map<string, number[]>;
-  /** key `topic#key` → sorted commit-log offsets; null when the reader has no queryMessage */
-  queries: Map<string, number[] | null>;
+  /** key `topic#key` → sorted commit-log offsets of queryMessage(topic, key) */
+  queries: Map<string, number[]>;
   /** key `topic/queueId/ts` → LOWER (and UPPER when known) */
   times: Map<string, { lower: number | null; upper?: number | null }>;
 }
@@ -73,14 +71,9 @@ export interface PutLine {
 export interface StoreSizes {
   commitLogBytes: number;
   consumeQueueBytes: number;
-  /** Only when tsmq's store config knows the index keys; otherwise both sides use defaults. */
+  /** Index file geometry for both sides (Apache's defaults when absent). */
   maxHashSlotNum?: number;
   maxIndexNum?: number;
-}
-
-/** Whether tsmq's StoreConfig declares maxHashSlotNum/maxIndexNum (so both sides can use small index files). */
-export function tsmqKnowsIndexSizes(): boolean {
-  return 'maxHashSlotNum' in storeConfigSpec && 'maxIndexNum' in storeConfigSpec;
 }
 
 export function javaSizeArgs(s: StoreSizes): string[] {
@@ -96,7 +89,7 @@ export function tsmqConfig(dir: string, s: StoreSizes): Partial<StoreConfig> {
     mappedFileSizeCommitLog: s.commitLogBytes,
     mappedFileSizeConsumeQueue: s.consumeQueueBytes,
   };
-  if (s.maxHashSlotNum && tsmqKnowsIndexSizes()) {
+  if (s.maxHashSlotNum) {
     c.maxHashSlotNum = s.maxHashSlotNum;
     c.maxIndexNum = s.maxIndexNum;
   }
@@ -239,30 +232,12 @@ export function writePlanFiles(dir: string, plan: QueryPlan): { queriesFile: str
 
 /**
  * Opens tsmq's DefaultMessageStore the way the broker does, for the interop tests: config from
- * `sizes`, silent logger, and every index plugin the store exports (any function exported by a
- * module under src/store/index/ whose name ends in `Plugin`/`PluginFactory` is passed in
- * `deps.plugins`), so index files are written and `queryMessage` can work.
+ * `sizes`, silent logger. The IndexService is part of the store (messageIndexEnable, default
+ * true), so index files are written and `queryMessage` works.
  */
 export async function openTsmqStore(dir: string, sizes: StoreSizes): Promise<DefaultMessageStore> {
-  return await DefaultMessageStore.open(tsmqConfig(dir, sizes), { logger: silentLogger, plugins: await indexPlugins() } as MessageStoreDeps);
+  return await DefaultMessageStore.open(tsmqConfig(dir, sizes), { logger: silentLogger });
 }
-
-let pluginCache: StorePluginFactory[] | undefined;
-
-async function indexPlugins(): Promise<StorePluginFactory[]> {
-  if (pluginCache) return pluginCache;
-  const found: StorePluginFactory[] = [];
-  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src', 'store', 'index');
-  for (const f of existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.ts')).sort() : []) {
-    const mod = (await import(pathToFileURL(join(dir, f)).href)) as Record<string, unknown>;
-    for (const [name, v] of Object.entries(mod)) {
-      if (typeof v === 'function' && /Plugin(Factory)?$/.test(name) && !/^[A-Z]/.test(name)) found.push(v as StorePluginFactory);
-    }
-  }
-  return (pluginCache = found);
-}
-
-type QueryCapable = { queryMessage?: (topic: string, key: string, maxNum: number, begin: number, end: number) => unknown };
 
 /**
  * Opens `dir` with tsmq's DefaultMessageStore (load + recovery), reads it like the Java
@@ -337,14 +312,9 @@ export async function tsmqStoreView(dir: string, sizes: StoreSizes, plan: QueryP
         v.filters.set(`${topic}/${q}`, matched);
       }
     }
-    const qc = store as unknown as QueryCapable;
     for (const [topic, key] of plan.queries) {
-      if (typeof qc.queryMessage !== 'function') {
-        v.queries.set(`${topic}#${key}`, null);
-        continue;
-      }
-      const res = await qc.queryMessage.call(store, topic, key, 64, 0, Number.MAX_SAFE_INTEGER);
-      v.queries.set(`${topic}#${key}`, queryOffsets(res));
+      const res = await store.queryMessage(topic, key, 64, 0, Number.MAX_SAFE_INTEGER);
+      v.queries.set(`${topic}#${key}`, queryOffsets(res.messages));
     }
     for (const [topic, q, ts] of plan.times) {
       v.times.set(`${topic}/${q}/${ts}`, {
@@ -358,16 +328,9 @@ export async function tsmqStoreView(dir: string, sizes: StoreSizes, plan: QueryP
   }
 }
 
-/** Commit-log offsets out of whatever shape tsmq's queryMessage returns (raw records, MessageExt list or offsets). */
-function queryOffsets(res: unknown): number[] {
-  const r = res as { messages?: unknown[]; messageBuffers?: unknown[]; phyOffsets?: number[] } | unknown[];
-  const list = Array.isArray(r) ? r : (r.messages ?? r.messageBuffers ?? r.phyOffsets ?? []);
-  const out: number[] = [];
-  for (const x of list) {
-    if (typeof x === 'number') out.push(x);
-    else if (Buffer.isBuffer(x)) out.push(decodeRecord(x, 0, { readBody: false }).commitLogOffset);
-    else if (x && typeof x === 'object' && 'commitLogOffset' in x) out.push((x as { commitLogOffset: number }).commitLogOffset);
-  }
+/** Commit-log offsets of the raw records queryMessage returns, ascending, without duplicates. */
+function queryOffsets(records: Buffer[]): number[] {
+  const out = records.map((r) => decodeRecord(r, 0, { readBody: false }).commitLogOffset);
   return [...new Set(out)].sort((a, b) => a - b);
 }
 

@@ -111,7 +111,7 @@ describe('IndexService', () => {
       fs,
       { indexDir: join(dir, 'index'), maxHashSlotNum: 8, maxIndexNum, messageIndexEnable: true },
       clock,
-      { setIndexMsgTimestamp: (t) => (ts.v = t), flush: async () => {} },
+      { get indexMsgTimestamp() { return ts.v; }, setIndexMsgTimestamp: (t: number) => (ts.v = t), flush: async () => {} },
       silentLogger,
     );
   }
@@ -167,6 +167,41 @@ describe('IndexService', () => {
     again.buildIndex(dispatch({ commitLogOffset: 300, keys: 'k3', storeTimestamp: clock.nowMs() }));
     assert.deepEqual(again.queryOffset('T', 'k3', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [300]);
     await again.shutdown();
+  });
+});
+
+describe('IndexService writable-file flush', () => {
+  it('after flushWritable, an abnormal restart keeps the writable file and re-indexes only what came later', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-indexflush-'));
+    try {
+      const clock = new ManualClock(1_700_000_000_000);
+      const ts = { v: 0 };
+      const cp = { get indexMsgTimestamp() { return ts.v; }, setIndexMsgTimestamp: (t: number) => (ts.v = t), flush: async () => {} };
+      const cfg = { indexDir: join(dir, 'index'), maxHashSlotNum: 64, maxIndexNum: 1000, messageIndexEnable: true };
+      const svc = new IndexService(fs, cfg, clock, cp, silentLogger);
+      svc.load(true, 0);
+      for (let i = 0; i < 5; i++) {
+        clock.advance(1000);
+        svc.buildIndex(dispatch({ commitLogOffset: i * 100, keys: `k${i}`, storeTimestamp: clock.nowMs() }));
+      }
+      await svc.flushWritable();
+      assert.equal(ts.v, 1_700_000_005_000, 'checkpoint follows the flushed writable file');
+      clock.advance(1000);
+      svc.buildIndex(dispatch({ commitLogOffset: 500, keys: 'k5', storeTimestamp: clock.nowMs() }));
+      svc.closeAbruptly(); // crash: k5 was never committed
+      const again = new IndexService(fs, cfg, clock, cp, silentLogger);
+      assert.deepEqual(again.load(false, ts.v), { rebuildFromPhyOffset: null });
+      assert.equal(again.indexedUpToPhyOffset, 400, 'recovery re-dispatches from the last flushed message on');
+      assert.deepEqual(again.queryOffset('T', 'k4', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [400]);
+      assert.deepEqual(again.queryOffset('T', 'k5', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, []);
+      again.buildIndex(dispatch({ commitLogOffset: 400, keys: 'k4', storeTimestamp: clock.nowMs() })); // re-dispatch: skipped
+      again.buildIndex(dispatch({ commitLogOffset: 500, keys: 'k5', storeTimestamp: clock.nowMs() }));
+      assert.deepEqual(again.queryOffset('T', 'k4', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [400]);
+      assert.deepEqual(again.queryOffset('T', 'k5', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [500]);
+      await again.shutdown();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,0 +1,117 @@
+/**
+ * GET_TOPIC_STATS_INFO (202) and GET_CONSUME_STATS (208), the admin tools' offset reports
+ * (mirror 4.9 `AdminBrokerProcessor.getTopicStatsInfo/getConsumeStats`). Bodies are fastjson
+ * maps keyed by MessageQueue objects (message-queue-json.ts); offsets are Java longs.
+ *
+ *   202: header `topic` → body TopicStatsTable
+ *          {"offsetTable":{<mq>:{"lastUpdateTimestamp":t,"maxOffset":max,"minOffset":min},…}}
+ *        one entry per write queue; min/max are the store's (negative → 0); lastUpdateTimestamp
+ *        is the store time of entry max-1 (0 for an empty queue).
+ *        Unknown topic → 17 TOPIC_NOT_EXIST "topic[<topic>] not exist".
+ *   208: header `consumerGroup`, optional `topic` (blank: every topic the group has committed
+ *        offsets for) → body ConsumeStats
+ *          {"consumeTps":0.0,"offsetTable":{<mq>:{"brokerOffset":max,"consumerOffset":c,"lastTimestamp":t},…}}
+ *        one entry per read queue; consumerOffset is the committed offset (none → 0);
+ *        lastTimestamp the store time of entry consumerOffset-1 (0 when none). Topics without a
+ *        topic config are skipped, and so are topics the group's live clients do not subscribe
+ *        to when they subscribe to something. consumeTps is 0.0 (tsmq keeps no per-group TPS).
+ *        An unknown group gets an empty offsetTable; the Java admin then reports
+ *        CONSUMER_NOT_ONLINE itself.
+ */
+import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
+import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
+import { createResponseCommand } from '../../remoting/protocol/commands.js';
+import { ResponseCode } from '../../remoting/codes/response-code.js';
+import { getOptionalString, getString } from '../../remoting/headers/header-fields.js';
+import type { BrokerContext } from '../broker-context.js';
+import { groupOfKey, topicOfKey } from '../offset/consumer-offset-manager.js';
+import { javaDoubleJson, javaLongJson, messageQueueMapJson, type MessageQueueRef } from './message-queue-json.js';
+
+export interface TopicOffset {
+  minOffset: number;
+  maxOffset: number;
+  lastUpdateTimestamp: number;
+}
+
+export interface OffsetWrapper {
+  brokerOffset: number;
+  consumerOffset: number;
+  lastTimestamp: number;
+}
+
+/** TopicStatsTable body text. */
+export function topicStatsTableJson(table: Iterable<readonly [MessageQueueRef, TopicOffset]>): string {
+  const value = (o: TopicOffset): string =>
+    `{"lastUpdateTimestamp":${javaLongJson(o.lastUpdateTimestamp)},"maxOffset":${javaLongJson(o.maxOffset)},"minOffset":${javaLongJson(o.minOffset)}}`;
+  return `{"offsetTable":${messageQueueMapJson(table, value)}}`;
+}
+
+/** ConsumeStats body text. */
+export function consumeStatsJson(table: Iterable<readonly [MessageQueueRef, OffsetWrapper]>, consumeTps: number): string {
+  const value = (o: OffsetWrapper): string =>
+    `{"brokerOffset":${javaLongJson(o.brokerOffset)},"consumerOffset":${javaLongJson(o.consumerOffset)},"lastTimestamp":${javaLongJson(o.lastTimestamp)}}`;
+  return `{"consumeTps":${javaDoubleJson(consumeTps)},"offsetTable":${messageQueueMapJson(table, value)}}`;
+}
+
+export class AdminStatsProcessors {
+  constructor(private readonly ctx: BrokerContext) {}
+
+  readonly getTopicStatsInfo: RequestHandler = (rc) => this.processTopicStats(rc);
+  readonly getConsumeStats: RequestHandler = (rc) => this.processConsumeStats(rc);
+
+  async processTopicStats({ request }: RequestContext): Promise<RemotingCommand> {
+    const topic = getString(request.extFields, 'topic');
+    const tc = this.ctx.topicConfigManager.selectTopicConfig(topic);
+    if (!tc) return createResponseCommand(request, ResponseCode.TOPIC_NOT_EXIST, `topic[${topic}] not exist`);
+    const store = this.ctx.store;
+    const table: Array<[MessageQueueRef, TopicOffset]> = [];
+    for (let queueId = 0; queueId < tc.writeQueueNums; queueId++) {
+      const minOffset = Math.max(0, store.getMinOffsetInQueue(topic, queueId));
+      const maxOffset = Math.max(0, store.getMaxOffsetInQueue(topic, queueId));
+      const lastUpdateTimestamp = maxOffset > 0 ? await store.getMessageStoreTimeStamp(topic, queueId, maxOffset - 1) : 0;
+      table.push([this.mq(topic, queueId), { minOffset, maxOffset, lastUpdateTimestamp }]);
+    }
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(topicStatsTableJson(table), 'utf8'));
+  }
+
+  async processConsumeStats({ request }: RequestContext): Promise<RemotingCommand> {
+    const group = getString(request.extFields, 'consumerGroup');
+    const only = getOptionalString(request.extFields, 'topic')?.trim();
+    const topics = only ? [only] : this.topicsOfGroup(group);
+    const groupInfo = this.ctx.consumerManager.getConsumerGroupInfo(group);
+    const store = this.ctx.store;
+    const table: Array<[MessageQueueRef, OffsetWrapper]> = [];
+    for (const topic of topics) {
+      const tc = this.ctx.topicConfigManager.selectTopicConfig(topic);
+      if (!tc) {
+        this.ctx.logger.warn(`consumeStats: topic config of ${topic} does not exist`);
+        continue;
+      }
+      if (groupInfo && groupInfo.subscriptions.size > 0 && !groupInfo.findSubscriptionData(topic)) {
+        this.ctx.logger.warn(`consumeStats: group ${group} does not subscribe to ${topic}`);
+        continue;
+      }
+      for (let queueId = 0; queueId < tc.readQueueNums; queueId++) {
+        const brokerOffset = Math.max(0, store.getMaxOffsetInQueue(topic, queueId));
+        const consumerOffset = Math.max(0, this.ctx.consumerOffsetManager.queryOffset(group, topic, queueId));
+        let lastTimestamp = 0;
+        if (consumerOffset > 0) {
+          const ts = await store.getMessageStoreTimeStamp(topic, queueId, consumerOffset - 1);
+          if (ts > 0) lastTimestamp = ts;
+        }
+        table.push([this.mq(topic, queueId), { brokerOffset, consumerOffset, lastTimestamp }]);
+      }
+    }
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(consumeStatsJson(table, 0), 'utf8'));
+  }
+
+  /** Topics the group has committed offsets for (Apache `whichTopicByConsumer`), sorted. */
+  private topicsOfGroup(group: string): string[] {
+    const keys = this.ctx.consumerOffsetManager.keys().filter((k) => groupOfKey(k) === group);
+    return [...new Set(keys.map(topicOfKey))].sort();
+  }
+
+  private mq(topic: string, queueId: number): MessageQueueRef {
+    return { topic, brokerName: this.ctx.config.brokerName, queueId };
+  }
+}
