@@ -124,6 +124,12 @@ export function parseRecord(
   if (computed !== totalSize) {
     return `TOTALSIZE mismatch: field says ${totalSize}, fields add up to ${computed}`;
   }
+  // "Properties complete": writers end properties with \x02 (tsmq, 5.x) or the last value's
+  // character (4.x), never a zero byte; zeros there are a write torn inside the properties of the
+  // last record of a zero-filled segment, which no length or body CRC check can see.
+  if (propsLen > 0 && buf[p + propsLen - 1] === 0) {
+    return 'properties end in a zero byte: the record was torn inside its properties';
+  }
   const physicalOffset = readLong(buf, at + 28);
   if (expectedPhysicalOffset !== undefined && physicalOffset !== expectedPhysicalOffset) {
     return `PHYSICALOFFSET ${physicalOffset} differs from the record's position ${expectedPhysicalOffset}`;

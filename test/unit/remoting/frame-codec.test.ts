@@ -5,6 +5,7 @@ import type { RemotingCommand } from '../../../src/remoting/protocol/remoting-co
 import { createRequestCommand, createResponseCommand } from '../../../src/remoting/protocol/commands.js';
 import { DEFAULT_MAX_FRAME_BYTES, decodeFrameBody, encodeFrame, FrameDecoder, FrameError } from '../../../src/remoting/protocol/frame-codec.js';
 import { ALI_ONS_GET_ROUTE_FRAME, ALI_ONS_GET_ROUTE_HEX, ALI_ONS_SEND_V2_HEX, ROCKETMQ_BINARY_FRAME } from '../../fixtures/remoting/frames.js';
+import { mulberry32 } from '../../support/prng.js';
 
 const require = createRequire(import.meta.url);
 
@@ -23,17 +24,8 @@ function frameOfLength(length: number, headerWord: number, rest: Buffer = Buffer
   return Buffer.concat([b, rest]);
 }
 
-/** Small deterministic PRNG (mulberry32) so chunkings are reproducible. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG so chunkings are reproducible. */
+const rng = mulberry32;
 
 test('golden ali-ons GET_ROUTEINFO_BY_TOPIC frame decodes', () => {
   assert.equal(ALI_ONS_GET_ROUTE_FRAME.toString('hex'), ALI_ONS_GET_ROUTE_HEX);
