@@ -183,9 +183,15 @@ export class IndexService {
     return this.flushChain;
   }
 
+  /** Flushes every file; the checkpoint's indexMsgTimestamp then covers the writable file too. */
   async flush(): Promise<void> {
     await this.flushChain;
     for (const f of this.files) await f.flush();
+    const end = this.files[this.files.length - 1]?.header.endTimestamp ?? 0;
+    if (end > this.checkpoint.indexMsgTimestamp) {
+      this.checkpoint.setIndexMsgTimestamp(end);
+      await this.checkpoint.flush();
+    }
   }
 
   async shutdown(): Promise<void> {

@@ -142,14 +142,36 @@ describe('IndexService', () => {
     }
     assert.equal(svc.fileCount, 3);
     await svc.flush();
-    assert.equal(ts.v, 1_700_000_000_000 + 6000, 'end timestamp of the second full file');
+    assert.equal(ts.v, 1_700_000_000_000 + 7000, 'a full flush moves indexMsgTimestamp to the writable file end (k6)');
     for (let i = 0; i < 7; i++) assert.deepEqual(svc.queryOffset('T', `k${i}`, 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [i * 100]);
     assert.equal(svc.deleteExpiredFiles(300), 1);
     assert.equal(svc.fileCount, 2);
     await svc.shutdown();
   });
 
-  it('after an abnormal exit, files newer than indexMsgTimestamp are destroyed and the rebuild start is reported', async () => {
+  it('after an abnormal exit, a file newer than indexMsgTimestamp is destroyed and its begin offset is the rebuild start', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const ts = { v: 0 };
+    const svc = service(clock, 4, ts);
+    svc.load(true, 0);
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1000);
+      svc.buildIndex(dispatch({ commitLogOffset: i * 100, keys: `k${i}`, storeTimestamp: clock.nowMs() }));
+    }
+    await svc.shutdown(); // everything durable, indexMsgTimestamp = end of k4 (1_700_000_005_000)
+    ts.v = 1_700_000_003_000; // as if the checkpoint write after the last index flush was lost
+    const again = service(clock, 4, ts);
+    const { rebuildFromPhyOffset } = again.load(false, ts.v);
+    assert.equal(rebuildFromPhyOffset, 300, 'the second file begins at its first entry (k3)');
+    assert.equal(again.fileCount, 1);
+    assert.deepEqual(again.queryOffset('T', 'k0', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [0]);
+    assert.deepEqual(again.queryOffset('T', 'k3', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, []);
+    again.buildIndex(dispatch({ commitLogOffset: 300, keys: 'k3', storeTimestamp: clock.nowMs() }));
+    assert.deepEqual(again.queryOffset('T', 'k3', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [300]);
+    await again.shutdown();
+  });
+
+  it('after a clean shutdown and a crash with nothing flushed since, the index is kept whole', async () => {
     const clock = new ManualClock(1_700_000_000_000);
     const ts = { v: 0 };
     const svc = service(clock, 4, ts);
@@ -160,12 +182,9 @@ describe('IndexService', () => {
     }
     await svc.shutdown();
     const again = service(clock, 4, ts);
-    const { rebuildFromPhyOffset } = again.load(false, ts.v);
-    assert.equal(rebuildFromPhyOffset, 300, "the second file begins at its first entry (k3)");
-    assert.equal(again.fileCount, 1);
-    assert.deepEqual(again.queryOffset('T', 'k0', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [0]);
-    again.buildIndex(dispatch({ commitLogOffset: 300, keys: 'k3', storeTimestamp: clock.nowMs() }));
-    assert.deepEqual(again.queryOffset('T', 'k3', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [300]);
+    assert.deepEqual(again.load(false, ts.v), { rebuildFromPhyOffset: null });
+    assert.equal(again.indexedUpToPhyOffset, 400);
+    for (let i = 0; i < 5; i++) assert.deepEqual(again.queryOffset('T', `k${i}`, 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [i * 100]);
     await again.shutdown();
   });
 });
@@ -186,6 +205,8 @@ describe('IndexService writable-file flush', () => {
       }
       await svc.flushWritable();
       assert.equal(ts.v, 1_700_000_005_000, 'checkpoint follows the flushed writable file');
+      await svc.flush();
+      assert.equal(ts.v, 1_700_000_005_000, 'a full flush (as at shutdown) covers the writable file too');
       clock.advance(1000);
       svc.buildIndex(dispatch({ commitLogOffset: 500, keys: 'k5', storeTimestamp: clock.nowMs() }));
       svc.closeAbruptly(); // crash: k5 was never committed
