@@ -50,8 +50,8 @@ import { StoreCleanService, type CleanPassReport } from './retention/store-clean
 import { appendReplicatedBytes, ReplicatedStoreTimeDispatcher, truncateReplicatedLog, type TruncateReport } from './ha/replicated-log.js';
 import { StoreReplication, type StartHAOptions } from './ha/store-replication.js';
 
-/** Rate limit of background segment pre-writing (docs/internals/io-engine.md, "Pre-writing"). */
-const WARM_MAX_BYTES_PER_SEC = Number(process.env.TSMQ_WARM_RATE ?? 0);
+/** Rate limit of background segment pre-writing, bytes/s (measured choice: docs/internals/io-engine.md, "Pre-writing"). */
+const WARM_MAX_BYTES_PER_SEC = Number(process.env.TSMQ_WARM_RATE ?? 32_000_000);
 
 export interface MessageStoreDeps {
   clock?: Clock;

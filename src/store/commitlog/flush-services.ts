@@ -114,14 +114,8 @@ const FAILED_FLUSH_RETRY_MS = 10;
 export class GroupCommitService implements FlushManager {
   private requests: GroupCommitRequest[] = [];
   private head = 0;
-  /** Flushes in flight. */
-  private inFlightCount = 0;
-  private readonly maxInFlight = Number(process.env.TSMQ_GC_INFLIGHT ?? 1);
-  private readonly immediate = process.env.TSMQ_GC_IMMEDIATE === '1';
-  /** Offset the newest flush in flight covers. */
-  private issuedTo = 0;
-  private idle: Promise<void> = Promise.resolve();
-  private idleResolve: (() => void) | null = null;
+  /** The flush in flight, null when idle. */
+  private inFlight: Promise<void> | null = null;
   private kickScheduled = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
@@ -158,13 +152,9 @@ export class GroupCommitService implements FlushManager {
     return this.requests.length - this.head;
   }
 
-  /** Makes sure a flush will run for what is written: now if chained, else on the next setImmediate. */
+  /** Makes sure a flush runs for what is written: on the next setImmediate (so every append of this turn joins it) unless one is in flight. */
   wakeup(): void {
-    if (this.immediate && this.inFlightCount === 0 && !this.retryTimer) {
-      this.flushIfNeeded();
-      return;
-    }
-    if (this.inFlightCount >= this.maxInFlight || this.kickScheduled || this.retryTimer || this.stopped) return;
+    if (this.inFlight || this.kickScheduled || this.retryTimer || this.stopped) return;
     this.kickScheduled = true;
     setImmediate(() => {
       this.kickScheduled = false;
@@ -177,15 +167,11 @@ export class GroupCommitService implements FlushManager {
   }
 
   private flushIfNeeded(): void {
-    if (this.inFlightCount >= this.maxInFlight || this.stopped || !this.hasWork()) return;
-    const max = this.mfq.getMaxOffset();
-    if (this.inFlightCount > 0 && max <= this.issuedTo) return;
-    this.issuedTo = max;
+    if (this.inFlight || this.stopped || !this.hasWork()) return;
     const before = this.mfq.getFlushedWhere();
     this.flushCount++;
-    if (this.inFlightCount++ === 0) this.idle = new Promise((r) => (this.idleResolve = r));
     // mfq.flush commits and issues the fdatasync synchronously, before its first await
-    this.mfq.flush(0, this.maxInFlight > 1).then(
+    this.inFlight = this.mfq.flush(0).then(
       () => this.afterFlush(before, false),
       (e: unknown) => {
         this.logger.error({ err: e }, 'CommitLog group commit flush failed');
@@ -195,7 +181,7 @@ export class GroupCommitService implements FlushManager {
   }
 
   private afterFlush(before: number, failed: boolean): void {
-    if (--this.inFlightCount === 0) this.idleResolve?.();
+    this.inFlight = null;
     const flushed = this.mfq.getFlushedWhere();
     const progressed = flushed !== before;
     if (progressed && !failed) this.flushIfNeeded(); // chain first: the disk works while we resolve and dispatch
@@ -260,7 +246,7 @@ export class GroupCommitService implements FlushManager {
 
   async shutdown(): Promise<void> {
     this.stopped = true;
-    while (this.inFlightCount > 0) await this.idle;
+    while (this.inFlight) await this.inFlight;
     for (let i = 0; i < 10 && this.hasWork(); i++) {
       try {
         await this.mfq.flush(0);

@@ -90,8 +90,11 @@ export class AllocateMappedFileService {
       this.logger.warn({ err: e, filePath }, 'could not prepare the first segment; it will be created on demand');
       return;
     }
+    if (!this.prewrite) return;
     // full speed: nothing else runs yet (and an unref'd rate-limit timer would not keep the process alive)
-    if (this.prewrite) await this.startPrewrite(this.ready, { ...this.prewrite, maxBytesPerSec: 0 }).done;
+    const t0 = Date.now();
+    const outcome = await this.startPrewrite(this.ready, { ...this.prewrite, maxBytesPerSec: 0 }).done;
+    this.logger.info({ filePath, outcome, ms: Date.now() - t0 }, 'pre-wrote the first CommitLog segment');
   }
 
   /** The pre-write running for the ready file, if any (tests). */

@@ -234,11 +234,11 @@ export class MappedFileQueue {
    * moving on while files are completely flushed, following RocketMQ's page rules (§4.1).
    * Only `leastPages = 0` updates the store timestamp. Returns the new flushedWhere.
    */
-  async flush(leastPages: number, overlap = false): Promise<number> {
+  async flush(leastPages: number): Promise<number> {
     let f = this.findMappedFileByOffset(this.flushedWhere, this.flushedWhere === 0);
     while (f) {
       const timestamp = f.storeTimestamp;
-      const pos = await f.flush(leastPages, overlap);
+      const pos = await f.flush(leastPages);
       const where = f.fileFromOffset + pos;
       if (where > this.flushedWhere) this.flushedWhere = where;
       if (where > this.committedWhere) this.committedWhere = where;

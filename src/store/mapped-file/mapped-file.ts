@@ -263,12 +263,10 @@ export class MappedFile extends ReferenceResource {
 
   /**
    * Commits, then fdatasyncs (off the loop) if the page rule (on wrote vs flushed) allows.
-   * Returns the flushed position. Calls wait for the fdatasync in flight and then issue their
-   * own, unless `overlap` is set (group commit): then a second fdatasync may start while one is
-   * in flight; each covers what was committed when it was issued (flushed = max of targets).
+   * Returns the flushed position. Concurrent calls share one fdatasync at a time.
    */
-  async flush(leastPages: number, overlap = false): Promise<number> {
-    if (!overlap) while (this.flushInFlight) await this.flushInFlight;
+  async flush(leastPages: number): Promise<number> {
+    while (this.flushInFlight) await this.flushInFlight;
     if (!MappedFile.isAbleTo(this.wrotePosition, this.flushedPosition, this.fileSize, leastPages)) return this.flushedPosition;
     if (!this.hold()) return this.flushedPosition;
     const run = async (): Promise<number> => {
