@@ -51,7 +51,7 @@ import { appendReplicatedBytes, ReplicatedStoreTimeDispatcher, truncateReplicate
 import { StoreReplication, type StartHAOptions } from './ha/store-replication.js';
 
 /** Rate limit of background segment pre-writing, bytes/s (measured choice: docs/internals/io-engine.md, "Pre-writing"). */
-const WARM_MAX_BYTES_PER_SEC = Number(process.env.TSMQ_WARM_RATE ?? 32_000_000);
+const WARM_MAX_BYTES_PER_SEC = 32_000_000;
 
 export interface MessageStoreDeps {
   clock?: Clock;

@@ -5,9 +5,10 @@
  * - FlushRealTimeService (ASYNC_FLUSH): every `intervalMs` flush when ≥ `leastPages` dirty pages;
  *   every `thoroughIntervalMs` flush everything (leastPages = 0). Shutdown: up to 10 flush(0).
  * - GroupCommitService (SYNC_FLUSH): producers waiting for `nextOffset` queue a request; one
- *   flush(0) resolves every request it covers (group commit). A request still pending at its
- *   deadline (`timeoutMs` = syncFlushTimeout) resolves FLUSH_DISK_TIMEOUT; the message stays
- *   stored. Messages with WAIT=false only wake the service.
+ *   flush(0) resolves every request it covers (group commit), and the next flush is issued as
+ *   soon as the previous fdatasync returns. A request still pending at its deadline
+ *   (`timeoutMs` = syncFlushTimeout) resolves FLUSH_DISK_TIMEOUT; the message stays stored.
+ *   Messages with WAIT=false only wake the service.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
@@ -120,8 +121,6 @@ export class GroupCommitService implements FlushManager {
   private retryTimer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   private stopped = false;
-  /** Flushes issued (tests and diagnostics). */
-  flushCount = 0;
 
   constructor(
     private readonly mfq: MappedFileQueue,
@@ -169,7 +168,6 @@ export class GroupCommitService implements FlushManager {
   private flushIfNeeded(): void {
     if (this.inFlight || this.stopped || !this.hasWork()) return;
     const before = this.mfq.getFlushedWhere();
-    this.flushCount++;
     // mfq.flush commits and issues the fdatasync synchronously, before its first await
     this.inFlight = this.mfq.flush(0).then(
       () => this.afterFlush(before, false),
