@@ -1,5 +1,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { BrokerController } from '../../broker/broker-controller.js';
+import { GrpcFront } from '../../grpc/grpc-front.js';
+import { createLogger } from '../../common/logging/logger.js';
 
 /** Default storePathRootDir for tsmq: `~/tsmq/store`. */
 export function defaultStoreRoot(): string {
@@ -17,12 +20,7 @@ export function describeBroker(cfg: Record<string, string>, port: number): strin
  * Starts the gRPC v2 front beside a started broker when `grpcListenPort` ≥ 0 (default 8081),
  * sharing the broker's services and transaction service. Returns null when disabled.
  */
-export async function startGrpcFront(
-  broker: import('../../broker/broker-controller.js').BrokerController,
-  cfg: Record<string, string>,
-): Promise<import('../../grpc/grpc-front.js').GrpcFront | null> {
-  const { GrpcFront } = await import('../../grpc/grpc-front.js');
-  const { createLogger } = await import('../../common/logging/logger.js');
+export async function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
   if (!GrpcFront.isEnabled(cfg)) return null;
   const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig: cfg, transactions: broker.transactionService, logger: createLogger('grpc') });
   await front.start();
