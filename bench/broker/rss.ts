@@ -35,7 +35,7 @@ interface Sample {
 async function startBroker(ctx: BenchContext, storeDir: string): Promise<{ broker: BenchChild; addr: string }> {
   const ns = await freePort();
   const port = await freePort();
-  const broker = BenchChild.start(ctx.repoRoot, join(ctx.repoRoot, 'src/cli/main.ts'), ['start', '-n', String(ns), '-p', String(port), '--store', storeDir], { label: 'tsmq start' });
+  const broker = BenchChild.start(ctx.repoRoot, join(ctx.repoRoot, 'src/cli/main.ts'), ['start', '-n', String(ns), '-p', String(port), '--store', storeDir, '-o', 'grpcListenPort=-1'], { label: 'tsmq start' });
   await broker.waitFor(/tsmq started/, 10 * 60_000);
   return { broker, addr: `127.0.0.1:${port}` };
 }

@@ -4,7 +4,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, statfsSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import type { MachineInfo } from './types.js';
 
@@ -96,18 +95,7 @@ export function rssBreakdown(pid: number): { anon: number; file: number; shmem: 
 }
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../test/support/free-port.js';
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -1,34 +1,32 @@
 /**
- * DefaultMessageStore: wiring and lifecycle of the store; every operation is delegated to
- * CommitLog, ConsumeQueueStore, ReputMessageService, the flush services, GetMessageService and
- * recovery (RocketMQ `DefaultMessageStore`, spec §3.3 start-up order).
+ * DefaultMessageStore: the MessageStore facade (RocketMQ `DefaultMessageStore`). It only wires
+ * and delegates; the work lives in components that never see the facade:
  *
- * open(): lock → abort file present? (⇒ abnormal recovery) → load CommitLog and ConsumeQueues →
- * checkpoint → recover (report in `recoveryReport`) → start flush services, checkpoint timer →
- * create the abort file.
- * shutdown(): stop services, final commit + flush of CommitLog and ConsumeQueues, force the
- * checkpoint, remove the abort file when dispatch is caught up, release the lock.
+ *   lifecycle/store-components.ts  parts built before recovery (+ MessageStoreDeps)
+ *   lifecycle/store-startup.ts     recovery, services start, abort file (spec §3.3)
+ *   lifecycle/store-services.ts    flush, ConsumeQueue flush, checkpoint timer, retention
+ *   lifecycle/store-shutdown.ts    clean shutdown and crash simulation
+ *   put/put-message-service.ts     put path: refusals, append, flush and HA waits, write errors
+ *   query/store-reads.ts           pulls, offsets, times, lookups, queryMessage
+ *   ha/replica-store-adapter.ts    what a SLAVE's HA client writes through
+ *   store-state.ts                 phase and not-writable reason shared by all of them
+ *
+ * open(): lock → load CommitLog and ConsumeQueues → checkpoint → recover (report in
+ * `recoveryReport`) → start services → create the abort file. A failed open closes everything
+ * again (nothing flushed) and rethrows. Methods marked "@throws SERVICE_NOT_AVAILABLE" throw a
+ * TsmqError with that code once shutdown has begun; putMessage returns it as a status instead.
  */
-import * as path from 'node:path';
-import type { FileSystem } from '../common/fs/file-system.js';
-import { nodeFileSystem } from '../common/fs/node-file-system.js';
-import type { Logger } from '../common/logging/logger.js';
-import { createLogger } from '../common/logging/logger.js';
-import type { Clock } from '../common/time/clock.js';
-import { systemClock } from '../common/time/clock.js';
 import type { MessageExt, MessageInner } from '../common/message/message.js';
-import { MessageConst } from '../common/message/message-const.js';
-import { decodeRecord } from '../common/message/record-codec.js';
-import { TsmqError } from '../common/errors.js';
-import { CommitLog } from './commitlog/commit-log.js';
-import { FlushRealTimeService, GroupCommitService, type FlushManager } from './commitlog/flush-services.js';
-import { ConsumeQueueStore } from './consumequeue/consume-queue-store.js';
-import { FlushConsumeQueueService } from './consumequeue/flush-consume-queue-service.js';
-import { QueueOffsetTable } from './consumequeue/queue-offset-table.js';
-import type { CommitLogDispatcher, StorePlugin, StorePluginFactory } from './dispatch/commit-log-dispatcher.js';
-import { ConsumeQueueDispatcher } from './dispatch/consume-queue-dispatcher.js';
-import { ReputMessageService } from './dispatch/reput-message-service.js';
-import { GetMessageService } from './get-message/get-message-service.js';
+import type { ReputMessageService, DispatchStats } from './dispatch/reput-message-service.js';
+import type { CommitLog } from './commitlog/commit-log.js';
+import type { ConsumeQueueStore } from './consumequeue/consume-queue-store.js';
+import { ReplicaStoreAdapter } from './ha/replica-store-adapter.js';
+import { ReplicatedStoreTimeDispatcher, type TruncateReport } from './ha/replicated-log.js';
+import { StoreReplication, type StartHAOptions } from './ha/store-replication.js';
+import { openStoreComponents, type MessageStoreDeps, type StoreComponents } from './lifecycle/store-components.js';
+import type { StoreServices } from './lifecycle/store-services.js';
+import { closeStoreAbruptly, shutdownStore } from './lifecycle/store-shutdown.js';
+import { recoverAndStart } from './lifecycle/store-startup.js';
 import type {
   BoundaryType,
   GetMessageResult,
@@ -38,34 +36,16 @@ import type {
   PutMessageResult,
   QueryMessageResult,
 } from './message-store.js';
-import { StoreCheckpoint } from './recovery/store-checkpoint.js';
-import { IndexPlugin } from './index/index-plugin.js';
-import { queryMessage } from './query/query-message-service.js';
-import { StoreLock, createAbortFile } from './recovery/store-files.js';
-import { recoverStore, type RecoveryReport } from './recovery/store-recovery.js';
-import { commitLogDir, completeStoreConfig, parseDelayLevels, type StoreConfig } from './store-config.js';
-import { StatfsDiskUsageProbe, type DiskUsageProbe } from './retention/disk-usage-probe.js';
-import { RunningFlags, describeWriteError } from './retention/running-flags.js';
-import { StoreCleanService, type CleanPassReport } from './retention/store-clean-service.js';
-import { appendReplicatedBytes, ReplicatedStoreTimeDispatcher, truncateReplicatedLog, type TruncateReport } from './ha/replicated-log.js';
-import { StoreReplication, type StartHAOptions } from './ha/store-replication.js';
+import { PutMessageService } from './put/put-message-service.js';
+import { StoreReads } from './query/store-reads.js';
+import type { StoreCheckpoint } from './recovery/store-checkpoint.js';
+import type { RecoveryReport } from './recovery/store-recovery.js';
+import type { RunningFlags } from './retention/running-flags.js';
+import type { CleanPassReport, StoreCleanService } from './retention/store-clean-service.js';
+import { completeStoreConfig, type StoreConfig } from './store-config.js';
 
-/** Rate limit of background segment pre-writing, bytes/s (measured choice: docs/internals/io-engine.md, "Pre-writing"). */
-const WARM_MAX_BYTES_PER_SEC = 32_000_000;
-
-export interface MessageStoreDeps {
-  clock?: Clock;
-  fs?: FileSystem;
-  logger?: Logger;
-  /** Extra stateless dispatchers, fed after the ConsumeQueue builder (also during recovery). */
-  dispatchers?: CommitLogDispatcher[];
-  /** Dispatchers with files and a lifecycle (e.g. the IndexService), built once the checkpoint is open. */
-  plugins?: StorePluginFactory[];
-  /** Physical memory used by the "in memory" pull rule (default os.totalmem()). */
-  totalMemoryBytes?: number;
-  /** Disk usage source of retention and the disk-full check (default: statfs). */
-  diskUsageProbe?: DiskUsageProbe;
-}
+export type { MessageStoreDeps } from './lifecycle/store-components.js';
+export type { DispatchStats } from './dispatch/reput-message-service.js';
 
 export class DefaultMessageStore implements MessageStore {
   readonly config: StoreConfig;
@@ -73,104 +53,44 @@ export class DefaultMessageStore implements MessageStore {
   readonly consumeQueueStore: ConsumeQueueStore;
   readonly checkpoint: StoreCheckpoint;
   readonly reput: ReputMessageService;
+  /** Why writes are refused (disk full, failed write, logics queue error); pushes changes to setWritable. */
+  readonly runningFlags: RunningFlags;
   /** What start-up recovery found and did. */
   recoveryReport!: RecoveryReport;
-  private readonly fs: FileSystem;
-  private readonly logger: Logger;
-  private readonly queueOffsets = new QueueOffsetTable();
-  private readonly getMessageService: GetMessageService;
-  private readonly lock: StoreLock;
-  private flushManager!: FlushManager;
-  private cqFlushService!: FlushConsumeQueueService;
-  private checkpointTimer: NodeJS.Timeout | null = null;
-  private latestLogicsTimestamp = 0;
-  private shutdownState: 'running' | 'stopping' | 'stopped' = 'running';
-  /** Why puts are refused (e.g. disk full), null when writable (RocketMQ running flags). */
-  private notWritableReason: string | null = null;
-  private readonly abortPath: string;
-  private readonly plugins: StorePlugin[] = [];
-  /** The IndexService plugin, present when messageIndexEnable. */
-  private indexPlugin: IndexPlugin | null = null;
+  private readonly c: StoreComponents;
+  private readonly reads: StoreReads;
+  private services: StoreServices | null = null;
+  private putPath!: PutMessageService;
+  private replicaStore!: ReplicaStoreAdapter;
   /** Classic master/slave replication (src/store/ha), null until startHA(). */
   private replication: StoreReplication | null = null;
-  /** Why writes are refused by retention (disk full, failed write); pushes changes to setWritable. */
-  readonly runningFlags = new RunningFlags((writable, reason) => this.setWritable(writable, reason));
-  /** Retention and disk check (src/store/retention), started with the other services. */
-  cleanService: StoreCleanService | null = null;
-  private readonly clock: Clock;
-  private readonly diskUsageProbe: DiskUsageProbe;
 
-  private constructor(config: StoreConfig, deps: MessageStoreDeps) {
-    this.config = config;
-    this.fs = deps.fs ?? nodeFileSystem;
-    this.logger = deps.logger ?? createLogger('store');
-    const clock = deps.clock ?? systemClock;
-    this.clock = clock;
-    this.diskUsageProbe = deps.diskUsageProbe ?? new StatfsDiskUsageProbe();
-    const root = config.storePathRootDir;
-    this.fs.mkdirp(root);
-    this.abortPath = path.join(root, 'abort');
-    this.lock = StoreLock.acquire(this.fs, root, path.join(root, 'lock'));
-    try {
-      const delayLevelTableMs = parseDelayLevels(config.messageDelayLevel);
-      this.commitLog = new CommitLog({
-        dir: commitLogDir(config),
-        fileSize: config.mappedFileSizeCommitLog,
-        fs: this.fs,
-        clock,
-        logger: this.logger.child({ component: 'commitlog' }),
-        maxMessageSize: config.maxMessageSize,
-        delayLevelTableMs,
-        prewrite: config.warmMapedFileEnable ? { syncEveryBytes: config.flushLeastPagesWhenWarmMapedFile * 4096, maxBytesPerSec: WARM_MAX_BYTES_PER_SEC } : null,
-      });
-      this.consumeQueueStore = new ConsumeQueueStore({
-        rootDir: path.join(root, 'consumequeue'),
-        fileSize: config.mappedFileSizeConsumeQueue,
-        fs: this.fs,
-        clock,
-        logger: this.logger.child({ component: 'consumequeue' }),
-      });
-      this.reput = new ReputMessageService(this.commitLog, delayLevelTableMs, this.logger.child({ component: 'dispatch' }));
-      this.reput.addDispatcher(
-        new ConsumeQueueDispatcher(this.consumeQueueStore, (ts) => {
-          if (ts > this.latestLogicsTimestamp) this.latestLogicsTimestamp = ts;
-        }),
-      );
-      for (const d of deps.dispatchers ?? []) this.reput.addDispatcher(d);
-      this.getMessageService = new GetMessageService(this.commitLog, this.consumeQueueStore, config, deps.totalMemoryBytes);
-      this.commitLog.load();
-      this.consumeQueueStore.load();
-      this.checkpoint = StoreCheckpoint.open(this.fs, path.join(root, 'checkpoint'));
-      const pluginCtx = { config, fs: this.fs, clock, logger: this.logger, checkpoint: this.checkpoint };
-      if (config.messageIndexEnable) {
-        this.indexPlugin = new IndexPlugin(pluginCtx);
-        this.plugins.push(this.indexPlugin);
-        this.reput.addDispatcher(this.indexPlugin);
-      }
-      for (const factory of deps.plugins ?? []) {
-        const plugin = factory(pluginCtx);
-        this.plugins.push(plugin);
-        this.reput.addDispatcher(plugin);
-      }
-    } catch (e) {
-      // close whatever was opened before the failure, then give the root back
-      const partial = this as { commitLog?: CommitLog; consumeQueueStore?: ConsumeQueueStore };
-      partial.commitLog?.mfq.shutdownAbruptly(false);
-      partial.consumeQueueStore?.shutdownAbruptly(false);
-      this.lock.release();
-      throw e;
-    }
+  private constructor(c: StoreComponents) {
+    this.c = c;
+    this.config = c.config;
+    this.commitLog = c.commitLog;
+    this.consumeQueueStore = c.consumeQueueStore;
+    this.checkpoint = c.checkpoint;
+    this.reput = c.reput;
+    this.runningFlags = c.runningFlags;
+    this.reads = new StoreReads({
+      commitLog: c.commitLog,
+      consumeQueueStore: c.consumeQueueStore,
+      getMessageService: c.getMessageService,
+      index: c.indexPlugin?.service ?? null,
+      maxMsgsNumBatch: c.config.maxMsgsNumBatch,
+    });
   }
 
   /**
    * Opens (loading and recovering) or creates a store.
    * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when already open,
-   *   ConfigError for bad config values.
+   *   ConfigError for bad config values, DispatchBlockedError when recovery cannot write a ConsumeQueue.
    */
   static async open(config: Partial<StoreConfig>, deps: MessageStoreDeps = {}): Promise<DefaultMessageStore> {
-    const store = new DefaultMessageStore(completeStoreConfig(config), deps);
+    const store = new DefaultMessageStore(openStoreComponents(completeStoreConfig(config), deps));
     try {
-      await store.recoverAndStart();
+      await store.start();
     } catch (e) {
       store.closeAbruptly({ commitPending: false });
       throw e;
@@ -178,131 +98,45 @@ export class DefaultMessageStore implements MessageStore {
     return store;
   }
 
-  private async recoverAndStart(): Promise<void> {
-    const lastExitOK = !this.fs.exists(this.abortPath);
-    let rebuildFromPhyOffset: number | null = null;
-    for (const p of this.plugins) {
-      const from = p.load?.(lastExitOK).rebuildFromPhyOffset ?? null;
-      if (from !== null) rebuildFromPhyOffset = rebuildFromPhyOffset === null ? from : Math.min(rebuildFromPhyOffset, from);
-    }
-    this.recoveryReport = await recoverStore(lastExitOK ? 'normal' : 'abnormal', {
-      commitLog: this.commitLog,
-      cqStore: this.consumeQueueStore,
-      checkpoint: this.checkpoint,
-      queueOffsets: this.queueOffsets,
-      dispatch: (req) => this.reput.dispatchOne(req),
-      rebuildFromPhyOffset,
-      checkCrc: this.config.checkCRCOnRecover,
-      delayLevelTableMs: parseDelayLevels(this.config.messageDelayLevel),
-      logger: this.logger,
+  private async start(): Promise<void> {
+    const c = this.c;
+    const { recoveryReport, services } = await recoverAndStart(c);
+    this.recoveryReport = recoveryReport;
+    this.services = services;
+    this.putPath = new PutMessageService({
+      config: c.config,
+      state: c.state,
+      commitLog: c.commitLog,
+      queueOffsets: c.queueOffsets,
+      dispatch: c.reput,
+      flushManager: services.flushManager,
+      replication: () => this.replication,
+      flags: c.runningFlags,
+      logger: c.logger,
     });
-    this.latestLogicsTimestamp = this.checkpoint.logicsMsgTimestamp;
-    this.reput.setReputFromOffset(this.commitLog.getMaxOffset());
-    // warmMapedFileEnable: a fresh store's first segment is pre-written before puts are accepted
-    if (this.config.warmMapedFileEnable && this.config.brokerRole !== 'SLAVE') await this.commitLog.mfq.prepareFirstFile(this.commitLog.getMaxOffset());
-    this.startServices();
-    createAbortFile(this.fs, this.abortPath);
+    this.replicaStore = new ReplicaStoreAdapter({ ...c, flushManager: services.flushManager });
   }
 
-  private startServices(): void {
-    const c = this.config;
-    const mfq = this.commitLog.mfq;
-    const log = this.logger.child({ component: 'flush' });
-    if (c.flushDiskType === 'SYNC_FLUSH') {
-      this.flushManager = new GroupCommitService(
-        mfq,
-        c.syncFlushTimeout,
-        (flushed, ts) => {
-          if (ts) this.checkpoint.physicMsgTimestamp = ts;
-          this.reput.drive(flushed);
-        },
-        log,
-      );
-    } else {
-      this.flushManager = new FlushRealTimeService(
-        mfq,
-        { intervalMs: c.flushIntervalCommitLog, leastPages: c.flushCommitLogLeastPages, thoroughIntervalMs: c.flushCommitLogThoroughInterval },
-        (_flushed, ts) => {
-          if (ts) this.checkpoint.physicMsgTimestamp = ts;
-        },
-        log,
-      );
-    }
-    this.flushManager.start();
-    this.cqFlushService = new FlushConsumeQueueService(
-      this.consumeQueueStore,
-      this.checkpoint,
-      () => this.latestLogicsTimestamp,
-      { intervalMs: c.flushIntervalConsumeQueue, leastPages: c.flushConsumeQueueLeastPages, thoroughIntervalMs: c.flushConsumeQueueThoroughInterval },
-      log,
-    );
-    this.cqFlushService.start();
-    this.checkpointTimer = setInterval(() => {
-      this.checkpoint.flush().catch((e) => this.logger.error({ err: e }, 'checkpoint flush failed'));
-    }, 1000);
-    this.checkpointTimer.unref();
-    this.cleanService = new StoreCleanService({
-      config: c,
-      commitLog: this.commitLog,
-      cqStore: this.consumeQueueStore,
-      index: this.indexPlugin?.service ?? null,
-      fs: this.fs,
-      clock: this.clock,
-      logger: this.logger.child({ component: 'retention' }),
-      probe: this.diskUsageProbe,
-      flags: this.runningFlags,
-      dispatchedOffset: () => this.reput.getReputFromOffset(),
-    });
-    this.cleanService.start();
+  putMessage(msg: MessageInner): Promise<PutMessageResult> {
+    return this.putPath.putMessage(msg);
   }
 
-  /** Under SYNC_FLUSH dispatch stops at the flushed offset, under ASYNC_FLUSH at the written offset. */
-  private confirmOffset(): number {
-    return this.config.flushDiskType === 'SYNC_FLUSH' ? this.commitLog.mfq.getFlushedWhere() : this.commitLog.getMaxOffset();
-  }
-
-  async putMessage(msg: MessageInner): Promise<PutMessageResult> {
-    if (this.shutdownState !== 'running') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store has been shut down' };
-    if (this.config.brokerRole === 'SLAVE') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store is a slave; puts are refused' };
-    if (this.notWritableReason !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${this.notWritableReason}` };
-    const failedCommit = this.commitLog.mfq.getLastMappedFile()?.commitError;
-    if (failedCommit) return this.refuseAfterWriteError(failedCommit);
-    let out: ReturnType<CommitLog['append']>;
-    try {
-      out = this.commitLog.append(msg, this.queueOffsets);
-    } catch (e) {
-      return this.refuseAfterWriteError(e);
-    }
-    if (out.status !== 'PUT_OK') {
-      // the end-of-file filler of a roll could not be written: a write failure, not a file-creation one
-      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? this.commitLog.mfq.getLastMappedFile()?.commitError : null;
-      return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
-    }
-    const r = out.appendResult;
-    this.reput.enqueue(out.dispatch);
-    if (this.config.flushDiskType === 'ASYNC_FLUSH') this.reput.drive(this.commitLog.getMaxOffset());
-    const nextOffset = r.wroteOffset + r.wroteBytes;
-    this.replication?.notifyAppended();
-    const wait = msg.properties.get(MessageConst.WAIT) !== 'false';
-    const flush = this.flushManager.handleDiskFlush(nextOffset, wait);
-    // SYNC_MASTER (4.x semantics, docs/ha.md): wait for a slave ack in parallel with the flush
-    const replica = wait && this.config.brokerRole === 'SYNC_MASTER' ? (this.replication?.handleHA(nextOffset) ?? { status: 'SLAVE_NOT_AVAILABLE' as const, remark: 'HA service not started' }) : null;
-    const status = typeof flush === 'string' ? flush : await flush;
-    if (status !== 'PUT_OK') return { status, appendResult: r, remark: 'sync flush did not complete within syncFlushTimeout' };
-    const rs = replica === null ? null : replica instanceof Promise ? await replica : replica;
-    return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
+  /** Retention and disk check (src/store/retention), running while the store is open. */
+  get cleanService(): StoreCleanService | null {
+    return this.services?.cleanService ?? null;
   }
 
   /**
    * Starts replication for this store's role (RocketMQ starts it in `DefaultMessageStore.start`;
    * tsmq waits for the broker, which knows the ports): masters listen on `opts.listenPort`,
-   * a SLAVE connects to `opts.masterAddress` / haMasterAddress. @throws the listen error.
+   * a SLAVE connects to `opts.masterAddress` / haMasterAddress.
+   * @throws the listen error; Error when already started; SERVICE_NOT_AVAILABLE.
    */
   async startHA(opts: StartHAOptions): Promise<StoreReplication> {
-    this.assertOpen();
+    this.c.state.assertOpen();
     if (this.replication) throw new Error('HA already started');
     if (this.config.brokerRole === 'SLAVE') this.reput.addDispatcher(new ReplicatedStoreTimeDispatcher(this.commitLog));
-    this.replication = await StoreReplication.start(this.config, this.commitLog, this, opts, this.logger.child({ component: 'ha' }));
+    this.replication = await StoreReplication.start(this.config, this.commitLog, this.replicaStore, opts, this.c.logger.child({ component: 'ha' }));
     return this.replication;
   }
 
@@ -316,131 +150,84 @@ export class DefaultMessageStore implements MessageStore {
     return this.config.mappedFileSizeCommitLog;
   }
 
-  /**
-   * SLAVE: appends replicated CommitLog bytes verbatim at `offset` (= the CommitLog max offset,
-   * or a segment start when empty); `dispatchReplicated()` then builds ConsumeQueues and index.
-   * @throws HAProtocolError on a misplaced offset, or the write error.
-   */
+  /** SLAVE: appends replicated CommitLog bytes verbatim (replica-store-adapter.ts). */
   appendToCommitLog(offset: number, src: Buffer, start: number, length: number): void {
-    this.assertOpen();
-    appendReplicatedBytes(this.commitLog, offset, src, start, length);
+    this.replicaStore.appendToCommitLog(offset, src, start, length);
   }
 
   /** SLAVE: dispatches replicated records up to the confirm offset (flushed under SYNC_FLUSH). */
   dispatchReplicated(): void {
-    if (this.shutdownState !== 'running') return;
-    const min = this.commitLog.getMinOffset();
-    if (this.reput.getReputFromOffset() < min) this.reput.setReputFromOffset(min); // empty slave started mid-stream
-    if (this.config.flushDiskType === 'ASYNC_FLUSH') this.reput.drive(this.commitLog.getMaxOffset());
-    else void this.flushManager.handleDiskFlush(this.commitLog.getMaxOffset(), false); // the group commit drives dispatch
+    this.replicaStore.dispatchReplicated();
   }
 
-  /**
-   * SLAVE: drops CommitLog data at and after `offset` (the master does not have it): see
-   * src/store/ha/replicated-log.ts. No-op when offset ≥ max offset.
-   */
+  /** SLAVE: drops CommitLog data at and after `offset` (replicated-log.ts); no-op when offset ≥ max. */
   truncateFiles(offset: number): Promise<TruncateReport> {
-    this.assertOpen();
-    return truncateReplicatedLog(
-      { commitLog: this.commitLog, cqStore: this.consumeQueueStore, checkpoint: this.checkpoint, reput: this.reput, queueOffsets: this.queueOffsets, logger: this.logger },
-      offset,
-    );
-  }
-
-  /** A CommitLog write failed (e.g. ENOSPC): refuse puts until retention sees writes work again. */
-  private refuseAfterWriteError(err: unknown): PutMessageResult {
-    const reason = describeWriteError(err);
-    if (!this.runningFlags.hasWriteError()) this.logger.error({ err }, `CommitLog write failed; puts are refused until it works again: ${reason}`);
-    this.runningFlags.setWriteError(reason);
-    return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${reason}` };
+    return this.replicaStore.truncateFiles(offset);
   }
 
   /**
    * Deletes expired CommitLog files now, at any hour, and keeps doing so for the next 20
    * cleaning passes (RocketMQ `executeDeleteFilesManually`, admin DELETE_EXPIRED_COMMITLOG).
+   * @throws SERVICE_NOT_AVAILABLE
    */
   executeDeleteFilesManually(): Promise<CleanPassReport> {
-    this.assertOpen();
+    this.c.state.assertOpen();
     return this.cleanService!.executeDeleteFilesManually();
   }
 
-  async getMessage(
-    _group: string,
-    topic: string,
-    queueId: number,
-    offset: number,
-    maxMsgNums: number,
-    filter?: MessageFilter | null,
-  ): Promise<GetMessageResult> {
-    this.assertOpen();
-    return this.getMessageService.getMessage(topic, queueId, offset, maxMsgNums, filter ?? null);
+  /** @throws SERVICE_NOT_AVAILABLE */
+  async getMessage(_group: string, topic: string, queueId: number, offset: number, maxMsgNums: number, filter?: MessageFilter | null): Promise<GetMessageResult> {
+    this.c.state.assertOpen();
+    return this.reads.getMessage(topic, queueId, offset, maxMsgNums, filter ?? null);
   }
 
-  /** getMessage with an explicit total size limit (RocketMQ 5.x `maxTotalMsgSize`). */
+  /** getMessage with an explicit total size limit in bytes (RocketMQ 5.x `maxTotalMsgSize`). @throws SERVICE_NOT_AVAILABLE */
   getMessageWithSizeLimit(topic: string, queueId: number, offset: number, maxMsgNums: number, maxTotalMsgSize: number, filter?: MessageFilter | null): GetMessageResult {
-    this.assertOpen();
-    return this.getMessageService.getMessage(topic, queueId, offset, maxMsgNums, filter ?? null, maxTotalMsgSize);
+    this.c.state.assertOpen();
+    return this.reads.getMessage(topic, queueId, offset, maxMsgNums, filter ?? null, maxTotalMsgSize);
   }
 
   getMaxOffsetInQueue(topic: string, queueId: number): number {
-    return this.consumeQueueStore.find(topic, queueId)?.getMaxOffsetInQueue() ?? 0;
+    return this.reads.getMaxOffsetInQueue(topic, queueId);
   }
 
   getMinOffsetInQueue(topic: string, queueId: number): number {
-    return this.consumeQueueStore.find(topic, queueId)?.getMinOffsetInQueue() ?? 0;
+    return this.reads.getMinOffsetInQueue(topic, queueId);
   }
 
   getCommitLogOffsetInQueue(topic: string, queueId: number, consumeQueueOffset: number): number {
-    return this.consumeQueueStore.find(topic, queueId)?.getEntry(consumeQueueOffset)?.phyOffset ?? 0;
+    return this.reads.getCommitLogOffsetInQueue(topic, queueId, consumeQueueOffset);
   }
 
   async getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number, boundary: BoundaryType = 'LOWER'): Promise<number> {
-    const cq = this.consumeQueueStore.find(topic, queueId);
-    return cq ? cq.getOffsetInQueueByTime(timestampMs, boundary, this.timeLookup()) : 0;
+    return this.reads.getOffsetInQueueByTime(topic, queueId, timestampMs, boundary);
   }
 
   async getEarliestMessageTime(topic: string, queueId: number): Promise<number> {
-    const cq = this.consumeQueueStore.find(topic, queueId);
-    return cq ? cq.getEarliestMessageTime(this.timeLookup()) : -1;
+    return this.reads.getEarliestMessageTime(topic, queueId);
   }
 
   /** Store time of the record at the CommitLog min offset (-1 if none). */
   async getEarliestMessageTimeOfStore(): Promise<number> {
-    const min = this.commitLog.getMinOffset();
-    const head = this.commitLog.getData(min, 8);
-    if (!head) return -1;
-    return this.commitLog.pickupStoreTimestamp(min, head.readInt32BE(0));
+    return this.reads.getEarliestMessageTimeOfStore();
   }
 
   async getMessageStoreTimeStamp(topic: string, queueId: number, consumeQueueOffset: number): Promise<number> {
-    const e = this.consumeQueueStore.find(topic, queueId)?.getEntry(consumeQueueOffset);
-    return e ? this.commitLog.pickupStoreTimestamp(e.phyOffset, e.size) : -1;
-  }
-
-  private timeLookup(): { getStoreTimestamp(o: number, s: number): number; getMinPhyOffset(): number } {
-    return {
-      getStoreTimestamp: (o, s) => this.commitLog.pickupStoreTimestamp(o, s),
-      getMinPhyOffset: () => this.commitLog.getMinOffset(),
-    };
+    return this.reads.getMessageStoreTimeStamp(topic, queueId, consumeQueueOffset);
   }
 
   async lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null> {
-    const record = this.commitLog.selectOneMessageByOffset(commitLogOffset);
-    if (!record) return null;
-    try {
-      return decodeRecord(record, 0, { readBody: true, checkCrc: false });
-    } catch {
-      return null;
-    }
+    return this.reads.lookMessageByOffset(commitLogOffset);
   }
 
   async selectOneMessageByOffset(commitLogOffset: number, size?: number): Promise<Buffer | null> {
-    return this.commitLog.selectOneMessageByOffset(commitLogOffset, size);
+    return this.reads.selectOneMessageByOffset(commitLogOffset, size);
   }
 
+  /** @throws SERVICE_NOT_AVAILABLE */
   async queryMessage(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): Promise<QueryMessageResult> {
-    this.assertOpen();
-    return queryMessage(this.indexPlugin?.service ?? null, this.commitLog, this.config.maxMsgsNumBatch, topic, key, maxNum, beginMs, endMs);
+    this.c.state.assertOpen();
+    return this.reads.queryMessage(topic, key, maxNum, beginMs, endMs);
   }
 
   getMinPhyOffset(): number {
@@ -468,7 +255,7 @@ export class DefaultMessageStore implements MessageStore {
     this.reput.dropUndispatched(topics, this.commitLog.getMaxOffset());
     for (const t of topics) {
       this.consumeQueueStore.deleteTopic(t);
-      this.queueOffsets.remove(t);
+      this.c.queueOffsets.remove(t);
     }
   }
 
@@ -477,11 +264,11 @@ export class DefaultMessageStore implements MessageStore {
    * DISK_FULL running flag). Not writable ⇒ puts return SERVICE_NOT_AVAILABLE with the reason.
    */
   setWritable(writable: boolean, reason = 'disk full'): void {
-    this.notWritableReason = writable ? null : reason;
+    this.c.state.setWritable(writable, reason);
   }
 
   isWritable(): boolean {
-    return this.notWritableReason === null && this.shutdownState === 'running' && this.config.brokerRole !== 'SLAVE';
+    return this.c.state.notWritableReason === null && this.c.state.isRunning() && this.config.brokerRole !== 'SLAVE';
   }
 
   /** Bytes written but not yet dispatched to ConsumeQueues. */
@@ -489,37 +276,15 @@ export class DefaultMessageStore implements MessageStore {
     return this.reput.behindBytes(this.commitLog.getMaxOffset());
   }
 
-  private assertOpen(): void {
-    if (this.shutdownState !== 'running') throw new TsmqError('SERVICE_NOT_AVAILABLE', 'message store has been shut down');
+  /** Dispatch health: dispatched offset, plugin (index) failure counts, blocked ConsumeQueue dispatch. */
+  getDispatchStats(): DispatchStats {
+    return this.reput.stats();
   }
 
+  /** Clean shutdown (lifecycle/store-shutdown.ts): the next open takes the normal recovery path. */
   async shutdown(): Promise<void> {
-    if (this.shutdownState !== 'running') return;
-    this.shutdownState = 'stopping';
-    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
-    await this.replication?.shutdown().catch((e) => this.logger.error({ err: e }, 'HA shutdown failed'));
-    await this.cleanService?.stop();
-    await this.flushManager.shutdown();
-    this.reput.drive(this.confirmOffset());
-    await this.cqFlushService.shutdown();
-    for (const p of this.plugins) {
-      try {
-        await p.flush?.();
-        await p.shutdown?.();
-      } catch (e) {
-        this.logger.error({ err: e, plugin: p.name }, 'store plugin shutdown failed');
-      }
-    }
-    this.checkpoint.confirmPhyOffset = this.commitLog.mfq.getFlushedWhere();
-    await this.checkpoint.flush();
-    const caughtUp = this.dispatchBehindBytes() === 0 && this.notWritableReason === null;
-    this.commitLog.mfq.shutdown();
-    this.consumeQueueStore.shutdown();
-    await this.checkpoint.close();
-    if (caughtUp) this.fs.unlink(this.abortPath);
-    else this.logger.warn({ behindBytes: this.dispatchBehindBytes() }, 'dispatch not caught up or store not writable at shutdown; keeping the abort file');
-    this.lock.release();
-    this.shutdownState = 'stopped';
+    if (!this.services) return;
+    await shutdownStore(this.c, this.services, this.replication);
   }
 
   /**
@@ -528,18 +293,6 @@ export class DefaultMessageStore implements MessageStore {
    * buffered bytes to the OS first (a process crash after the page cache got them); false loses them.
    */
   closeAbruptly(opts: { commitPending?: boolean } = {}): void {
-    const commitPending = opts.commitPending ?? true;
-    this.shutdownState = 'stopped';
-    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
-    void this.replication?.shutdown().catch(() => undefined); // sockets are destroyed synchronously
-    this.cleanService?.stopAbruptly();
-    this.flushManager?.stopAbruptly();
-    this.cqFlushService?.stopAbruptly();
-    this.reput.clearPending();
-    this.commitLog.mfq.shutdownAbruptly(commitPending);
-    this.consumeQueueStore.shutdownAbruptly(commitPending);
-    for (const p of this.plugins) p.closeAbruptly?.();
-    this.checkpoint?.closeAbruptly();
-    this.lock.release();
+    closeStoreAbruptly(this.c, this.services, this.replication, opts.commitPending ?? true);
   }
 }

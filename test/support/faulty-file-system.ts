@@ -1,7 +1,9 @@
 /**
  * A FileSystem for tests: delegates to the real Node implementation and lets a test inject
  * faults — a slow fdatasync (delay in ms, resolved by a ref'd timer), failing calls, and counts
- * of fdatasync calls (to observe group commit).
+ * of fdatasync calls (to observe group commit). `pathFault` targets single files: it sees the
+ * operation and the file's path (pwrite on a descriptor is mapped back to the path it was opened
+ * with) and returns the error code to throw, or null to let the call through.
  */
 import type { FileStat, FileSystem, OpenMode } from '../../src/common/fs/file-system.js';
 import { NodeFileSystem } from '../../src/common/fs/node-file-system.js';
@@ -15,11 +17,23 @@ export class FaultyFileSystem implements FileSystem {
   fdatasyncCalls = 0;
   /** When set, pwrite throws this error code (e.g. 'ENOSPC'). */
   pwriteErrorCode: string | null = null;
+  /** Per-file faults, e.g. `(op, p) => op === 'open' && p.includes('/consumequeue/') ? 'EIO' : null`. */
+  pathFault: ((op: 'open' | 'pwrite', path: string) => string | null) | null = null;
+  readonly #paths = new Map<number, string>();
+
+  #inject(op: 'open' | 'pwrite', p: string | undefined): void {
+    const code = p === undefined ? null : (this.pathFault?.(op, p) ?? null);
+    if (code) throw Object.assign(new Error(`injected ${code}`), { code });
+  }
 
   open(p: string, mode: OpenMode): number {
-    return this.real.open(p, mode);
+    this.#inject('open', p);
+    const fd = this.real.open(p, mode);
+    this.#paths.set(fd, p);
+    return fd;
   }
   close(fd: number): void {
+    this.#paths.delete(fd);
     this.real.close(fd);
   }
   pread(fd: number, buf: Buffer, off: number, len: number, pos: number): number {
@@ -27,6 +41,7 @@ export class FaultyFileSystem implements FileSystem {
   }
   pwrite(fd: number, buf: Buffer, off: number, len: number, pos: number): number {
     if (this.pwriteErrorCode) throw Object.assign(new Error(`injected ${this.pwriteErrorCode}`), { code: this.pwriteErrorCode });
+    this.#inject('pwrite', this.#paths.get(fd));
     return this.real.pwrite(fd, buf, off, len, pos);
   }
   ftruncate(fd: number, len: number): void {

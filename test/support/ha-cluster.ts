@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/common/logging/logger.js';
 import { DefaultMessageStore } from '../../src/store/default-message-store.js';
 import { LeanClient } from './lean-client.js';
-import { freePort } from './tsmq-process.js';
+import { freePort } from './free-port.js';
 
 export { freePort };
 

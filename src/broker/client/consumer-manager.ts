@@ -2,21 +2,17 @@
  * Live consumers per group, fed by HEART_BEAT (mirrors RocketMQ `ConsumerManager` and
  * `ConsumerGroupInfo`). A client entry is keyed by its connection; it disappears on
  * UNREGISTER_CLIENT, when its connection closes, or when no heartbeat arrived for
- * `channelExpiredTimeoutMs` (Apache: 120 s, scanned every 10 s).
+ * `channelExpiredTimeoutMs` (Apache: 120 s, scanned every 10 s). The channel tables are kept by
+ * client-channel-table.ts (shared with the ProducerManager).
  */
 import type { RemotingChannel } from '../../remoting/processor/request-processor.js';
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import type { SubscriptionData } from '../filter/subscription-data.js';
+import { ClientGroupRegistry, distinctClientIds, upsertChannel, type ClientChannelInfo } from './client-channel-table.js';
 
-export interface ClientChannelInfo {
-  channel: RemotingChannel;
-  clientId: string;
-  language: string;
-  version: number;
-  lastUpdateTimestamp: number;
-}
+export type { ClientChannelInfo } from './client-channel-table.js';
 
 export class ConsumerGroupInfo {
   readonly channels = new Map<string, ClientChannelInfo>();
@@ -35,7 +31,7 @@ export class ConsumerGroupInfo {
 
   /** Distinct client ids, in registration order. */
   allClientIds(): string[] {
-    return [...new Set([...this.channels.values()].map((c) => c.clientId))];
+    return distinctClientIds(this.channels);
   }
 
   findSubscriptionData(topic: string): SubscriptionData | undefined {
@@ -44,14 +40,8 @@ export class ConsumerGroupInfo {
 
   /** Adds or refreshes a channel; returns true when it is new. */
   updateChannel(info: ClientChannelInfo, now: number): boolean {
-    const existing = this.channels.get(info.channel.id);
     this.lastUpdateTimestamp = now;
-    if (!existing || existing.clientId !== info.clientId) {
-      this.channels.set(info.channel.id, { ...info, lastUpdateTimestamp: now });
-      return true;
-    }
-    existing.lastUpdateTimestamp = now;
-    return false;
+    return upsertChannel(this.channels, info, now);
   }
 
   /**
@@ -88,8 +78,7 @@ export interface ConsumerRegistration {
 }
 
 export class ConsumerManager {
-  private readonly groups = new Map<string, ConsumerGroupInfo>();
-  private readonly watched = new WeakSet<RemotingChannel>();
+  private readonly groups = new ClientGroupRegistry<ConsumerGroupInfo>((g) => g.channels);
   private readonly logger: Logger;
 
   constructor(
@@ -103,34 +92,21 @@ export class ConsumerManager {
   /** Registers/refreshes a consumer client from a heartbeat. Returns whether membership or subscriptions changed. */
   registerConsumer(group: string, info: Omit<ClientChannelInfo, 'lastUpdateTimestamp'>, reg: ConsumerRegistration): boolean {
     const now = this.clock.nowMs();
-    let g = this.groups.get(group);
-    if (!g) {
-      g = new ConsumerGroupInfo(group, reg.consumeType, reg.messageModel, reg.consumeFromWhere, now);
-      this.groups.set(group, g);
-    }
+    const g = this.groups.getOrCreate(group, () => new ConsumerGroupInfo(group, reg.consumeType, reg.messageModel, reg.consumeFromWhere, now));
     g.consumeType = reg.consumeType;
     g.messageModel = reg.messageModel;
     g.consumeFromWhere = reg.consumeFromWhere;
     const added = g.updateChannel({ ...info, lastUpdateTimestamp: now }, now);
     if (added) this.logger.info(`consumer ${info.clientId} (${info.channel.remoteAddress}) joined group ${group}`);
     const subsChanged = g.updateSubscription(reg.subscriptions, now);
-    this.watch(info.channel);
+    this.groups.watch(info.channel, () => this.doChannelCloseEvent(info.channel));
     return added || subsChanged;
   }
 
   /** Removes a client from a group (by connection and by client id). Returns whether something was removed. */
   unregisterConsumer(group: string, channel: RemotingChannel, clientId: string): boolean {
-    const g = this.groups.get(group);
-    if (!g) return false;
-    let removed = g.channels.delete(channel.id);
-    for (const [id, info] of [...g.channels]) {
-      if (info.clientId === clientId) {
-        g.channels.delete(id);
-        removed = true;
-      }
-    }
+    const removed = this.groups.unregister(group, channel, clientId);
     if (removed) this.logger.info(`consumer ${clientId} left group ${group}`);
-    if (g.channels.size === 0) this.groups.delete(group);
     return removed;
   }
 
@@ -143,41 +119,22 @@ export class ConsumerManager {
   }
 
   groupNames(): string[] {
-    return [...this.groups.keys()];
+    return this.groups.names();
   }
 
   /** Drops every registration made over `channel` (connection closed). */
   doChannelCloseEvent(channel: RemotingChannel): void {
-    for (const [name, g] of [...this.groups]) {
-      const info = g.channels.get(channel.id);
-      if (info && g.channels.delete(channel.id)) {
-        this.logger.info(`consumer ${info.clientId} left group ${name}: connection ${channel.remoteAddress} closed`);
-      }
-      if (g.channels.size === 0) this.groups.delete(name);
+    for (const { group, info } of this.groups.closeChannel(channel)) {
+      this.logger.info(`consumer ${info.clientId} left group ${group}: connection ${channel.remoteAddress} closed`);
     }
   }
 
   /** Drops (and closes) clients whose last heartbeat is older than the expiry. Returns how many. */
   scanNotActiveChannel(): number {
-    const now = this.clock.nowMs();
-    let dropped = 0;
-    for (const [name, g] of [...this.groups]) {
-      for (const [id, info] of [...g.channels]) {
-        if (now - info.lastUpdateTimestamp > this.channelExpiredTimeoutMs) {
-          this.logger.warn(`consumer ${info.clientId} in group ${name}: no heartbeat for ${now - info.lastUpdateTimestamp} ms, removed`);
-          g.channels.delete(id);
-          info.channel.close();
-          dropped++;
-        }
-      }
-      if (g.channels.size === 0) this.groups.delete(name);
+    const expired = this.groups.expire(this.clock.nowMs(), this.channelExpiredTimeoutMs);
+    for (const { group, info, silentMs } of expired) {
+      this.logger.warn(`consumer ${info.clientId} in group ${group}: no heartbeat for ${silentMs} ms, removed`);
     }
-    return dropped;
-  }
-
-  private watch(channel: RemotingChannel): void {
-    if (this.watched.has(channel)) return;
-    this.watched.add(channel);
-    channel.onClose(() => this.doChannelCloseEvent(channel));
+    return expired.length;
   }
 }

@@ -39,6 +39,13 @@ import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 /** Extra room a record may take beyond maxMessageSize (headers, topic, properties). */
 export const RECORD_SIZE_SLACK_BYTES = 64 * 1024;
 
+/**
+ * Background pre-writing of the next segment pauses while a CommitLog flush ran within this many
+ * ms (under SYNC_FLUSH producers wait on every fdatasync, and the zero writes and their
+ * fdatasyncs queue in front of them; measured in docs/internals/io-engine.md).
+ */
+export const PREWRITE_YIELD_TO_FLUSHES_MS = 50;
+
 export interface CommitLogOptions {
   dir: string;
   fileSize: number;
@@ -49,7 +56,11 @@ export interface CommitLogOptions {
   maxMessageSize: number;
   /** Delay per level in ms (index 0 = level 1), for the schedule topic's tags code. */
   delayLevelTableMs: number[];
-  /** Pre-write segments before use (warmMapedFileEnable); null/absent: only pre-create them. */
+  /**
+   * Pre-write segments before use (warmMapedFileEnable); null/absent: only pre-create them.
+   * Unless `yieldToFlushesWithinMs` is given, background pre-writes yield to CommitLog flushes
+   * (PREWRITE_YIELD_TO_FLUSHES_MS).
+   */
   prewrite?: PrewriteOptions | null;
 }
 
@@ -78,7 +89,7 @@ export class CommitLog {
       clock: opts.clock,
       logger: opts.logger,
       preallocate: true,
-      prewrite: opts.prewrite ?? null,
+      prewrite: opts.prewrite ? { yieldToFlushesWithinMs: PREWRITE_YIELD_TO_FLUSHES_MS, ...opts.prewrite } : null,
     });
   }
 

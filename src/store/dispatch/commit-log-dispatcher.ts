@@ -3,6 +3,11 @@
  * ConsumeQueue builder and the index builder each implement it and are registered with the
  * ReputMessageService. Recovery may hand the same record again, so `dispatch` must be
  * idempotent (ConsumeQueue writes skip what they already hold).
+ *
+ * Failures (see dispatcher-chain.ts): a `required` dispatcher (the ConsumeQueue builder) that
+ * throws stops dispatch at that record; it is retried and nothing after it is dispatched until
+ * it succeeds, while the store refuses puts (LOGICS_QUEUE_ERROR). Any other dispatcher (index,
+ * plugins) that throws is counted and logged, rate-limited, and dispatch goes on.
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { FileSystem } from '../../common/fs/file-system.js';
@@ -14,6 +19,9 @@ import type { StoreConfig } from '../store-config.js';
 export interface CommitLogDispatcher {
   /** Short name for logs, e.g. 'consume-queue', 'index'. */
   readonly name: string;
+  /** True: a failure blocks dispatch until this dispatcher accepts the record (default false). */
+  readonly required?: boolean;
+  /** @throws on failure (see the file comment for what happens then). */
   dispatch(request: DispatchRequest): void;
 }
 

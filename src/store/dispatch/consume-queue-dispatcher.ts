@@ -2,7 +2,9 @@
  * Builds ConsumeQueue entries from dispatched records (RocketMQ `CommitLogDispatcherBuildConsumeQueue`):
  * NOT_TYPE and COMMIT records get an entry (phys offset, size, tags code) at their QUEUEOFFSET;
  * PREPARED and ROLLBACK records are skipped. Each write reports the record's store time (feeds
- * the checkpoint's logicsMsgTimestamp).
+ * the checkpoint's logicsMsgTimestamp). Required: a failed write (the queue file cannot be
+ * created or written) throws, which blocks dispatch at this record until a retry succeeds
+ * (RocketMQ sets LOGICS_QUEUE_ERROR when `putMessagePositionInfo` keeps failing).
  */
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
@@ -17,6 +19,7 @@ export function isConsumeQueueRecord(sysFlag: number): boolean {
 
 export class ConsumeQueueDispatcher implements CommitLogDispatcher {
   readonly name = 'consume-queue';
+  readonly required = true;
 
   constructor(
     private readonly cqStore: ConsumeQueueStore,
@@ -26,8 +29,9 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
   dispatch(req: DispatchRequest): void {
     if (!isConsumeQueueRecord(req.sysFlag)) return;
     const cq = this.cqStore.findOrCreate(req.topic, req.queueId);
-    if (cq.putMessagePositionInfo(req.commitLogOffset, req.msgSize, req.tagsCode, req.consumeQueueOffset)) {
-      this.onLogicsWrite(req.storeTimestamp);
+    if (!cq.putMessagePositionInfo(req.commitLogOffset, req.msgSize, req.tagsCode, req.consumeQueueOffset)) {
+      throw new Error(`ConsumeQueue ${req.topic}-${req.queueId} refused the entry for queue offset ${req.consumeQueueOffset}`);
     }
+    this.onLogicsWrite(req.storeTimestamp);
   }
 }

@@ -10,37 +10,94 @@
  * Records appended by this process are queued with their DispatchRequest already built
  * (`enqueue`), so the hot path does not re-parse bytes; anything else (blank fillers, bytes
  * appended by replication) is read back from the CommitLog with `checkRecord`.
+ *
+ * Failures (dispatcher-chain.ts): when a required dispatcher (the ConsumeQueue builder) throws,
+ * dispatch stops AT that record — `reputFromOffset` stays on it, so it is retried, never
+ * skipped (a skipped record would be a hole in its ConsumeQueue). Dispatch is then blocked
+ * (dispatch-blockage.ts): `onBlockedChange(reason)` is told once (the store sets
+ * LOGICS_QUEUE_ERROR and refuses puts), the failure is logged rate-limited, and the record is
+ * retried by every later `drive` and, when `retryLimit` is given, by a timer every
+ * `retryIntervalMs` up to `retryLimit()` (nothing else drives dispatch while puts are refused).
+ * Once the record is dispatched (or `setReputFromOffset` moves away from it),
+ * `onBlockedChange(null)` is told. `dispatchOne` (used by recovery) throws DispatchBlockedError
+ * instead. Failures of optional dispatchers are counted and logged and never block.
  */
+
 import type { Logger } from '../../common/logging/logger.js';
+import { systemClock, type Clock } from '../../common/time/clock.js';
 import { BLANK_MAGIC_CODE, checkRecord, type DispatchRequest } from '../../common/message/record-codec.js';
 import type { CommitLog } from '../commitlog/commit-log.js';
 import type { MessageArrivingListener } from '../message-store.js';
 import type { CommitLogDispatcher } from './commit-log-dispatcher.js';
+import { DispatchBlockage, type BlockedDispatch } from './dispatch-blockage.js';
 import { isConsumeQueueRecord } from './consume-queue-dispatcher.js';
+import { DISPATCH_FAILURE_LOG_INTERVAL_MS, DispatchBlockedError, DispatcherChain } from './dispatcher-chain.js';
+
+/** Default retry period of a blocked dispatch, ms. */
+export const DISPATCH_RETRY_INTERVAL_MS = 200;
+
+export interface ReputOptions {
+  /** Time source of the failure-log rate limit and of `blocked.sinceMs` (default: system clock). */
+  clock?: Clock;
+  /** Period of the retry timer while blocked, ms (default DISPATCH_RETRY_INTERVAL_MS). */
+  retryIntervalMs?: number;
+  /** Offset a timer retry dispatches up to (the store's confirm offset); without it no timer runs. */
+  retryLimit?: () => number;
+  /** Told the reason when dispatch becomes blocked, and null when it resumes. */
+  onBlockedChange?: (reason: string | null) => void;
+  /** Minimum time between two failure lines of one kind, ms (default DISPATCH_FAILURE_LOG_INTERVAL_MS). */
+  logIntervalMs?: number;
+}
+
+/** Dispatch health, for stats and tests. */
+export interface DispatchStats {
+  /** CommitLog offset below which every record has been dispatched (or skipped as deleted). */
+  dispatchedOffset: number;
+  /** Failures of optional dispatchers (index, plugins) by dispatcher name; they never block dispatch. */
+  pluginFailures: Record<string, number>;
+  /** Set while a required dispatcher keeps failing on the record at `offset` (attempts ≥ 1). */
+  blocked: BlockedDispatch | null;
+}
 
 export class ReputMessageService {
   private reputFromOffset = 0;
   private readonly pending: DispatchRequest[] = [];
   private pendingHead = 0;
-  private readonly dispatchers: CommitLogDispatcher[] = [];
+  private readonly chain: DispatcherChain;
   private listener: MessageArrivingListener | null = null;
   private driving = false;
   /** Highest limit asked for while a drive was running (a listener that appended). */
   private requestedLimit = 0;
   /** topic → CommitLog offset below which its undispatched records are dropped. */
   private readonly dropped = new Map<string, number>();
+  private readonly blockage: DispatchBlockage;
 
   constructor(
     private readonly commitLog: CommitLog,
     private readonly delayLevelTableMs: number[],
     private readonly logger: Logger,
-  ) {}
+    opts: ReputOptions = {},
+  ) {
+    const clock = opts.clock ?? systemClock;
+    const logIntervalMs = opts.logIntervalMs ?? DISPATCH_FAILURE_LOG_INTERVAL_MS;
+    this.chain = new DispatcherChain(logger, clock, logIntervalMs);
+    const retryLimit = opts.retryLimit;
+    this.blockage = new DispatchBlockage({
+      clock,
+      logger,
+      logIntervalMs,
+      retryIntervalMs: opts.retryIntervalMs ?? DISPATCH_RETRY_INTERVAL_MS,
+      retry: retryLimit ? () => this.drive(retryLimit()) : null,
+      ...(opts.onBlockedChange ? { onChange: opts.onBlockedChange } : {}),
+    });
+  }
 
   addDispatcher(d: CommitLogDispatcher): void {
-    this.dispatchers.push(d);
+    this.chain.add(d);
   }
+  /** Required dispatchers first, then the others (the order records are fed in). */
   getDispatchers(): readonly CommitLogDispatcher[] {
-    return this.dispatchers;
+    return this.chain.list();
   }
   setMessageArrivingListener(l: MessageArrivingListener | null): void {
     this.listener = l;
@@ -48,8 +105,10 @@ export class ReputMessageService {
   getReputFromOffset(): number {
     return this.reputFromOffset;
   }
+  /** Repositions dispatch (recovery, truncation, tests); leaving a blocked record ends the blocked state. */
   setReputFromOffset(offset: number): void {
     this.reputFromOffset = offset;
+    if (this.blockage.isBlocked() && this.blockage.offset !== offset) this.blockage.resumed();
   }
 
   /** Queues the DispatchRequest of a record just appended by this process. */
@@ -64,12 +123,17 @@ export class ReputMessageService {
       return;
     }
     this.driving = true;
+    let blockedNow = false;
     try {
       while (this.reputFromOffset < Math.max(limit, this.requestedLimit)) {
         const req = this.nextRequest();
         if (req === 'stop') break;
         if (req === 'rolled') continue;
-        this.dispatchOne(req);
+        if (!this.tryDispatch(req)) {
+          blockedNow = true;
+          this.unread(req);
+          break;
+        }
         this.reputFromOffset = req.commitLogOffset + req.msgSize;
       }
     } finally {
@@ -78,6 +142,34 @@ export class ReputMessageService {
       this.requestedLimit = 0;
       this.compactPending();
     }
+    if (this.blockage.isBlocked() && !blockedNow && this.reputFromOffset > this.blockage.offset) this.blockage.resumed();
+    this.blockage.scheduleRetry();
+  }
+
+  /** Dispatch health: position, optional-dispatcher failure counts, blocked state. */
+  stats(): DispatchStats {
+    return { dispatchedOffset: this.reputFromOffset, pluginFailures: this.chain.failureCounts(), blocked: this.blockage.state() };
+  }
+
+  /** Stops the retry timer for good (shutdown, crash simulation); `drive` still works. */
+  stop(): void {
+    this.blockage.stop();
+  }
+
+  private tryDispatch(req: DispatchRequest): boolean {
+    try {
+      this.dispatchOne(req);
+      return true;
+    } catch (e) {
+      if (!(e instanceof DispatchBlockedError)) throw e;
+      this.blockage.failed(e);
+      return false;
+    }
+  }
+
+  /** Puts a record taken from the pending queue back, so the retry does not re-parse it. */
+  private unread(req: DispatchRequest): void {
+    if (this.pendingHead > 0 && this.pending[this.pendingHead - 1] === req) this.pendingHead--;
   }
 
   /**
@@ -90,19 +182,16 @@ export class ReputMessageService {
     for (const t of topics) this.dropped.set(t, Math.max(beforeOffset, this.dropped.get(t) ?? 0));
   }
 
-  /** Feeds one record to every dispatcher and the listener (also used by recovery). */
+  /**
+   * Feeds one record to every dispatcher and the listener (also used by recovery).
+   * @throws DispatchBlockedError when a required dispatcher fails (the listener is not told).
+   */
   dispatchOne(req: DispatchRequest): void {
     if (this.dropped.size > 0) {
       const before = this.dropped.get(req.topic);
       if (before !== undefined && req.commitLogOffset < before) return;
     }
-    for (const d of this.dispatchers) {
-      try {
-        d.dispatch(req);
-      } catch (e) {
-        this.logger.error({ err: e, dispatcher: d.name, offset: req.commitLogOffset }, 'dispatcher failed');
-      }
-    }
+    this.chain.run(req);
     if (this.listener && isConsumeQueueRecord(req.sysFlag)) {
       try {
         this.listener(req.topic, req.queueId, req.consumeQueueOffset + 1, req.tagsCode, req.storeTimestamp, req.properties);

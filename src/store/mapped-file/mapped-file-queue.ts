@@ -50,6 +50,8 @@ export class MappedFileQueue {
   private committedWhere = 0;
   /** Store time of the last message of the file flushed by the last `flush(0)` (checkpoint physicMsgTimestamp). */
   private storeTimestamp = 0;
+  /** Flushes running and when the last one started or ended (epoch ms): the pre-writer yields to them. */
+  private readonly flushActivity = { inFlight: 0, lastMs: Number.NEGATIVE_INFINITY };
 
   constructor(opts: MappedFileQueueOptions) {
     if (!Number.isSafeInteger(opts.fileSize) || opts.fileSize <= 0) throw new RangeError(`bad fileSize ${opts.fileSize}`);
@@ -62,7 +64,15 @@ export class MappedFileQueue {
       ...(opts.writeBufferBytes !== undefined ? { writeBufferBytes: opts.writeBufferBytes } : {}),
       ...(opts.commitThresholdBytes !== undefined ? { commitThresholdBytes: opts.commitThresholdBytes } : {}),
     };
-    this.allocator = opts.preallocate ? new AllocateMappedFileService(opts.fileSize, this.fileOpts, this.logger, opts.prewrite ?? null) : null;
+    const clock = this.fileOpts.clock ?? systemClock;
+    const pw = opts.prewrite ?? null;
+    const yieldWithinMs = pw?.yieldToFlushesWithinMs ?? 0;
+    const activity = this.flushActivity;
+    const prewrite: PrewriteOptions | null =
+      pw && yieldWithinMs > 0 && !pw.yieldWhile
+        ? { ...pw, yieldWhile: () => activity.inFlight > 0 || clock.nowMs() - activity.lastMs < yieldWithinMs }
+        : pw;
+    this.allocator = opts.preallocate ? new AllocateMappedFileService(opts.fileSize, this.fileOpts, this.logger, prewrite) : null;
   }
 
   private get fs(): FileSystem {
@@ -235,6 +245,18 @@ export class MappedFileQueue {
    * Only `leastPages = 0` updates the store timestamp. Returns the new flushedWhere.
    */
   async flush(leastPages: number): Promise<number> {
+    const clock = this.fileOpts.clock ?? systemClock;
+    this.flushActivity.inFlight++;
+    this.flushActivity.lastMs = clock.nowMs();
+    try {
+      return await this.flushFiles(leastPages);
+    } finally {
+      this.flushActivity.inFlight--;
+      this.flushActivity.lastMs = clock.nowMs();
+    }
+  }
+
+  private async flushFiles(leastPages: number): Promise<number> {
     let f = this.findMappedFileByOffset(this.flushedWhere, this.flushedWhere === 0);
     while (f) {
       const timestamp = f.storeTimestamp;

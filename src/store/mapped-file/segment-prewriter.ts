@@ -9,7 +9,11 @@
  * fdatasync every `syncEveryBytes` (RocketMQ: every `flushLeastPagesWhenWarmMapedFile` pages)
  * and one at the end. With `fs.pwriteAsync` the writes run on the libuv pool (another core);
  * without it, one synchronous chunk per event-loop turn. `maxBytesPerSec` (> 0) spreads the
- * writes out so they disturb concurrent group commits less.
+ * writes out so they disturb concurrent group commits less. `yieldWhile` (when given) is asked
+ * before every chunk and every fdatasync: while it answers true the pre-writer waits
+ * (`yieldPollMs` at a time) instead of writing, so it never competes with producers for the disk
+ * (the CommitLog answers "a flush of this queue ran within the last `yieldToFlushesWithinMs`").
+ * The rate budget restarts after a pause, so a pause is not followed by a burst.
  *
  * Safety: zeros must never land on appended data. The caller (AllocateMappedFileService) only
  * pre-writes a file nobody appends to, and when the file is wanted before the pre-write is
@@ -26,6 +30,15 @@ export interface PrewriteOptions {
   syncEveryBytes: number;
   /** Upper bound on the write rate in bytes/s (0: as fast as the disk takes them). */
   maxBytesPerSec: number;
+  /** Asked before each chunk and fdatasync; true = wait (the disk is wanted by producers). */
+  yieldWhile?: () => boolean;
+  /** Wait between two `yieldWhile` checks, ms. Default 20. */
+  yieldPollMs?: number;
+  /**
+   * For the MappedFileQueue: yield while one of its flushes started or ended within this many ms
+   * (it builds `yieldWhile` from it). 0 or absent: never yield.
+   */
+  yieldToFlushesWithinMs?: number;
 }
 
 export type PrewriteOutcome = 'done' | 'cancelled' | 'failed';
@@ -41,6 +54,8 @@ export class SegmentPrewriter {
   zeroWriteInFlight = false;
   /** Bytes of zeros written so far. */
   bytesWritten = 0;
+  /** Number of waits because `yieldWhile` answered true. */
+  yields = 0;
   readonly done: Promise<PrewriteOutcome>;
 
   constructor(
@@ -63,10 +78,26 @@ export class SegmentPrewriter {
     try {
       const asyncWrite = this.fs.pwriteAsync?.bind(this.fs);
       const chunk = Math.min(ZEROS.length, this.opts.chunkBytes ?? (asyncWrite ? ZEROS.length : 64 * 1024));
-      const t0 = Date.now();
+      let t0 = Date.now();
+      let budgetBase = 0; // bytesWritten when t0 was taken
       let sinceSync = 0;
+      /** Waits while the disk is wanted; false when cancelled meanwhile. */
+      const yieldIfBusy = async (): Promise<boolean> => {
+        let paused = false;
+        while (this.opts.yieldWhile?.()) {
+          if (this.cancelled || !mf.isAvailable()) return false;
+          paused = true;
+          this.yields++;
+          await sleep(this.opts.yieldPollMs ?? 20);
+        }
+        if (paused) {
+          t0 = Date.now();
+          budgetBase = this.bytesWritten;
+        }
+        return !this.cancelled && mf.isAvailable();
+      };
       for (let pos = from; pos < mf.fileSize; pos += chunk) {
-        if (this.cancelled || !mf.isAvailable()) return 'cancelled';
+        if (!(await yieldIfBusy())) return 'cancelled';
         const len = Math.min(chunk, mf.fileSize - pos);
         if (asyncWrite) {
           this.zeroWriteInFlight = true;
@@ -83,15 +114,16 @@ export class SegmentPrewriter {
         this.bytesWritten += len;
         sinceSync += len;
         if (this.opts.syncEveryBytes > 0 && sinceSync >= this.opts.syncEveryBytes) {
+          if (!(await yieldIfBusy())) return 'cancelled';
           sinceSync = 0;
           await mf.onFd((fd) => this.fs.fdatasync(fd));
         }
         if (this.opts.maxBytesPerSec > 0) {
-          const dueMs = (this.bytesWritten / this.opts.maxBytesPerSec) * 1000 - (Date.now() - t0);
+          const dueMs = ((this.bytesWritten - budgetBase) / this.opts.maxBytesPerSec) * 1000 - (Date.now() - t0);
           if (dueMs >= 1) await sleep(dueMs);
         }
       }
-      if (this.cancelled || !mf.isAvailable()) return 'cancelled';
+      if (!(await yieldIfBusy())) return 'cancelled';
       await mf.onFd((fd) => this.fs.fdatasync(fd));
       return 'done';
     } catch {

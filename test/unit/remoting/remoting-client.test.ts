@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
+import { freePort } from '../../support/free-port.js';
 import { RemotingServer } from '../../../src/remoting/transport/remoting-server.js';
 import { parseAddress, RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
 import { createRequestCommand, createResponseCommand } from '../../../src/remoting/protocol/commands.js';
@@ -23,14 +23,6 @@ async function echoServer(port = 0): Promise<{ server: RemotingServer; channels:
   });
   await server.start();
   return { server, channels, seen };
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 test('invokeSync over loopback reuses one connection per address', async (t) => {

@@ -399,3 +399,48 @@ test('ASYNC_FLUSH honours flushCommitLogLeastPages until the thorough interval',
     removeDir(root);
   }
 });
+
+test('warm: background pre-writing yields while a flush of the queue is in flight or ended within yieldToFlushesWithinMs', async () => {
+  const dir = tempDir();
+  try {
+    const checking = new CheckingFileSystem();
+    const clock = new ManualClock(1_000_000);
+    const seg = 256 * 1024;
+    const mfq = new MappedFileQueue({
+      dir,
+      fileSize: seg,
+      fs: checking,
+      clock,
+      preallocate: true,
+      prewrite: { chunkBytes: 16 * 1024, syncEveryBytes: 64 * 1024, maxBytesPerSec: 0, yieldToFlushesWithinMs: 50, yieldPollMs: 2 },
+    });
+    const f0 = mfq.getLastMappedFileOrCreate(0);
+    f0.append(Buffer.alloc(1000, 7));
+    checking.fdatasyncDelayMs = 60;
+    const flushed = mfq.flush(0); // in flight before the pre-write of segment 1 starts
+    const alloc = mfq.getAllocator()!;
+    await until(() => (alloc.currentPrewrite()?.yields ?? 0) >= 3, 'the pre-writer waiting'); // `until` polls with ref'd timers
+    const pw = alloc.currentPrewrite()!;
+    assert.equal(pw.bytesWritten, 0, 'no zero written while the flush runs');
+    assert.equal(await flushed, 1000);
+    checking.fdatasyncDelayMs = 0;
+    const yieldsAfterFlush = pw.yields;
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(pw.bytesWritten, 0, 'still none: the flush ended less than 50 ms ago on the store clock');
+    assert.ok(pw.yields > yieldsAfterFlush);
+    clock.advance(50);
+    const keepAlive = setInterval(() => {}, 10); // the pre-writer's own timers are unref'd
+    try {
+      assert.equal(await pw.done, 'done');
+    } finally {
+      clearInterval(keepAlive);
+    }
+    assert.equal(pw.bytesWritten, seg);
+    assert.equal(alloc.stats.prewritten, 1);
+    mfq.shutdown();
+    await until(() => checking.openFds() === 0, 'every fd closed');
+    assert.deepEqual(checking.violations, []);
+  } finally {
+    removeDir(dir);
+  }
+});

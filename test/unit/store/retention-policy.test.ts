@@ -101,3 +101,19 @@ test('running flags push only transitions; disk full wins the reason', () => {
   assert.equal(describeWriteError(Object.assign(new Error('no space'), { code: 'ENOSPC' })), 'disk full: write failed with ENOSPC (no space)');
   assert.equal(describeWriteError(Object.assign(new Error('i/o'), { code: 'EIO' })), 'write failed: EIO i/o');
 });
+
+test('running flags: the logics queue error refuses writes after disk full and write error, with its prefix', () => {
+  const pushed: Array<[boolean, string]> = [];
+  const f = new RunningFlags((w, reason) => pushed.push([w, reason]));
+  f.setLogicsQueueError('consume-queue dispatch failed at CommitLog offset 0');
+  f.setWriteError('write failed: EIO x');
+  f.setWriteError(null);
+  f.setLogicsQueueError(null);
+  assert.deepEqual(pushed, [
+    [false, 'logics queue error: consume-queue dispatch failed at CommitLog offset 0'],
+    [false, 'write failed: EIO x'],
+    [false, 'logics queue error: consume-queue dispatch failed at CommitLog offset 0'],
+    [true, ''],
+  ]);
+  assert.equal(f.hasLogicsQueueError(), false);
+});

@@ -1,0 +1,49 @@
+/**
+ * Start-up after the parts are built (RocketMQ `DefaultMessageStore.load` recovery part +
+ * `start`, spec §3.3 steps 4–6):
+ *
+ * 1. abort file present ⇒ the last exit was abnormal ⇒ abnormal recovery;
+ * 2. plugins load their files and say from which CommitLog offset they need records again;
+ * 3. recovery (store-recovery.ts) re-dispatches records into ConsumeQueues and plugins and
+ *    returns its report; a required dispatcher (ConsumeQueue) failing here makes start-up fail
+ *    with DispatchBlockedError rather than open a store with a hole in a queue;
+ * 4. dispatch continues from the recovered CommitLog end;
+ * 5. warmMapedFileEnable on a writable role: the first segment is pre-written before puts;
+ * 6. the background services start, then the abort file is created.
+ */
+import { recoverStore, type RecoveryReport } from '../recovery/store-recovery.js';
+import { createAbortFile } from '../recovery/store-files.js';
+import type { StoreComponents } from './store-components.js';
+import { StoreServices } from './store-services.js';
+
+export interface StartedStore {
+  recoveryReport: RecoveryReport;
+  services: StoreServices;
+}
+
+/** See the file comment. @throws recovery and I/O errors (the caller closes the parts). */
+export async function recoverAndStart(c: StoreComponents): Promise<StartedStore> {
+  const lastExitOK = !c.fs.exists(c.abortPath);
+  let rebuildFromPhyOffset: number | null = null;
+  for (const p of c.plugins) {
+    const from = p.load?.(lastExitOK).rebuildFromPhyOffset ?? null;
+    if (from !== null) rebuildFromPhyOffset = rebuildFromPhyOffset === null ? from : Math.min(rebuildFromPhyOffset, from);
+  }
+  const recoveryReport = await recoverStore(lastExitOK ? 'normal' : 'abnormal', {
+    commitLog: c.commitLog,
+    cqStore: c.consumeQueueStore,
+    checkpoint: c.checkpoint,
+    queueOffsets: c.queueOffsets,
+    dispatch: (req) => c.reput.dispatchOne(req),
+    rebuildFromPhyOffset,
+    checkCrc: c.config.checkCRCOnRecover,
+    delayLevelTableMs: c.delayLevelTableMs,
+    logger: c.logger,
+  });
+  c.logics.latestTimestamp = c.checkpoint.logicsMsgTimestamp;
+  c.reput.setReputFromOffset(c.commitLog.getMaxOffset());
+  if (c.config.warmMapedFileEnable && c.config.brokerRole !== 'SLAVE') await c.commitLog.mfq.prepareFirstFile(c.commitLog.getMaxOffset());
+  const services = StoreServices.start(c);
+  createAbortFile(c.fs, c.abortPath);
+  return { recoveryReport, services };
+}

@@ -1,0 +1,107 @@
+/**
+ * The put path (RocketMQ `DefaultMessageStore.asyncPutMessage` + `CommitLog.asyncPutMessage`
+ * + `handleDiskFlushAndHA`). Never throws; every outcome is a PutMessageResult:
+ *
+ * 1. Refusals, in RocketMQ's `checkStoreStatus` order, all SERVICE_NOT_AVAILABLE:
+ *    shut down → "message store has been shut down"; SLAVE role → "message store is a slave;
+ *    puts are refused"; a running flag set (disk full, CommitLog write error, logics queue
+ *    error) → "message store is not writable: <reason>"; the last CommitLog segment kept a
+ *    failed background write → the write-error flag is set (see 3).
+ * 2. Append (CommitLog.append: MESSAGE_ILLEGAL, PROPERTIES_SIZE_EXCEEDED, ... with a remark),
+ *    then queue the record's DispatchRequest; under ASYNC_FLUSH dispatch runs at once up to the
+ *    written offset (under SYNC_FLUSH the group commit drives it after the flush).
+ * 3. A CommitLog write that throws (ENOSPC, EIO; also the end-of-file filler of a roll) sets the
+ *    WRITE_ERROR running flag — logged once, cleared by the disk check when writes work again —
+ *    and returns "message store is not writable: <describeWriteError>".
+ * 4. Waits (skipped when the message's WAIT property is "false"): the disk flush covering the
+ *    record (FLUSH_DISK_TIMEOUT after syncFlushTimeout under SYNC_FLUSH) and, on a SYNC_MASTER,
+ *    a slave ack in parallel (FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE, 4.x semantics,
+ *    docs/ha.md). The record is stored in every case; `appendResult` says where.
+ */
+import type { Logger } from '../../common/logging/logger.js';
+import type { MessageInner } from '../../common/message/message.js';
+import { MessageConst } from '../../common/message/message-const.js';
+import { describeWriteError } from '../../common/fs/write-error.js';
+import type { AppendOutcome, CommitLog } from '../commitlog/commit-log.js';
+import type { FlushManager } from '../commitlog/flush-services.js';
+import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
+import type { ReputMessageService } from '../dispatch/reput-message-service.js';
+import type { HandleHAResult } from '../ha/ha-service.js';
+import type { PutMessageResult } from '../message-store.js';
+import type { RunningFlags } from '../retention/running-flags.js';
+import type { StoreConfig } from '../store-config.js';
+import type { StoreState } from '../store-state.js';
+
+/** What the put path needs of the replication role (StoreReplication). */
+export interface ReplicaAck {
+  /** Wakes the master's transfer loops after an append. */
+  notifyAppended(): void;
+  /** SYNC_MASTER: resolves when a slave acknowledged `nextOffset` (or why not). */
+  handleHA(nextOffset: number): HandleHAResult | Promise<HandleHAResult>;
+}
+
+export interface PutPathParts {
+  config: Pick<StoreConfig, 'brokerRole' | 'flushDiskType'>;
+  state: StoreState;
+  commitLog: CommitLog;
+  queueOffsets: QueueOffsetTable;
+  dispatch: Pick<ReputMessageService, 'enqueue' | 'drive'>;
+  flushManager: Pick<FlushManager, 'handleDiskFlush'>;
+  /** The replication role once started (null before startHA). */
+  replication: () => ReplicaAck | null;
+  flags: Pick<RunningFlags, 'hasWriteError' | 'setWriteError'>;
+  logger: Logger;
+}
+
+export class PutMessageService {
+  constructor(private readonly p: PutPathParts) {}
+
+  async putMessage(msg: MessageInner): Promise<PutMessageResult> {
+    const refused = this.checkStoreStatus();
+    if (refused) return refused;
+    const { commitLog, config } = this.p;
+    let out: AppendOutcome;
+    try {
+      out = commitLog.append(msg, this.p.queueOffsets);
+    } catch (e) {
+      return this.refuseAfterWriteError(e);
+    }
+    if (out.status !== 'PUT_OK') {
+      // the end-of-file filler of a roll could not be written: a write failure, not a file-creation one
+      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? commitLog.mfq.getLastMappedFile()?.commitError : null;
+      return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
+    }
+    const r = out.appendResult;
+    this.p.dispatch.enqueue(out.dispatch);
+    if (config.flushDiskType === 'ASYNC_FLUSH') this.p.dispatch.drive(commitLog.getMaxOffset());
+    const nextOffset = r.wroteOffset + r.wroteBytes;
+    const replication = this.p.replication();
+    replication?.notifyAppended();
+    const wait = msg.properties.get(MessageConst.WAIT) !== 'false';
+    const flush = this.p.flushManager.handleDiskFlush(nextOffset, wait);
+    // SYNC_MASTER (4.x semantics, docs/ha.md): wait for a slave ack in parallel with the flush
+    const replica = wait && config.brokerRole === 'SYNC_MASTER' ? (replication?.handleHA(nextOffset) ?? { status: 'SLAVE_NOT_AVAILABLE' as const, remark: 'HA service not started' }) : null;
+    const status = typeof flush === 'string' ? flush : await flush;
+    if (status !== 'PUT_OK') return { status, appendResult: r, remark: 'sync flush did not complete within syncFlushTimeout' };
+    const rs = replica === null ? null : replica instanceof Promise ? await replica : replica;
+    return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
+  }
+
+  /** Step 1 of the file comment: the refusal, or null when the put may go ahead. */
+  private checkStoreStatus(): PutMessageResult | null {
+    const { state, config, commitLog } = this.p;
+    if (!state.isRunning()) return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store has been shut down' };
+    if (config.brokerRole === 'SLAVE') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store is a slave; puts are refused' };
+    if (state.notWritableReason !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${state.notWritableReason}` };
+    const failedCommit = commitLog.mfq.getLastMappedFile()?.commitError;
+    return failedCommit ? this.refuseAfterWriteError(failedCommit) : null;
+  }
+
+  /** A CommitLog write failed (e.g. ENOSPC): refuse puts until retention sees writes work again. */
+  private refuseAfterWriteError(err: unknown): PutMessageResult {
+    const reason = describeWriteError(err);
+    if (!this.p.flags.hasWriteError()) this.p.logger.error({ err }, `CommitLog write failed; puts are refused until it works again: ${reason}`);
+    this.p.flags.setWriteError(reason);
+    return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${reason}` };
+  }
+}
