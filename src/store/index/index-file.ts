@@ -264,10 +264,16 @@ export class IndexFile {
     return this.dirty;
   }
 
-  /** commit() then fdatasync (off the event loop). */
-  async flush(): Promise<void> {
+  /**
+   * commit() then fdatasync (off the event loop). Resolves with the header's endTimestamp as
+   * committed, i.e. what the file on disk now covers: keys added while the fdatasync runs are
+   * newer and not included (a checkpoint must be moved to this value, not to a later one).
+   */
+  async flush(): Promise<number> {
     this.commit();
+    const committedEndTimestamp = this.header.endTimestamp;
     if (!this.closed) await this.fs.fdatasync(this.fd);
+    return committedEndTimestamp;
   }
 
   /** RocketMQ's IndexFile.isTimeMatched. */

@@ -172,10 +172,12 @@ export class IndexService {
   flushWritable(): Promise<void> {
     const last = this.files[this.files.length - 1];
     if (!last || !last.writable || !last.isDirty) return this.flushChain;
-    const endTimestamp = last.header.endTimestamp;
     this.flushChain = this.flushChain
       .then(async () => {
-        await last.flush();
+        // the end time the flushed header holds: keys indexed after the commit (while this chain
+        // waited or the fdatasync ran) are not on disk yet, and a checkpoint beyond them would
+        // make crash recovery destroy and rebuild the whole writable file
+        const endTimestamp = await last.flush();
         if (endTimestamp > this.checkpoint.indexMsgTimestamp) this.checkpoint.setIndexMsgTimestamp(endTimestamp);
         await this.checkpoint.flush();
       })
@@ -186,8 +188,8 @@ export class IndexService {
   /** Flushes every file; the checkpoint's indexMsgTimestamp then covers the writable file too. */
   async flush(): Promise<void> {
     await this.flushChain;
-    for (const f of this.files) await f.flush();
-    const end = this.files[this.files.length - 1]?.header.endTimestamp ?? 0;
+    let end = 0;
+    for (const f of this.files) end = await f.flush(); // the last file's committed end time
     if (end > this.checkpoint.indexMsgTimestamp) {
       this.checkpoint.setIndexMsgTimestamp(end);
       await this.checkpoint.flush();

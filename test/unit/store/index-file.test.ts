@@ -226,6 +226,64 @@ describe('IndexService writable-file flush', () => {
   });
 });
 
+describe('IndexService writable-file flush under load', () => {
+  it('keys indexed while an earlier flush runs do not move the checkpoint past the flushed header (bench: 10 GiB store rebuilt from offset 0 after a crash)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-indexflush2-'));
+    try {
+      // fdatasync held until released, so the second flushWritable is queued behind the first
+      let release: (() => void) | null = null;
+      const slowFs = Object.create(fs) as NodeFileSystem;
+      slowFs.fdatasync = async (fd: number) => {
+        await new Promise<void>((r) => (release = r));
+        await fs.fdatasync(fd);
+      };
+      const clock = new ManualClock(1_700_000_000_000);
+      const ts = { v: 0 };
+      const cp = { get indexMsgTimestamp() { return ts.v; }, setIndexMsgTimestamp: (t: number) => (ts.v = t), flush: async () => {} };
+      const cfg = { indexDir: join(dir, 'index'), maxHashSlotNum: 64, maxIndexNum: 1000, messageIndexEnable: true };
+      const svc = new IndexService(slowFs, cfg, clock, cp, silentLogger);
+      svc.load(true, 0);
+      const put = (i: number): void => {
+        clock.advance(1000);
+        svc.buildIndex(dispatch({ commitLogOffset: i * 100, keys: `k${i}`, storeTimestamp: clock.nowMs() }));
+      };
+      put(0);
+      const first = svc.flushWritable(); // commits k0 (t+1 s) on the next microtask, fdatasync held
+      await new Promise((r) => setImmediate(r));
+      put(1);
+      const second = svc.flushWritable(); // queued behind the first
+      put(2); // indexed before the second flush commits: that commit covers k0..k2
+      const releaseNext = async (): Promise<void> => {
+        while (!release) await new Promise((r) => setImmediate(r));
+        const r = release as () => void;
+        release = null;
+        r();
+      };
+      await releaseNext();
+      await first;
+      assert.equal(ts.v, 1_700_000_001_000, 'first flush: k0');
+      await releaseNext();
+      await second;
+      assert.equal(ts.v, 1_700_000_003_000, 'second flush: the header it committed ends at k2');
+      put(3); // never committed
+      svc.closeAbruptly();
+      const header = Buffer.alloc(40);
+      const name = (await import('node:fs')).readdirSync(cfg.indexDir)[0]!;
+      const fd = fs.open(join(cfg.indexDir, name), 'r');
+      fs.pread(fd, header, 0, 40, 0);
+      fs.close(fd);
+      assert.equal(Number(header.readBigInt64BE(8)), ts.v, 'on-disk endTimestamp equals the checkpoint');
+      const again = new IndexService(fs, cfg, clock, cp, silentLogger);
+      assert.deepEqual(again.load(false, ts.v), { rebuildFromPhyOffset: null }, 'the writable file is kept after the crash');
+      assert.equal(again.fileCount, 1);
+      assert.equal(again.indexedUpToPhyOffset, 200);
+      await again.shutdown();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('IndexFile entry buffering', () => {
   it('more entries than one write buffer (3,276) are written and found again, before and after commit', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tsmq-index-buf-'));
