@@ -201,6 +201,12 @@ export class BrokerController {
     return this.server.port;
   }
 
+  /** Address the remoting server actually bound (`::` = every interface). @throws before start(). */
+  get listenHost(): string {
+    if (!this.server) throw new Error('broker is not started');
+    return this.server.host;
+  }
+
   /** Replication wiring (src/broker/ha): role, HA address, stats; null before start(). */
   get replication(): BrokerHA | null {
     return this.ha;

@@ -7,13 +7,17 @@ import { registerStartCommand } from './commands/start.js';
 import { registerNamesrvCommand } from './commands/namesrv.js';
 import { registerBrokerCommand } from './commands/broker.js';
 import { registerAdminCommands } from './commands/admin-delete-expired.js';
+import { registerAdminToolCommands } from './commands/admin-commands.js';
+import { configureTopLevel } from './top-level.js';
 
 const program = new Command();
 program.name('tsmq').description('RocketMQ-compatible message broker').version('0.1.0');
+configureTopLevel(program);
 registerStartCommand(program);
 registerNamesrvCommand(program);
 registerBrokerCommand(program);
 registerAdminCommands(program);
+registerAdminToolCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

@@ -14,6 +14,8 @@
  * Invisible time: invisible_duration, else grpcDefaultInvisibleTimeMs (push consumers send none).
  * Deliveries of `auto_renew` requests (push consumers) are renewed while the client is alive
  * (receipt-renewer.ts).
+ * Every RPC here checks its topic and group first (resource-validator.ts): illegal names and
+ * system topics → ILLEGAL_TOPIC, illegal or CID_RMQ_SYS_ groups → ILLEGAL_CONSUMER_GROUP.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { buildSubscriptionData, createTagMessageFilter, SubscriptionParseError } from '../broker/filter/subscription-data.js';
@@ -22,6 +24,7 @@ import type { HandleCheck } from '../broker/pop/pop-service.js';
 import { clientIdOf, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
 import { findTopic, isStatus } from './route-handlers.js';
+import { checkTopicAndGroup } from './resource-validator.js';
 import { Code, durationMs, msToTimestamp, OK_STATUS, status, type CodeName, type Duration, type FilterExpression, type MessageQueue, type Resource, type Status } from './proto/v2-types.js';
 
 const POLL_RECHECK_MS = 500;
@@ -66,8 +69,9 @@ async function receive(s: GrpcServices, call: ReceiveCall): Promise<void> {
   const fail = (st: Status): void => finish([{ status: st }]);
   s.sessions.touch(clientIdOf(call));
   const group = req.group?.name ?? '';
-  if (group === '') return fail(status(Code.ILLEGAL_CONSUMER_GROUP, 'group is empty'));
   const topic = req.message_queue?.topic?.name;
+  const refused = checkTopicAndGroup(topic, group);
+  if (refused) return fail(refused);
   const tc = findTopic(s, topic, false);
   if (isStatus(tc)) return fail(tc);
   const sgc = s.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);
@@ -132,7 +136,8 @@ export function consumeHandlers(s: GrpcServices): Record<string, grpc.UntypedHan
     AckMessage: unary<AckRequest, { status: Status; entries: AckResultEntry[] }>(s, 'AckMessage', async (req, call) => {
       s.sessions.touch(clientIdOf(call));
       const group = req.group?.name ?? '';
-      if (group === '') return { status: status(Code.ILLEGAL_CONSUMER_GROUP, 'group is empty'), entries: [] };
+      const refused = checkTopicAndGroup(req.topic?.name, group);
+      if (refused) return { status: refused, entries: [] };
       const entries: AckResultEntry[] = [];
       for (const e of req.entries ?? []) {
         const r = await s.pop.ack(group, e.receipt_handle);
@@ -143,13 +148,14 @@ export function consumeHandlers(s: GrpcServices): Record<string, grpc.UntypedHan
       return { status: top, entries };
     }),
 
-    ChangeInvisibleDuration: unary<{ group: Resource | null; receipt_handle: string; invisible_duration: Duration | null }, StatusOnly & { receipt_handle: string }>(
+    ChangeInvisibleDuration: unary<{ group: Resource | null; topic: Resource | null; receipt_handle: string; invisible_duration: Duration | null }, StatusOnly & { receipt_handle: string }>(
       s,
       'ChangeInvisibleDuration',
       async (req, call) => {
         s.sessions.touch(clientIdOf(call));
         const group = req.group?.name ?? '';
-        if (group === '') return { status: status(Code.ILLEGAL_CONSUMER_GROUP, 'group is empty'), receipt_handle: '' };
+        const refused = checkTopicAndGroup(req.topic?.name, group);
+        if (refused) return { status: refused, receipt_handle: '' };
         const ms = durationMs(req.invisible_duration);
         if (ms < 0 || ms > s.config.grpcMaxInvisibleTimeMs) return { status: status(Code.ILLEGAL_INVISIBLE_TIME, `invisible time ${ms} ms is out of range`), receipt_handle: '' };
         const r = await s.pop.changeInvisibleDuration(group, req.receipt_handle, ms);
@@ -157,10 +163,11 @@ export function consumeHandlers(s: GrpcServices): Record<string, grpc.UntypedHan
       },
     ),
 
-    ForwardMessageToDeadLetterQueue: unary<{ group: Resource | null; receipt_handle: string }, StatusOnly>(s, 'ForwardMessageToDeadLetterQueue', async (req, call) => {
+    ForwardMessageToDeadLetterQueue: unary<{ group: Resource | null; topic: Resource | null; receipt_handle: string }, StatusOnly>(s, 'ForwardMessageToDeadLetterQueue', async (req, call) => {
       s.sessions.touch(clientIdOf(call));
       const group = req.group?.name ?? '';
-      if (group === '') return { status: status(Code.ILLEGAL_CONSUMER_GROUP, 'group is empty') };
+      const refused = checkTopicAndGroup(req.topic?.name, group);
+      if (refused) return { status: refused };
       const r = await s.pop.forwardToDeadLetterQueue(group, req.receipt_handle);
       return { status: r.ok ? OK_STATUS : status(Code.INVALID_RECEIPT_HANDLE, r.reason) };
     }),

@@ -16,7 +16,7 @@ import type { MessageExt, MessageInner, SocketAddress } from '../common/message/
 import { MessageConst } from '../common/message/message-const.js';
 import { ipToString, socketAddressToString } from '../common/message/msgid.js';
 import { MessageSysFlag } from '../common/message/sysflag.js';
-import { validateTopic } from '../common/message/topic-validator.js';
+import { checkTopicName } from './resource-validator.js';
 import { Code, msToDuration, msToTimestamp, timestampMs, type CodeName, type Message } from './proto/v2-types.js';
 
 const SYSTEM_KEYS: ReadonlySet<string> = new Set(Object.values(MessageConst));
@@ -48,8 +48,8 @@ export function fromProtoMessage(
   opts: { bornHost: SocketAddress; storeHost: SocketAddress; nowMs: number; maxBodySizeBytes: number },
 ): Inbound | InboundError {
   const topic = m.topic?.name ?? '';
-  const problem = validateTopic(topic);
-  if (problem) return { code: Code.ILLEGAL_TOPIC, message: problem };
+  const refused = checkTopicName(topic);
+  if (refused) return { code: refused.code as CodeName, message: refused.message };
   const sp = m.system_properties;
   if (!sp) return { code: Code.BAD_REQUEST, message: 'system_properties missing' };
   let body: Buffer = Buffer.isBuffer(m.body) ? m.body : Buffer.from(m.body ?? []);

@@ -9,6 +9,7 @@
  *               next_offset. An empty result long-polls for long_polling_timeout (capped as for
  *               ReceiveMessage). Offset out of range → ILLEGAL_OFFSET with next_offset set to the
  *               store's suggestion.
+ * Topics and groups are checked as everywhere in the front (resource-validator.ts).
  */
 import type * as grpc from '@grpc/grpc-js';
 import { buildSubscriptionData, createTagMessageFilter } from '../broker/filter/subscription-data.js';
@@ -16,6 +17,7 @@ import { decodeRecord } from '../common/message/record-codec.js';
 import { clientIdOf, unary, type GrpcServices } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
 import { findTopic, isStatus } from './route-handlers.js';
+import { checkGroupName } from './resource-validator.js';
 import { Code, durationMs, OK_STATUS, status, timestampMs, type Duration, type FilterExpression, type MessageQueue, type Resource, type Status, type Timestamp } from './proto/v2-types.js';
 
 type OffsetReply = { status: Status; offset: number };
@@ -50,9 +52,10 @@ async function pull(s: GrpcServices, call: PullCall): Promise<void> {
   };
   s.sessions.touch(clientIdOf(call));
   const group = req.group?.name ?? '';
-  if (group === '') return end([{ status: status(Code.ILLEGAL_CONSUMER_GROUP, 'group is empty') }]);
   const q = queueOf(s, req.message_queue);
   if (isStatus(q)) return end([{ status: q }]);
+  const badGroup = checkGroupName(group);
+  if (badGroup) return end([{ status: badGroup }]);
   const f = req.filter_expression;
   if (f?.type === 'SQL') return end([{ status: status(Code.ILLEGAL_FILTER_EXPRESSION, 'SQL92 filter expressions are not supported') }]);
   const filter = f && f.expression && f.expression !== '*' ? createTagMessageFilter(buildSubscriptionData(q.topic, f.expression)) : null;
@@ -96,7 +99,9 @@ export function offsetHandlers(s: GrpcServices): Record<string, grpc.UntypedHand
     GetOffset: unary<{ group: Resource | null; message_queue: MessageQueue | null }, OffsetReply>(s, 'GetOffset', (req) => {
       const q = queueOf(s, req.message_queue);
       if (isStatus(q)) return { status: q, offset: 0 };
-      const offset = s.ctx.consumerOffsetManager.queryOffset(req.group?.name ?? '', q.topic, q.queueId);
+      const badGroup = checkGroupName(req.group?.name);
+      if (badGroup) return { status: badGroup, offset: 0 };
+      const offset = s.ctx.consumerOffsetManager.queryOffset(req.group!.name, q.topic, q.queueId);
       return offset < 0 ? { status: status(Code.OFFSET_NOT_FOUND, 'the group has no offset for this queue'), offset: 0 } : { status: OK_STATUS, offset };
     }),
 
@@ -104,7 +109,8 @@ export function offsetHandlers(s: GrpcServices): Record<string, grpc.UntypedHand
       const q = queueOf(s, req.message_queue);
       if (isStatus(q)) return { status: q };
       const group = req.group?.name ?? '';
-      if (group === '') return { status: status(Code.ILLEGAL_CONSUMER_GROUP, 'group is empty') };
+      const badGroup = checkGroupName(group);
+      if (badGroup) return { status: badGroup };
       const max = s.ctx.store.getMaxOffsetInQueue(q.topic, q.queueId);
       const offset = Number(req.offset);
       if (!Number.isSafeInteger(offset) || offset < 0 || offset > max) return { status: status(Code.ILLEGAL_OFFSET, `offset ${req.offset} is outside [0, ${max}]`) };

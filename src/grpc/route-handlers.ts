@@ -7,21 +7,27 @@
  * topic is auto-created from TBW102 when autoCreateTopicEnable is on (else TOPIC_NOT_FOUND).
  * QueryAssignment: one assignment per readable broker with queue id -1, meaning "all queues"
  * (pop consumption spreads over them, as Apache's proxy does).
+ * Topics and groups are checked first (resource-validator.ts): system topics and illegal names
+ * → ILLEGAL_TOPIC, illegal or system groups → ILLEGAL_CONSUMER_GROUP.
  */
 import type * as grpc from '@grpc/grpc-js';
-import { TopicValidator, validateTopic } from '../common/message/topic-validator.js';
+import { TopicValidator } from '../common/message/topic-validator.js';
 import { PermName } from '../broker/broker-config.js';
 import type { TopicConfig } from '../broker/topic/topic-config.js';
+import { checkGroupName, checkTopicAndGroup, checkTopicName } from './resource-validator.js';
 import { advertisedEndpoints, clientIdOf, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { Code, OK_STATUS, status, type Endpoints, type MessageQueue, type Resource, type Status } from './proto/v2-types.js';
 
 export const ACCEPT_MESSAGE_TYPES = ['NORMAL', 'FIFO', 'DELAY', 'TRANSACTION'];
 
-/** The topic's config, auto-created like a first send when allowed; or an error status. */
+/**
+ * The topic's config, auto-created like a first send when allowed; or an error status
+ * (ILLEGAL_TOPIC for an illegal name or a system topic, resource-validator.ts; TOPIC_NOT_FOUND).
+ */
 export function findTopic(s: GrpcServices, topic: string | undefined, create: boolean): TopicConfig | Status {
   const name = topic ?? '';
-  const problem = validateTopic(name);
-  if (problem) return status(Code.ILLEGAL_TOPIC, problem);
+  const refused = checkTopicName(name);
+  if (refused) return refused;
   const tcm = s.ctx.topicConfigManager;
   const existing = tcm.selectTopicConfig(name);
   if (existing) return existing;
@@ -83,8 +89,8 @@ export function routeHandlers(s: GrpcServices): Record<string, grpc.UntypedHandl
 
     QueryAssignment: unary<QueryAssignmentRequest, { status: Status; assignments: Array<{ message_queue: MessageQueue }> }>(s, 'QueryAssignment', (req, call) => {
       s.sessions.touch(clientIdOf(call));
-      const group = req.group?.name ?? '';
-      if (group === '') return { status: status(Code.ILLEGAL_CONSUMER_GROUP, 'group is empty'), assignments: [] };
+      const refused = checkTopicAndGroup(req.topic?.name, req.group?.name);
+      if (refused) return { status: refused, assignments: [] };
       const tc = findTopic(s, req.topic?.name, false);
       if (isStatus(tc)) return { status: tc, assignments: [] };
       if (!PermName.isReadable(tc.perm) || tc.readQueueNums <= 0) return { status: OK_STATUS, assignments: [] };
@@ -99,6 +105,8 @@ export function routeHandlers(s: GrpcServices): Record<string, grpc.UntypedHandl
       if (req.client_type && req.client_type !== 'CLIENT_TYPE_UNSPECIFIED') session.clientType = req.client_type;
       const group = req.group?.name;
       if (group) {
+        const badGroup = checkGroupName(group);
+        if (badGroup) return { status: badGroup };
         session.group = group;
         if (!s.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group)) {
           return { status: status(Code.CONSUMER_GROUP_NOT_FOUND, `consumer group ${group} does not exist`) };

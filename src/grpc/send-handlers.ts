@@ -1,6 +1,9 @@
 /**
  * SendMessage and EndTransaction (spec B3, B5).
  *
+ * First every message's topic is checked (resource-validator.ts): an illegal name or a system topic
+ * (SCHEDULE_TOPIC_XXXX, RMQ_SYS_TRANS_HALF_TOPIC, …) refuses the whole request with ILLEGAL_TOPIC
+ * and no entries, before anything is stored (Apache's proxy answers the same).
  * Per message: validation (message-converter.ts), topic lookup / auto-creation, write permission,
  * queue = system_properties.queue_id when valid (the 1.0.8 client always sends 0), else a message
  * group hash (FIFO) or a random writable queue. Then by type:
@@ -20,6 +23,7 @@ import { decodeTransactionId } from '../broker/transaction/transactional-message
 import { clientIdOf, peerAddress, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { fromProtoMessage, isInboundError, type Inbound } from './message-converter.js';
 import { findTopic, isStatus } from './route-handlers.js';
+import { checkTopicName } from './resource-validator.js';
 import { Code, OK_STATUS, status, type CodeName, type Message, type Resource, type Status } from './proto/v2-types.js';
 
 interface SendResultEntry {
@@ -109,6 +113,11 @@ export function sendHandlers(s: GrpcServices): Record<string, grpc.UntypedHandle
       s.sessions.touch(clientIdOf(call));
       const messages = req.messages ?? [];
       if (messages.length === 0) return { status: status(Code.BAD_REQUEST, 'no message to send'), entries: [] };
+      // Every topic is checked before anything is stored: one illegal or system topic refuses the request.
+      for (const m of messages) {
+        const refused = checkTopicName(m.topic?.name);
+        if (refused) return { status: refused, entries: [] };
+      }
       const entries: SendResultEntry[] = [];
       for (const m of messages) entries.push(await sendOne(s, m, call.getPeer()));
       const bad = entries.find((e) => e.status.code !== Code.OK);
@@ -118,6 +127,8 @@ export function sendHandlers(s: GrpcServices): Record<string, grpc.UntypedHandle
 
     EndTransaction: unary<EndTransactionRequest, StatusOnly>(s, 'EndTransaction', async (req, call) => {
       s.sessions.touch(clientIdOf(call));
+      const refused = checkTopicName(req.topic?.name);
+      if (refused) return { status: refused };
       if (req.resolution !== 'COMMIT' && req.resolution !== 'ROLLBACK') return { status: OK_STATUS };
       const id = decodeTransactionId(req.transaction_id);
       if (!id) return { status: status(Code.INVALID_TRANSACTION_ID, `transaction id ${JSON.stringify(req.transaction_id)} was not issued by this broker`) };

@@ -2,7 +2,12 @@
  * The Telemetry bidi stream (spec B2) and server-to-client commands.
  *
  * Client → server: `settings` (answered at once with the full settings reply, see
- * settings-reply.ts; the session records client type, group, language, topics),
+ * settings-reply.ts; the session records client type, group, language, topics). Settings naming
+ * an illegal or system publishing topic, or an illegal/system subscription group
+ * (resource-validator.ts), are not recorded and get a command holding only that status
+ * (ILLEGAL_TOPIC / ILLEGAL_CONSUMER_GROUP). Apache's proxy fails the stream with INVALID_ARGUMENT
+ * instead; rocketmq-client-nodejs 1.0.8 answers a failed stream by reopening it and resending the
+ * same settings every second, while a status-only command fails its startup with that status.
  * `thread_stack_trace` / `verify_message_result` (logged). Anything else is ignored.
  * Server → client: the settings reply, and RecoverOrphanedTransactionCommand for transaction
  * check-backs (grpcTransactionChecker). The stream stays open until the client ends it; the
@@ -14,7 +19,8 @@ import type { ClientSessions, TelemetryWriter } from './client-sessions.js';
 import { clientIdOf, type GrpcServices } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
 import { settingsReply, type GroupPolicy } from './settings-reply.js';
-import { Code, status, type TelemetryCommand } from './proto/v2-types.js';
+import { checkGroupName, checkTopicName } from './resource-validator.js';
+import { Code, status, type Settings, type Status, type TelemetryCommand } from './proto/v2-types.js';
 
 type TelemetryCall = grpc.ServerDuplexStream<TelemetryCommand, TelemetryCommand>;
 
@@ -26,6 +32,16 @@ function groupPolicy(s: GrpcServices): (group: string) => GroupPolicy {
       maxDeliveryAttempts: (sgc?.retryMaxTimes ?? s.ctx.config.retryMaxTimes) + 1,
     };
   };
+}
+
+/** The first refused publishing topic or subscription group of client settings, else null. */
+export function checkSettings(settings: Settings): Status | null {
+  for (const t of settings.publishing?.topics ?? []) {
+    const refused = checkTopicName(t?.name);
+    if (refused) return refused;
+  }
+  if (settings.subscription) return checkGroupName(settings.subscription.group?.name);
+  return null;
 }
 
 export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<TelemetryCommand, TelemetryCommand> {
@@ -61,6 +77,11 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
         s.sessions.touch(clientId);
         if (cmd.settings) {
           const settings = cmd.settings;
+          const refused = checkSettings(settings);
+          if (refused) {
+            writer.write({ status: refused });
+            return;
+          }
           session.settings = settings;
           if (settings.client_type) session.clientType = settings.client_type;
           if (settings.subscription?.group?.name) session.group = settings.subscription.group.name;

@@ -14,7 +14,8 @@ export type BrokerRole = 'ASYNC_MASTER' | 'SYNC_MASTER' | 'SLAVE';
 
 const positive = (v: number): string | null => (Number.isInteger(v) && v > 0 ? null : 'must be a positive integer');
 const nonNegative = (v: number): string | null => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0');
-const percent = (v: number): string | null => (Number.isInteger(v) && v >= 0 && v <= 100 ? null : 'must be an integer percentage 0..100');
+/** A disk ratio in percent: any integer, clamped where it is used (retention-policy.ts), as RocketMQ does. */
+const percent = (v: number): string | null => (Number.isInteger(v) ? null : 'must be an integer percentage');
 const num = (name: string, def: number, doc: string, validate = positive, aliases?: string[]): ConfigKey<number> => ({
   name,
   type: 'number',
@@ -125,9 +126,9 @@ export const storeConfigSpec = {
     doc: 'Local hour(s) of the day, separated by ";", during which expired CommitLog files are deleted ("04" = 04:00-04:59).',
     validate: (v: string) => (parseDeleteWhenHours(v) ? null : 'must be hours 0..23 separated by ";", e.g. "04" or "04;16"'),
   } as ConfigKey<string>,
-  diskMaxUsedSpaceRatio: num('diskMaxUsedSpaceRatio', 75, 'Disk usage % above which expired files are deleted at any hour (clamped to 10..95).', percent),
-  diskSpaceWarningLevelRatio: num('diskSpaceWarningLevelRatio', 90, 'Disk usage % above which puts are refused (disk full; clamped to 35..90).', percent),
-  diskSpaceCleanForciblyRatio: num('diskSpaceCleanForciblyRatio', 85, 'Disk usage % above which files are deleted even if not expired (clamped to 30..85).', percent),
+  diskMaxUsedSpaceRatio: num('diskMaxUsedSpaceRatio', 75, 'Disk usage % above which expired files are deleted at any hour (any integer; used clamped to 10..95).', percent),
+  diskSpaceWarningLevelRatio: num('diskSpaceWarningLevelRatio', 90, 'Disk usage % above which puts are refused (disk full; any integer; used clamped to 35..90).', percent),
+  diskSpaceCleanForciblyRatio: num('diskSpaceCleanForciblyRatio', 85, 'Disk usage % above which files are deleted even if not expired (any integer; used clamped to 30..85).', percent),
   deleteCommitLogFilesInterval: num('deleteCommitLogFilesInterval', 100, 'ms to wait between two CommitLog file deletions.', nonNegative),
   deleteConsumeQueueFilesInterval: num('deleteConsumeQueueFilesInterval', 100, 'ms to wait after a ConsumeQueue that had files deleted.', nonNegative),
   deleteFileBatchMax: num('deleteFileBatchMax', 10, 'Most CommitLog files deleted by one cleaning pass.'),

@@ -32,6 +32,9 @@ export { buildSlaveSyncHandlers } from './slave-sync-handlers.js';
 
 export const DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS = 10_000;
 
+/** Raw broker.conf keys read here that no config spec declares (for the unknown-key report). */
+export const HA_RAW_CONFIG_KEYS: readonly string[] = ['slaveSynchronizeInterval'];
+
 export interface BrokerHAOptions {
   config: BrokerConfig;
   /** Raw broker.conf keys (for haMasterAddress and slaveSynchronizeInterval). */

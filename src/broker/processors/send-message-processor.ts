@@ -107,7 +107,7 @@ export class SendMessageProcessor {
     return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset });
   }
 
-  /** Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils. */
+  /** Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils (the limit applies to the body as received). */
   private msgCheck(request: RemotingCommand, header: SendMessageRequestHeader, remote: string): Check {
     const cfg = this.ctx.config;
     const topic = header.topic;
@@ -122,7 +122,7 @@ export class SendMessageProcessor {
     const bodyLength = request.body?.length ?? 0;
     if (bodyLength > cfg.maxMessageSize) {
       return {
-        response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `message body size ${bodyLength} exceeds maxMessageSize ${cfg.maxMessageSize}`),
+        response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, oversizedBodyRemark(bodyLength, cfg.maxMessageSize, header.sysFlag)),
       };
     }
     const tcm = this.ctx.topicConfigManager;
@@ -241,4 +241,14 @@ export class SendMessageProcessor {
     };
     return createResponseCommand(request, code, remark ?? null, extFields);
   }
+}
+
+/**
+ * Remark for a body over maxMessageSize. The size is that of the body as received: clients
+ * compress large bodies (sysFlag COMPRESSED_FLAG; ali-ons above 4 KiB), and incompressible data
+ * grows, so the number can exceed what the application sent.
+ */
+export function oversizedBodyRemark(bodyLength: number, maxMessageSize: number, sysFlag: number): string {
+  const what = (sysFlag & MessageSysFlag.COMPRESSED_FLAG) !== 0 ? 'the body as received, compressed by the client' : 'the body as received';
+  return `message body size ${bodyLength} exceeds maxMessageSize ${maxMessageSize} (${what})`;
 }

@@ -6,13 +6,15 @@
  *     whichBrokerWhenConsumeSlowly, notifyConsumerIdsChangedEnable, groupSysFlag,
  *     consumeTimeoutMinute, attributes}}, "forbiddenTable":{}, "dataVersion":{...}}
  * Groups are auto-created on first use when autoCreateSubscriptionGroup is on (retryQueueNums 1,
- * retryMaxTimes 16 by default).
+ * retryMaxTimes 16 by default), but only with a legal name (`validateGroup`: not blank,
+ * `[%|a-zA-Z0-9_-]`, at most 120 characters), as Apache's broker does.
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import { ConfigManager, asNumber, asObject, type ConfigManagerOptions } from '../config-file/config-manager.js';
 import { DataVersion } from '../config-file/data-version.js';
+import { validateGroup } from '../../common/message/topic-validator.js';
 
 export interface SubscriptionGroupConfig {
   groupName: string;
@@ -83,11 +85,17 @@ export class SubscriptionGroupManager extends ConfigManager {
 
   /**
    * The group's config; auto-created (and persisted) when absent and auto-creation is on,
-   * else undefined (the caller answers SUBSCRIPTION_GROUP_NOT_EXIST).
+   * else undefined (the caller answers SUBSCRIPTION_GROUP_NOT_EXIST). Illegal names are never
+   * auto-created.
    */
   findSubscriptionGroupConfig(group: string): SubscriptionGroupConfig | undefined {
     const existing = this.table.get(group);
     if (existing || !this.opts.autoCreateSubscriptionGroup) return existing;
+    const problem = validateGroup(group);
+    if (problem) {
+      this.logger.warn(`subscription group not auto-created: ${problem}`);
+      return undefined;
+    }
     const created = this.defaults(group);
     this.table.set(group, created);
     this.logger.info(`auto-created subscription group ${group}`);

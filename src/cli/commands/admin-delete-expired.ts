@@ -11,6 +11,7 @@ import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { createRequestCommand } from '../../remoting/protocol/commands.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
+import { adminCommand } from './admin-support.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -35,8 +36,7 @@ export function describeDeleteExpiredResponse(brokerAddr: string, response: Remo
 
 /** Registers `admin delete-expired-commitlog` (creating the `admin` command group when missing). */
 export function registerAdminCommands(program: Command): void {
-  const admin = program.commands.find((c) => c.name() === 'admin') ?? program.command('admin').description('administration requests to a running broker');
-  admin
+  adminCommand(program)
     .command('delete-expired-commitlog')
     .description('delete expired CommitLog files on a broker now, at any hour (request code 329)')
     .requiredOption('-b, --broker-addr <host:port>', 'broker address')

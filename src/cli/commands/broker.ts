@@ -4,7 +4,8 @@ import { BrokerController } from '../../broker/broker-controller.js';
 import { createLogger } from '../../common/logging/logger.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
-import { defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
+import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
 
 export function registerBrokerCommand(program: Command): void {
   program
@@ -22,12 +23,12 @@ export function registerBrokerCommand(program: Command): void {
         { namesrvAddr: opts.namesrvAddr, listenPort: opts.listenPort, storePathRootDir: opts.store },
         opts.option,
       );
+      warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
       const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
       await broker.start();
       // Several brokers may share a host (master + slave): the gRPC front only on request.
       const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg) : null;
-      const grpcText = grpc ? `, gRPC 127.0.0.1:${grpc.port}` : '';
-      console.log(`tsmq broker started: ${describeBroker(cfg, broker.port)}, nameserver ${cfg.namesrvAddr}${grpcText}`);
+      console.log(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`])}`);
       shutdownOnSignals(
         async () => {
           await grpc?.shutdown();

@@ -4,6 +4,7 @@ import { NamesrvController } from '../../namesrv/namesrv-controller.js';
 import { createLogger } from '../../common/logging/logger.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
+import { namesrvConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 
 export function registerNamesrvCommand(program: Command): void {
   program
@@ -19,6 +20,7 @@ export function registerNamesrvCommand(program: Command): void {
         host: opts.host,
       }, opts.option);
       const logger = createLogger('namesrv');
+      warnUnknownConfigKeys(cfg, namesrvConfigKeys(), createLogger('config'));
       const namesrv = new NamesrvController({ listenPort: Number(cfg.listenPort), host: cfg.host!, logger });
       await namesrv.start();
       console.log(`tsmq nameserver listening on ${cfg.host}:${namesrv.port}`);

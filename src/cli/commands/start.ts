@@ -8,7 +8,8 @@ import { NamesrvController } from '../../namesrv/namesrv-controller.js';
 import { createLogger } from '../../common/logging/logger.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
-import { defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
+import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
 
 export interface StartOptions {
   config?: string;
@@ -20,7 +21,7 @@ export interface StartOptions {
 
 export function registerStartCommand(program: Command): void {
   program
-    .command('start', { isDefault: true })
+    .command('start')
     .description('run nameserver + broker in one process (embedded defaults)')
     .option('-c, --config <file>', 'broker.conf with RocketMQ key=value lines')
     .option('-n, --namesrv-port <port>', 'nameserver port (default 9876)')
@@ -42,12 +43,12 @@ export async function runStart(opts: StartOptions): Promise<void> {
     { listenPort: opts.listenPort, storePathRootDir: opts.store },
     opts.option,
   );
+  warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
   const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
   await broker.start();
   const grpc = await startGrpcFront(broker, cfg);
-  const grpcText = grpc ? `, gRPC 127.0.0.1:${grpc.port}` : '';
-  console.log(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(cfg, broker.port)}${grpcText}`);
+  console.log(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc))}`);
   shutdownOnSignals(
     async () => {
       await grpc?.shutdown();

@@ -3,7 +3,9 @@
  * RocketMQ name, type, default, validator and doc; values are read at start-up and passed in.
  *
  * Input is RocketMQ's broker.conf `key=value` text (see properties-file.ts) plus overrides.
- * Unknown keys are kept and reported, never fatal, so an Apache broker.conf loads as is.
+ * Unknown keys are ignored (as RocketMQ does) but reported: the commands log one warning per
+ * unknown key, with the close known key when there is one (findUnknownKeys), never fatal, so an
+ * Apache broker.conf loads as is.
  */
 
 export type ConfigValue = string | number | boolean;
@@ -85,4 +87,54 @@ export function knownKeyNames(spec: Record<string, ConfigKey<ConfigValue>>): Set
     for (const a of key.aliases ?? []) names.add(a);
   }
   return names;
+}
+
+/** Edit distance between two short strings: insertions, deletions, substitutions and swaps of neighbours count 1. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The known key `name` was most likely meant as: the same name in another case, else the
+ * nearest name within a small edit distance (case-insensitive; 1 for names up to 7 characters,
+ * 2 up to 11, 3 beyond). Ties go to the alphabetically first. Null when nothing is close.
+ */
+export function suggestKnownKey(name: string, known: Iterable<string>): string | null {
+  const lower = name.toLowerCase();
+  const limit = name.length <= 7 ? 1 : name.length <= 11 ? 2 : 3;
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const k of [...known].sort()) {
+    const d = editDistance(lower, k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best !== null && bestDistance <= limit ? best : null;
+}
+
+/**
+ * Keys of `raw` that no spec knows, in input order, each with a close known key if any. RocketMQ
+ * ignores such keys, and so does tsmq; callers log one warning per key (unknownKeyWarning).
+ */
+export function findUnknownKeys(raw: Record<string, string>, known: Set<string>): { key: string; suggestion: string | null }[] {
+  return Object.keys(raw)
+    .filter((k) => !known.has(k))
+    .map((key) => ({ key, suggestion: suggestKnownKey(key, known) }));
+}
+
+/** `config key listenport is not used by tsmq and is ignored (did you mean listenPort?)`. */
+export function unknownKeyWarning(u: { key: string; suggestion: string | null }): string {
+  const hint = u.suggestion ? ` (did you mean ${u.suggestion}?)` : '';
+  return `config key ${u.key} is not used by tsmq and is ignored${hint}`;
 }

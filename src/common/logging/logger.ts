@@ -1,11 +1,16 @@
 /**
- * Structured logging (pino) with a per-component prefix. Every component takes a `Logger`
- * in its dependencies; tests pass `silentLogger`.
+ * Structured logging (pino, JSON lines) with one `component` key per line. Every component takes
+ * a `Logger` in its dependencies; tests pass `silentLogger`.
  *
- * Level comes from TSMQ_LOG_LEVEL (default "info"; tests default to "silent" when
- * NODE_TEST_CONTEXT is set by node:test).
+ * Components nest by path: `createLogger('broker').child({ component: 'store' }).child({ component: 'ha' })`
+ * logs `"component":"broker.store.ha"` once (pino alone would repeat the key per child level,
+ * and JSON parsers keep only the last one). Other bindings of a child replace the parent's
+ * value of the same key, never repeat it.
+ *
+ * Level comes from TSMQ_LOG_LEVEL (trace, debug, info, warn, error, fatal, silent; default
+ * "info"; tests default to "silent" when NODE_TEST_CONTEXT is set by node:test).
  */
-import { pino } from 'pino';
+import { pino, type Logger as PinoLogger } from 'pino';
 
 export interface Logger {
   info(obj: object | string, msg?: string): void;
@@ -20,11 +25,56 @@ function defaultLevel(): string {
   return process.env.NODE_TEST_CONTEXT ? 'silent' : 'info';
 }
 
+/** A pino logger whose children merge their bindings (component paths joined with '.'). */
+class ComponentLogger implements Logger {
+  private readonly out: PinoLogger;
+
+  constructor(
+    private readonly base: PinoLogger,
+    private readonly bindings: Record<string, unknown>,
+  ) {
+    this.out = Object.keys(bindings).length > 0 ? base.child(bindings) : base;
+  }
+
+  info(obj: object | string, msg?: string): void {
+    if (msg === undefined) this.out.info(obj);
+    else this.out.info(obj, msg);
+  }
+
+  warn(obj: object | string, msg?: string): void {
+    if (msg === undefined) this.out.warn(obj);
+    else this.out.warn(obj, msg);
+  }
+
+  error(obj: object | string, msg?: string): void {
+    if (msg === undefined) this.out.error(obj);
+    else this.out.error(obj, msg);
+  }
+
+  debug(obj: object | string, msg?: string): void {
+    if (msg === undefined) this.out.debug(obj);
+    else this.out.debug(obj, msg);
+  }
+
+  child(bindings: Record<string, unknown>): Logger {
+    const merged = { ...this.bindings, ...bindings };
+    const parent = this.bindings.component;
+    const own = bindings.component;
+    if (parent !== undefined && own !== undefined) merged.component = `${String(parent)}.${String(own)}`;
+    return new ComponentLogger(this.base, merged);
+  }
+}
+
+/** Wraps a pino logger (tests give one writing to a buffer). */
+export function wrapPino(base: PinoLogger, bindings: Record<string, unknown> = {}): Logger {
+  return new ComponentLogger(base, bindings);
+}
+
 let root: Logger | null = null;
 
 /** The process-wide root logger (JSON lines on stdout). */
 export function rootLogger(): Logger {
-  root ??= pino({ level: defaultLevel(), base: { pid: process.pid } }) as unknown as Logger;
+  root ??= wrapPino(pino({ level: defaultLevel(), base: { pid: process.pid } }));
   return root;
 }
 
@@ -34,4 +84,4 @@ export function createLogger(component: string): Logger {
 }
 
 /** A logger that drops everything (tests). */
-export const silentLogger: Logger = pino({ level: 'silent' }) as unknown as Logger;
+export const silentLogger: Logger = wrapPino(pino({ level: 'silent' }));

@@ -43,6 +43,7 @@ export class RemotingServer {
   private readonly closeListeners: Array<(ch: RemotingChannel) => void> = [];
   private server: net.Server | null = null;
   private boundPort = -1;
+  private boundHost = '';
   private nextConnectionId = 1;
   private stopping = false;
 
@@ -60,6 +61,12 @@ export class RemotingServer {
   get port(): number {
     if (this.boundPort < 0) throw new Error(`${this.name} server is not started`);
     return this.boundPort;
+  }
+
+  /** Address actually bound (`::` or `0.0.0.0` = every interface); throws before start(). */
+  get host(): string {
+    if (this.boundPort < 0) throw new Error(`${this.name} server is not started`);
+    return this.boundHost;
   }
 
   /** Open connections. */
@@ -85,7 +92,9 @@ export class RemotingServer {
       server.once('error', onError);
       server.listen({ port: this.opts.listenPort, host: this.opts.host }, () => {
         server.off('error', onError);
-        this.boundPort = (server.address() as AddressInfo).port;
+        const bound = server.address() as AddressInfo;
+        this.boundPort = bound.port;
+        this.boundHost = bound.address;
         this.logger.info(`${this.name} remoting server listening on ${this.opts.host ?? '*'}:${this.boundPort}`);
         resolve();
       });

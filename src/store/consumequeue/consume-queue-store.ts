@@ -89,12 +89,12 @@ export class ConsumeQueueStore {
   /** Recovers every queue (§3.4); returns totals. */
   recoverAll(): { queues: number; entriesRemoved: number } {
     let queues = 0;
-    let removedBytes = 0;
+    let entriesRemoved = 0;
     for (const cq of this.all()) {
-      removedBytes += cq.recover().removedBytes;
+      entriesRemoved += cq.recover().removedEntries;
       queues++;
     }
-    return { queues, entriesRemoved: removedBytes / 20 };
+    return { queues, entriesRemoved };
   }
 
   /** Truncates every queue to commit-log offset `phy` (only queues referencing ≥ phy change). Returns entries removed. */

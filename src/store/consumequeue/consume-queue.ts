@@ -54,6 +54,9 @@ export function readCqEntry(buf: Buffer, i: number): CqEntry {
 function isValid(e: CqEntry): boolean {
   return e.phyOffset >= 0 && e.size > 0;
 }
+function isZeroSlot(buf: Buffer, at: number): boolean {
+  return buf.readUInt32BE(at) === 0 && buf.readUInt32BE(at + 4) === 0 && buf.readUInt32BE(at + 8) === 0 && buf.readUInt32BE(at + 12) === 0 && buf.readUInt32BE(at + 16) === 0;
+}
 function isPreBlank(e: CqEntry): boolean {
   return e.phyOffset === 0 && e.size === PRE_BLANK_SIZE && e.tagsCode === 0;
 }
@@ -186,10 +189,13 @@ export class ConsumeQueue {
    * Recovery after load (§3.4): scan from the third-from-last file, stop at the first invalid
    * entry, truncate there (zeroing the tail), drop empty trailing files while an earlier file
    * exists (B02), and recompute maxPhysicOffset.
+   *
+   * `removedEntries` counts only the slots cut off that held something (a torn or stale entry):
+   * the zero-filled, never-written rest of a pre-allocated file is not an entry.
    */
-  recover(): { validEntries: number; removedBytes: number } {
+  recover(): { validEntries: number; removedEntries: number } {
     const files = this.mfq.getFiles();
-    if (files.length === 0) return { validEntries: 0, removedBytes: 0 };
+    if (files.length === 0) return { validEntries: 0, removedEntries: 0 };
     let index = Math.max(0, files.length - 3);
     let processOffset = files[index]!.fileFromOffset;
     let validEntries = 0;
@@ -209,14 +215,30 @@ export class ConsumeQueue {
       processOffset = mf.fileFromOffset + pos;
       if (pos < this.fileSize) break;
     }
-    const before = this.mfq.getMaxOffset();
+    const removedEntries = this.countWrittenSlotsFrom(processOffset);
     this.mfq.truncateDirtyFiles(processOffset);
     this.dropEmptyTrailingFiles();
     this.mfq.setFlushedWhere(this.mfq.getMaxOffset());
     this.mfq.setCommittedWhere(this.mfq.getMaxOffset());
     this.maxPhysicOffset = maxPhy;
     this.clampMin();
-    return { validEntries, removedBytes: before - this.mfq.getMaxOffset() };
+    return { validEntries, removedEntries };
+  }
+
+  /** Slots at or after logic offset `from` (up to each file's loaded length) with any non-zero byte. */
+  private countWrittenSlotsFrom(from: number): number {
+    let count = 0;
+    for (const mf of this.mfq.getFiles()) {
+      const end = mf.fileFromOffset + mf.getWrotePosition();
+      if (end <= from) continue;
+      const start = Math.max(0, from - mf.fileFromOffset);
+      const data = mf.read(start, end - mf.fileFromOffset - start);
+      if (!data) continue;
+      for (let pos = 0; pos + CQ_STORE_UNIT_SIZE <= data.length; pos += CQ_STORE_UNIT_SIZE) {
+        if (!isZeroSlot(data, pos)) count++;
+      }
+    }
+    return count;
   }
 
   /** An empty last file is removed when an earlier file exists (it adds nothing; B02). */

@@ -61,6 +61,7 @@ export class HAService implements HAConnectionHost {
   private readonly dataWaiters = new Set<() => void>();
   private wakeScheduled = false;
   private boundPort = -1;
+  private boundHost = '';
   private stopped = false;
 
   constructor(opts: HAServiceOptions) {
@@ -86,6 +87,7 @@ export class HAService implements HAConnectionHost {
     server.on('error', (e) => this.logger.error({ err: e }, 'HA server error'));
     const addr = server.address();
     this.boundPort = typeof addr === 'object' && addr ? addr.port : this.opts.listenPort;
+    this.boundHost = typeof addr === 'object' && addr ? addr.address : (this.opts.host ?? '');
     this.server = server;
     this.logger.info({ haListenPort: this.boundPort }, 'HA service listening');
   }
@@ -93,6 +95,11 @@ export class HAService implements HAConnectionHost {
   /** Port actually listened on. */
   get port(): number {
     return this.boundPort;
+  }
+
+  /** Address actually listened on (`::` or `0.0.0.0` = every interface; '' before start). */
+  get host(): string {
+    return this.boundHost;
   }
 
   private accept(socket: Socket): void {

@@ -98,6 +98,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
   const root = config.storePathRootDir;
   fs.mkdirp(root);
   const lock = StoreLock.acquire(fs, root, path.join(root, 'lock'));
+  if (lock.tookOverStale) logger.info(`store lock taken over: ${lock.tookOverStale}`);
   let commitLog: CommitLog | undefined;
   let consumeQueueStore: ConsumeQueueStore | undefined;
   try {

@@ -4,30 +4,96 @@
  * - `abort`: created when the store starts (holding the PID as text, like 5.x) and removed by a
  *   clean shutdown only when dispatch is caught up. Present at the next start ⇒ the last exit
  *   was abnormal ⇒ abnormal recovery.
- * - `lock`: holds the PID of the process that has the store open. Node has no portable
- *   advisory lock, so exclusivity is enforced within the process (a registry of open roots)
- *   and across processes by refusing a lock file whose PID is a different live process.
+ * - `lock`: names the process that has the store open. RocketMQ takes an OS file lock that dies
+ *   with the process; Node has no portable advisory lock, so exclusivity is enforced within the
+ *   process (a registry of open roots) and across processes by the holder's identity, written as
+ *   `key=value` lines:
+ *
+ *       pid=12345
+ *       startTime=1162722        (/proc/<pid>/stat field 22: clock ticks since boot)
+ *       bootId=bd18f88a-…        (/proc/sys/kernel/random/boot_id)
+ *
+ *   At the next start the lock is stale (and taken over) when the boot id differs (the host
+ *   rebooted), the pid does not exist, the pid is a zombie (a killed broker not yet reaped), or
+ *   the pid's start time differs (the pid was reused by another program). A lock whose holder
+ *   cannot be verified (no /proc, or an old file holding only a pid) is stale when the pid runs
+ *   another program than this one (e.g. `sleep`, not `node`), and otherwise refused while the pid
+ *   is alive, with a hint to delete the file. A released lock holds the word `lock`.
  */
 import * as path from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
+import { procProbe, type ProcessProbe } from './process-identity.js';
 
 const openRoots = new Set<string>();
 
 /** Thrown when the store root is already open (here or in another live process). */
 export class StoreLockedError extends Error {
-  constructor(root: string, holder: string) {
-    super(`MQ already started: store ${root} is locked by ${holder}`);
+  constructor(root: string, holder: string, hint = '') {
+    super(`MQ already started: store ${root} is locked by ${holder}${hint}`);
     this.name = 'StoreLockedError';
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+/** Identity written in the lock file. `startTime`/`bootId` are null when unknown. */
+export interface LockRecord {
+  pid: number;
+  startTime: string | null;
+  bootId: string | null;
+}
+
+/** Parses a lock file: `key=value` lines, or (older tsmq) a bare pid. Null when it names no process. */
+export function parseLockRecord(text: string): LockRecord | null {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) > 0 ? { pid: Number(trimmed), startTime: null, bootId: null } : null;
+  const fields = new Map<string, string>();
+  for (const line of trimmed.split(/\r?\n/)) {
+    const i = line.indexOf('=');
+    if (i > 0) fields.set(line.slice(0, i).trim(), line.slice(i + 1).trim());
   }
+  const pid = Number(fields.get('pid') ?? '');
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  const startTime = fields.get('startTime') || null;
+  const bootId = fields.get('bootId') || null;
+  return { pid, startTime, bootId };
+}
+
+export function formatLockRecord(r: LockRecord): string {
+  return `pid=${r.pid}\nstartTime=${r.startTime ?? ''}\nbootId=${r.bootId ?? ''}\n`;
+}
+
+/** This process's lock record. */
+export function ownLockRecord(probe: ProcessProbe, pid = process.pid): LockRecord {
+  const self = probe.inspect(pid);
+  return { pid, startTime: self.kind === 'running' ? self.startTime : null, bootId: probe.bootId() };
+}
+
+export type LockVerdict =
+  /** Nobody holds the store; `stale` says why a previous record does not count (null: there was none). */
+  | { held: false; stale: string | null }
+  /** `pid` holds the store; `verified` false when only its liveness could be checked. */
+  | { held: true; pid: number; verified: boolean };
+
+/** Decides whether a lock record still names a live holder (see the file comment). */
+export function judgeLockRecord(record: LockRecord | null, probe: ProcessProbe, selfPid = process.pid): LockVerdict {
+  if (!record) return { held: false, stale: null };
+  const { pid } = record;
+  if (pid === selfPid) return { held: false, stale: `lock of process ${pid} (this process) from an earlier open` };
+  const bootId = probe.bootId();
+  if (record.bootId && bootId && record.bootId !== bootId) return { held: false, stale: `lock of process ${pid} was taken before a reboot (boot id ${record.bootId})` };
+  const now = probe.inspect(pid);
+  if (now.kind === 'gone') return { held: false, stale: `lock of process ${pid}: ${now.why}` };
+  if (record.startTime && now.startTime) {
+    if (record.startTime !== now.startTime) {
+      return { held: false, stale: `lock of process ${pid}: pid now belongs to another process (start time ${now.startTime}, lock says ${record.startTime})` };
+    }
+    return { held: true, pid, verified: true };
+  }
+  // An old lock (pid only) or no start time: a live program other than ours cannot be a holder.
+  const ours = path.basename(process.execPath);
+  if (now.program && now.program !== ours && now.program !== path.basename(process.argv0)) {
+    return { held: false, stale: `lock of process ${pid}: that pid now runs ${now.program}, not ${ours}` };
+  }
+  return { held: true, pid, verified: false };
 }
 
 export class StoreLock {
@@ -35,18 +101,23 @@ export class StoreLock {
     private readonly fs: FileSystem,
     private readonly root: string,
     private readonly lockPath: string,
+    /** Why a previous lock record was taken over (for the start-up log), or null. */
+    readonly tookOverStale: string | null,
   ) {}
 
-  /** Takes the lock. @throws StoreLockedError */
-  static acquire(fs: FileSystem, rootDir: string, lockPath: string): StoreLock {
+  /** Takes the lock. @throws StoreLockedError naming the holding pid. */
+  static acquire(fs: FileSystem, rootDir: string, lockPath: string, probe: ProcessProbe = procProbe): StoreLock {
     const root = path.resolve(rootDir);
     if (openRoots.has(root)) throw new StoreLockedError(root, 'this process');
-    const previous = fs.readFile(lockPath)?.toString('utf8').trim() ?? '';
-    const pid = /^\d+$/.test(previous) ? Number(previous) : 0;
-    if (pid > 0 && pid !== process.pid && isAlive(pid)) throw new StoreLockedError(root, `process ${pid}`);
-    fs.writeFile(lockPath, Buffer.from(String(process.pid)));
+    const previous = parseLockRecord(fs.readFile(lockPath)?.toString('utf8') ?? '');
+    const verdict = judgeLockRecord(previous, probe);
+    if (verdict.held) {
+      const hint = verdict.verified ? '' : ` (its identity cannot be verified; if no broker runs as process ${verdict.pid}, delete ${lockPath})`;
+      throw new StoreLockedError(root, `process ${verdict.pid}`, hint);
+    }
+    fs.writeFile(lockPath, Buffer.from(formatLockRecord(ownLockRecord(probe))));
     openRoots.add(root);
-    return new StoreLock(fs, root, lockPath);
+    return new StoreLock(fs, root, lockPath, verdict.stale);
   }
 
   /** Releases the lock (the file stays, like RocketMQ's). */

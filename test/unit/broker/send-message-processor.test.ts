@@ -6,6 +6,7 @@ import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
 import { createMessageId, socketAddressFromString } from '../../../src/common/message/msgid.js';
 import { encodeBatchBody } from '../../../src/common/message/batch-codec.js';
+import { MessageSysFlag } from '../../../src/common/message/sysflag.js';
 
 let h: BrokerHarness;
 afterEach(async () => {
@@ -110,7 +111,10 @@ describe('SEND_MESSAGE_V2 (310)', () => {
     const limit = 4 * 1024 * 1024;
     const over = await h.send('BigTopic', Buffer.alloc(limit + 1, 1));
     assert.equal(over.code, ResponseCode.MESSAGE_ILLEGAL);
-    assert.match(over.remark!, /4194305 exceeds maxMessageSize 4194304/);
+    assert.equal(over.remark, 'message body size 4194305 exceeds maxMessageSize 4194304 (the body as received)');
+    const zipped = await h.send('BigTopic', Buffer.alloc(4_195_595, 1), { sysFlag: MessageSysFlag.COMPRESSED_FLAG });
+    assert.equal(zipped.code, ResponseCode.MESSAGE_ILLEGAL);
+    assert.equal(zipped.remark, 'message body size 4195595 exceeds maxMessageSize 4194304 (the body as received, compressed by the client)');
     const under = await h.send('BigTopic', Buffer.alloc(limit - 10, 1));
     assert.equal(under.code, ResponseCode.SUCCESS);
   });

@@ -5,9 +5,13 @@ import {
   isDlqTopic,
   isNotAllowedSendTopic,
   isRetryTopic,
+  isSysConsumerGroup,
   isSystemTopic,
+  notAllowedSendTopicNames,
   retryTopicOf,
+  systemTopicNames,
   TopicValidator,
+  validateGroup,
   validateTopic,
 } from '../../../src/common/message/topic-validator.js';
 
@@ -60,4 +64,32 @@ test('retry/DLQ naming and system topics', () => {
   assert.ok(isNotAllowedSendTopic('SCHEDULE_TOPIC_XXXX'));
   assert.ok(!isNotAllowedSendTopic('TBW102'));
   assert.equal(TopicValidator.TOPIC_MAX_LENGTH, 127);
+});
+
+test('system topic lists: the not-allowed-send topics are system topics; CHECKPOINT_TOPIC is one (Apache 5.x)', () => {
+  assert.deepEqual([...notAllowedSendTopicNames()].sort(), [
+    'OFFSET_MOVED_EVENT',
+    'RMQ_SYS_TRANS_HALF_TOPIC',
+    'RMQ_SYS_TRANS_OP_HALF_TOPIC',
+    'SCHEDULE_TOPIC_XXXX',
+    'SELF_TEST_TOPIC',
+    'TRANS_CHECK_MAX_TIME_TOPIC',
+  ]);
+  for (const t of notAllowedSendTopicNames()) assert.ok(systemTopicNames().includes(t), t);
+  for (const t of systemTopicNames()) assert.ok(isSystemTopic(t), t);
+  assert.ok(isSystemTopic('CHECKPOINT_TOPIC'));
+  assert.ok(!isNotAllowedSendTopic('CHECKPOINT_TOPIC'));
+  assert.ok(!isSystemTopic('%RETRY%g1'));
+});
+
+test('group names: blank, illegal characters, more than 120 characters are refused; CID_RMQ_SYS_ groups are system groups', () => {
+  assert.equal(validateGroup('GID_demo-1%x|y'), null);
+  assert.equal(validateGroup(topicOf(120)), null);
+  assert.equal(validateGroup(topicOf(121)), `group "${topicOf(37)}..." is too long: 121 characters, the limit is 120`);
+  assert.equal(validateGroup(''), 'group is empty or blank');
+  assert.equal(validateGroup('  '), 'group is empty or blank');
+  assert.equal(validateGroup('g.1'), 'group "g.1" contains characters other than [%|a-zA-Z0-9_-]');
+  assert.equal(validateGroup('grüppe'), 'group "grüppe" contains characters other than [%|a-zA-Z0-9_-]');
+  assert.ok(isSysConsumerGroup('CID_RMQ_SYS_TRANS'));
+  assert.ok(!isSysConsumerGroup('CID_DEMO'));
 });

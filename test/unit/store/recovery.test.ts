@@ -365,3 +365,31 @@ test('recovery report names the start file, records scanned and where/why it sto
     removeDir(root);
   }
 });
+
+test('cqEntriesRemovedTotal counts real entries only: 0 after a clean stop, 2 for a torn CQ tail', async () => {
+  const root = tempDir();
+  try {
+    // 13 entries in 10-entry CQ files: the second file holds 3 entries and 7 never-written slots.
+    const store = await openStore(smallConfig(root));
+    for (let i = 0; i < 13; i++) await store.putMessage(makeMessage({ body: bodyFor(200) }));
+    await store.shutdown();
+    const again = await openStore(smallConfig(root));
+    assert.equal(again.recoveryReport.mode, 'normal');
+    assert.equal(again.recoveryReport.consumeQueues, 1);
+    assert.equal(again.recoveryReport.cqEntriesRemovedTotal, 0, 'pre-allocated zero slots are not entries');
+    assert.equal(again.getMaxOffsetInQueue('T', 0), 13);
+    await again.shutdown();
+    // A torn slot (offset written, size 0) at queue offset 13 and a stale entry after it: both cut off.
+    const slot = Buffer.alloc(20);
+    slot.writeBigInt64BE(999n, 0);
+    patchFile(path.join(cqDir(root, 'T', 0), offsetToFileName(200)), 3 * 20, slot);
+    slot.writeInt32BE(100, 8);
+    patchFile(path.join(cqDir(root, 'T', 0), offsetToFileName(200)), 4 * 20, slot);
+    const third = await openStore(smallConfig(root));
+    assert.equal(third.recoveryReport.cqEntriesRemovedTotal, 2);
+    assert.equal(third.getMaxOffsetInQueue('T', 0), 13);
+    await third.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});

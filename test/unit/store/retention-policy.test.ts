@@ -35,7 +35,12 @@ test('retention config keys: RocketMQ names and defaults', () => {
   assert.deepEqual([custom.fileReservedTime, custom.deleteWhen, custom.cleanFileForciblyEnable], [48, '01;13', false]);
   assert.throws(() => resolveStoreConfig({ deleteWhen: '25' }), ConfigError);
   assert.throws(() => resolveStoreConfig({ deleteWhen: 'four' }), ConfigError);
-  assert.throws(() => resolveStoreConfig({ diskMaxUsedSpaceRatio: '120' }), ConfigError);
+  // Any integer is accepted and clamped where used, as RocketMQ's MessageStoreConfig getters do.
+  const high = resolveStoreConfig({ storePathRootDir: '/x', diskMaxUsedSpaceRatio: '150', diskSpaceWarningLevelRatio: '-5', diskSpaceCleanForciblyRatio: '100' });
+  assert.deepEqual([high.diskMaxUsedSpaceRatio, high.diskSpaceWarningLevelRatio, high.diskSpaceCleanForciblyRatio], [150, -5, 100]);
+  assert.deepEqual(retentionRatios(high), { maxUsed: 0.95, warning: 0.35, forcibly: 0.85 });
+  assert.throws(() => resolveStoreConfig({ diskMaxUsedSpaceRatio: '75.5' }), /invalid config diskMaxUsedSpaceRatio=75.5: must be an integer percentage/);
+  assert.throws(() => resolveStoreConfig({ diskMaxUsedSpaceRatio: 'high' }), /invalid config diskMaxUsedSpaceRatio=high: not a number/);
   assert.throws(() => resolveStoreConfig({ fileReservedTime: '0' }), ConfigError);
 });
 

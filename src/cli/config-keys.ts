@@ -1,0 +1,34 @@
+/**
+ * The config keys each command understands, and the start-up warning for the others: RocketMQ
+ * ignores unknown broker.conf keys silently; tsmq ignores them too but logs one warning per key,
+ * naming a close known key when there is one (`listenport` → `listenPort`).
+ */
+import { findUnknownKeys, knownKeyNames, unknownKeyWarning } from '../common/config/config-spec.js';
+import type { Logger } from '../common/logging/logger.js';
+import { BROKER_CONFIG_SPEC } from '../broker/broker-config.js';
+import { HA_RAW_CONFIG_KEYS } from '../broker/ha/broker-ha.js';
+import { POP_CONFIG_SPEC } from '../broker/pop/pop-config.js';
+import { TRANSACTION_CONFIG_SPEC } from '../broker/transaction/transaction-config.js';
+import { GRPC_CONFIG_SPEC } from '../grpc/grpc-config.js';
+import { storeConfigSpec } from '../store/store-config.js';
+
+/** Every key (and alias) `tsmq broker` / `tsmq start` read from broker.conf and `-o`. */
+export function brokerConfigKeys(): Set<string> {
+  const keys = new Set<string>(HA_RAW_CONFIG_KEYS);
+  for (const spec of [BROKER_CONFIG_SPEC, storeConfigSpec, POP_CONFIG_SPEC, TRANSACTION_CONFIG_SPEC, GRPC_CONFIG_SPEC]) {
+    for (const k of knownKeyNames(spec)) keys.add(k);
+  }
+  return keys;
+}
+
+/** Keys `tsmq namesrv` reads. */
+export function namesrvConfigKeys(): Set<string> {
+  return new Set(['listenPort', 'host']);
+}
+
+/** Logs one warning per key of `cfg` that `known` lacks; returns the messages. */
+export function warnUnknownConfigKeys(cfg: Record<string, string>, known: Set<string>, logger: Logger): string[] {
+  const messages = findUnknownKeys(cfg, known).map(unknownKeyWarning);
+  for (const m of messages) logger.warn(m);
+  return messages;
+}

@@ -1,0 +1,23 @@
+/**
+ * Top-level behaviour of the `tsmq` command line: there is no default command, so `tsmq` alone
+ * prints the help (commander: on stderr, exit code 1) and an unknown command is an error that
+ * lists the commands (exit code 1) instead of being taken as an argument of `start`.
+ */
+import type { Command } from 'commander';
+import { suggestKnownKey } from '../common/config/config-spec.js';
+
+/** `error: unknown command 'strat' (did you mean start?)` plus the list of commands. */
+export function unknownCommandMessage(name: string, commands: string[]): string {
+  const close = suggestKnownKey(name, commands);
+  const hint = close ? ` (did you mean ${close}?)` : '';
+  return `error: unknown command '${name}'${hint}\ncommands: ${commands.join(', ')} (tsmq --help describes them)`;
+}
+
+export function configureTopLevel(program: Command): void {
+  program.addHelpText('after', '\n`tsmq start` runs a nameserver and a broker in one process (what `npm start` runs).');
+  program.on('command:*', (operands: string[]) => {
+    const names = program.commands.map((c) => c.name());
+    process.stderr.write(`${unknownCommandMessage(operands[0] ?? '', names)}\n`);
+    process.exit(1);
+  });
+}

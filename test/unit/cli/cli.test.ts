@@ -1,0 +1,93 @@
+/**
+ * The `tsmq` command line as a user runs it (child processes): no hidden default command, and
+ * the broker's start-up output (unknown-key warnings, banner with the real binds and the
+ * effective brokerId).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../support/free-port.js';
+import { removeDir, tempDir } from '../../support/store-fixtures.js';
+
+const main = fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url));
+const env = { ...process.env, NODE_TEST_CONTEXT: '', TSMQ_LOG_LEVEL: 'warn' };
+
+function runCli(args: string[]) {
+  return spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { env, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** How this host shows a listen() without a host: `*` (IPv6 any, dual stack) or 0.0.0.0. */
+async function wildcardHost(): Promise<string> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, () => r()));
+  const host = (srv.address() as AddressInfo).address;
+  await new Promise((r) => srv.close(r));
+  return host === '::' ? '*' : host;
+}
+
+test('an unknown command is an error listing the commands; a close one is suggested', () => {
+  const bogus = runCli(['bogus']);
+  assert.equal(bogus.status, 1);
+  assert.equal(bogus.stdout, '');
+  const [first, second] = bogus.stderr.split('\n');
+  assert.equal(first, "error: unknown command 'bogus'");
+  assert.match(second!, /^commands: start, namesrv, broker, admin\b.* \(tsmq --help describes them\)$/);
+  const typo = runCli(['strat']);
+  assert.equal(typo.status, 1);
+  assert.equal(typo.stderr.split('\n')[0], "error: unknown command 'strat' (did you mean start?)");
+});
+
+test('bare tsmq prints the help and starts nothing', () => {
+  const bare = runCli([]);
+  assert.equal(bare.status, 1);
+  assert.equal(bare.stdout, '');
+  assert.match(bare.stderr, /^Usage: tsmq \[options\] \[command\]/);
+  assert.match(bare.stderr, /\n {2}start \[options\] +run nameserver \+ broker in one process/);
+  assert.match(bare.stderr, /`tsmq start` runs a nameserver and a broker in one process/);
+});
+
+test('tsmq broker: one warning per unknown key, banner with the real binds and the effective brokerId', { timeout: 90_000 }, async () => {
+  const store = tempDir('tsmq-cli-');
+  const [port, haPort, grpcPort] = [await freePort(), await freePort(), await freePort()];
+  const any = await wildcardHost();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', main, 'broker', '--store', store, '-p', String(port), '-n', '', '-o', `haListenPort=${haPort}`, '-o', `grpcListenPort=${grpcPort}`,
+      '-o', 'brokerId=3', '-o', 'unknownKey=1', '-o', 'listenport=10999', '-o', 'brokername=bx'],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!/tsmq broker started.*\n/.test(out)) {
+      if (child.exitCode !== null) throw new Error(`broker exited early:\n${out}`);
+      if (Date.now() > deadline) throw new Error(`no banner:\n${out}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const lines = out.split('\n');
+    const warnings = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; component: string; msg: string }).filter((l) => l.component === 'config');
+    assert.deepEqual(
+      warnings.map((w) => [w.level, w.msg]),
+      [
+        [40, 'config key unknownKey is not used by tsmq and is ignored'],
+        [40, 'config key listenport is not used by tsmq and is ignored (did you mean listenPort?)'],
+        [40, 'config key brokername is not used by tsmq and is ignored (did you mean brokerName?)'],
+      ],
+    );
+    const banner = lines.find((l) => l.startsWith('tsmq broker started'));
+    assert.equal(
+      banner,
+      `tsmq broker started: broker broker-a (brokerId 0) listening on ${any}:${port} (clients are given 127.0.0.1:${port}), HA ${any}:${haPort}, ` +
+        `gRPC 0.0.0.0:${grpcPort}, store ${store}, flushDiskType ASYNC_FLUSH, nameserver (none: not registering); * and 0.0.0.0 mean every interface`,
+    );
+  } finally {
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    removeDir(store);
+  }
+});
