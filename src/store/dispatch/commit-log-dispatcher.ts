@@ -32,8 +32,12 @@ export interface CommitLogDispatcher {
  * Clean shutdown: `flush()` then `shutdown()` before the checkpoint is forced.
  */
 export interface StorePlugin extends CommitLogDispatcher {
-  /** Loads the plugin's files; returns the CommitLog offset from which it needs records again (null: none). */
-  load?(lastExitOK: boolean): { rebuildFromPhyOffset: number | null };
+  /**
+   * Loads the plugin's files; returns the CommitLog offset from which it needs records again (null: none).
+   * `pageCacheIntact`: the last exit was a crash of a process on this boot (not a power loss or OS
+   * crash), so every write it handed to the OS survived, in order.
+   */
+  load?(lastExitOK: boolean, startup?: { pageCacheIntact: boolean }): { rebuildFromPhyOffset: number | null };
   flush?(): Promise<void>;
   shutdown?(): Promise<void>;
   /** Crash simulation: close files without flushing. */

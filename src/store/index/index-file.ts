@@ -259,6 +259,19 @@ export class IndexFile {
     }
   }
 
+  /**
+   * For a writable file: true when no slot points past the header's indexCount. False means a
+   * commit was cut between the slot-table writes and the header write (slots newer than the
+   * header), so chains through those slots would be lost: the file must be rebuilt.
+   */
+  slotsWithinCount(): boolean {
+    const slots = this.slots;
+    if (!slots) return true;
+    const count = this.header.indexCount;
+    for (let i = 0; i < slots.length; i++) if (slots[i]! >= count || slots[i]! < 0) return false;
+    return true;
+  }
+
   /** True when changes are waiting for commit(). */
   get isDirty(): boolean {
     return this.dirty;

@@ -33,8 +33,8 @@ export class IndexPlugin implements StorePlugin {
     );
   }
 
-  load(lastExitOK: boolean): { rebuildFromPhyOffset: number | null } {
-    const { rebuildFromPhyOffset } = this.service.load(lastExitOK, this.ctx.checkpoint.indexMsgTimestamp);
+  load(lastExitOK: boolean, startup?: { pageCacheIntact: boolean }): { rebuildFromPhyOffset: number | null } {
+    const { rebuildFromPhyOffset } = this.service.load(lastExitOK, this.ctx.checkpoint.indexMsgTimestamp, startup?.pageCacheIntact ?? false);
     this.timer = setInterval(() => void this.service.flushWritable(), FLUSH_INTERVAL_MS);
     this.timer.unref();
     // Records beyond the newest indexed offset (or everything when no index file is left) are

@@ -66,7 +66,7 @@ export class IndexService {
    * `indexMsgTimestamp` and returns the physical offset to re-index from (null when nothing
    * needs rebuilding).
    */
-  load(lastExitOK: boolean, indexMsgTimestamp: number): { rebuildFromPhyOffset: number | null } {
+  load(lastExitOK: boolean, indexMsgTimestamp: number, pageCacheIntact = false): { rebuildFromPhyOffset: number | null } {
     this.fs.mkdirp(this.config.indexDir);
     const names = this.fs.readdir(this.config.indexDir).filter((n) => /^\d{17}$/.test(n)).sort();
     let rebuildFrom: number | null = null;
@@ -82,7 +82,20 @@ export class IndexService {
         rebuildFrom = 0;
         continue;
       }
-      if (!lastExitOK && f.header.endTimestamp > indexMsgTimestamp) {
+      if (!lastExitOK && f.writable && !f.slotsWithinCount()) {
+        // a commit was cut between the slot-table writes and the header write: chains through
+        // the newer slots would be lost, so the file is rebuilt
+        this.logger.warn({ path, indexCount: f.header.indexCount }, 'abnormal exit: index file slots point past its header (torn commit); destroyed for rebuild');
+        rebuildFrom = rebuildFrom === null ? f.header.beginPhyOffset : Math.min(rebuildFrom, f.header.beginPhyOffset);
+        f.destroy();
+        continue;
+      }
+      if (!lastExitOK && f.header.endTimestamp > indexMsgTimestamp && pageCacheIntact && f.writable) {
+        // A process crash on this boot: the file holds exactly its last commit (entries, then
+        // slots, then header, written in that order and kept by the page cache). Keep it and
+        // index again from its end, instead of rebuilding the whole file from the CommitLog.
+        this.logger.info({ path, endTimestamp: f.header.endTimestamp, indexMsgTimestamp }, 'abnormal exit on this boot: index file newer than checkpoint kept (page cache intact)');
+      } else if (!lastExitOK && f.header.endTimestamp > indexMsgTimestamp) {
         this.logger.info({ path, endTimestamp: f.header.endTimestamp, indexMsgTimestamp }, 'abnormal exit: index file newer than checkpoint destroyed for rebuild');
         rebuildFrom = rebuildFrom === null ? f.header.beginPhyOffset : Math.min(rebuildFrom, f.header.beginPhyOffset);
         f.destroy();

@@ -24,9 +24,10 @@ export interface StartedStore {
 /** See the file comment. @throws recovery and I/O errors (the caller closes the parts). */
 export async function recoverAndStart(c: StoreComponents): Promise<StartedStore> {
   const lastExitOK = !c.fs.exists(c.abortPath);
+  const pageCacheIntact = !lastExitOK && c.lock.previousHolderSameBoot;
   let rebuildFromPhyOffset: number | null = null;
   for (const p of c.plugins) {
-    const from = p.load?.(lastExitOK).rebuildFromPhyOffset ?? null;
+    const from = p.load?.(lastExitOK, { pageCacheIntact }).rebuildFromPhyOffset ?? null;
     if (from !== null) rebuildFromPhyOffset = rebuildFromPhyOffset === null ? from : Math.min(rebuildFromPhyOffset, from);
   }
   const recoveryReport = await recoverStore(lastExitOK ? 'normal' : 'abnormal', {

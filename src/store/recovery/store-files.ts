@@ -103,6 +103,12 @@ export class StoreLock {
     private readonly lockPath: string,
     /** Why a previous lock record was taken over (for the start-up log), or null. */
     readonly tookOverStale: string | null,
+    /**
+     * True when the previous lock record was written by a process of the current boot (same boot
+     * id): if that process crashed, everything it handed to the OS is still in the page cache, in
+     * the order it was written. False when it was another boot or unknown.
+     */
+    readonly previousHolderSameBoot: boolean,
   ) {}
 
   /** Takes the lock. @throws StoreLockedError naming the holding pid. */
@@ -115,9 +121,11 @@ export class StoreLock {
       const hint = verdict.verified ? '' : ` (its identity cannot be verified; if no broker runs as process ${verdict.pid}, delete ${lockPath})`;
       throw new StoreLockedError(root, `process ${verdict.pid}`, hint);
     }
-    fs.writeFile(lockPath, Buffer.from(formatLockRecord(ownLockRecord(probe))));
+    const own = ownLockRecord(probe);
+    fs.writeFile(lockPath, Buffer.from(formatLockRecord(own)));
     openRoots.add(root);
-    return new StoreLock(fs, root, lockPath, verdict.stale);
+    const sameBoot = previous !== null && previous.bootId !== null && own.bootId !== null && previous.bootId === own.bootId;
+    return new StoreLock(fs, root, lockPath, verdict.stale, sameBoot);
   }
 
   /** Releases the lock (the file stays, like RocketMQ's). */

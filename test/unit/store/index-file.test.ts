@@ -284,6 +284,84 @@ describe('IndexService writable-file flush under load', () => {
   });
 });
 
+describe('IndexService after a process crash on this boot (page cache intact)', () => {
+  const build = (dir: string) => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const ts = { v: 0 };
+    const cp = { get indexMsgTimestamp() { return ts.v; }, setIndexMsgTimestamp: (t: number) => (ts.v = t), flush: async () => {} };
+    const cfg = { indexDir: join(dir, 'index'), maxHashSlotNum: 64, maxIndexNum: 1000, messageIndexEnable: true };
+    return { clock, ts, cp, cfg };
+  };
+  it('a writable file committed after the checkpoint is kept and indexing resumes at its end; without the page cache guarantee it is destroyed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-indexboot-'));
+    try {
+      const { clock, ts, cp, cfg } = build(dir);
+      const svc = new IndexService(fs, cfg, clock, cp, silentLogger);
+      svc.load(true, 0);
+      for (let i = 0; i < 3; i++) {
+        clock.advance(1000);
+        svc.buildIndex(dispatch({ commitLogOffset: i * 100, keys: `k${i}`, storeTimestamp: clock.nowMs() }));
+      }
+      await svc.flushWritable(); // checkpoint: k2 (t+3 s)
+      for (let i = 3; i < 6; i++) {
+        clock.advance(1000);
+        svc.buildIndex(dispatch({ commitLogOffset: i * 100, keys: `k${i % 2}`, storeTimestamp: clock.nowMs() }));
+      }
+      const end = await (svc as unknown as { files: IndexFile[] }).files[0]!.flush(); // header committed (k5), crash before the checkpoint moved
+      assert.equal(end, 1_700_000_006_000);
+      svc.closeAbruptly();
+      assert.equal(ts.v, 1_700_000_003_000);
+      const kept = new IndexService(fs, cfg, clock, cp, silentLogger);
+      assert.deepEqual(kept.load(false, ts.v, true), { rebuildFromPhyOffset: null });
+      assert.equal(kept.fileCount, 1);
+      assert.equal(kept.indexedUpToPhyOffset, 500, 'resumes after k5');
+      assert.deepEqual(kept.queryOffset('T', 'k1', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [500, 300, 100], 'the whole chain of k1');
+      kept.closeAbruptly();
+      const destroyed = new IndexService(fs, cfg, clock, cp, silentLogger);
+      assert.deepEqual(destroyed.load(false, ts.v, false), { rebuildFromPhyOffset: 0 }, 'power loss or unknown: rebuilt from the file start');
+      assert.equal(destroyed.fileCount, 0);
+      destroyed.closeAbruptly();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a commit cut between the slot table and the header (slots newer than the header) is destroyed even on this boot (the double-write gap noted in session 1)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-indexboot2-'));
+    try {
+      const { clock, ts, cp, cfg } = build(dir);
+      const svc = new IndexService(fs, cfg, clock, cp, silentLogger);
+      svc.load(true, 0);
+      clock.advance(1000);
+      svc.buildIndex(dispatch({ commitLogOffset: 0, keys: 'a', storeTimestamp: clock.nowMs() }));
+      await svc.flushWritable();
+      clock.advance(1000);
+      svc.buildIndex(dispatch({ commitLogOffset: 100, keys: 'b', storeTimestamp: clock.nowMs() }));
+      const file = (svc as unknown as { files: IndexFile[] }).files[0]!;
+      const headerBefore = Buffer.alloc(40);
+      const name = (await import('node:fs')).readdirSync(cfg.indexDir)[0]!;
+      const p = join(cfg.indexDir, name);
+      const rfd = fs.open(p, 'r');
+      fs.pread(rfd, headerBefore, 0, 40, 0);
+      fs.close(rfd);
+      file.commit(); // entries, slots and header in the page cache ...
+      const wfd = fs.open(p, 'r+');
+      fs.pwrite(wfd, headerBefore, 0, 40, 0); // ... but the header write never happened (killed in between)
+      fs.close(wfd);
+      svc.closeAbruptly();
+      // the old header ends at 'a' (= the checkpoint), so the file is not newer than the
+      // checkpoint, but the slot of 'b' points past its indexCount: rebuilt, whatever the boot
+      assert.equal(ts.v, 1_700_000_001_000);
+      const again = new IndexService(fs, cfg, clock, cp, silentLogger);
+      assert.deepEqual(again.load(false, ts.v, true), { rebuildFromPhyOffset: 0 });
+      assert.equal(again.fileCount, 0);
+      again.closeAbruptly();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('IndexFile entry buffering', () => {
   it('more entries than one write buffer (3,276) are written and found again, before and after commit', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tsmq-index-buf-'));

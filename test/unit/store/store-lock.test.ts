@@ -222,3 +222,27 @@ test('without /proc: a live pid holds the lock unverified, a dead one is stale',
     stale: `lock of process ${process.pid} (this process) from an earlier open`,
   });
 });
+
+test('previousHolderSameBoot: a crashed holder of this boot ⇒ true; another boot, a released lock or none ⇒ false', { skip: !linux }, async () => {
+  const root = tempDir();
+  try {
+    const lockPath = path.join(root, 'lock');
+    const cases: Array<[string | null, boolean]> = [
+      [formatLockRecord({ pid: 999_999_999, startTime: '1', bootId }), true], // dead pid of this boot: a crash
+      [formatLockRecord({ pid: 999_999_999, startTime: '1', bootId: 'another-boot' }), false],
+      ['lock', false], // released at a clean shutdown
+      ['4242', false], // old pid-only record: the boot is unknown
+      [null, false],
+    ];
+    for (const [text, expected] of cases) {
+      fs.rmSync(lockPath, { force: true });
+      if (text !== null) writeLock(root, text);
+      else fs.mkdirSync(root, { recursive: true });
+      const lock = StoreLock.acquire(nodeFileSystem, root, lockPath, procProbe);
+      assert.equal(lock.previousHolderSameBoot, expected, `previous record ${JSON.stringify(text)}`);
+      lock.release();
+    }
+  } finally {
+    removeDir(root);
+  }
+});
