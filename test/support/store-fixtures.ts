@@ -91,3 +91,23 @@ export function capturingLogger(lines: LogLine[] = []): import('../../src/common
   };
   return logger;
 }
+
+/**
+ * Waits until everything flushed is dispatched to the ConsumeQueues. Under SYNC_FLUSH a put is
+ * answered after its group commit and dispatched one event-loop turn later (GroupCommitService
+ * reports the flush once the next fdatasync is issued), so a test that reads the ConsumeQueue
+ * right after a put awaits this first (no-op under ASYNC_FLUSH). Rejects after `timeoutMs`.
+ */
+export async function dispatched(store: DefaultMessageStore, timeoutMs = 5000): Promise<void> {
+  if (store.config.flushDiskType !== 'SYNC_FLUSH') return; // ASYNC_FLUSH dispatches within the put
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await new Promise((r) => setImmediate(r));
+    if (store.getMaxPhyOffset() === 0 || store.dispatchBehindBytes() === 0) return;
+    if (store.getFlushedPhyOffset() < store.getMaxPhyOffset() && store.config.flushDiskType === 'SYNC_FLUSH') {
+      // behind only by what is not flushed yet: nothing more to wait for under SYNC_FLUSH
+      if (store.dispatchBehindBytes() <= store.getMaxPhyOffset() - store.getFlushedPhyOffset()) return;
+    }
+    if (Date.now() > deadline) throw new Error(`dispatch still ${store.dispatchBehindBytes()} bytes behind after ${timeoutMs} ms`);
+  }
+}

@@ -111,6 +111,12 @@ const FAILED_FLUSH_RETRY_MS = 10;
  * dispatch), so it covers everything appended during the previous fdatasync and the disk is
  * never idle while someone waits. A put arriving when no flush is in flight starts one on the
  * next `setImmediate`, so every append of the current event-loop turn joins the same group.
+ *
+ * `onFlushed` (which drives dispatch to the ConsumeQueues and index) is not called while the
+ * disk is idle: after a flush returns, the waiters are resolved, their producers append on the
+ * same turn, and on the next `setImmediate` the next flush is issued first and `onFlushed` runs
+ * while that fdatasync is in flight. So a message is dispatched one event-loop turn after its
+ * producer was answered (RocketMQ's ReputMessageService also dispatches after the put returns).
  */
 export class GroupCommitService implements FlushManager {
   private requests: GroupCommitRequest[] = [];
@@ -118,6 +124,8 @@ export class GroupCommitService implements FlushManager {
   /** The flush in flight, null when idle. */
   private inFlight: Promise<void> | null = null;
   private kickScheduled = false;
+  /** Flush progress not yet reported to `onFlushed` (reported right after the next flush is issued). */
+  private unreported: { flushed: number; storeTimestamp: number } | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -153,12 +161,25 @@ export class GroupCommitService implements FlushManager {
 
   /** Makes sure a flush runs for what is written: on the next setImmediate (so every append of this turn joins it) unless one is in flight. */
   wakeup(): void {
-    if (this.inFlight || this.kickScheduled || this.retryTimer || this.stopped) return;
+    if (this.inFlight || this.retryTimer || this.stopped) return;
+    this.scheduleKick();
+  }
+
+  private scheduleKick(): void {
+    if (this.kickScheduled) return;
     this.kickScheduled = true;
     setImmediate(() => {
       this.kickScheduled = false;
-      this.flushIfNeeded();
+      if (!this.retryTimer) this.flushIfNeeded();
+      this.reportFlushed();
     });
+  }
+
+  private reportFlushed(): void {
+    const u = this.unreported;
+    if (!u) return;
+    this.unreported = null;
+    this.onFlushed(u.flushed, u.storeTimestamp);
   }
 
   private hasWork(): boolean {
@@ -191,7 +212,10 @@ export class GroupCommitService implements FlushManager {
       if (this.pendingRequests() === 0) this.retryTimer.unref(); // a waiting producer keeps the process alive
     }
     this.resolveCovered(flushed);
-    if (progressed) this.onFlushed(flushed, this.mfq.getStoreTimestamp());
+    if (progressed) {
+      this.unreported = { flushed, storeTimestamp: this.mfq.getStoreTimestamp() };
+      this.scheduleKick(); // the producers just answered append first; the kick flushes, then reports
+    }
   }
 
   private resolveCovered(flushed: number): void {
@@ -237,6 +261,7 @@ export class GroupCommitService implements FlushManager {
 
   stopAbruptly(): void {
     this.stopped = true;
+    this.unreported = null;
     this.stopTimers();
     while (this.head < this.requests.length) this.requests[this.head++]!.resolve('FLUSH_DISK_TIMEOUT');
     this.compact();
@@ -254,6 +279,7 @@ export class GroupCommitService implements FlushManager {
     }
     const flushed = this.mfq.getFlushedWhere();
     this.resolveCovered(flushed);
+    this.unreported = null;
     this.onFlushed(flushed, this.mfq.getStoreTimestamp());
     this.stopTimers();
     while (this.head < this.requests.length) this.requests[this.head++]!.resolve('FLUSH_DISK_TIMEOUT');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import { makeMessage, openStore, removeDir, smallConfig, tempDir, dispatched } from '../../support/store-fixtures.js';
 
 test('B40 deleting topic T (4 queues) while its dispatch backlog is pending: no crash, no write into a released file, other topics unaffected', async () => {
   const { FaultyFileSystem } = await import('../../support/faulty-file-system.js');
@@ -30,7 +30,8 @@ test('B40 deleting topic T (4 queues) while its dispatch backlog is pending: no 
     const results = (await Promise.all(producing)) as Array<{ status: string }>;
     assert.ok(results.every((r) => r.status === 'PUT_OK'));
     fs2.fdatasyncDelayMs = 0;
-    await store.putMessage(makeMessage({ topic: 'U', queueId: 0 })); // waits for a flush: everything dispatched
+    await store.putMessage(makeMessage({ topic: 'U', queueId: 0 })); // waits for a flush
+    await dispatched(store); // dispatched one turn after the answer
     assert.equal(store.getMaxOffsetInQueue('U', 0), 301, 'U keeps every message');
     // T was recreated cleanly: only post-delete entries may be there, gap-free from 0, each pullable.
     for (let q = 0; q < 4; q++) {

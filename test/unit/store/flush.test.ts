@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import { makeMessage, openStore, removeDir, smallConfig, tempDir, dispatched } from '../../support/store-fixtures.js';
 import { FaultyFileSystem } from '../../support/faulty-file-system.js';
+import { silentLogger } from '../../../src/common/logging/logger.js';
 
 test('SYNC_FLUSH group commit: concurrent waiters are resolved by shared fdatasyncs', async () => {
   const root = tempDir();
@@ -57,6 +58,7 @@ test('SYNC_FLUSH: WAIT=false does not wait for the flush; consumers only see flu
     assert.equal((await store.getMessage('g', 'T', 0, 0, 32)).status, 'NO_MESSAGE_IN_QUEUE');
     const waited = await store.putMessage(makeMessage());
     assert.equal(waited.status, 'PUT_OK');
+    await dispatched(store);
     assert.equal(store.getMaxOffsetInQueue('T', 0), 2, 'dispatched once flushed');
     assert.deepEqual(arrived, [1, 2], 'listener gets the new max offset after each CQ write');
     fs.fdatasyncDelayMs = 0;
@@ -91,4 +93,66 @@ test('a shut-down store refuses puts and pulls with SERVICE_NOT_AVAILABLE', asyn
   } finally {
     removeDir(root);
   }
+});
+
+test('GroupCommitService: a flush is reported (dispatch) only after the producers it answered appended and the next fdatasync was issued', async () => {
+  const { GroupCommitService } = await import('../../../src/store/commitlog/flush-services.js');
+  const events: string[] = [];
+  let max = 0;
+  let flushed = 0;
+  let release: (() => void) | null = null;
+  const fakeQueue = {
+    getFlushedWhere: () => flushed,
+    getMaxOffset: () => max,
+    getStoreTimestamp: () => 1_700_000_000_000 + flushed,
+    flush: (_leastPages: number): Promise<number> => {
+      const target = max;
+      events.push(`fdatasync issued covering ${target}`);
+      return new Promise<number>((resolve) => {
+        release = () => {
+          flushed = target;
+          resolve(target);
+        };
+      });
+    },
+  };
+  const gcs = new GroupCommitService(fakeQueue as never, 5000, (where) => events.push(`reported ${where}`), silentLogger);
+  gcs.start();
+  const put = (size: number): Promise<string> => {
+    max += size;
+    const r = gcs.handleDiskFlush(max, true);
+    return Promise.resolve(r).then((status) => {
+      events.push(`answered ${status}`);
+      return status;
+    });
+  };
+  const settle = async (): Promise<void> => {
+    while (!release) await new Promise((r) => setImmediate(r));
+  };
+  const first = [put(100), put(100)];
+  await settle();
+  let third: Promise<string> | null = null;
+  const answered = Promise.all(first).then(() => {
+    third = put(50); // the producer appends again as soon as it is answered
+  });
+  const r1 = release!;
+  release = null;
+  r1();
+  await answered;
+  await settle();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(events, [
+    'fdatasync issued covering 200',
+    'answered PUT_OK',
+    'answered PUT_OK',
+    'fdatasync issued covering 250',
+    'reported 200',
+  ]);
+  const r2 = release!;
+  release = null;
+  r2();
+  assert.equal(await third!, 'PUT_OK');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(events.slice(5), ['answered PUT_OK', 'reported 250']);
+  await gcs.shutdown();
 });

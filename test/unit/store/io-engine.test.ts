@@ -19,7 +19,7 @@ import { MappedFileQueue } from '../../../src/store/mapped-file/mapped-file-queu
 import { completeStoreConfig, resolveStoreConfig } from '../../../src/store/store-config.js';
 import type { GetMessageStatus } from '../../../src/store/message-store.js';
 import { FaultyFileSystem } from '../../support/faulty-file-system.js';
-import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import { makeMessage, openStore, removeDir, smallConfig, tempDir, dispatched } from '../../support/store-fixtures.js';
 
 /**
  * Node file system that checks descriptor hygiene: every call must use an open fd, and no fd
@@ -267,6 +267,7 @@ test('SYNC_FLUSH group commit: waiters covered by one fdatasync resolve together
     assert.equal((await first).status, 'PUT_OK');
     assert.ok(group.every((r) => r.status === 'PUT_OK'));
     assert.ok(faulty.fdatasyncCalls - before <= 2, `40 waiters took ${faulty.fdatasyncCalls - before} fdatasyncs`);
+    await dispatched(store);
     assert.equal(store.getMaxOffsetInQueue('T', 0), 41, 'dispatched once flushed');
 
     faulty.fdatasyncDelayMs = 0;

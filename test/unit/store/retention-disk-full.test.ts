@@ -14,7 +14,7 @@ import type { PutMessageResult } from '../../../src/store/message-store.js';
 import type { DefaultMessageStore } from '../../../src/store/default-message-store.js';
 import type { StoreConfig } from '../../../src/store/store-config.js';
 import { FaultyFileSystem } from '../../support/faulty-file-system.js';
-import { makeMessage, openStore, removeDir, tempDir } from '../../support/store-fixtures.js';
+import { makeMessage, openStore, removeDir, tempDir, dispatched } from '../../support/store-fixtures.js';
 import { openRetentionStore, retentionConfig, seqBody, seqOf, waitFor } from './retention-support.js';
 
 class CountingFs extends FaultyFileSystem {
@@ -27,6 +27,7 @@ class CountingFs extends FaultyFileSystem {
 
 /** Every acknowledged sequence number is readable in order at queue offsets 0..n-1 (and nothing else). */
 async function assertExactly(store: DefaultMessageStore, acked: number[]): Promise<void> {
+  await dispatched(store);
   const seen: number[] = [];
   let next = 0;
   for (;;) {

@@ -7,7 +7,7 @@ import type { StorePlugin } from '../../../src/store/dispatch/commit-log-dispatc
 import { StoreLockedError } from '../../../src/store/recovery/store-files.js';
 import { CHECKPOINT_FILE_SIZE } from '../../../src/store/recovery/store-checkpoint.js';
 import { resolveStoreConfig } from '../../../src/store/store-config.js';
-import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import { makeMessage, openStore, removeDir, smallConfig, tempDir, dispatched } from '../../support/store-fixtures.js';
 
 class RecordingPlugin implements StorePlugin {
   readonly name = 'recording';
@@ -122,6 +122,7 @@ test('deleteTopics while dispatch lags (SYNC_FLUSH before the flush) drops the p
     await store.deleteTopics(['T']);
     assert.equal(store.getMaxOffsetInQueue('T', 0), 0);
     const r = await store.putMessage(makeMessage({ body: 'fresh' }));
+    await dispatched(store);
     assert.equal(r.appendResult!.queueOffset, 0);
     assert.equal(store.getMaxOffsetInQueue('T', 0), 1);
     assert.equal(store.getMaxOffsetInQueue('Other', 0), 1, 'other topics unaffected');
