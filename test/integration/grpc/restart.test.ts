@@ -52,9 +52,23 @@ describe('gRPC pop state across a broker restart', { timeout: 60_000 }, () => {
       }
     }
     await h.restart();
-    // Handles issued before the restart still work.
+    // Handles issued before the restart still work. The client's channel may still be
+    // reconnecting right after the restart: a call that fails with UNAVAILABLE (14) before it
+    // reached the broker is retried, as an application would.
+    const ackRetryingUnavailable = async (m: MessageView): Promise<void> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await consumer.ack(m);
+          return;
+        } catch (e) {
+          const code = (e as { code?: number }).code;
+          if (code !== 14 || attempt >= 50) throw e;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    };
     for (const m of held) {
-      await consumer.ack(m);
+      await ackRetryingUnavailable(m);
       acked.add(m.keys[0]!);
     }
     const deadline = Date.now() + 20_000;
