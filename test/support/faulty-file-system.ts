@@ -2,8 +2,9 @@
  * A FileSystem for tests: delegates to the real Node implementation and lets a test inject
  * faults — a slow fdatasync (delay in ms, resolved by a ref'd timer), failing calls, and counts
  * of fdatasync calls (to observe group commit). `pathFault` targets single files: it sees the
- * operation and the file's path (pwrite on a descriptor is mapped back to the path it was opened
- * with) and returns the error code to throw, or null to let the call through.
+ * operation and the file's path (pwrite and fdatasync on a descriptor are mapped back to the path
+ * it was opened with) and returns the error code to throw (fdatasync: reject with), or null to
+ * let the call through.
  */
 import type { FileStat, FileSystem, OpenMode } from '../../src/common/fs/file-system.js';
 import { NodeFileSystem } from '../../src/common/fs/node-file-system.js';
@@ -18,10 +19,10 @@ export class FaultyFileSystem implements FileSystem {
   /** When set, pwrite throws this error code (e.g. 'ENOSPC'). */
   pwriteErrorCode: string | null = null;
   /** Per-file faults, e.g. `(op, p) => op === 'open' && p.includes('/consumequeue/') ? 'EIO' : null`. */
-  pathFault: ((op: 'open' | 'pwrite', path: string) => string | null) | null = null;
+  pathFault: ((op: 'open' | 'pwrite' | 'fdatasync', path: string) => string | null) | null = null;
   readonly #paths = new Map<number, string>();
 
-  #inject(op: 'open' | 'pwrite', p: string | undefined): void {
+  #inject(op: 'open' | 'pwrite' | 'fdatasync', p: string | undefined): void {
     const code = p === undefined ? null : (this.pathFault?.(op, p) ?? null);
     if (code) throw Object.assign(new Error(`injected ${code}`), { code });
   }
@@ -51,6 +52,7 @@ export class FaultyFileSystem implements FileSystem {
     this.fdatasyncCalls++;
     if (this.fdatasyncDelayMs > 0) await new Promise((r) => setTimeout(r, this.fdatasyncDelayMs));
     if (this.fdatasyncErrorCode) throw Object.assign(new Error(`injected ${this.fdatasyncErrorCode}`), { code: this.fdatasyncErrorCode });
+    this.#inject('fdatasync', this.#paths.get(fd));
     return this.real.fdatasync(fd);
   }
   async fsync(fd: number): Promise<void> {

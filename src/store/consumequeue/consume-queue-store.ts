@@ -2,12 +2,25 @@
  * All ConsumeQueues of a store, keyed by topic then queue id (RocketMQ `ConsumeQueueStore` for
  * simple CQs). Owns `<root>/consumequeue/`; creates queues on first use (so
  * NO_MATCHED_LOGIC_QUEUE is practically unreachable, as in RocketMQ).
+ *
+ * Background write failures (consume-queue-write-errors.ts): every entry written through
+ * `putMessagePositionInfo` is checked on the next event-loop turn (after the segment's own
+ * background commit): its queue is committed again, and a failing pwrite records the queue as
+ * failing (LOGICS_QUEUE_ERROR through `onWriteErrorChange`). `flushAll` reports failed commits and
+ * fdatasyncs per queue and goes on with the other queues. Failing queues are retried every
+ * `writeRetryIntervalMs` (commit; flush(0) when the flush had failed) and by every later
+ * commit/flush; the flag clears once no queue fails. Entries are never dropped meanwhile (they
+ * stay in the segments' write buffers).
  */
 import * as path from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
 import { ConsumeQueue } from './consume-queue.js';
+import { CQ_WRITE_RETRY_INTERVAL_MS, ConsumeQueueWriteError, ConsumeQueueWriteErrors, type FailedQueueWrite } from './consume-queue-write-errors.js';
+
+/** Default minimum time between two "still failing" lines of one queue, ms. */
+const WRITE_FAILURE_LOG_INTERVAL_MS = 10_000;
 
 export interface ConsumeQueueStoreOptions {
   /** `<storePathRootDir>/consumequeue` */
@@ -16,12 +29,32 @@ export interface ConsumeQueueStoreOptions {
   fs: FileSystem;
   clock: Clock;
   logger: Logger;
+  /** Told the reason when a queue's entries cannot be written (null once every queue is written again). */
+  onWriteErrorChange?: (reason: string | null) => void;
+  /** Retry period of failed writes, ms (default CQ_WRITE_RETRY_INTERVAL_MS). */
+  writeRetryIntervalMs?: number;
+  /** Minimum time between two "still failing" lines of one queue, ms (default 10 s). */
+  logIntervalMs?: number;
 }
 
 export class ConsumeQueueStore {
   private readonly table = new Map<string, Map<number, ConsumeQueue>>();
+  private readonly writeErrors: ConsumeQueueWriteErrors;
+  /** Queues written since the last commit check (run on the next event-loop turn). */
+  private readonly toCheck = new Set<ConsumeQueue>();
+  private checkScheduled = false;
+  private stopped = false;
 
-  constructor(private readonly opts: ConsumeQueueStoreOptions) {}
+  constructor(private readonly opts: ConsumeQueueStoreOptions) {
+    this.writeErrors = new ConsumeQueueWriteErrors({
+      clock: opts.clock,
+      logger: opts.logger,
+      logIntervalMs: opts.logIntervalMs ?? WRITE_FAILURE_LOG_INTERVAL_MS,
+      retryIntervalMs: opts.writeRetryIntervalMs ?? CQ_WRITE_RETRY_INTERVAL_MS,
+      retry: () => this.retryFailedWrites(),
+      ...(opts.onWriteErrorChange ? { onChange: opts.onWriteErrorChange } : {}),
+    });
+  }
 
   /** Loads every `<topic>/<queueId>/` directory. @throws SegmentLoadError on a file of the wrong size. */
   load(): void {
@@ -48,7 +81,8 @@ export class ConsumeQueueStore {
     }
     let cq = byId.get(queueId);
     if (!cq) {
-      cq = new ConsumeQueue({ topic, queueId, ...this.opts });
+      const { rootDir, fileSize, fs, clock, logger } = this.opts;
+      cq = new ConsumeQueue({ topic, queueId, rootDir, fileSize, fs, clock, logger });
       byId.set(queueId, cq);
     }
     return cq;
@@ -110,26 +144,111 @@ export class ConsumeQueueStore {
     for (const cq of this.all()) cq.correctMinOffset(minCommitLogOffset);
   }
 
-  /** Flushes every queue; returns true when no queue has unflushed entries left. */
+  /**
+   * Writes the entry of a dispatched record (ConsumeQueue.putMessagePositionInfo, creating the
+   * queue if needed) and has it checked on the next event-loop turn that it reached the file.
+   * @throws what putMessagePositionInfo throws (file creation, a full write buffer not written).
+   */
+  putMessagePositionInfo(topic: string, queueId: number, phyOffset: number, size: number, tagsCode: number, queueOffset: number): void {
+    const cq = this.findOrCreate(topic, queueId);
+    cq.putMessagePositionInfo(phyOffset, size, tagsCode, queueOffset);
+    this.toCheck.add(cq);
+    if (this.checkScheduled) return;
+    this.checkScheduled = true;
+    setImmediate(() => this.checkCommits());
+  }
+
+  private checkCommits(): void {
+    this.checkScheduled = false;
+    if (this.stopped) {
+      this.toCheck.clear();
+      return;
+    }
+    try {
+      for (const cq of this.toCheck) this.commitQueue(cq);
+    } catch (e) {
+      this.opts.logger.error({ err: e }, 'ConsumeQueue commit check failed');
+    } finally {
+      this.toCheck.clear();
+    }
+  }
+
+  /** Commits one queue, recording a failure or a recovery; true when its buffered entries are written. */
+  private commitQueue(cq: ConsumeQueue): boolean {
+    try {
+      cq.commit();
+    } catch (e) {
+      if (!(e instanceof ConsumeQueueWriteError)) throw e;
+      this.writeErrors.failed(e);
+      return false;
+    }
+    if (this.writeErrors.failedOp(cq) === 'commit') this.writeErrors.succeeded(cq);
+    return true;
+  }
+
+  /** Flushes one queue (leastPages 0 while its writes fail), recording a failure or a recovery. */
+  private async flushQueue(cq: ConsumeQueue, leastPages: number): Promise<boolean> {
+    try {
+      await cq.flush(this.writeErrors.has(cq) ? 0 : leastPages);
+    } catch (e) {
+      if (!(e instanceof ConsumeQueueWriteError)) throw e;
+      this.writeErrors.failed(e);
+      return false;
+    }
+    this.writeErrors.succeeded(cq);
+    return true;
+  }
+
+  /** Retries every failing queue once: commit, then flush(0) for a failed flush. */
+  async retryFailedWrites(): Promise<void> {
+    for (const q of this.writeErrors.queues()) {
+      if (this.stopped) return;
+      const cq = this.find(q.topic, q.queueId);
+      if (cq !== q) {
+        this.writeErrors.forget(q); // deleted meanwhile
+        continue;
+      }
+      if (this.writeErrors.failedOp(cq) === 'flush') await this.flushQueue(cq, 0);
+      else this.commitQueue(cq);
+    }
+  }
+
+  /** Queues whose entries cannot be written (commit) or flushed, in the order they failed. */
+  failedWrites(): FailedQueueWrite[] {
+    return this.writeErrors.state();
+  }
+
+  /**
+   * Flushes every queue (a failing one with leastPages 0); a failed commit or fdatasync is
+   * recorded (see the file comment) and the other queues are still flushed. Returns true when no
+   * queue has unflushed entries left.
+   */
   async flushAll(leastPages: number): Promise<boolean> {
     let complete = true;
-    for (const cq of this.all()) {
-      await cq.flush(leastPages);
+    for (const cq of [...this.all()]) {
+      if (!(await this.flushQueue(cq, leastPages))) complete = false;
       const mfq = cq.getMappedFileQueue();
       if (mfq.getFlushedWhere() < mfq.getMaxOffset()) complete = false;
     }
     return complete;
   }
 
-  commitAll(): void {
-    for (const cq of this.all()) cq.commit();
+  /** Commits every queue's buffered entries; failures are recorded, not thrown. Returns true when all were written. */
+  commitAll(): boolean {
+    let ok = true;
+    for (const cq of this.all()) if (!this.commitQueue(cq)) ok = false;
+    return ok;
   }
 
   /** Removes one topic's queues and files. */
   deleteTopic(topic: string): void {
     const byId = this.table.get(topic);
     if (!byId) return;
-    for (const cq of byId.values()) cq.destroy();
+    for (const cq of byId.values()) {
+      this.writeErrors.forget(cq);
+      this.toCheck.delete(cq);
+      cq.destroy();
+    }
     this.table.delete(topic);
     this.opts.fs.rmrf(path.join(this.opts.rootDir, topic));
   }
@@ -139,11 +258,19 @@ export class ConsumeQueueStore {
     for (const topic of [...this.table.keys()]) this.deleteTopic(topic);
   }
 
+  /** Closes every queue (buffered entries are committed if the disk allows); no more retries. */
   shutdown(): void {
+    this.stop();
     for (const cq of this.all()) cq.shutdown();
   }
 
   shutdownAbruptly(commitPending: boolean): void {
+    this.stop();
     for (const cq of this.all()) cq.shutdownAbruptly(commitPending);
+  }
+
+  private stop(): void {
+    this.stopped = true;
+    this.writeErrors.stop();
   }
 }

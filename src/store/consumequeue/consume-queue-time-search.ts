@@ -13,7 +13,7 @@
  * 3. A failed store-time lookup returns 0. The caller clamps to [min, max].
  */
 import type { BoundaryType } from '../message-store.js';
-import type { CqEntry } from './consume-queue.js';
+import type { CqEntry } from './consume-queue-entry.js';
 
 /** Narrow view of the commit log needed by time queries. */
 export interface StoreTimeLookup {

@@ -1,37 +1,44 @@
 /**
- * ConsumeQueue of one (topic, queueId) (RocketMQ `ConsumeQueue`, spec §2.3, §3.4, §3.8, §8).
+ * ConsumeQueue of one (topic, queueId) (RocketMQ `ConsumeQueue`, spec §2.3, §3.4, §3.8, §8): its
+ * state (max physical offset, min logic offset), the write path and the lifecycle. The pieces:
+ *
+ *   consume-queue-entry.ts     20-byte unit codec and file layout, validity, pre-blanks
+ *   consume-queue-recovery.ts  recovery after load (§3.4), truncation to a CommitLog offset (§3.8)
+ *   consume-queue-lookup.ts    reads by queue offset, min-offset correction, search by time
+ *   consume-queue-write-errors.ts  failed commits/flushes (ConsumeQueueWriteError, LOGICS_QUEUE_ERROR)
  *
  * Files `consumequeue/<topic>/<queueId>/<20-digit start byte offset>` of
- * `mappedFileSizeConsumeQueue` bytes (a multiple of 20). Entry for queue offset q at logical
- * byte q × 20, big-endian:
- *
- *   0  commit-log physical offset  long
- *   8  record size (TOTALSIZE)     int
- *   12 tags code                   long  (Java hash of TAGS; deliver time for SCHEDULE_TOPIC_XXXX)
- *
- * An entry is valid when offset ≥ 0 && size > 0; the first invalid entry ends the data.
- * Pre-blank entries `(0, Integer.MAX_VALUE, 0)` fill a queue's first file up to its first real
- * entry when the queue starts at a non-zero offset; they never count as data.
+ * `mappedFileSizeConsumeQueue` bytes (a multiple of 20; 300,000 units by default). Entry for
+ * queue offset q at logical byte q × 20: 8 commit-log offset + 4 size + 8 tags code, big-endian.
  * maxOffset = written bytes / 20 (next offset to write); minOffset = minLogicOffset / 20.
+ *
+ * Writing (`putMessagePositionInfo`, RocketMQ's method of that name): an entry whose record ends
+ * at or below the max physical offset, or whose queue offset was already written, is skipped
+ * (idempotent rebuilds). While the queue holds no real entry, the file holding the entry is
+ * filled with pre-blank entries up to it and the min starts there (RocketMQ `fillPreBlank`).
+ * Entries go into the segment's write buffer; the MappedFile commits (pwrite) them on the next
+ * event-loop turn (the ConsumeQueueStore then checks that it worked) and FlushConsumeQueueService
+ * flushes them.
+ *
+ * Errors: `putMessagePositionInfo` throws when the file cannot be created or a full write buffer
+ * cannot be committed (the entry is then not written; dispatch retries it). `commit`/`flush`
+ * throw ConsumeQueueWriteError (consume-queue-write-errors.ts); the entries stay buffered.
+ * RangeError from the constructor when the file size is not a multiple of 20.
  */
 import * as path from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
-import { readLong, writeLong } from '../../common/message/record-codec.js';
 import type { BoundaryType } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
-import { searchOffsetByTime, type StoreTimeLookup } from './consume-queue-time-search.js';
+import { CQ_STORE_UNIT_SIZE, preBlankEntry, writeCqEntry, type CqEntry } from './consume-queue-entry.js';
+import { earliestMessageTime, findMinLogicOffset, getDataEntry, offsetInQueueByTime, readEntries } from './consume-queue-lookup.js';
+import { recoverQueueFiles, truncateQueueFiles } from './consume-queue-recovery.js';
+import type { StoreTimeLookup } from './consume-queue-time-search.js';
+import { ConsumeQueueWriteError } from './consume-queue-write-errors.js';
 
-export const CQ_STORE_UNIT_SIZE = 20;
-const PRE_BLANK_SIZE = 0x7fffffff;
-
-export interface CqEntry {
-  phyOffset: number;
-  size: number;
-  tagsCode: number;
-}
+export { CQ_STORE_UNIT_SIZE, readCqEntry, type CqEntry } from './consume-queue-entry.js';
 
 export interface ConsumeQueueOptions {
   topic: string;
@@ -43,22 +50,6 @@ export interface ConsumeQueueOptions {
   fs: FileSystem;
   clock: Clock;
   logger: Logger;
-}
-
-/** Decodes entry `i` (0-based) of a buffer of packed entries. */
-export function readCqEntry(buf: Buffer, i: number): CqEntry {
-  const at = i * CQ_STORE_UNIT_SIZE;
-  return { phyOffset: readLong(buf, at), size: buf.readInt32BE(at + 8), tagsCode: readLong(buf, at + 12) };
-}
-
-function isValid(e: CqEntry): boolean {
-  return e.phyOffset >= 0 && e.size > 0;
-}
-function isZeroSlot(buf: Buffer, at: number): boolean {
-  return buf.readUInt32BE(at) === 0 && buf.readUInt32BE(at + 4) === 0 && buf.readUInt32BE(at + 8) === 0 && buf.readUInt32BE(at + 12) === 0 && buf.readUInt32BE(at + 16) === 0;
-}
-function isPreBlank(e: CqEntry): boolean {
-  return e.phyOffset === 0 && e.size === PRE_BLANK_SIZE && e.tagsCode === 0;
 }
 
 export class ConsumeQueue {
@@ -121,21 +112,29 @@ export class ConsumeQueue {
   /**
    * Writes the entry for `consumeQueueOffset` (RocketMQ `putMessagePositionInfo`). Idempotent:
    * entries whose record ends at or below the recorded max physical offset, and queue offsets
-   * already written, are skipped. A queue's first file is pre-blank filled when the first offset
-   * is not at the file start. Returns false only when the write failed.
+   * already written, are skipped. Returns true (written or skipped).
+   *
+   * Pre-blanks: while the queue holds no real entry and the entry lies in its only file beyond
+   * what is written, the file is filled with pre-blank entries up to it and the min starts there
+   * (RocketMQ fills only a file it has just created; here a fill that a failed write interrupted,
+   * in this process or before a restart, resumes where it stopped, so a retry writes exactly the
+   * bytes of a run without the fault).
+   * @throws the error of a file creation or of a commit the full write buffer needed; the entry
+   *   (and the pre-blanks not yet appended) are then not written, a retry continues.
    */
   putMessagePositionInfo(phyOffset: number, size: number, tagsCode: number, consumeQueueOffset: number): boolean {
     if (phyOffset + size <= this.maxPhysicOffset) return true;
     const expected = consumeQueueOffset * CQ_STORE_UNIT_SIZE;
-    const firstCreate = this.mfq.getFiles().length === 0;
     const mf = this.mfq.getLastMappedFileOrCreate(expected);
-    if (firstCreate && consumeQueueOffset !== 0 && mf.getWrotePosition() === 0) {
+    if (this.needsPreBlank(mf, expected)) {
+      if (mf.getWrotePosition() === 0) {
+        this.mfq.setFlushedWhere(mf.fileFromOffset);
+        this.mfq.setCommittedWhere(mf.fileFromOffset);
+      }
       this.minLogicOffset = expected;
       this.fillPreBlank(mf, expected);
-      this.mfq.setFlushedWhere(mf.fileFromOffset);
-      this.mfq.setCommittedWhere(mf.fileFromOffset);
     }
-    const current = mf.fileFromOffset + mf.getWrotePosition();
+    const current = mf.getWroteOffset();
     if (expected < current) {
       this.logger.warn({ topic: this.topic, queueId: this.queueId, consumeQueueOffset, current: current / 20 }, 'consume queue entry written before; skipped');
       return true;
@@ -146,105 +145,51 @@ export class ConsumeQueue {
         '[BUG] logic queue order maybe wrong',
       );
     }
-    const b = this.entryBuf;
-    writeLong(b, 0, phyOffset);
-    b.writeInt32BE(size, 8);
-    writeLong(b, 12, tagsCode);
-    mf.append(b, 0, CQ_STORE_UNIT_SIZE);
+    writeCqEntry(this.entryBuf, 0, phyOffset, size, tagsCode);
+    mf.append(this.entryBuf, 0, CQ_STORE_UNIT_SIZE);
     this.maxPhysicOffset = phyOffset + size;
     return true;
   }
 
+  /** No real entry yet, `mf` is the queue's only file, and `expected` lies in it beyond what is written. */
+  private needsPreBlank(mf: MappedFile, expected: number): boolean {
+    return (
+      this.maxPhysicOffset < 0 &&
+      this.mfq.getFiles().length === 1 &&
+      expected > mf.getWroteOffset() &&
+      expected < mf.fileFromOffset + this.fileSize
+    );
+  }
+
+  /** Appends pre-blank entries from the file's written position up to logic offset `untilLogic`. */
   private fillPreBlank(mf: MappedFile, untilLogic: number): void {
-    const blank = Buffer.alloc(CQ_STORE_UNIT_SIZE);
-    writeLong(blank, 0, 0);
-    blank.writeInt32BE(PRE_BLANK_SIZE, 8);
-    writeLong(blank, 12, 0);
-    const until = untilLogic % this.fileSize;
+    const blank = preBlankEntry();
+    const until = untilLogic - mf.fileFromOffset;
     for (let pos = mf.getWrotePosition(); pos < until; pos += CQ_STORE_UNIT_SIZE) mf.append(blank);
   }
 
   /** Raw packed entries from `queueOffset` to the end of its file (at most `maxCount`); null if unavailable. */
   readEntries(queueOffset: number, maxCount: number): { buf: Buffer; count: number } | null {
-    const logic = queueOffset * CQ_STORE_UNIT_SIZE;
-    if (logic < this.minLogicOffset) return null;
-    const mf = this.mfq.findMappedFileByOffset(logic);
-    if (!mf) return null;
-    const pos = logic - mf.fileFromOffset;
-    const count = Math.min(maxCount, Math.floor((mf.getWrotePosition() - pos) / CQ_STORE_UNIT_SIZE));
-    if (count <= 0) return null;
-    const buf = mf.read(pos, count * CQ_STORE_UNIT_SIZE);
-    return buf ? { buf, count } : null;
+    return readEntries(this.mfq, this.minLogicOffset, queueOffset, maxCount);
   }
 
   /** The entry at `queueOffset`, or null when absent or below min. */
   getEntry(queueOffset: number): CqEntry | null {
-    const r = this.readEntries(queueOffset, 1);
-    if (!r) return null;
-    const e = readCqEntry(r.buf, 0);
-    return isValid(e) && !isPreBlank(e) ? e : null;
+    return getDataEntry(this.mfq, this.minLogicOffset, queueOffset);
   }
 
   /**
-   * Recovery after load (§3.4): scan from the third-from-last file, stop at the first invalid
-   * entry, truncate there (zeroing the tail), drop empty trailing files while an earlier file
-   * exists (B02), and recompute maxPhysicOffset.
-   *
-   * `removedEntries` counts only the slots cut off that held something (a torn or stale entry):
-   * the zero-filled, never-written rest of a pre-allocated file is not an entry.
+   * Recovery after load (§3.4, consume-queue-recovery.ts): scan from the third-from-last file,
+   * stop at the first invalid entry, truncate there (zeroing the tail), drop empty trailing files
+   * while an earlier file exists (B02), and recompute maxPhysicOffset. `removedEntries` counts
+   * only the slots cut off that held something.
    */
   recover(): { validEntries: number; removedEntries: number } {
-    const files = this.mfq.getFiles();
-    if (files.length === 0) return { validEntries: 0, removedEntries: 0 };
-    let index = Math.max(0, files.length - 3);
-    let processOffset = files[index]!.fileFromOffset;
-    let validEntries = 0;
-    let maxPhy = -1;
-    for (; index < files.length; index++) {
-      const mf = files[index]!;
-      const data = mf.read(0, this.fileSize)!;
-      let pos = 0;
-      for (; pos < this.fileSize; pos += CQ_STORE_UNIT_SIZE) {
-        const e = readCqEntry(data, pos / CQ_STORE_UNIT_SIZE);
-        if (!isValid(e)) break;
-        if (!isPreBlank(e)) {
-          maxPhy = e.phyOffset + e.size;
-          validEntries++;
-        }
-      }
-      processOffset = mf.fileFromOffset + pos;
-      if (pos < this.fileSize) break;
-    }
-    const removedEntries = this.countWrittenSlotsFrom(processOffset);
-    this.mfq.truncateDirtyFiles(processOffset);
-    this.dropEmptyTrailingFiles();
-    this.mfq.setFlushedWhere(this.mfq.getMaxOffset());
-    this.mfq.setCommittedWhere(this.mfq.getMaxOffset());
-    this.maxPhysicOffset = maxPhy;
+    if (this.mfq.getFiles().length === 0) return { validEntries: 0, removedEntries: 0 };
+    const r = recoverQueueFiles(this.mfq);
+    this.maxPhysicOffset = r.maxPhysicOffset;
     this.clampMin();
-    return { validEntries, removedEntries };
-  }
-
-  /** Slots at or after logic offset `from` (up to each file's loaded length) with any non-zero byte. */
-  private countWrittenSlotsFrom(from: number): number {
-    let count = 0;
-    for (const mf of this.mfq.getFiles()) {
-      const end = mf.fileFromOffset + mf.getWrotePosition();
-      if (end <= from) continue;
-      const start = Math.max(0, from - mf.fileFromOffset);
-      const data = mf.read(start, end - mf.fileFromOffset - start);
-      if (!data) continue;
-      for (let pos = 0; pos + CQ_STORE_UNIT_SIZE <= data.length; pos += CQ_STORE_UNIT_SIZE) {
-        if (!isZeroSlot(data, pos)) count++;
-      }
-    }
-    return count;
-  }
-
-  /** An empty last file is removed when an earlier file exists (it adds nothing; B02). */
-  private dropEmptyTrailingFiles(): void {
-    const files = this.mfq.getFiles();
-    while (files.length > 1 && files[files.length - 1]!.getWrotePosition() === 0) this.mfq.deleteLastMappedFile();
+    return { validEntries: r.validEntries, removedEntries: r.removedEntries };
   }
 
   private clampMin(): void {
@@ -256,44 +201,14 @@ export class ConsumeQueue {
   }
 
   /**
-   * Removes every entry whose record starts at or beyond commit-log offset `phy` (§3.8). A last
-   * file whose first entry is beyond `phy` or invalid is deleted; otherwise the file keeps the
-   * entries below `phy` and its tail is zeroed. Returns the number of entries removed.
+   * Removes every entry whose record starts at or beyond commit-log offset `phy` (§3.8,
+   * consume-queue-recovery.ts). Returns the number of entries removed.
    */
   truncateDirtyLogicFiles(phy: number): number {
-    const before = this.mfq.getMaxOffset();
-    this.maxPhysicOffset = phy;
-    for (;;) {
-      const mf = this.mfq.getLastMappedFile();
-      if (!mf) break;
-      const data = mf.read(0, mf.getWrotePosition()) ?? Buffer.alloc(0);
-      const n = data.length / CQ_STORE_UNIT_SIZE;
-      let keep = 0;
-      let lastEnd = -1;
-      for (let i = 0; i < n; i++) {
-        const e = readCqEntry(data, i);
-        if (!isValid(e)) break;
-        if (!isPreBlank(e)) {
-          if (e.phyOffset >= phy) break;
-          lastEnd = e.phyOffset + e.size;
-        }
-        keep = i + 1;
-      }
-      const hasRealEntry = lastEnd >= 0;
-      if (keep === 0 || (!hasRealEntry && this.mfq.getFiles().length > 1)) {
-        this.mfq.deleteLastMappedFile();
-        continue;
-      }
-      mf.truncateTo(keep * CQ_STORE_UNIT_SIZE);
-      this.maxPhysicOffset = hasRealEntry ? lastEnd : -1;
-      break;
-    }
-    if (this.mfq.getFiles().length === 0) this.maxPhysicOffset = -1;
-    const max = this.mfq.getMaxOffset();
-    this.mfq.setFlushedWhere(Math.min(this.mfq.getFlushedWhere(), max));
-    this.mfq.setCommittedWhere(Math.min(this.mfq.getCommittedWhere(), max));
+    const r = truncateQueueFiles(this.mfq, phy);
+    this.maxPhysicOffset = r.maxPhysicOffset;
     this.clampMin();
-    return (before - max) / CQ_STORE_UNIT_SIZE;
+    return r.removedEntries;
   }
 
   /**
@@ -302,28 +217,7 @@ export class ConsumeQueue {
    * queue is then empty but keeps its position, B04).
    */
   correctMinOffset(minCommitLogOffset: number): void {
-    const max = this.mfq.getMaxOffset();
-    if (max === 0 || this.mfq.getFiles().length === 0) {
-      this.minLogicOffset = max;
-      return;
-    }
-    const lastQ = max / CQ_STORE_UNIT_SIZE - 1;
-    const last = this.readEntryRaw(lastQ);
-    if (!last || !isValid(last) || isPreBlank(last) || last.phyOffset < minCommitLogOffset) {
-      this.minLogicOffset = max;
-      return;
-    }
-    // binary search for the first entry with phyOffset >= min, from the current min
-    let lo = Math.max(this.minLogicOffset, this.mfq.getFirstMappedFile()!.fileFromOffset) / CQ_STORE_UNIT_SIZE;
-    let hi = lastQ;
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const e = this.readEntryRaw(mid);
-      const tooOld = !e || !isValid(e) || isPreBlank(e) || e.phyOffset < minCommitLogOffset;
-      if (tooOld) lo = mid + 1;
-      else hi = mid;
-    }
-    this.minLogicOffset = lo * CQ_STORE_UNIT_SIZE;
+    this.minLogicOffset = findMinLogicOffset(this.mfq, this.minLogicOffset, minCommitLogOffset);
   }
 
   /** Sets the min offset explicitly (retention, tests). */
@@ -331,46 +225,64 @@ export class ConsumeQueue {
     this.minLogicOffset = bytes;
   }
 
-  private readEntryRaw(queueOffset: number): CqEntry | null {
-    const mf = this.mfq.findMappedFileByOffset(queueOffset * CQ_STORE_UNIT_SIZE);
-    if (!mf) return null;
-    const b = mf.read(queueOffset * CQ_STORE_UNIT_SIZE - mf.fileFromOffset, CQ_STORE_UNIT_SIZE);
-    return b ? readCqEntry(b, 0) : null;
-  }
-
   /** 5.x `getOffsetInQueueByTime` (§8), result clamped to [min, max]. */
   getOffsetInQueueByTime(timestampMs: number, boundary: BoundaryType, lookup: StoreTimeLookup): number {
-    const min = this.getMinOffsetInQueue();
-    const max = this.getMaxOffsetInQueue();
-    if (max <= min) return max;
-    const r = searchOffsetByTime(
-      { minQueueOffset: min, maxQueueOffset: max, perFile: this.fileSize / CQ_STORE_UNIT_SIZE, entryAt: (q) => this.readEntryRaw(q) },
-      timestampMs,
-      boundary,
-      lookup,
-    );
-    return Math.min(max, Math.max(min, r));
+    return offsetInQueueByTime(this.mfq, this.getMinOffsetInQueue(), this.getMaxOffsetInQueue(), timestampMs, boundary, lookup);
   }
 
   /** Store time of the earliest valid entry's record, -1 if none. */
   getEarliestMessageTime(lookup: StoreTimeLookup): number {
-    const min = this.getMinOffsetInQueue();
-    const max = this.getMaxOffsetInQueue();
-    for (let q = min; q < max; q++) {
-      const e = this.readEntryRaw(q);
-      if (!e || !isValid(e)) return -1;
-      if (isPreBlank(e)) continue;
-      return lookup.getStoreTimestamp(e.phyOffset, e.size);
-    }
-    return -1;
+    return earliestMessageTime(this.mfq, this.getMinOffsetInQueue(), this.getMaxOffsetInQueue(), lookup);
   }
 
+  /**
+   * Writes (pwrite) every buffered entry. @throws ConsumeQueueWriteError (op "commit") naming the
+   * first entry not written; the entries stay buffered for a later commit.
+   */
   commit(): void {
-    this.mfq.commit(0);
+    this.skipDeletedFiles();
+    try {
+      this.mfq.commit(0);
+    } catch (e) {
+      throw new ConsumeQueueWriteError(this, 'commit', this.firstUnwritten((f) => f.getCommittedPosition()), e);
+    }
   }
-  flush(leastPages: number): Promise<number> {
-    return this.mfq.flush(leastPages);
+
+  /**
+   * Commits, then flushes (fdatasync) with the page rule of `leastPages`; returns the flushed
+   * position. @throws ConsumeQueueWriteError: op "commit" when the pwrite failed, "flush" (naming
+   * the first entry not flushed) when the fdatasync did.
+   */
+  async flush(leastPages: number): Promise<number> {
+    this.commit();
+    try {
+      return await this.mfq.flush(leastPages);
+    } catch (e) {
+      throw new ConsumeQueueWriteError(this, 'flush', this.firstUnwritten((f) => f.getFlushedPosition()), e);
+    }
   }
+
+  /**
+   * Retention may delete a queue's first files before they were flushed (while flushes fail):
+   * committed/flushed positions below the first file move to its start, otherwise the
+   * MappedFileQueue would not find the file to continue from and never flush again.
+   */
+  private skipDeletedFiles(): void {
+    const first = this.mfq.getFirstMappedFile();
+    if (!first) return;
+    if (this.mfq.getCommittedWhere() < first.fileFromOffset) this.mfq.setCommittedWhere(first.fileFromOffset);
+    if (this.mfq.getFlushedWhere() < first.fileFromOffset) this.mfq.setFlushedWhere(first.fileFromOffset);
+  }
+
+  /** Queue offset of the first entry at or beyond `done(file)` of the first file not done up to its written position. */
+  private firstUnwritten(done: (f: MappedFile) => number): number {
+    for (const f of this.mfq.getFiles()) {
+      const d = done(f);
+      if (d < f.getWrotePosition()) return (f.fileFromOffset + d) / CQ_STORE_UNIT_SIZE;
+    }
+    return this.getMaxOffsetInQueue();
+  }
+
   shutdown(): void {
     this.mfq.shutdown();
   }

@@ -5,7 +5,10 @@
  * checkpoint's logicsMsgTimestamp becomes the store time captured BEFORE that round, so the
  * checkpoint never claims more than what is on disk (RocketMQ updates it on every CQ write,
  * which can claim entries a power loss then takes away).
- * Shutdown: up to 3 rounds of flush(0).
+ * A queue whose commit or fdatasync fails is recorded by the ConsumeQueueStore (LOGICS_QUEUE_ERROR,
+ * consume-queue-write-errors.ts; RocketMQ only logs it) and the round goes on with the other
+ * queues; such a round is not complete, so the logics timestamp stays behind it.
+ * Shutdown: up to 3 rounds of flush(0), until one leaves nothing unflushed.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { StoreCheckpoint } from '../recovery/store-checkpoint.js';
@@ -51,7 +54,7 @@ export class FlushConsumeQueueService {
       // everything written up to `captured` is now on disk
       if (complete && captured > this.checkpoint.logicsMsgTimestamp) this.checkpoint.logicsMsgTimestamp = captured;
       if (thorough) await this.checkpoint.flush();
-      return true;
+      return complete;
     } catch (e) {
       this.logger.error({ err: e }, 'ConsumeQueue flush failed');
       return false;

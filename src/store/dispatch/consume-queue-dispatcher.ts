@@ -3,8 +3,10 @@
  * NOT_TYPE and COMMIT records get an entry (phys offset, size, tags code) at their QUEUEOFFSET;
  * PREPARED and ROLLBACK records are skipped. Each write reports the record's store time (feeds
  * the checkpoint's logicsMsgTimestamp). Required: a failed write (the queue file cannot be
- * created or written) throws, which blocks dispatch at this record until a retry succeeds
- * (RocketMQ sets LOGICS_QUEUE_ERROR when `putMessagePositionInfo` keeps failing).
+ * created, or its full write buffer cannot be written) throws, which blocks dispatch at this
+ * record until a retry succeeds (RocketMQ sets LOGICS_QUEUE_ERROR when `putMessagePositionInfo`
+ * keeps failing). A failed background commit or flush of entries already buffered is handled by
+ * the ConsumeQueueStore (consume-queue-write-errors.ts) and raises the same flag.
  */
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
@@ -28,10 +30,7 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
 
   dispatch(req: DispatchRequest): void {
     if (!isConsumeQueueRecord(req.sysFlag)) return;
-    const cq = this.cqStore.findOrCreate(req.topic, req.queueId);
-    if (!cq.putMessagePositionInfo(req.commitLogOffset, req.msgSize, req.tagsCode, req.consumeQueueOffset)) {
-      throw new Error(`ConsumeQueue ${req.topic}-${req.queueId} refused the entry for queue offset ${req.consumeQueueOffset}`);
-    }
+    this.cqStore.putMessagePositionInfo(req.topic, req.queueId, req.commitLogOffset, req.msgSize, req.tagsCode, req.consumeQueueOffset);
     this.onLogicsWrite(req.storeTimestamp);
   }
 }

@@ -9,6 +9,7 @@
  * Wiring done here, so no component needs the facade:
  *   running flags → StoreState.setWritable (puts refused with the flags' reason);
  *   dispatch blocked/resumed → runningFlags.setLogicsQueueError (LOGICS_QUEUE_ERROR);
+ *   ConsumeQueue commit/flush failing/written again → the same flag, source 'consume-queue-write';
  *   dispatch retries go up to `dispatchLimit` (flushed offset under SYNC_FLUSH, written under ASYNC).
  *
  * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when the root
@@ -122,13 +123,14 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       fs,
       clock,
       logger: logger.child({ component: 'consumequeue' }),
+      onWriteErrorChange: (reason) => runningFlags.setLogicsQueueError(reason, 'consume-queue-write'),
     });
     consumeQueueStore = cqStore;
     const logics = { latestTimestamp: 0 };
     const reput = new ReputMessageService(cl, delayLevelTableMs, logger.child({ component: 'dispatch' }), {
       clock,
       retryLimit: () => dispatchLimit(config, cl),
-      onBlockedChange: (reason) => runningFlags.setLogicsQueueError(reason),
+      onBlockedChange: (reason) => runningFlags.setLogicsQueueError(reason, 'dispatch'),
     });
     reput.addDispatcher(
       new ConsumeQueueDispatcher(cqStore, (ts) => {

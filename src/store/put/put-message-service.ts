@@ -87,21 +87,33 @@ export class PutMessageService {
     return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
   }
 
-  /** Step 1 of the file comment: the refusal, or null when the put may go ahead. */
+  /**
+   * Step 1 of the file comment: the refusal, or null when the put may go ahead. A failed
+   * background write of the last CommitLog segment sets the write-error flag first, so the
+   * remark is the flags' reason in their order (disk full, write error, logics queue error): a
+   * full disk that also failed a ConsumeQueue write is reported as the CommitLog's failure.
+   */
   private checkStoreStatus(): PutMessageResult | null {
     const { state, config, commitLog } = this.p;
     if (!state.isRunning()) return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store has been shut down' };
     if (config.brokerRole === 'SLAVE') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store is a slave; puts are refused' };
-    if (state.notWritableReason !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${state.notWritableReason}` };
     const failedCommit = commitLog.mfq.getLastMappedFile()?.commitError;
-    return failedCommit ? this.refuseAfterWriteError(failedCommit) : null;
+    if (failedCommit) this.noteWriteError(failedCommit);
+    if (state.notWritableReason !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${state.notWritableReason}` };
+    return null;
   }
 
   /** A CommitLog write failed (e.g. ENOSPC): refuse puts until retention sees writes work again. */
   private refuseAfterWriteError(err: unknown): PutMessageResult {
+    const reason = this.noteWriteError(err);
+    return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${reason}` };
+  }
+
+  /** Sets the write-error flag (logged once) and returns its reason. */
+  private noteWriteError(err: unknown): string {
     const reason = describeWriteError(err);
     if (!this.p.flags.hasWriteError()) this.p.logger.error({ err }, `CommitLog write failed; puts are refused until it works again: ${reason}`);
     this.p.flags.setWriteError(reason);
-    return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${reason}` };
+    return reason;
   }
 }

@@ -5,11 +5,15 @@
  * - diskFull:          disk usage above diskSpaceWarningLevelRatio; set and cleared by the disk check.
  * - writeError:        a CommitLog write (pwrite) failed, e.g. ENOSPC or EIO; set by the put path,
  *                      cleared by the disk check once buffered bytes could be written again.
- * - logicsQueueError:  dispatch to the ConsumeQueue failed (RocketMQ LOGICS_QUEUE_ERROR); set by the
- *                      ReputMessageService when a required dispatcher throws, cleared by it once the
- *                      same record was dispatched (dispatch is retried, never skipped).
+ * - logicsQueueError:  a ConsumeQueue cannot be written (RocketMQ LOGICS_QUEUE_ERROR), from two sources:
+ *                      'dispatch' — set by the ReputMessageService when a required dispatcher throws,
+ *                      cleared by it once the same record was dispatched (retried, never skipped);
+ *                      'consume-queue-write' — set by the ConsumeQueueStore when buffered entries
+ *                      cannot be committed or flushed, cleared once they are (retried, kept buffered).
+ *                      The flag is set while either source is.
  *
- * `reason()` is the first set of: disk full, write error, "logics queue error: <reason>".
+ * `reason()` is the first set of: disk full, write error, "logics queue error: <reason>" (the
+ * reason of the logics source that was set first).
  * Every change of the combined state is pushed to `sink(writable, reason)` (the store's
  * `setWritable`). Only transitions are pushed, so a reason set on the store by someone else is
  * not overwritten while these flags do not change.
@@ -18,10 +22,14 @@ export { describeWriteError } from '../../common/fs/write-error.js';
 
 export type WritableSink = (writable: boolean, reason: string) => void;
 
+/** Who raised LOGICS_QUEUE_ERROR: blocked dispatch, or a failed background ConsumeQueue write. */
+export type LogicsQueueErrorSource = 'dispatch' | 'consume-queue-write';
+
 export class RunningFlags {
   private diskFullReason: string | null = null;
   private writeErrorReason: string | null = null;
-  private logicsQueueErrorReason: string | null = null;
+  /** Reasons by source, in the order they were set. */
+  private readonly logicsQueueErrors = new Map<LogicsQueueErrorSource, string>();
   private lastPushed: string | null = null;
 
   constructor(private readonly sink: WritableSink) {}
@@ -34,8 +42,9 @@ export class RunningFlags {
     return this.writeErrorReason !== null;
   }
 
-  hasLogicsQueueError(): boolean {
-    return this.logicsQueueErrorReason !== null;
+  /** True while any source (or `source`, when given) has the logics queue error set. */
+  hasLogicsQueueError(source?: LogicsQueueErrorSource): boolean {
+    return source === undefined ? this.logicsQueueErrors.size > 0 : this.logicsQueueErrors.has(source);
   }
 
   /** True when no flag is set. */
@@ -47,7 +56,8 @@ export class RunningFlags {
   reason(): string | null {
     if (this.diskFullReason !== null) return this.diskFullReason;
     if (this.writeErrorReason !== null) return this.writeErrorReason;
-    return this.logicsQueueErrorReason === null ? null : `logics queue error: ${this.logicsQueueErrorReason}`;
+    const logics = this.logicsQueueErrors.values().next();
+    return logics.done ? null : `logics queue error: ${logics.value}`;
   }
 
   setDiskFull(reason: string | null): void {
@@ -60,9 +70,14 @@ export class RunningFlags {
     this.push();
   }
 
-  /** `reason` names the failed dispatch (dispatcher, offsets, cause); null clears the flag. */
-  setLogicsQueueError(reason: string | null): void {
-    this.logicsQueueErrorReason = reason;
+  /**
+   * `reason` names the failure (dispatch: dispatcher, offsets, cause; consume-queue-write: queue,
+   * operation, first entry not written, cause); null clears `source`'s part of the flag. A new
+   * reason of a source already set keeps its place in the order.
+   */
+  setLogicsQueueError(reason: string | null, source: LogicsQueueErrorSource = 'dispatch'): void {
+    if (reason === null) this.logicsQueueErrors.delete(source);
+    else this.logicsQueueErrors.set(source, reason);
     this.push();
   }
 

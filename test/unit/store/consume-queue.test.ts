@@ -7,10 +7,12 @@ import { ManualClock } from '../../../src/common/time/clock.js';
 import { NodeFileSystem } from '../../../src/common/fs/node-file-system.js';
 import { ConsumeQueue } from '../../../src/store/consumequeue/consume-queue.js';
 import type { StoreTimeLookup } from '../../../src/store/consumequeue/consume-queue-time-search.js';
-import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import type { FileSystem } from '../../../src/common/fs/file-system.js';
+import { FaultyFileSystem } from '../../support/faulty-file-system.js';
+import { capturingLogger, makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
 
-function newQueue(root: string, fileSize = 200): ConsumeQueue {
-  return new ConsumeQueue({ topic: 'T', queueId: 0, rootDir: root, fileSize, fs: new NodeFileSystem(), clock: new ManualClock(0), logger: silentLogger });
+function newQueue(root: string, fileSize = 200, fsPort: FileSystem = new NodeFileSystem(), logger = silentLogger): ConsumeQueue {
+  return new ConsumeQueue({ topic: 'T', queueId: 0, rootDir: root, fileSize, fs: fsPort, clock: new ManualClock(0), logger });
 }
 
 test('ConsumeQueue: 20-byte entries, idempotent puts, min/max, files of 10 entries', () => {
@@ -172,7 +174,99 @@ test('time search across several CQ files matches a brute-force LOWER/UPPER, wit
     // entries below the commit-log min offset count as too old, result clamped to [min, max]
     cq.correctMinOffset(1500);
     assert.equal(cq.getOffsetInQueueByTime(0, 'LOWER', lookupFor(times, 1500)), 15);
+    // RocketMQ corner cases: UPPER before every entry answers 0, LOWER after every entry one past the last; both clamped
+    assert.equal(cq.getOffsetInQueueByTime(0, 'UPPER', lookupFor(times, 1500)), 15);
+    assert.equal(cq.getOffsetInQueueByTime(5000, 'LOWER', lookupFor(times, 1500)), 37);
+    assert.equal(cq.getOffsetInQueueByTime(5000, 'UPPER', lookupFor(times, 1500)), 36);
     cq.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+/**
+ * Pre-blank fill interrupted by a failed write. Files of 3000 units (60,000 bytes) buffer 16 KiB:
+ * the queue's write buffer holds 819 units, so filling 2500 pre-blanks commits (pwrites) after
+ * units 819, 1638 and 2457. `failPwrites` decides, per pwrite of the queue file (1-based), whether
+ * it fails with EIO.
+ */
+const PRE_BLANK_FILE = 60_000;
+const FIRST_Q = 2500;
+const CQ_FILE = path.join('T', '0', '00000000000000000000');
+
+/** The file a run without faults writes: 2500 pre-blanks, then entries 2500 and 2501. */
+function referencePreBlankFile(): Buffer {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root, PRE_BLANK_FILE);
+    cq.putMessagePositionInfo(5000, 100, 7, FIRST_Q);
+    cq.putMessagePositionInfo(5100, 100, 8, FIRST_Q + 1);
+    cq.shutdown();
+    return fs.readFileSync(path.join(root, CQ_FILE));
+  } finally {
+    removeDir(root);
+  }
+}
+
+function failingPwrites(failOn: (n: number) => boolean): FaultyFileSystem {
+  const fsPort = new FaultyFileSystem();
+  let n = 0;
+  fsPort.pathFault = (op, p) => (op === 'pwrite' && p.endsWith(CQ_FILE) && failOn(++n) ? 'EIO' : null);
+  return fsPort;
+}
+
+test('pre-blank fill interrupted by a failed pwrite: the retry resumes it and writes byte for byte what a run without the fault writes', () => {
+  const expected = referencePreBlankFile();
+  assert.equal(expected.length, PRE_BLANK_FILE);
+  assert.equal(expected.readInt32BE((FIRST_Q - 1) * 20 + 8), 0x7fffffff, 'last pre-blank');
+  assert.equal(expected.readBigInt64BE(FIRST_Q * 20), 5000n, 'entry 2500 right after the pre-blanks');
+  const root = tempDir();
+  try {
+    const fsPort = failingPwrites((n) => n === 1);
+    const logger = capturingLogger();
+    const cq = newQueue(root, PRE_BLANK_FILE, fsPort, logger);
+    assert.throws(() => cq.putMessagePositionInfo(5000, 100, 7, FIRST_Q), { code: 'EIO' });
+    assert.equal(cq.getMaxOffsetInQueue(), 819, 'the fill stopped where the full write buffer could not be written');
+    assert.equal(cq.getMaxPhysicOffset(), -1);
+    fsPort.pathFault = null;
+    assert.equal(cq.putMessagePositionInfo(5000, 100, 7, FIRST_Q), true); // the dispatch retry
+    assert.equal(cq.getMinOffsetInQueue(), FIRST_Q);
+    assert.equal(cq.getMaxOffsetInQueue(), FIRST_Q + 1);
+    assert.equal(cq.putMessagePositionInfo(5100, 100, 8, FIRST_Q + 1), true);
+    assert.deepEqual(cq.getEntry(FIRST_Q), { phyOffset: 5000, size: 100, tagsCode: 7 });
+    cq.shutdown();
+    assert.equal(Buffer.compare(fs.readFileSync(path.join(root, CQ_FILE)), expected), 0, 'same bytes as without the fault');
+    assert.deepEqual(
+      logger.lines.filter((l) => l.level === 'error' || l.level === 'warn').map((l) => l.msg),
+      [],
+      'no "[BUG] logic queue order" line: the entry went where it belongs',
+    );
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('pre-blank fill interrupted, then a crash: after recovery the re-dispatched entry resumes the fill, byte for byte', () => {
+  const expected = referencePreBlankFile();
+  const root = tempDir();
+  try {
+    const fsPort = failingPwrites((n) => n === 2); // units 0..818 reach the file, the next commit fails
+    const cq = newQueue(root, PRE_BLANK_FILE, fsPort);
+    assert.throws(() => cq.putMessagePositionInfo(5000, 100, 7, FIRST_Q), { code: 'EIO' });
+    assert.equal(cq.getMaxOffsetInQueue(), 1638);
+    cq.shutdownAbruptly(false); // the buffered pre-blanks 819..1637 are lost
+
+    const again = newQueue(root, PRE_BLANK_FILE);
+    again.load();
+    assert.deepEqual(again.recover(), { validEntries: 0, removedEntries: 0 });
+    assert.equal(again.getMaxOffsetInQueue(), 819, 'only the committed pre-blanks survived');
+    assert.equal(again.getMaxPhysicOffset(), -1);
+    assert.equal(again.putMessagePositionInfo(5000, 100, 7, FIRST_Q), true); // recovery re-dispatches the record
+    assert.equal(again.putMessagePositionInfo(5100, 100, 8, FIRST_Q + 1), true);
+    assert.equal(again.getMinOffsetInQueue(), FIRST_Q);
+    assert.equal(again.getMaxOffsetInQueue(), FIRST_Q + 2);
+    again.shutdown();
+    assert.equal(Buffer.compare(fs.readFileSync(path.join(root, CQ_FILE)), expected), 0);
   } finally {
     removeDir(root);
   }

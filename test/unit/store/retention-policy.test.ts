@@ -122,3 +122,20 @@ test('running flags: the logics queue error refuses writes after disk full and w
   ]);
   assert.equal(f.hasLogicsQueueError(), false);
 });
+
+test('running flags: two logics queue error sources (dispatch, consume-queue-write): the first set is reported, the flag holds until both clear', () => {
+  const pushed: Array<[boolean, string]> = [];
+  const f = new RunningFlags((w, reason) => pushed.push([w, reason]));
+  f.setLogicsQueueError('ConsumeQueue commit failed (topic T, queue 0, entries from queue offset 3 not written): write failed: EIO x', 'consume-queue-write');
+  f.setLogicsQueueError('consume-queue dispatch failed at CommitLog offset 960 (topic T, queue 0, queue offset 13): write failed: EIO x', 'dispatch');
+  assert.equal(f.hasLogicsQueueError('dispatch'), true);
+  assert.equal(f.hasLogicsQueueError('consume-queue-write'), true);
+  f.setLogicsQueueError(null, 'consume-queue-write');
+  f.setLogicsQueueError(null, 'dispatch');
+  assert.deepEqual(pushed, [
+    [false, 'logics queue error: ConsumeQueue commit failed (topic T, queue 0, entries from queue offset 3 not written): write failed: EIO x'],
+    [false, 'logics queue error: consume-queue dispatch failed at CommitLog offset 960 (topic T, queue 0, queue offset 13): write failed: EIO x'],
+    [true, ''],
+  ]);
+  assert.equal(f.hasLogicsQueueError(), false);
+});
