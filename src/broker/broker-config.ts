@@ -55,7 +55,7 @@ export const BROKER_CONFIG_SPEC = {
   registerBrokerTimeoutMills: key<number>({ name: 'registerBrokerTimeoutMills', type: 'number', default: 6000, doc: 'timeout of one REGISTER_BROKER call (ms)', validate: positive }),
   registerNameServerPeriod: key<number>({ name: 'registerNameServerPeriod', type: 'number', default: 30000, doc: 'period of REGISTER_BROKER (ms, clamped to 10 s..60 s as Apache does)', validate: positive }),
   channelExpiredTimeout: key<number>({ name: 'channelExpiredTimeout', type: 'number', default: 120000, doc: 'drop a client after this long without a heartbeat (ms)', aliases: ['clientChannelExpiredTimeoutMs'], validate: positive }),
-  enablePropertyFilter: key<boolean>({ name: 'enablePropertyFilter', type: 'boolean', default: false, doc: 'SQL92 filtering (not supported: pulls with SQL92 get SYSTEM_ERROR)' }),
+  enablePropertyFilter: key<boolean>({ name: 'enablePropertyFilter', type: 'boolean', default: false, doc: 'SQL92 message filtering (MessageSelector.bySql, gRPC FilterExpression SQL); off: SQL92 subscriptions are refused (docs/sql92-filter.md)' }),
   maxMessageSize: key<number>({ name: 'maxMessageSize', type: 'number', default: 4 * 1024 * 1024, doc: 'body size limit (bytes); the store enforces it, the broker reports it', validate: positive }),
 } as const;
 

@@ -16,10 +16,13 @@
  * (receipt-renewer.ts).
  * Every RPC here checks its topic and group first (resource-validator.ts): illegal names and
  * system topics → ILLEGAL_TOPIC, illegal or CID_RMQ_SYS_ groups → ILLEGAL_CONSUMER_GROUP.
+ * The filter expression (TAG, or SQL with enablePropertyFilter) is checked next
+ * (filter-expression.ts): refused → ILLEGAL_FILTER_EXPRESSION; filtered-out messages are skipped
+ * and count as done for the group, as with tags.
  */
 import type * as grpc from '@grpc/grpc-js';
-import { buildSubscriptionData, createTagMessageFilter, SubscriptionParseError } from '../broker/filter/subscription-data.js';
 import type { MessageFilter } from '../store/message-store.js';
+import { messageFilterOf } from './filter-expression.js';
 import type { HandleCheck } from '../broker/pop/pop-service.js';
 import { clientIdOf, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
@@ -41,17 +44,6 @@ interface ReceiveMessageRequest {
 }
 
 type ReceiveCall = grpc.ServerWritableStream<ReceiveMessageRequest, Record<string, unknown>>;
-
-function filterOf(topic: string, f: FilterExpression | null): MessageFilter | null | Status {
-  if (!f || f.expression === '' || f.expression === '*') return null;
-  if (f.type === 'SQL') return status(Code.ILLEGAL_FILTER_EXPRESSION, 'SQL92 filter expressions are not supported');
-  try {
-    return createTagMessageFilter(buildSubscriptionData(topic, f.expression));
-  } catch (e) {
-    if (e instanceof SubscriptionParseError) return status(Code.ILLEGAL_FILTER_EXPRESSION, e.message);
-    throw e;
-  }
-}
 
 function deadlineMs(call: ReceiveCall): number {
   const d = call.getDeadline();
@@ -77,7 +69,7 @@ async function receive(s: GrpcServices, call: ReceiveCall): Promise<void> {
   const sgc = s.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);
   if (!sgc) return fail(status(Code.CONSUMER_GROUP_NOT_FOUND, `consumer group ${group} does not exist`));
   if (!sgc.consumeEnable) return fail(status(Code.FORBIDDEN, `consumer group ${group} may not consume`));
-  const filter = filterOf(tc.topicName, req.filter_expression);
+  const filter = messageFilterOf(s.ctx.config.enablePropertyFilter, tc.topicName, req.filter_expression);
   if (filter && 'code' in filter) return fail(filter);
   const invisibleMs = req.invisible_duration ? durationMs(req.invisible_duration) : s.config.grpcDefaultInvisibleTimeMs;
   if (invisibleMs < s.config.grpcMinInvisibleTimeMs || invisibleMs > s.config.grpcMaxInvisibleTimeMs) {

@@ -8,14 +8,15 @@
  * PullMessage   plain pull from one queue: stream of status, messages (no receipt handle),
  *               next_offset. An empty result long-polls for long_polling_timeout (capped as for
  *               ReceiveMessage). Offset out of range → ILLEGAL_OFFSET with next_offset set to the
- *               store's suggestion.
+ *               store's suggestion. The filter expression (TAG, or SQL with enablePropertyFilter)
+ *               filters as in ReceiveMessage; refused → ILLEGAL_FILTER_EXPRESSION.
  * Topics and groups are checked as everywhere in the front (resource-validator.ts).
  */
 import type * as grpc from '@grpc/grpc-js';
-import { buildSubscriptionData, createTagMessageFilter } from '../broker/filter/subscription-data.js';
 import { decodeRecord } from '../common/message/record-codec.js';
 import { clientIdOf, unary, type GrpcServices } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
+import { messageFilterOf } from './filter-expression.js';
 import { findTopic, isStatus } from './route-handlers.js';
 import { checkGroupName } from './resource-validator.js';
 import { Code, durationMs, OK_STATUS, status, timestampMs, type Duration, type FilterExpression, type MessageQueue, type Resource, type Status, type Timestamp } from './proto/v2-types.js';
@@ -56,15 +57,15 @@ async function pull(s: GrpcServices, call: PullCall): Promise<void> {
   if (isStatus(q)) return end([{ status: q }]);
   const badGroup = checkGroupName(group);
   if (badGroup) return end([{ status: badGroup }]);
-  const f = req.filter_expression;
-  if (f?.type === 'SQL') return end([{ status: status(Code.ILLEGAL_FILTER_EXPRESSION, 'SQL92 filter expressions are not supported') }]);
-  const filter = f && f.expression && f.expression !== '*' ? createTagMessageFilter(buildSubscriptionData(q.topic, f.expression)) : null;
+  const filter = messageFilterOf(s.ctx.config.enablePropertyFilter, q.topic, req.filter_expression);
+  if (filter && 'code' in filter) return end([{ status: filter }]);
   const batch = Math.min(Math.max(req.batch_size || 1, 1), 64);
   const d = call.getDeadline();
   const deadline = d instanceof Date ? d.getTime() : Number(d) || Date.now() + 30_000;
   const endAt = Math.min(Date.now() + Math.min(durationMs(req.long_polling_timeout), s.config.grpcMaxPollingTimeMs), deadline - s.config.grpcPollingReserveMs);
+  let offset = Number(req.offset);
   for (;;) {
-    const r = await s.ctx.store.getMessage(group, q.topic, q.queueId, Number(req.offset), batch, filter);
+    const r = await s.ctx.store.getMessage(group, q.topic, q.queueId, offset, batch, filter);
     if (r.status === 'FOUND' && r.messages.length > 0) {
       const items: Array<Record<string, unknown>> = [{ status: OK_STATUS }];
       for (const rec of r.messages) items.push({ message: toProtoMessage(decodeRecord(rec, 0)) });
@@ -73,6 +74,11 @@ async function pull(s: GrpcServices, call: PullCall): Promise<void> {
     }
     if (r.status === 'OFFSET_TOO_SMALL' || r.status === 'OFFSET_OVERFLOW_BADLY' || r.status === 'NO_MATCHED_LOGIC_QUEUE') {
       return end([{ status: status(Code.ILLEGAL_OFFSET, `offset ${req.offset} is outside [${r.minOffset}, ${r.maxOffset}]`) }, { next_offset: r.nextBeginOffset }]);
+    }
+    if (r.status === 'NO_MATCHED_MESSAGE' && r.nextBeginOffset > offset && !call.cancelled && Date.now() < endAt) {
+      // everything read so far was filtered out: read on from there without waiting
+      offset = r.nextBeginOffset;
+      continue;
     }
     const left = endAt - Date.now();
     if (left <= 0 || call.cancelled || s.stopping()) return end([{ status: status(Code.MESSAGE_NOT_FOUND, 'no new message') }, { next_offset: r.nextBeginOffset }]);

@@ -5,7 +5,8 @@
  * settings-reply.ts; the session records client type, group, language, topics). Settings naming
  * an illegal or system publishing topic, or an illegal/system subscription group
  * (resource-validator.ts), are not recorded and get a command holding only that status
- * (ILLEGAL_TOPIC / ILLEGAL_CONSUMER_GROUP). Apache's proxy fails the stream with INVALID_ARGUMENT
+ * (ILLEGAL_TOPIC / ILLEGAL_CONSUMER_GROUP), and so are SQL subscriptions that do not compile when
+ * enablePropertyFilter is on (ILLEGAL_FILTER_EXPRESSION). Apache's proxy fails the stream with INVALID_ARGUMENT
  * instead; rocketmq-client-nodejs 1.0.8 answers a failed stream by reopening it and resending the
  * same settings every second, while a status-only command fails its startup with that status.
  * `thread_stack_trace` / `verify_message_result` (logged). Anything else is ignored.
@@ -20,6 +21,7 @@ import { clientIdOf, type GrpcServices } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
 import { settingsReply, type GroupPolicy } from './settings-reply.js';
 import { checkGroupName, checkTopicName } from './resource-validator.js';
+import { checkSqlExpression } from './filter-expression.js';
 import { Code, status, type Settings, type Status, type TelemetryCommand } from './proto/v2-types.js';
 
 type TelemetryCall = grpc.ServerDuplexStream<TelemetryCommand, TelemetryCommand>;
@@ -34,13 +36,28 @@ function groupPolicy(s: GrpcServices): (group: string) => GroupPolicy {
   };
 }
 
-/** The first refused publishing topic or subscription group of client settings, else null. */
-export function checkSettings(settings: Settings): Status | null {
+/**
+ * The first refused publishing topic, subscription group or (with enablePropertyFilter) SQL
+ * subscription expression of client settings, else null. SQL expressions are compiled here so a
+ * consumer with a broken selector fails its startup instead of every receive; without
+ * enablePropertyFilter they are left to ReceiveMessage, which refuses them.
+ */
+export function checkSettings(settings: Settings, enablePropertyFilter = false): Status | null {
   for (const t of settings.publishing?.topics ?? []) {
     const refused = checkTopicName(t?.name);
     if (refused) return refused;
   }
-  if (settings.subscription) return checkGroupName(settings.subscription.group?.name);
+  if (settings.subscription) {
+    const refused = checkGroupName(settings.subscription.group?.name);
+    if (refused) return refused;
+    if (enablePropertyFilter) {
+      for (const entry of settings.subscription.subscriptions ?? []) {
+        if (entry?.expression?.type !== 'SQL') continue;
+        const bad = checkSqlExpression(true, entry.expression.expression);
+        if (bad) return { code: bad.code, message: `topic ${entry.topic?.name ?? ''}: ${bad.message}` };
+      }
+    }
+  }
   return null;
 }
 
@@ -77,7 +94,7 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
         s.sessions.touch(clientId);
         if (cmd.settings) {
           const settings = cmd.settings;
-          const refused = checkSettings(settings);
+          const refused = checkSettings(settings, s.ctx.config.enablePropertyFilter);
           if (refused) {
             writer.write({ status: refused });
             return;

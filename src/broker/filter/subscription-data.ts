@@ -6,11 +6,14 @@
  * `String.hashCode` values; the consume-queue stage compares the entry's tags code with the hash
  * set (as Apache does), and the commit-log stage additionally compares the TAGS property
  * exactly, so tags with colliding hashes (`Aa`/`BB`, case B25) are filtered on the broker too.
+ * SQL92 subscriptions carry their compiled selector (expression-filter.ts); the tag helpers
+ * here treat them as "accept everything".
  */
 import { javaStringHashCode } from '../../common/message/java-hash.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { decodeRecord } from '../../common/message/record-codec.js';
 import type { MessageFilter } from '../../store/message-store.js';
+import type { CompiledSelector } from './sql92/index.js';
 
 export const SUB_ALL = '*';
 
@@ -23,6 +26,12 @@ export interface SubscriptionData {
   /** 'TAG' (default) or 'SQL92'. */
   expressionType: string;
   classFilterMode: boolean;
+  /**
+   * Non-TAG subscriptions only (RocketMQ `ConsumerFilterData`): the compiled selector, or null
+   * when it did not compile (`filterError` says why). Undefined for TAG subscriptions.
+   */
+  compiledExpression?: CompiledSelector | null;
+  filterError?: string;
 }
 
 /** The subscription expression could not be parsed (→ SUBSCRIPTION_PARSE_FAILED). */

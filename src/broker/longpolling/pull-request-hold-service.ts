@@ -4,7 +4,8 @@
  *
  * A pull that found nothing and may suspend is parked here under `topic@queueId` until:
  *   - a message arrives for that queue beyond the requested offset and passes the request's
- *     tag filter (hash, then exact TAGS when the properties are known) → woken;
+ *     filter (tags: hash, then exact TAGS when the properties are known; SQL92: the selector on
+ *     the properties when known) → woken;
  *   - its own timer fires at suspendTimestamp + timeoutMillis → woken (the re-run pull then
  *     answers PULL_NOT_FOUND, or FOUND if something matching arrived meanwhile);
  *   - the periodic check (every 5 s with long polling, shortPollingTimeMills without, like
@@ -20,6 +21,7 @@ import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { matchesTags, matchesTagsCode, type SubscriptionData } from '../filter/subscription-data.js';
+import { matchesArrivingMessage } from '../filter/expression-filter.js';
 
 export interface PullRequest {
   channel: RemotingChannel;
@@ -100,6 +102,7 @@ export class PullRequestHoldService {
    * requests waiting below it whose filter accepts the message, and any that timed out.
    */
   notifyMessageArriving(topic: string, queueId: number, maxOffset: number, tagsCode?: number | null, properties?: Map<string, string> | null): void {
+    if (this.table.size === 0) return;
     const key = PullRequestHoldService.key(topic, queueId);
     const list = this.table.get(key);
     if (!list || list.length === 0) return;
@@ -109,7 +112,7 @@ export class PullRequestHoldService {
       if (newest <= req.pullFromThisOffset) newest = this.opts.maxOffsetOf(topic, queueId);
       if (newest > req.pullFromThisOffset) {
         let match = tagsCode === undefined || tagsCode === null || matchesTagsCode(req.subscription, tagsCode);
-        if (match && properties) match = matchesTags(req.subscription, properties.get(MessageConst.TAGS));
+        if (match && properties) match = matchesTags(req.subscription, properties.get(MessageConst.TAGS)) && matchesArrivingMessage(req.subscription, properties);
         if (match) {
           this.wake(req, 'arrival');
           continue;

@@ -1,12 +1,16 @@
 /**
- * HEART_BEAT (34), UNREGISTER_CLIENT (35) and GET_CONSUMER_LIST_BY_GROUP (38)
- * (mirrors 4.9 `ClientManageProcessor` and `ConsumerManageProcessor.getConsumerListByGroup`).
+ * HEART_BEAT (34), UNREGISTER_CLIENT (35), GET_CONSUMER_LIST_BY_GROUP (38) and
+ * CHECK_CLIENT_CONFIG (46) (mirrors `ClientManageProcessor` and
+ * `ConsumerManageProcessor.getConsumerListByGroup`).
  *
  * HEART_BEAT body (JSON, spec A9): {clientID, consumerDataSet:[{groupName, consumeType,
  * messageModel, consumeFromWhere, unitMode, subscriptionDataSet:[{topic, subString, tagsSet,
  * codeSet, subVersion, expressionType?, classFilterMode}]}], producerDataSet:[{groupName}]}.
  * For each consumer group: the subscription group is found/auto-created, `%RETRY%<group>` is
  * created (retryQueueNums queues, perm 6) and the client registered with its subscriptions.
+ * SQL92 subscriptions are compiled here (whether or not enablePropertyFilter is on, as Apache's
+ * ConsumerFilterManager does); one that does not compile is kept without a selector, and pulls
+ * relying on it get FILTER_DATA_NOT_EXIST (27).
  * GET_CONSUMER_LIST_BY_GROUP answers body {"consumerIdList":[...]}, or 1 SYSTEM_ERROR
  * "no consumer for this group, <group>" when the group has no live client.
  */
@@ -20,6 +24,7 @@ import { PermName } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
 import { parseLenientJson } from '../config-file/lenient-json.js';
 import { buildSubscriptionData, SubscriptionParseError, type SubscriptionData } from '../filter/subscription-data.js';
+import { attachCompiledExpression, compileFilterExpression, FilterCompileError, isTagType } from '../filter/expression-filter.js';
 
 interface HeartbeatConsumerData {
   groupName: string;
@@ -45,6 +50,11 @@ function decodeSubscription(raw: unknown): SubscriptionData | null {
   if (topic === '') return null;
   const subVersion = Number(o.subVersion ?? 0) || 0;
   const expressionType = str(o.expressionType, 'TAG') || 'TAG';
+  if (!isTagType(expressionType)) {
+    // compiled now, whatever enablePropertyFilter says (Apache's ConsumerFilterManager.register)
+    const data: SubscriptionData = { topic, subString: str(o.subString), tagsSet: [], codeSet: [], subVersion, expressionType, classFilterMode: o.classFilterMode === true };
+    return attachCompiledExpression(data);
+  }
   try {
     const data = buildSubscriptionData(topic, str(o.subString, '*'), subVersion, expressionType);
     data.classFilterMode = o.classFilterMode === true;
@@ -103,6 +113,7 @@ export class ClientManageProcessor {
   readonly heartbeat: RequestHandler = (rc) => this.processHeartbeat(rc);
   readonly unregisterClient: RequestHandler = (rc) => this.processUnregister(rc);
   readonly getConsumerListByGroup: RequestHandler = (rc) => this.processConsumerList(rc);
+  readonly checkClientConfig: RequestHandler = (rc) => this.processCheckClientConfig(rc);
 
   processHeartbeat({ channel, request }: RequestContext): RemotingCommand {
     let hb: HeartbeatData;
@@ -113,6 +124,11 @@ export class ClientManageProcessor {
     }
     const info = { channel, clientId: hb.clientId, language: request.language, version: request.version };
     for (const c of hb.consumers) {
+      for (const sub of c.subscriptions) {
+        if (sub.compiledExpression === null) {
+          this.ctx.logger.warn(`consumer ${hb.clientId} group ${c.groupName} topic ${sub.topic}: ${sub.expressionType} filter not usable (${sub.filterError}); its pulls get FILTER_DATA_NOT_EXIST`);
+        }
+      }
       const sgc = this.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(c.groupName);
       if (sgc) {
         this.ctx.topicConfigManager.createTopicInSendMessageBackMethod(
@@ -140,6 +156,48 @@ export class ClientManageProcessor {
     const consumerGroup = getOptionalString(ext, 'consumerGroup');
     if (producerGroup) this.ctx.producerManager.unregisterProducer(producerGroup, channel, clientId);
     if (consumerGroup) this.ctx.consumerManager.unregisterConsumer(consumerGroup, channel, clientId);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  /**
+   * CHECK_CLIENT_CONFIG (46), sent by Java consumers at start for every non-TAG subscription
+   * (`MQClientInstance.checkClientInBroker`); a failure stops the consumer's start. Body
+   * {clientId, group, subscriptionData:{topic, subString, expressionType, ...}}. TAG (or no
+   * subscription) → 0; SQL92 with enablePropertyFilter=false → 1 "The broker does not support
+   * consumer to filter message by SQL92"; an expression that does not compile → 23
+   * SUBSCRIPTION_PARSE_FAILED with the compiler's message; else 0 (as Apache's ClientManageProcessor).
+   */
+  processCheckClientConfig({ request }: RequestContext): RemotingCommand {
+    let body: Record<string, unknown> | null = null;
+    if (request.body && request.body.length > 0) {
+      try {
+        const doc = parseLenientJson(request.body.toString('utf8'));
+        if (doc && typeof doc === 'object' && !Array.isArray(doc)) body = doc as Record<string, unknown>;
+      } catch (e) {
+        return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `check client config body is not valid JSON: ${(e as Error).message}`);
+      }
+    }
+    const sub = body?.subscriptionData;
+    if (!sub || typeof sub !== 'object') return createResponseCommand(request, ResponseCode.SUCCESS, null);
+    const o = sub as Record<string, unknown>;
+    const type = str(o.expressionType);
+    if (isTagType(type)) return createResponseCommand(request, ResponseCode.SUCCESS, null);
+    if (!this.ctx.config.enablePropertyFilter) {
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `The broker does not support consumer to filter message by ${type}`);
+    }
+    const who = `${str(body!.clientId)}@${str(body!.group)}`;
+    try {
+      const selector = compileFilterExpression(type, str(o.subString));
+      if (selector.ignoredTail) {
+        this.ctx.logger.warn(
+          `client ${who} topic ${str(o.topic)}: ${type} expression "${selector.source}" ends at line ${selector.ignoredTail.line}, column ${selector.ignoredTail.column}; "${selector.ignoredTail.text}" is ignored (as Apache RocketMQ does)`,
+        );
+      }
+    } catch (e) {
+      if (!(e instanceof FilterCompileError)) throw e;
+      this.ctx.logger.warn(`client ${who} filters topic ${str(o.topic)} by ${type}, but the expression does not compile: ${e.message}`);
+      return createResponseCommand(request, ResponseCode.SUBSCRIPTION_PARSE_FAILED, e.message);
+    }
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 

@@ -40,6 +40,7 @@ export function buildProcessorTable(
     [RequestCode.HEART_BEAT, client.heartbeat],
     [RequestCode.UNREGISTER_CLIENT, client.unregisterClient],
     [RequestCode.GET_CONSUMER_LIST_BY_GROUP, client.getConsumerListByGroup],
+    [RequestCode.CHECK_CLIENT_CONFIG, client.checkClientConfig],
     [RequestCode.QUERY_CONSUMER_OFFSET, offsets.queryConsumerOffset],
     [RequestCode.UPDATE_CONSUMER_OFFSET, offsets.updateConsumerOffset],
     [RequestCode.GET_MAX_OFFSET, offsets.getMaxOffset],

@@ -5,8 +5,12 @@
  * commitOffset, suspendTimeoutMillis, subscription?, subVersion, expressionType? (spec A7).
  * Checks: broker READ permission (16); subscription group (auto-created, else 26; disabled → 16);
  * topic exists (17) and readable (16); 0 ≤ queueId < readQueueNums (1); subscription: from the
- * request when sysFlag bit 2 is set (parse error → 23; SQL92 → 1 unsupported), else the group's
- * registered one (24 when missing, 25 when older than subVersion).
+ * request when sysFlag bit 2 is set (TAG parse error → 23; empty SQL92 → 23), else the group's
+ * registered one (24 when missing, 25 when older than subVersion, 27 FILTER_DATA_NOT_EXIST for
+ * an SQL92 one whose selector did not compile at the heartbeat). SQL92 with
+ * enablePropertyFilter=false → 1 "The broker does not support consumer to filter message by
+ * SQL92"; with it on, a selector from the request that does not compile → 23, else the store
+ * filters the records by the selector (expression-filter.ts, docs/sql92-filter.md).
  *
  * Store status → code (spec §7): FOUND → 0; NO_MATCHED_MESSAGE / MESSAGE_WAS_REMOVING → 20;
  * NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE → 21 if queueOffset ≠ 0 else 19;
@@ -27,7 +31,8 @@ import { hasCommitOffsetFlag, hasSubscriptionFlag, hasSuspendFlag } from '../../
 import type { GetMessageResult, GetMessageStatus } from '../../store/message-store.js';
 import { PermName } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
-import { buildSubscriptionData, createTagMessageFilter, SubscriptionParseError, type SubscriptionData } from '../filter/subscription-data.js';
+import { buildSubscriptionData, SubscriptionParseError, type SubscriptionData } from '../filter/subscription-data.js';
+import { attachCompiledExpression, createMessageFilter, ExpressionType, isTagType } from '../filter/expression-filter.js';
 import type { PullRequest, PullRequestHoldService } from '../longpolling/pull-request-hold-service.js';
 
 export interface PullMessageRequestHeader {
@@ -127,7 +132,7 @@ export class PullMessageProcessor {
     const sub = this.resolveSubscription(h);
     if ('code' in sub) return fail(sub.code, sub.remark);
 
-    const result = await ctx.store.getMessage(h.consumerGroup, h.topic, h.queueId, h.queueOffset, h.maxMsgNums, createTagMessageFilter(sub.data));
+    const result = await ctx.store.getMessage(h.consumerGroup, h.topic, h.queueId, h.queueOffset, h.maxMsgNums, createMessageFilter(sub.data));
     if (!result) return fail(ResponseCode.SYSTEM_ERROR, 'store getMessage return null');
 
     let code = pullResponseCode(result.status, h.queueOffset);
@@ -170,27 +175,43 @@ export class PullMessageProcessor {
 
   private resolveSubscription(h: PullMessageRequestHeader): { data: SubscriptionData | null } | { code: number; remark: string } {
     const ctx = this.ctx;
+    const parseFailed = { code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: "parse the consumer's subscription failed" };
+    let data: SubscriptionData;
     if (hasSubscriptionFlag(h.sysFlag)) {
-      const type = h.expressionType ?? 'TAG';
-      if (type !== 'TAG') {
-        return { code: ResponseCode.SYSTEM_ERROR, remark: `The broker does not support consumer to filter message by ${type}` };
-      }
-      try {
-        return { data: buildSubscriptionData(h.topic, h.subscription ?? '*', h.subVersion, type) };
-      } catch (e) {
-        if (e instanceof SubscriptionParseError) {
-          ctx.logger.warn(`parse the consumer's subscription [${h.subscription}] failed, group: ${h.consumerGroup}`);
-          return { code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: "parse the consumer's subscription failed" };
+      const type = h.expressionType;
+      if (isTagType(type)) {
+        try {
+          data = buildSubscriptionData(h.topic, h.subscription ?? '*', h.subVersion, ExpressionType.TAG);
+        } catch (e) {
+          if (e instanceof SubscriptionParseError) {
+            ctx.logger.warn(`parse the consumer's subscription [${h.subscription}] failed, group: ${h.consumerGroup}`);
+            return parseFailed;
+          }
+          throw e;
         }
-        throw e;
+      } else {
+        // Apache FilterAPI.build: an empty expression of another type is refused at once
+        if (!h.subscription) return parseFailed;
+        data = attachCompiledExpression({ topic: h.topic, subString: h.subscription, tagsSet: [], codeSet: [], subVersion: h.subVersion, expressionType: type!, classFilterMode: false });
+        if (data.compiledExpression === null && ctx.config.enablePropertyFilter) {
+          // Apache means the same (ConsumerFilterManager.build returns null, asserted non-null)
+          ctx.logger.warn(`parse the consumer's subscription [${h.subscription}] failed, group: ${h.consumerGroup}: ${data.filterError}`);
+          return parseFailed;
+        }
       }
+    } else {
+      const group = ctx.consumerManager.getConsumerGroupInfo(h.consumerGroup);
+      if (!group) return { code: ResponseCode.SUBSCRIPTION_NOT_EXIST, remark: "the consumer's group info not exist" };
+      const found = group.findSubscriptionData(h.topic);
+      if (!found) return { code: ResponseCode.SUBSCRIPTION_NOT_EXIST, remark: "the consumer's subscription not exist" };
+      if (found.subVersion < h.subVersion) return { code: ResponseCode.SUBSCRIPTION_NOT_LATEST, remark: "the consumer's subscription not latest" };
+      if (!isTagType(found.expressionType) && !found.compiledExpression) {
+        // the selector registered by the heartbeat did not compile (or was empty)
+        return { code: ResponseCode.FILTER_DATA_NOT_EXIST, remark: "The broker's consumer filter data is not exist!Your expression may be wrong!" };
+      }
+      data = found;
     }
-    const group = ctx.consumerManager.getConsumerGroupInfo(h.consumerGroup);
-    if (!group) return { code: ResponseCode.SUBSCRIPTION_NOT_EXIST, remark: "the consumer's group info not exist" };
-    const data = group.findSubscriptionData(h.topic);
-    if (!data) return { code: ResponseCode.SUBSCRIPTION_NOT_EXIST, remark: "the consumer's subscription not exist" };
-    if (data.subVersion < h.subVersion) return { code: ResponseCode.SUBSCRIPTION_NOT_LATEST, remark: "the consumer's subscription not latest" };
-    if (data.expressionType !== 'TAG') {
+    if (!isTagType(data.expressionType) && !ctx.config.enablePropertyFilter) {
       return { code: ResponseCode.SYSTEM_ERROR, remark: `The broker does not support consumer to filter message by ${data.expressionType}` };
     }
     return { data };

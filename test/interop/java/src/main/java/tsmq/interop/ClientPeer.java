@@ -18,8 +18,9 @@ import tsmq.interop.common.Json;
  *
  * <pre>
  *   ClientPeer &lt;namesrv&gt; produce  topic=T n=20 orderIds=3 perOrder=10 delayLevel=1 group=G
- *   ClientPeer &lt;namesrv&gt; lite-pull topic=T group=G expr=* expect=N timeoutMs=30000
- *   ClientPeer &lt;namesrv&gt; push topic=T group=G expr=* model=CLUSTERING|BROADCASTING mode=concurrently|orderly
+ *   ClientPeer &lt;namesrv&gt; produce-props topic=T n=20 group=G   (user property a=i, tag T2 if i%3==0 else T1, key sql-i)
+ *   ClientPeer &lt;namesrv&gt; lite-pull topic=T group=G expr=* | sql=SELECTOR expect=N timeoutMs=30000
+ *   ClientPeer &lt;namesrv&gt; push topic=T group=G expr=* | sql=SELECTOR model=CLUSTERING|BROADCASTING mode=concurrently|orderly
  *                              instances=1 expect=N timeoutMs=30000 idleMs=1500
  *   ClientPeer &lt;namesrv&gt; admin topic=T group=G newTopic=T2 key=K offsetMsgId=.. uniqMsgId=.. resetTs=..
  * </pre>
@@ -35,6 +36,7 @@ public final class ClientPeer {
         try {
             switch (cmd) {
                 case "produce": produce(namesrv, o, hook); break;
+                case "produce-props": produceProps(namesrv, o, hook); break;
                 case "lite-pull": Consumers.litePull(namesrv, o, hook); break;
                 case "push": Consumers.push(namesrv, o, hook); break;
                 case "admin": Admin.run(namesrv, o, hook); break;
@@ -57,6 +59,29 @@ public final class ClientPeer {
 
     static Message msg(String topic, String tags, String key) {
         return new Message(topic, tags, key, ("body-" + key).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** n sync sends, message i: user property a=i, tag T2 when i % 3 == 0 else T1, key sql-i. */
+    static void produceProps(String namesrv, Opts o, RecordingHook hook) throws Exception {
+        String topic = o.req("topic");
+        int n = o.num("n", 20);
+        DefaultMQProducer p = new DefaultMQProducer(o.str("group", "PID_IOP_SQL"), hook);
+        p.setNamesrvAddr(namesrv);
+        p.setInstanceName("iop-producer-props-" + System.nanoTime());
+        p.setSendMsgTimeout(o.num("sendTimeoutMs", 5000));
+        p.setRetryTimesWhenSendFailed(0);
+        p.start();
+        for (int i = 0; i < n; i++) {
+            String key = "sql-" + i;
+            try {
+                Message m = msg(topic, i % 3 == 0 ? "T2" : "T1", key);
+                m.putUserProperty("a", String.valueOf(i));
+                printSent("props", key, p.send(m));
+            } catch (Throwable t) {
+                Errors.print("send props " + key, t);
+            }
+        }
+        p.shutdown();
     }
 
     static void produce(String namesrv, Opts o, RecordingHook hook) throws Exception {

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -39,7 +40,9 @@ final class Consumers {
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         c.setAutoCommit(false);
         c.setPollTimeoutMillis(1000);
-        c.subscribe(o.req("topic"), o.str("expr", "*"));
+        String sql = o.str("sql", null);
+        if (sql != null) c.subscribe(o.req("topic"), MessageSelector.bySql(sql));
+        else c.subscribe(o.req("topic"), o.str("expr", "*"));
         c.start();
         int expect = o.num("expect", 1);
         long deadline = System.currentTimeMillis() + o.lng("timeoutMs", 30000);
@@ -66,6 +69,7 @@ final class Consumers {
         String group = o.req("group");
         String topic = o.req("topic");
         String expr = o.str("expr", "*");
+        String sql = o.str("sql", null); // MessageSelector.bySql instead of a tag expression
         MessageModel model = MessageModel.valueOf(o.str("model", "CLUSTERING"));
         boolean orderly = o.str("mode", "concurrently").equals("orderly");
         int instances = o.num("instances", 1);
@@ -89,7 +93,8 @@ final class Consumers {
             c.setPersistConsumerOffsetInterval(1000);
             c.setConsumeThreadMin(2);
             c.setConsumeThreadMax(4);
-            c.subscribe(topic, expr);
+            if (sql != null) c.subscribe(topic, MessageSelector.bySql(sql));
+            else c.subscribe(topic, expr);
             if (orderly) {
                 c.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
                     for (MessageExt m : msgs) {
