@@ -10,7 +10,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { resolveConfig, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
+import { resolveConfig, wholeNumberIn, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
 
 /** Declares a key while keeping its value type (ConfigKey's validator makes it invariant). */
 function key<T extends ConfigValue>(k: ConfigKey<T>): ConfigKey<ConfigValue> & { default: T } {
@@ -19,7 +19,7 @@ function key<T extends ConfigValue>(k: ConfigKey<T>): ConfigKey<ConfigValue> & {
 
 const nonNegative = (v: number): string | null => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0');
 const positive = (v: number): string | null => (Number.isInteger(v) && v > 0 ? null : 'must be an integer > 0');
-const port = (v: number): string | null => (Number.isInteger(v) && v >= 0 && v <= 65535 ? null : 'must be a port in 0..65535');
+const port = wholeNumberIn(0, 65535, 'a port in 0..65535');
 
 /** Apache's 18 default delay levels (level n = n-th token, units s/m/h/d). */
 export const DEFAULT_MESSAGE_DELAY_LEVEL = '1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h';
@@ -32,8 +32,8 @@ export const BROKER_CONFIG_SPEC = {
   listenPort: key<number>({ name: 'listenPort', type: 'number', default: 10911, doc: 'remoting port (0 = any free port)', validate: port }),
   brokerIP1: key<string>({ name: 'brokerIP1', type: 'string', default: '127.0.0.1', doc: 'IP published to nameservers and written as the store host of records' }),
   brokerIP2: key<string>({ name: 'brokerIP2', type: 'string', default: '', doc: 'HA address IP (empty = brokerIP1)' }),
-  haListenPort: key<number>({ name: 'haListenPort', type: 'number', default: -1, doc: 'HA port (-1 = listenPort + 1)' }),
-  brokerPermission: key<number>({ name: 'brokerPermission', type: 'number', default: 6, doc: 'PermName bits: 4 read, 2 write, 1 inherit', validate: (v: number) => (v >= 0 && v <= 7 ? null : 'must be in 0..7') }),
+  haListenPort: key<number>({ name: 'haListenPort', type: 'number', default: -1, doc: 'HA port (-1 = listenPort + 1)', validate: wholeNumberIn(-1, 65535, 'a port in 0..65535, or -1 for listenPort + 1') }),
+  brokerPermission: key<number>({ name: 'brokerPermission', type: 'number', default: 6, doc: 'PermName bits: 4 read, 2 write, 1 inherit', validate: wholeNumberIn(0, 7, 'in 0..7') }),
   brokerRole: key<string>({ name: 'brokerRole', type: 'string', default: 'ASYNC_MASTER', doc: 'ASYNC_MASTER | SYNC_MASTER | SLAVE', validate: (v: string) => (['ASYNC_MASTER', 'SYNC_MASTER', 'SLAVE'].includes(v) ? null : 'must be ASYNC_MASTER, SYNC_MASTER or SLAVE') }),
   storePathRootDir: key<string>({ name: 'storePathRootDir', type: 'string', default: join(homedir(), 'store'), doc: 'store root; broker metadata lives in <root>/config' }),
   autoCreateTopicEnable: key<boolean>({ name: 'autoCreateTopicEnable', type: 'boolean', default: true, doc: 'create topics on first send from TBW102' }),

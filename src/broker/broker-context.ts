@@ -16,6 +16,7 @@ import type { ConsumerManager } from './client/consumer-manager.js';
 import type { ProducerManager } from './client/producer-manager.js';
 import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { applyScheduleRewrite } from './send/schedule-put-hook.js';
+import { FilterWarnings } from './filter/filter-warnings.js';
 
 export interface BrokerContextInit {
   config: BrokerConfig;
@@ -44,6 +45,8 @@ export class BrokerContext {
   readonly producerManager: ProducerManager;
   readonly delayLevels: DelayLevelTable;
   readonly random: () => number;
+  /** Rate-limited warnings about filter expressions the broker cannot use. */
+  readonly filterWarnings: FilterWarnings;
   private listenPort: number;
   private cachedStoreHost: SocketAddress | null = null;
 
@@ -59,6 +62,7 @@ export class BrokerContext {
     this.producerManager = init.producerManager;
     this.delayLevels = init.delayLevels;
     this.random = init.random ?? Math.random;
+    this.filterWarnings = new FilterWarnings(init.clock, init.logger);
     this.listenPort = init.config.listenPort;
   }
 

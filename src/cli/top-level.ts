@@ -6,11 +6,15 @@
 import type { Command } from 'commander';
 import { suggestKnownKey } from '../common/config/config-spec.js';
 
-/** `error: unknown command 'strat' (did you mean start?)` plus the list of commands. */
-export function unknownCommandMessage(name: string, commands: string[]): string {
+/**
+ * `error: unknown command 'strat' (did you mean start?)` plus the list of commands; `group`
+ * names a command group (`admin` → "admin commands: …" and `tsmq admin --help`).
+ */
+export function unknownCommandMessage(name: string, commands: string[], group?: string): string {
   const close = suggestKnownKey(name, commands);
   const hint = close ? ` (did you mean ${close}?)` : '';
-  return `error: unknown command '${name}'${hint}\ncommands: ${commands.join(', ')} (tsmq --help describes them)`;
+  const what = group ? `${group} commands` : 'commands';
+  return `error: unknown command '${name}'${hint}\n${what}: ${commands.join(', ')} (tsmq ${group ? `${group} ` : ''}--help describes them)`;
 }
 
 export function configureTopLevel(program: Command): void {

@@ -7,7 +7,7 @@
  * alias of tsmq's `grpcListenPort`; `transactionTimeOut`, `transactionCheckMax`,
  * `transactionCheckInterval` are BrokerConfig names with Apache's defaults).
  */
-import { resolveConfig, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
+import { resolveConfig, wholeNumberIn, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
 
 function key<T extends ConfigValue>(k: ConfigKey<T>): ConfigKey<ConfigValue> & { default: T } {
   return k as unknown as ConfigKey<ConfigValue> & { default: T };
@@ -15,7 +15,7 @@ function key<T extends ConfigValue>(k: ConfigKey<T>): ConfigKey<ConfigValue> & {
 
 const positive = (v: number): string | null => (Number.isInteger(v) && v > 0 ? null : 'must be an integer > 0');
 const nonNegative = (v: number): string | null => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0');
-const port = (v: number): string | null => (Number.isInteger(v) && v >= -1 && v <= 65535 ? null : 'must be a port in 0..65535 (-1 = disabled)');
+const port = wholeNumberIn(-1, 65535, 'a port in 0..65535, or -1 to switch the gRPC front off');
 
 export const GRPC_CONFIG_SPEC = {
   grpcListenPort: key<number>({ name: 'grpcListenPort', type: 'number', default: 8081, aliases: ['grpcServerPort'], doc: 'gRPC v2 port (0 = any free port, -1 = gRPC front disabled)', validate: port }),

@@ -88,7 +88,10 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
   });
 
   it('update-topic errors: bad options before any request, the broker refusing a system topic', async () => {
-    assert.equal((await runCli(['update-topic', '-b', broker, '-t', 'T', '-p', '9'])).error?.message, '-p/--perm must be an integer in [0, 7], got 9');
+    // only 2, 4 and 6 (mqadmin's "2|4|6"): 1 (inherit) only matters on the auto-create template topic
+    for (const p of ['9', '5', '1', '7', '0', '3', 'x', '6.0']) {
+      assert.equal((await runCli(['update-topic', '-b', broker, '-t', 'T', '-p', p])).error?.message, `-p/--perm must be 2 (W, write only), 4 (R, read only) or 6 (RW, read + write), got ${p}`);
+    }
     assert.equal((await runCli(['update-topic', '-b', broker, '-t', 'T', '-r', 'x'])).error?.message, '-r/--read-queue-nums must be an integer in [1, 1024], got x');
     assert.equal((await runCli(['update-topic', '-b', broker, '-t', 'bad topic'])).error?.message, '-t: topic "bad topic" contains characters other than [%|a-zA-Z0-9_-]');
     assert.equal((await runCli(['update-topic', '-b', 'nohostport', '-t', 'T'])).error?.message, 'broker address "nohostport" is not host:port');
@@ -205,6 +208,40 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
     const j = await json<{ brokerDatas: Array<{ brokerAddrs: Record<string, string>; brokerName: string; cluster: string }>; queueDatas: Array<Record<string, unknown>> }>(['topic-route', '-n', namesrv, '-t', 'ADMIN_T']);
     assert.deepEqual(j.brokerDatas.map((b) => [b.cluster, b.brokerName, b.brokerAddrs]), [['DefaultCluster', 'broker-a', { 0: broker }]]);
     assert.deepEqual(j.queueDatas, [{ brokerName: 'broker-a', perm: 6, readQueueNums: 4, topicSysFlag: 0, writeQueueNums: 4 }]);
+  });
+
+  it('topic-route of a topic the nameserver does not list: the auto-create route, a note, "autoRoute": true, exit 0', async () => {
+    const r = await runMain(['topic-route', '-n', namesrv, '-t', 'NoSuchTopic2']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.split('\n');
+    assert.match(lines[1]!, /^DefaultCluster {2}broker-a {5}0=127\.0\.0\.1:\d+ {2}/);
+    assert.equal(
+      lines.at(-2),
+      "Note: topic NoSuchTopic2 does not exist on the nameserver (it is not in the topic list); the route above is the auto-create template TBW102's, which the nameserver answers for unknown topics (a producer's first send creates the topic when the broker has autoCreateTopicEnable=true)",
+    );
+    assert.equal(lines.at(-1), '');
+    const j = await json<{ autoRoute: boolean; brokerDatas: Array<{ brokerName: string }> }>(['topic-route', '-n', namesrv, '-t', 'NoSuchTopic2']);
+    assert.equal(j.autoRoute, true);
+    assert.deepEqual(j.brokerDatas.map((b) => b.brokerName), ['broker-a']);
+    // a listed topic: no note, "autoRoute": false
+    assert.equal((await json<{ autoRoute: boolean }>(['topic-route', '-n', namesrv, '-t', 'ADMIN_T'])).autoRoute, false);
+    const known = await runCli(['topic-route', '-n', namesrv, '-t', 'ADMIN_T']);
+    assert.equal(known.out.some((l) => l.startsWith('Note:')), false);
+  });
+
+  it('delete-expired-commitlog --json; `tsmq admin bogus` lists the admin commands (exit 1)', async () => {
+    const d = await json<Record<string, unknown>>(['delete-expired-commitlog', '-b', broker]);
+    assert.deepEqual(d, { brokerAddr: broker, success: true, message: `broker ${broker}: expired CommitLog files deleted` });
+    const bogus = await runMain(['bogus']);
+    assert.equal(bogus.code, 1);
+    assert.equal(bogus.stdout, '');
+    assert.equal(
+      bogus.stderr,
+      "error: unknown command 'bogus'\nadmin commands: delete-expired-commitlog, update-topic, topic-list, topic-route, topic-status, consumer-progress (tsmq admin --help describes them)\n",
+    );
+    const typo = await runMain(['topic-rout']);
+    assert.equal(typo.code, 1);
+    assert.equal(typo.stderr.split('\n')[0], "error: unknown command 'topic-rout' (did you mean topic-route?)");
   });
 
   it('topic-list (child process): sorted, system topics included, --json the same list; errors exit 1', async () => {

@@ -10,7 +10,8 @@
  * created (retryQueueNums queues, perm 6) and the client registered with its subscriptions.
  * SQL92 subscriptions are compiled here (whether or not enablePropertyFilter is on, as Apache's
  * ConsumerFilterManager does); one that does not compile is kept without a selector, and pulls
- * relying on it get FILTER_DATA_NOT_EXIST (27).
+ * relying on it get FILTER_DATA_NOT_EXIST (27). Such an expression, and an SQL92 subscription
+ * while enablePropertyFilter=false, are logged through ctx.filterWarnings (rate-limited).
  * GET_CONSUMER_LIST_BY_GROUP answers body {"consumerIdList":[...]}, or 1 SYSTEM_ERROR
  * "no consumer for this group, <group>" when the group has no live client.
  */
@@ -126,7 +127,9 @@ export class ClientManageProcessor {
     for (const c of hb.consumers) {
       for (const sub of c.subscriptions) {
         if (sub.compiledExpression === null) {
-          this.ctx.logger.warn(`consumer ${hb.clientId} group ${c.groupName} topic ${sub.topic}: ${sub.expressionType} filter not usable (${sub.filterError}); its pulls get FILTER_DATA_NOT_EXIST`);
+          this.ctx.filterWarnings.compileFailed(c.groupName, sub.topic, sub.expressionType, sub.subString, sub.filterError ?? 'does not compile', `registered by consumer ${hb.clientId}; its pulls get FILTER_DATA_NOT_EXIST (27)`);
+        } else if (!isTagType(sub.expressionType) && !this.ctx.config.enablePropertyFilter) {
+          this.ctx.filterWarnings.filterDisabled(c.groupName, sub.topic, sub.expressionType);
         }
       }
       const sgc = this.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(c.groupName);
@@ -183,6 +186,8 @@ export class ClientManageProcessor {
     const type = str(o.expressionType);
     if (isTagType(type)) return createResponseCommand(request, ResponseCode.SUCCESS, null);
     if (!this.ctx.config.enablePropertyFilter) {
+      // the remark stays Apache's (the Java interop test asserts it); the hint goes to the log
+      this.ctx.filterWarnings.filterDisabled(str(body!.group), str(o.topic), type);
       return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `The broker does not support consumer to filter message by ${type}`);
     }
     const who = `${str(body!.clientId)}@${str(body!.group)}`;
@@ -195,7 +200,7 @@ export class ClientManageProcessor {
       }
     } catch (e) {
       if (!(e instanceof FilterCompileError)) throw e;
-      this.ctx.logger.warn(`client ${who} filters topic ${str(o.topic)} by ${type}, but the expression does not compile: ${e.message}`);
+      this.ctx.filterWarnings.compileFailed(str(body!.group), str(o.topic), type, str(o.subString), e.message, `checked by client ${who}; CHECK_CLIENT_CONFIG answered SUBSCRIPTION_PARSE_FAILED (23)`);
       return createResponseCommand(request, ResponseCode.SUBSCRIPTION_PARSE_FAILED, e.message);
     }
     return createResponseCommand(request, ResponseCode.SUCCESS, null);

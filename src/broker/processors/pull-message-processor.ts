@@ -5,12 +5,16 @@
  * commitOffset, suspendTimeoutMillis, subscription?, subVersion, expressionType? (spec A7).
  * Checks: broker READ permission (16); subscription group (auto-created, else 26; disabled → 16);
  * topic exists (17) and readable (16); 0 ≤ queueId < readQueueNums (1); subscription: from the
- * request when sysFlag bit 2 is set (TAG parse error → 23; empty SQL92 → 23), else the group's
+ * request when sysFlag bit 2 is set (TAG parse error → 23; empty SQL92 → 23; the remark is
+ * Apache's "parse the consumer's subscription failed" followed by ": <reason>"), else the group's
  * registered one (24 when missing, 25 when older than subVersion, 27 FILTER_DATA_NOT_EXIST for
  * an SQL92 one whose selector did not compile at the heartbeat). SQL92 with
  * enablePropertyFilter=false → 1 "The broker does not support consumer to filter message by
- * SQL92"; with it on, a selector from the request that does not compile → 23, else the store
- * filters the records by the selector (expression-filter.ts, docs/sql92-filter.md).
+ * SQL92" (plus one broker warning per group naming enablePropertyFilter=true); with it on, a
+ * selector from the request that does not compile → 23 with the parser's message, else the
+ * store filters the records by the selector (expression-filter.ts, docs/sql92-filter.md). An
+ * expression that does not compile is logged with group, topic, expression and reason, at most
+ * once a minute per group + topic + expression (filter-warnings.ts).
  *
  * Store status → code (spec §7): FOUND → 0; NO_MATCHED_MESSAGE / MESSAGE_WAS_REMOVING → 20;
  * NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE → 21 if queueOffset ≠ 0 else 19;
@@ -175,7 +179,8 @@ export class PullMessageProcessor {
 
   private resolveSubscription(h: PullMessageRequestHeader): { data: SubscriptionData | null } | { code: number; remark: string } {
     const ctx = this.ctx;
-    const parseFailed = { code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: "parse the consumer's subscription failed" };
+    // Apache's remark, followed by the reason (ali-ons shows the remark in its pull error)
+    const parseFailed = (reason: string) => ({ code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: `parse the consumer's subscription failed: ${reason}` });
     let data: SubscriptionData;
     if (hasSubscriptionFlag(h.sysFlag)) {
       const type = h.expressionType;
@@ -184,19 +189,25 @@ export class PullMessageProcessor {
           data = buildSubscriptionData(h.topic, h.subscription ?? '*', h.subVersion, ExpressionType.TAG);
         } catch (e) {
           if (e instanceof SubscriptionParseError) {
-            ctx.logger.warn(`parse the consumer's subscription [${h.subscription}] failed, group: ${h.consumerGroup}`);
-            return parseFailed;
+            ctx.filterWarnings.compileFailed(h.consumerGroup, h.topic, ExpressionType.TAG, h.subscription ?? '', e.message, 'pulls answered SUBSCRIPTION_PARSE_FAILED (23)');
+            return parseFailed(e.message);
           }
           throw e;
         }
       } else {
-        // Apache FilterAPI.build: an empty expression of another type is refused at once
-        if (!h.subscription) return parseFailed;
-        data = attachCompiledExpression({ topic: h.topic, subString: h.subscription, tagsSet: [], codeSet: [], subVersion: h.subVersion, expressionType: type!, classFilterMode: false });
+        data = attachCompiledExpression({ topic: h.topic, subString: h.subscription ?? '', tagsSet: [], codeSet: [], subVersion: h.subVersion, expressionType: type!, classFilterMode: false });
+        // Apache FilterAPI.build: an empty expression of another type is refused at once,
+        // whatever enablePropertyFilter says
+        if (!h.subscription) {
+          const reason = data.filterError ?? `Expression can't be null! ${type}`;
+          ctx.filterWarnings.compileFailed(h.consumerGroup, h.topic, data.expressionType, '', reason, 'pulls answered SUBSCRIPTION_PARSE_FAILED (23)');
+          return parseFailed(reason);
+        }
         if (data.compiledExpression === null && ctx.config.enablePropertyFilter) {
           // Apache means the same (ConsumerFilterManager.build returns null, asserted non-null)
-          ctx.logger.warn(`parse the consumer's subscription [${h.subscription}] failed, group: ${h.consumerGroup}: ${data.filterError}`);
-          return parseFailed;
+          const reason = data.filterError ?? 'does not compile';
+          ctx.filterWarnings.compileFailed(h.consumerGroup, h.topic, data.expressionType, h.subscription, reason, 'pulls answered SUBSCRIPTION_PARSE_FAILED (23)');
+          return parseFailed(reason);
         }
       }
     } else {
@@ -207,11 +218,14 @@ export class PullMessageProcessor {
       if (found.subVersion < h.subVersion) return { code: ResponseCode.SUBSCRIPTION_NOT_LATEST, remark: "the consumer's subscription not latest" };
       if (!isTagType(found.expressionType) && !found.compiledExpression) {
         // the selector registered by the heartbeat did not compile (or was empty)
+        ctx.filterWarnings.compileFailed(h.consumerGroup, h.topic, found.expressionType, found.subString, found.filterError ?? 'does not compile', 'pulls answered FILTER_DATA_NOT_EXIST (27)');
         return { code: ResponseCode.FILTER_DATA_NOT_EXIST, remark: "The broker's consumer filter data is not exist!Your expression may be wrong!" };
       }
       data = found;
     }
     if (!isTagType(data.expressionType) && !ctx.config.enablePropertyFilter) {
+      // the remark stays Apache's (the Java interop test asserts it); the hint goes to the log
+      ctx.filterWarnings.filterDisabled(h.consumerGroup, h.topic, data.expressionType);
       return { code: ResponseCode.SYSTEM_ERROR, remark: `The broker does not support consumer to filter message by ${data.expressionType}` };
     }
     return { data };

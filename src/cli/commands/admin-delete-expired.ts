@@ -3,7 +3,8 @@
  * expired CommitLog files now, at any hour (RocketMQ `mqadmin deleteExpiredCommitLog`, request
  * code DELETE_EXPIRED_COMMITLOG = 329; the store runs a cleaning pass and keeps the manual
  * trigger armed for the next 20 passes). Only files older than fileReservedTime are deleted;
- * never the file being written.
+ * never the file being written. `--json`: {"brokerAddr", "success": true, "message"}; a refusal
+ * is an error (exit 1) either way.
  */
 import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
@@ -11,7 +12,7 @@ import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { createRequestCommand } from '../../remoting/protocol/commands.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
-import { adminCommand } from './admin-support.js';
+import { adminCommand, printJson, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -36,17 +37,19 @@ export function describeDeleteExpiredResponse(brokerAddr: string, response: Remo
 
 /** Registers `admin delete-expired-commitlog` (creating the `admin` command group when missing). */
 export function registerAdminCommands(program: Command): void {
-  adminCommand(program)
-    .command('delete-expired-commitlog')
-    .description('delete expired CommitLog files on a broker now, at any hour (request code 329)')
-    .requiredOption('-b, --broker-addr <host:port>', 'broker address')
-    .option('--timeout <ms>', 'request timeout in ms', String(DEFAULT_TIMEOUT_MS))
-    .action(async (opts: { brokerAddr: string; timeout: string }) => {
-      const timeoutMs = Number(opts.timeout);
-      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new Error(`--timeout must be a positive number of ms, got ${opts.timeout}`);
-      const response = await requestDeleteExpiredCommitLog(opts.brokerAddr, timeoutMs);
-      const { ok, message } = describeDeleteExpiredResponse(opts.brokerAddr, response);
-      if (!ok) throw new Error(message);
-      console.log(message);
-    });
+  withCommonOptions(
+    adminCommand(program)
+      .command('delete-expired-commitlog')
+      .description('delete expired CommitLog files on a broker now, at any hour (request code 329)')
+      .requiredOption('-b, --broker-addr <host:port>', 'broker address'),
+  ).action(async (opts: CommonAdminOptions & { brokerAddr: string }) => {
+    const response = await requestDeleteExpiredCommitLog(opts.brokerAddr, timeoutOf(opts));
+    const { ok, message } = describeDeleteExpiredResponse(opts.brokerAddr, response);
+    if (!ok) throw new Error(message);
+    if (opts.json) {
+      printJson({ brokerAddr: opts.brokerAddr, success: true, message });
+      return;
+    }
+    console.log(message);
+  });
 }

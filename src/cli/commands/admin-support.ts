@@ -10,12 +10,24 @@ import { createRequestCommand } from '../../remoting/protocol/commands.js';
 import type { ExtFieldValue, RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { RemotingClient, parseAddress } from '../../remoting/transport/remoting-client.js';
 import { RemotingConnectError } from '../../remoting/transport/remoting-errors.js';
+import { unknownCommandMessage } from '../top-level.js';
 
 export const DEFAULT_ADMIN_TIMEOUT_MS = 10_000;
 
-/** The `admin` command group of `program`, created when missing. */
+/**
+ * The `admin` command group of `program`, created when missing. `tsmq admin <unknown>` is an
+ * error (exit 1) listing the admin commands, as `tsmq <unknown>` lists the commands.
+ */
 export function adminCommand(program: Command): Command {
-  return program.commands.find((c) => c.name() === 'admin') ?? program.command('admin').description('administration requests to a running broker or nameserver');
+  const existing = program.commands.find((c) => c.name() === 'admin');
+  if (existing) return existing;
+  const admin = program.command('admin').description('administration requests to a running broker or nameserver');
+  admin.on('command:*', (operands: string[]) => {
+    const names = admin.commands.map((c) => c.name());
+    process.stderr.write(`${unknownCommandMessage(operands[0] ?? '', names, 'admin')}\n`);
+    process.exit(1);
+  });
+  return admin;
 }
 
 /** Options every admin command takes. */

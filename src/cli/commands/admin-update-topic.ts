@@ -34,6 +34,24 @@ export function permText(perm: number): string {
   return s === '' ? '-' : s;
 }
 
+/**
+ * The topic permissions `-p` accepts: 2 (W), 4 (R), 6 (RW), as mqadmin updateTopic documents
+ * ("2|4|6"). RocketMQ's PermName also has 1 (PERM_INHERIT) and PermName.isValid takes any value
+ * in 0..7, but inherit only matters on an auto-create template topic (TBW102 carries perm 7, and
+ * a topic is auto-created only from a template with the inherit bit), and 0, 1, 3, 5 or 7 on an
+ * ordinary topic are a typo or make it unusable, so they are refused here.
+ */
+export const TOPIC_PERMS: readonly number[] = [2, 4, 6];
+
+/** `-p` as 2, 4 or 6. @throws Error naming the option and the allowed values. */
+export function topicPermOf(text: string): number {
+  const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+  if (!TOPIC_PERMS.includes(n)) {
+    throw new Error(`-p/--perm must be 2 (W, write only), 4 (R, read only) or 6 (RW, read + write), got ${text}`);
+  }
+  return n;
+}
+
 /** Reads and checks the options. @throws Error naming the bad option. */
 export function topicSettingsOf(opts: UpdateTopicOptions): TopicSettings {
   const topic = opts.topic.trim();
@@ -44,7 +62,7 @@ export function topicSettingsOf(opts: UpdateTopicOptions): TopicSettings {
     topic,
     readQueueNums: intOption('-r/--read-queue-nums', opts.readQueueNums, 1, 1024),
     writeQueueNums: intOption('-w/--write-queue-nums', opts.writeQueueNums, 1, 1024),
-    perm: intOption('-p/--perm', opts.perm, 0, 7),
+    perm: topicPermOf(opts.perm),
     order: opts.order === 'true',
   };
 }
@@ -85,7 +103,7 @@ export function registerAdminUpdateTopic(program: Command): void {
       .requiredOption('-t, --topic <topic>', 'topic name')
       .option('-r, --read-queue-nums <n>', 'read queues', '8')
       .option('-w, --write-queue-nums <n>', 'write queues', '8')
-      .option('-p, --perm <perm>', 'permission: 2 write, 4 read, 6 read + write', '6')
+      .option('-p, --perm <perm>', 'permission: 2 write, 4 read, 6 read + write (only these)', '6')
       .option('-o, --order <true|false>', 'ordered topic flag', 'false'),
   ).action(runUpdateTopic);
 }

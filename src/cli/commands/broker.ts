@@ -1,7 +1,7 @@
 /** `tsmq broker -c broker.conf`: runs one broker (RocketMQ's mqbroker), registering with namesrvAddr. */
 import type { Command } from 'commander';
 import { BrokerController } from '../../broker/broker-controller.js';
-import { createLogger } from '../../common/logging/logger.js';
+import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
@@ -28,7 +28,7 @@ export function registerBrokerCommand(program: Command): void {
       await broker.start();
       // Several brokers may share a host (master + slave): the gRPC front only on request.
       const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg) : null;
-      console.log(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`])}`);
+      printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`])}`);
       shutdownOnSignals(
         async () => {
           await grpc?.shutdown();

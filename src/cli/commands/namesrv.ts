@@ -1,7 +1,8 @@
 /** `tsmq namesrv`: runs a nameserver alone (RocketMQ's mqnamesrv). */
 import type { Command } from 'commander';
 import { NamesrvController } from '../../namesrv/namesrv-controller.js';
-import { createLogger } from '../../common/logging/logger.js';
+import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
+import { parsePortValue } from '../../common/config/config-spec.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { namesrvConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
@@ -21,9 +22,9 @@ export function registerNamesrvCommand(program: Command): void {
       }, opts.option);
       const logger = createLogger('namesrv');
       warnUnknownConfigKeys(cfg, namesrvConfigKeys(), createLogger('config'));
-      const namesrv = new NamesrvController({ listenPort: Number(cfg.listenPort), host: cfg.host!, logger });
+      const namesrv = new NamesrvController({ listenPort: parsePortValue('listenPort', cfg.listenPort!), host: cfg.host!, logger });
       await namesrv.start();
-      console.log(`tsmq nameserver listening on ${cfg.host}:${namesrv.port}`);
+      printAfterLogs(`tsmq nameserver listening on ${cfg.host}:${namesrv.port}`);
       shutdownOnSignals(() => namesrv.shutdown(), (m) => console.log(m));
     });
 }

@@ -5,7 +5,8 @@
 import type { Command } from 'commander';
 import { BrokerController } from '../../broker/broker-controller.js';
 import { NamesrvController } from '../../namesrv/namesrv-controller.js';
-import { createLogger } from '../../common/logging/logger.js';
+import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
+import { parsePortValue } from '../../common/config/config-spec.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
@@ -34,7 +35,7 @@ export function registerStartCommand(program: Command): void {
 }
 
 export async function runStart(opts: StartOptions): Promise<void> {
-  const namesrvPort = Number(opts.namesrvPort ?? '9876');
+  const namesrvPort = parsePortValue('namesrvPort (-n)', opts.namesrvPort ?? '9876');
   const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv') });
   await namesrv.start();
   const cfg = mergeConfig(
@@ -48,7 +49,10 @@ export async function runStart(opts: StartOptions): Promise<void> {
   const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
   await broker.start();
   const grpc = await startGrpcFront(broker, cfg);
-  console.log(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc))}`);
+  // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
+  // once its socket listens); printed through the log stream so that it also comes out after
+  // their "listening" log lines. Scripts wait for /tsmq started/.
+  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc))}`);
   shutdownOnSignals(
     async () => {
       await grpc?.shutdown();

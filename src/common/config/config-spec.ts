@@ -34,6 +34,31 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Validator for an integer key in min..max: a fraction is refused as "must be a whole number"
+ * (before the range, so `listenPort=10921.5` is not told it is out of 0..65535), then the range
+ * with `rangeText` (e.g. "a port in 0..65535").
+ */
+export function wholeNumberIn(min: number, max: number, rangeText: string): (v: number) => string | null {
+  return (v: number) => {
+    if (!Number.isInteger(v)) return `must be a whole number (${rangeText})`;
+    return v >= min && v <= max ? null : `must be ${rangeText}`;
+  };
+}
+
+/**
+ * A port given outside a config spec (the nameserver's `listenPort`, `tsmq start -n`): the same
+ * checks and message as a spec key. @throws ConfigError.
+ */
+export function parsePortValue(name: string, raw: string): number {
+  const text = raw.trim();
+  if (!/^-?\d+(\.\d+)?$/.test(text)) throw new ConfigError(name, raw, 'not a number');
+  const n = Number(text);
+  const problem = wholeNumberIn(0, 65535, 'a port in 0..65535')(n);
+  if (problem) throw new ConfigError(name, raw, problem);
+  return n;
+}
+
 type SpecValues<S extends Record<string, ConfigKey<ConfigValue>>> = {
   [K in keyof S]: S[K]['default'];
 };
@@ -46,8 +71,12 @@ function parseValue(key: ConfigKey<ConfigValue>, raw: string): ConfigValue {
       return Number(text);
     }
     case 'boolean': {
-      if (text === 'true') return true;
-      if (text === 'false') return false;
+      // Java's Boolean.parseBoolean: "true" in any case (TRUE, True) is true. Apache reads every
+      // other word (yes, 1, ture) silently as false; tsmq refuses those instead, so a typo does
+      // not quietly switch a feature off. "false" in any case is false.
+      const lower = text.toLowerCase();
+      if (lower === 'true') return true;
+      if (lower === 'false') return false;
       throw new ConfigError(key.name, raw, 'expected true or false');
     }
     default:

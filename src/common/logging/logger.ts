@@ -71,11 +71,29 @@ export function wrapPino(base: PinoLogger, bindings: Record<string, unknown> = {
 }
 
 let root: Logger | null = null;
+/** The root logger's stdout stream (pino's default: SonicBoom on fd 1, asynchronous writes). */
+let rootStream: { write(chunk: string): unknown } | null = null;
 
 /** The process-wide root logger (JSON lines on stdout). */
 export function rootLogger(): Logger {
-  root ??= wrapPino(pino({ level: defaultLevel(), base: { pid: process.pid } }));
+  if (!root) {
+    const stream = pino.destination({ fd: process.stdout.fd || 1, sync: false });
+    rootStream = stream;
+    root = wrapPino(pino({ level: defaultLevel(), base: { pid: process.pid } }, stream));
+  }
   return root;
+}
+
+/**
+ * Prints one line on stdout after every log line taken so far. pino writes stdout
+ * asynchronously, so a `console.log` right after log calls can reach the terminal before them
+ * (the start-up banner used to come out before "gRPC front listening", although gRPC was bound
+ * first). Writing through the log stream keeps the order. Falls back to console.log before the
+ * root logger exists.
+ */
+export function printAfterLogs(line: string): void {
+  if (rootStream) rootStream.write(`${line}\n`);
+  else console.log(line);
 }
 
 /** A child logger for one component, e.g. `createLogger('commitlog')`. */

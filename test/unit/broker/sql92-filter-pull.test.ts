@@ -152,7 +152,7 @@ describe('SQL92 filter over remoting (enablePropertyFilter=true)', { timeout: 60
   it('a selector in the pull that does not compile → SUBSCRIPTION_PARSE_FAILED (23); an empty one too', async () => {
     const bad = await pull('GID_SQL_3', 0, { sql: "a = 'x" });
     assert.equal(bad.code, ResponseCode.SUBSCRIPTION_PARSE_FAILED);
-    assert.equal(bad.remark, "parse the consumer's subscription failed");
+    assert.equal(bad.remark, "parse the consumer's subscription failed: Invalid SQL92 expression: unterminated string literal at line 1, column 5");
     assert.equal((await pull('GID_SQL_3', 0, { sql: '' })).code, ResponseCode.SUBSCRIPTION_PARSE_FAILED);
   });
 

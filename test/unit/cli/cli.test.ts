@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../support/free-port.js';
 import { removeDir, tempDir } from '../../support/store-fixtures.js';
@@ -90,4 +90,70 @@ test('tsmq broker: one warning per unknown key, banner with the real binds and t
     assert.equal(await exited, 0, out);
     removeDir(store);
   }
+});
+
+test('tsmq start: the banner comes after every listener is bound and after their log lines', { timeout: 90_000 }, async () => {
+  const store = tempDir('tsmq-cli-start-');
+  const [namesrvPort, port, haPort, grpcPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', main, 'start', '--store', store, '-n', String(namesrvPort), '-p', String(port), '-o', `haListenPort=${haPort}`, '-o', `grpcListenPort=${grpcPort}`],
+    { env: { ...env, TSMQ_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let bannerSeen = false;
+  let connects: Promise<string[]> | null = null;
+  const tryConnect = (p: number): Promise<string> =>
+    new Promise((resolve) => {
+      const s = connect(p, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(`${p} ok`);
+      });
+      s.once('error', (e: NodeJS.ErrnoException) => resolve(`${p} ${e.code}`));
+    });
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString();
+    // connect the moment the banner arrives, as a script waiting for it would
+    if (!bannerSeen && /^tsmq started: .*$/m.test(out)) {
+      bannerSeen = true;
+      connects = Promise.all([namesrvPort, port, haPort, grpcPort].map(tryConnect));
+    }
+  });
+  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!bannerSeen) {
+      if (child.exitCode !== null) throw new Error(`start exited early:\n${out}`);
+      if (Date.now() > deadline) throw new Error(`no banner:\n${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(await connects, [`${namesrvPort} ok`, `${port} ok`, `${haPort} ok`, `${grpcPort} ok`]);
+    const lines = out.split('\n');
+    const bannerAt = lines.findIndex((l) => l.startsWith('tsmq started: '));
+    const msgs = lines.slice(0, bannerAt).filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg?: string }).msg ?? '');
+    for (const listening of [
+      `namesrv remoting server listening on 127.0.0.1:${namesrvPort}`,
+      `broker remoting server listening on `,
+      'HA service listening',
+      `gRPC front listening on 0.0.0.0:${grpcPort}`,
+    ]) {
+      assert.ok(msgs.some((m) => m.startsWith(listening)), `"${listening}" logged before the banner:\n${lines.slice(0, bannerAt + 1).join('\n')}`);
+    }
+    assert.match(lines[bannerAt]!, new RegExp(`^tsmq started: nameserver 127\\.0\\.0\\.1:${namesrvPort}, broker broker-a \\(brokerId 0\\) listening on .*:${port} .*HA .*:${haPort}, gRPC 0\\.0\\.0\\.0:${grpcPort}, `));
+  } finally {
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    removeDir(store);
+  }
+});
+
+test('a fractional port is refused: it must be a whole number', () => {
+  const namesrv = runCli(['namesrv', '-p', '9876.5']);
+  assert.equal(namesrv.status, 1);
+  assert.equal(namesrv.stderr.trim(), 'invalid config listenPort=9876.5: must be a whole number (a port in 0..65535)');
+  const broker = runCli(['broker', '-n', '', '-p', '10921.5', '--store', '/nonexistent-tsmq-test-store']);
+  assert.equal(broker.status, 1);
+  assert.equal(broker.stderr.trim(), 'invalid config listenPort=10921.5: must be a whole number (a port in 0..65535)');
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BrokerController } from '../../../../src/broker/broker-controller.js';
-import { silentLogger } from '../../../../src/common/logging/logger.js';
+import { silentLogger, type Logger } from '../../../../src/common/logging/logger.js';
 import { ManualClock } from '../../../../src/common/time/clock.js';
 import type { MessageStore } from '../../../../src/store/message-store.js';
 import type { RemotingChannel } from '../../../../src/remoting/processor/request-processor.js';
@@ -59,6 +59,8 @@ export interface HarnessOptions {
   clock?: ManualClock;
   /** storePathRootDir to use (removed at close); default a fresh temp dir. */
   dir?: string;
+  /** Broker logger (default silent). */
+  logger?: Logger;
 }
 
 export class BrokerHarness {
@@ -78,7 +80,7 @@ export class BrokerHarness {
     const broker = await BrokerController.create({
       brokerConfig: { storePathRootDir: dir, namesrvAddr: '', listenPort: '10911', ...(opts.config ?? {}) },
       clock,
-      logger: silentLogger,
+      logger: opts.logger ?? silentLogger,
       store,
     });
     return new BrokerHarness(broker, store, clock, dir);
