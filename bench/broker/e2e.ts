@@ -57,7 +57,9 @@ async function measure(name: string, brokerPid: number, fn: () => Promise<{ run:
 
 function cpuNote(p: Phase): string {
   const s = p.elapsedMs / 1000;
-  return `broker CPU ${Math.round((p.brokerCpuS / s) * 100)}%, client CPU ${Math.round((p.clientCpuS / s) * 100)}%`;
+  // broker CPU seconds per message: the cost figure that does not depend on who else uses the cores
+  const perMsg = p.messages > 0 ? ` = ${round3((p.brokerCpuS / p.messages) * 1e6)} µs/msg` : '';
+  return `broker CPU ${Math.round((p.brokerCpuS / s) * 100)}%${perMsg}, client CPU ${Math.round((p.clientCpuS / s) * 100)}%`;
 }
 
 export async function run(ctx: BenchContext): Promise<BenchOutput> {

@@ -56,33 +56,36 @@ export const SEND_HEADER_V2_KEYS = {
 
 type V1Name = (typeof SEND_HEADER_V2_KEYS)[keyof typeof SEND_HEADER_V2_KEYS];
 
+/** Field name → extFields key, per header version (built once, not per request). */
+const V1_KEY_OF = Object.fromEntries(Object.values(SEND_HEADER_V2_KEYS).map((n) => [n, n])) as Record<V1Name, string>;
+const V2_KEY_OF = Object.fromEntries(Object.entries(SEND_HEADER_V2_KEYS).map(([l, n]) => [n, l])) as Record<V1Name, string>;
+
 /** Decodes the header of a send request (V2 letters for 310/320, V1 names for 10). */
 export function decodeSendMessageHeader(request: RemotingCommand): SendMessageRequestHeader {
   const v2 = request.code === RequestCode.SEND_MESSAGE_V2 || request.code === RequestCode.SEND_BATCH_MESSAGE;
   const ext: ExtFields = request.extFields;
-  const letterOf = new Map<V1Name, string>(Object.entries(SEND_HEADER_V2_KEYS).map(([l, n]) => [n, l]));
-  const k = (name: V1Name): string => (v2 ? letterOf.get(name)! : name);
+  const k = v2 ? V2_KEY_OF : V1_KEY_OF;
   const header: SendMessageRequestHeader = {
-    producerGroup: getString(ext, k('producerGroup')),
-    topic: getString(ext, k('topic')),
-    defaultTopic: getString(ext, k('defaultTopic')),
-    defaultTopicQueueNums: getInt(ext, k('defaultTopicQueueNums')),
-    queueId: getInt(ext, k('queueId')),
-    sysFlag: getInt(ext, k('sysFlag')),
-    bornTimestamp: getLong(ext, k('bornTimestamp')),
-    flag: getInt(ext, k('flag')),
+    producerGroup: getString(ext, k.producerGroup),
+    topic: getString(ext, k.topic),
+    defaultTopic: getString(ext, k.defaultTopic),
+    defaultTopicQueueNums: getInt(ext, k.defaultTopicQueueNums),
+    queueId: getInt(ext, k.queueId),
+    sysFlag: getInt(ext, k.sysFlag),
+    bornTimestamp: getLong(ext, k.bornTimestamp),
+    flag: getInt(ext, k.flag),
   };
-  const properties = getOptionalString(ext, k('properties'));
+  const properties = getOptionalString(ext, k.properties);
   if (properties !== undefined) header.properties = properties;
-  const reconsumeTimes = getOptionalInt(ext, k('reconsumeTimes'));
+  const reconsumeTimes = getOptionalInt(ext, k.reconsumeTimes);
   if (reconsumeTimes !== undefined) header.reconsumeTimes = reconsumeTimes;
-  const unitMode = getOptionalBoolean(ext, k('unitMode'));
+  const unitMode = getOptionalBoolean(ext, k.unitMode);
   if (unitMode !== undefined) header.unitMode = unitMode;
-  const batch = getOptionalBoolean(ext, k('batch'));
+  const batch = getOptionalBoolean(ext, k.batch);
   if (batch !== undefined) header.batch = batch;
-  const maxReconsumeTimes = getOptionalInt(ext, k('maxReconsumeTimes'));
+  const maxReconsumeTimes = getOptionalInt(ext, k.maxReconsumeTimes);
   if (maxReconsumeTimes !== undefined) header.maxReconsumeTimes = maxReconsumeTimes;
-  const brokerName = getOptionalString(ext, k('brokerName'));
+  const brokerName = getOptionalString(ext, k.brokerName);
   if (brokerName !== undefined) header.brokerName = brokerName;
   return header;
 }

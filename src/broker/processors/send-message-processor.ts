@@ -20,7 +20,7 @@
  * j, CLUSTER property added; DELAY > 0 is rewritten to SCHEDULE_TOPIC_XXXX by the put hook.
  * Reply extFields: msgId (offset msgId), queueId, queueOffset, MSG_REGION, TRACE_ON.
  */
-import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
+import type { RemotingChannel, RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { RequestCode } from '../../remoting/codes/request-code.js';
@@ -52,6 +52,25 @@ export function bornHostOf(remoteAddress: string): SocketAddress {
   }
 }
 
+/** bornHost per connection: the peer address is parsed once, not once per message. */
+const bornHostByChannel = new WeakMap<RemotingChannel, { remoteAddress: string; host: SocketAddress }>();
+
+/** bornHostOf(channel.remoteAddress), cached per channel (the stored SocketAddress is shared, never mutated). */
+export function bornHostOfChannel(channel: RemotingChannel): SocketAddress {
+  const cached = bornHostByChannel.get(channel);
+  if (cached && cached.remoteAddress === channel.remoteAddress) return cached.host;
+  const host = bornHostOf(channel.remoteAddress);
+  bornHostByChannel.set(channel, { remoteAddress: channel.remoteAddress, host });
+  return host;
+}
+
+/** What a stored send answers with, ahead of MSG_REGION and TRACE_ON. */
+interface SendReplyFields {
+  msgId: string;
+  queueId: number;
+  queueOffset: number;
+}
+
 type Check = { response: RemotingCommand } | { topicConfig: TopicConfig; queueId: number };
 
 export class SendMessageProcessor {
@@ -67,7 +86,7 @@ export class SendMessageProcessor {
     const check = this.msgCheck(request, header, channel.remoteAddress);
     if ('response' in check) return check.response;
     if (request.code === RequestCode.SEND_BATCH_MESSAGE || header.batch === true) {
-      return this.sendBatch(request, header, check.topicConfig, check.queueId, channel.remoteAddress);
+      return this.sendBatch(request, header, check.topicConfig, check.queueId, channel);
     }
     const msg: MessageInner = {
       topic: header.topic,
@@ -77,7 +96,7 @@ export class SendMessageProcessor {
       properties: decodeProperties(header.properties ?? ''),
       sysFlag: this.sysFlagFor(header, check.topicConfig),
       bornTimestamp: header.bornTimestamp,
-      bornHost: bornHostOf(channel.remoteAddress),
+      bornHost: bornHostOfChannel(channel),
       storeHost: this.ctx.storeHost,
       reconsumeTimes: header.reconsumeTimes ?? 0,
       preparedTransactionOffset: 0,
@@ -179,7 +198,7 @@ export class SendMessageProcessor {
    * items are appended one by one (the store has no batch append), so another producer's message
    * may land between them. Reply: comma-joined msgIds, queueId, first queueOffset.
    */
-  private async sendBatch(request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, queueId: number, remote: string): Promise<RemotingCommand> {
+  private async sendBatch(request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, queueId: number, channel: RemotingChannel): Promise<RemotingCommand> {
     if (isRetryTopic(header.topic)) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, 'batch request does not support retry group');
     let items;
     try {
@@ -213,7 +232,7 @@ export class SendMessageProcessor {
         properties: props,
         sysFlag: this.sysFlagFor(header, tc),
         bornTimestamp: header.bornTimestamp,
-        bornHost: bornHostOf(remote),
+        bornHost: bornHostOfChannel(channel),
         storeHost: this.ctx.storeHost,
         reconsumeTimes: 0,
         preparedTransactionOffset: 0,
@@ -233,12 +252,11 @@ export class SendMessageProcessor {
     return this.reply(request, code, remark, { msgId: ids.join(','), queueId, queueOffset: firstOffset });
   }
 
-  private reply(request: RemotingCommand, code: number, remark?: string | null, ext?: Record<string, string | number>): RemotingCommand {
-    const extFields: Record<string, string | number> = {
-      ...(ext ?? {}),
-      MSG_REGION: this.ctx.config.regionId,
-      TRACE_ON: String(this.ctx.config.traceOn),
-    };
+  private reply(request: RemotingCommand, code: number, remark?: string | null, ext?: SendReplyFields): RemotingCommand {
+    const cfg = this.ctx.config;
+    const extFields: Record<string, string | number> = ext
+      ? { msgId: ext.msgId, queueId: ext.queueId, queueOffset: ext.queueOffset, MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' }
+      : { MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' };
     return createResponseCommand(request, code, remark ?? null, extFields);
   }
 }

@@ -44,11 +44,33 @@ export function getOptionalString(ext: ExtFields, name: string): string | undefi
   return v === undefined ? undefined : String(v);
 }
 
+/**
+ * Value of a plain decimal integer text (optional '-', 1..15 digits: exact as a double), else
+ * NaN. The common case of Java clients and ROCKETMQ headers, read without a regex or trim().
+ */
+function plainIntegerText(v: string): number {
+  const len = v.length;
+  if (len === 0 || len > 16) return Number.NaN;
+  let i = 0;
+  const negative = v.charCodeAt(0) === 45; // '-'
+  if (negative) i = 1;
+  if (i === len || len - i > 15) return Number.NaN;
+  let n = 0;
+  for (; i < len; i++) {
+    const d = v.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return Number.NaN;
+    n = n * 10 + d;
+  }
+  return negative ? -n : n;
+}
+
 function toInteger(name: string, v: ExtFieldValue, min: number, max: number): number {
   let n: number;
   if (typeof v === 'number') n = v;
-  else if (typeof v === 'string' && INTEGER_TEXT.test(v.trim())) n = Number(v.trim());
-  else n = Number.NaN;
+  else if (typeof v === 'string') {
+    n = plainIntegerText(v);
+    if (Number.isNaN(n)) n = INTEGER_TEXT.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+  } else n = Number.NaN;
   if (!Number.isInteger(n)) throw new HeaderError(`the custom field <${name}> is not a number: ${String(v)}`);
   if (n < min || n > max || !Number.isSafeInteger(n)) {
     throw new HeaderError(`the custom field <${name}> is out of range: ${String(v)}`);

@@ -13,8 +13,8 @@
  */
 import type { RemotingCommand } from './remoting-command.js';
 import { FrameError } from './frame-error.js';
-import { decodeJsonHeader, encodeJsonHeader } from './json-header.js';
-import { decodeBinaryHeader, encodeBinaryHeader } from './binary-header.js';
+import { decodeJsonCommand, jsonHeaderText, writeJsonHeader } from './json-header.js';
+import { decodeBinaryCommand, planBinaryHeader, writeBinaryHeader } from './binary-header.js';
 
 export { FrameError } from './frame-error.js';
 
@@ -26,15 +26,66 @@ const MAX_HEADER_BYTES = 0xffffff;
 
 /** Whole frame (length prefix included). Throws FrameError when the header exceeds 24 bits. */
 export function encodeFrame(cmd: RemotingCommand): Buffer {
-  const type = cmd.serializeTypeCurrentRPC === 1 ? SERIALIZE_TYPE_ROCKETMQ : SERIALIZE_TYPE_JSON;
-  const header = type === SERIALIZE_TYPE_JSON ? encodeJsonHeader(cmd) : encodeBinaryHeader(cmd);
-  if (header.length > MAX_HEADER_BYTES) throw new FrameError(`header too large: ${header.length} bytes`);
   const bodyLength = cmd.body?.length ?? 0;
-  const out = Buffer.allocUnsafe(8 + header.length + bodyLength);
-  out.writeInt32BE(4 + header.length + bodyLength, 0);
-  out.writeUInt32BE(((type << 24) | header.length) >>> 0, 4);
-  header.copy(out, 8);
-  if (cmd.body && bodyLength > 0) cmd.body.copy(out, 8 + header.length);
+  if (cmd.serializeTypeCurrentRPC === 1) {
+    const plan = planBinaryHeader(cmd);
+    const out = Buffer.allocUnsafe(8 + checkedHeaderLength(plan.size) + bodyLength);
+    writeBinaryHeader(cmd, plan, out, 8);
+    return finishFrame(out, 0, SERIALIZE_TYPE_ROCKETMQ, plan.size, cmd.body);
+  }
+  const headerLength = prepareJsonHeader(cmd);
+  const out = Buffer.allocUnsafe(8 + headerLength + bodyLength);
+  jsonHeaderSource.copy(out, 8, 0, headerLength);
+  return finishFrame(out, 0, SERIALIZE_TYPE_JSON, headerLength, cmd.body);
+}
+
+/**
+ * Appends the frame of `cmd` to `out` at `pos` when it fits in `out.length - pos` bytes and
+ * returns the end offset; returns -1 (nothing written) when it does not fit. Same bytes as
+ * encodeFrame. Throws like encodeFrame.
+ */
+export function encodeFrameInto(cmd: RemotingCommand, out: Buffer, pos: number): number {
+  const bodyLength = cmd.body?.length ?? 0;
+  if (cmd.serializeTypeCurrentRPC === 1) {
+    const plan = planBinaryHeader(cmd);
+    if (pos + 8 + checkedHeaderLength(plan.size) + bodyLength > out.length) return -1;
+    writeBinaryHeader(cmd, plan, out, pos + 8);
+    finishFrame(out, pos, SERIALIZE_TYPE_ROCKETMQ, plan.size, cmd.body);
+    return pos + 8 + plan.size + bodyLength;
+  }
+  const headerLength = prepareJsonHeader(cmd);
+  if (pos + 8 + headerLength + bodyLength > out.length) return -1;
+  jsonHeaderSource.copy(out, pos + 8, 0, headerLength);
+  finishFrame(out, pos, SERIALIZE_TYPE_JSON, headerLength, cmd.body);
+  return pos + 8 + headerLength + bodyLength;
+}
+
+/** Encoding space for JSON headers; a header that does not fit gets a buffer of its own. */
+const scratch = Buffer.allocUnsafe(16 * 1024);
+/** Where prepareJsonHeader left the header bytes (scratch, or an own buffer for a huge header). */
+let jsonHeaderSource: Buffer = scratch;
+
+/**
+ * Encodes the JSON header of `cmd` to bytes 0..n of `jsonHeaderSource` and returns n. The bytes
+ * stay valid only until the next call: copy them out at once.
+ */
+function prepareJsonHeader(cmd: RemotingCommand): number {
+  const end = writeJsonHeader(cmd, scratch, 0);
+  jsonHeaderSource = end <= scratch.length ? scratch : Buffer.from(jsonHeaderText(cmd), 'utf8');
+  return checkedHeaderLength(jsonHeaderSource === scratch ? end : jsonHeaderSource.length);
+}
+
+function checkedHeaderLength(n: number): number {
+  if (n > MAX_HEADER_BYTES) throw new FrameError(`header too large: ${n} bytes`);
+  return n;
+}
+
+/** Writes the two length words at `pos` and the body after the header; returns `out`. */
+function finishFrame(out: Buffer, pos: number, type: number, headerLength: number, body: Buffer | null): Buffer {
+  const bodyLength = body?.length ?? 0;
+  out.writeInt32BE(4 + headerLength + bodyLength, pos);
+  out.writeUInt32BE(((type << 24) | headerLength) >>> 0, pos + 4);
+  if (body && bodyLength > 0) body.copy(out, pos + 8 + headerLength);
   return out;
 }
 
@@ -43,20 +94,25 @@ export function encodeFrame(cmd: RemotingCommand): Buffer {
  * The body is a view into `frame` (not copied). Throws FrameError.
  */
 export function decodeFrameBody(frame: Buffer): RemotingCommand {
-  if (frame.length < 4) throw new FrameError(`frame too short: ${frame.length} bytes`);
-  const word = frame.readUInt32BE(0);
+  return decodeFrameAt(frame, 0, frame.length);
+}
+
+/** decodeFrameBody of frame[start, end), without slicing anything but the body. */
+export function decodeFrameAt(frame: Buffer, start: number, end: number): RemotingCommand {
+  const length = end - start;
+  if (length < 4) throw new FrameError(`frame too short: ${length} bytes`);
+  const word = frame.readUInt32BE(start);
   const type = word >>> 24;
   const headerLength = word & MAX_HEADER_BYTES;
-  if (headerLength > frame.length - 4) {
-    throw new FrameError(`header length ${headerLength} exceeds frame (${frame.length - 4} bytes after the header-length word)`);
+  if (headerLength > length - 4) {
+    throw new FrameError(`header length ${headerLength} exceeds frame (${length - 4} bytes after the header-length word)`);
   }
-  const header = frame.subarray(4, 4 + headerLength);
-  let decoded: Omit<RemotingCommand, 'body'>;
-  if (type === SERIALIZE_TYPE_JSON) decoded = decodeJsonHeader(header);
-  else if (type === SERIALIZE_TYPE_ROCKETMQ) decoded = decodeBinaryHeader(header);
-  else throw new FrameError(`unknown serialize type ${type}`);
-  const body = frame.length > 4 + headerLength ? frame.subarray(4 + headerLength) : null;
-  return { ...decoded, body };
+  const headerStart = start + 4;
+  const headerEnd = headerStart + headerLength;
+  const body = end > headerEnd ? frame.subarray(headerEnd, end) : null;
+  if (type === SERIALIZE_TYPE_JSON) return decodeJsonCommand(frame, body, headerStart, headerEnd);
+  if (type === SERIALIZE_TYPE_ROCKETMQ) return decodeBinaryCommand(frame, body, headerStart, headerEnd);
+  throw new FrameError(`unknown serialize type ${type}`);
 }
 
 export interface FrameDecoderOptions {
@@ -75,6 +131,9 @@ export interface FrameDecoderOptions {
 export class FrameDecoder {
   private readonly maxFrameBytes: number;
   private chunks: Buffer[] = [];
+  /** Bytes of chunks[0] already consumed. */
+  private head = 0;
+  /** Bytes received and not consumed (over all chunks, minus `head`). */
   private buffered = 0;
   /** L of the frame being assembled, or -1 while its length field is not complete. */
   private frameLength = -1;
@@ -104,51 +163,70 @@ export class FrameDecoder {
       if (e instanceof FrameError) {
         this.failure = e;
         this.chunks = [];
+        this.head = 0;
         this.buffered = 0;
       }
       throw e;
     }
   }
 
+  /**
+   * Decodes every complete frame. A frame (or length field) lying inside the first chunk is read
+   * in place; only one spread over several chunks is copied together first.
+   */
   private drain(): void {
     for (;;) {
       if (this.frameLength < 0) {
         if (this.buffered < 4) return;
-        const length = this.take(4).readInt32BE(0);
+        const first = this.chunks[0]!;
+        let length: number;
+        if (first.length - this.head >= 4) {
+          length = first.readInt32BE(this.head);
+          this.skip(first, 4);
+        } else {
+          length = this.take(4).readInt32BE(0);
+        }
         if (length < 4) throw new FrameError(`invalid frame length ${length}`);
         if (length > this.maxFrameBytes - 4) {
           throw new FrameError(`frame of ${length + 4} bytes exceeds the limit of ${this.maxFrameBytes}`);
         }
         this.frameLength = length;
       }
-      if (this.buffered < this.frameLength) return;
-      const frame = this.take(this.frameLength);
+      const n = this.frameLength;
+      if (this.buffered < n) return;
       this.frameLength = -1;
-      this.onCommand(decodeFrameBody(frame));
+      const first = this.chunks[0]!;
+      if (first.length - this.head >= n) {
+        const start = this.head;
+        this.skip(first, n);
+        this.onCommand(decodeFrameAt(first, start, start + n));
+      } else {
+        this.onCommand(decodeFrameAt(this.take(n), 0, n));
+      }
     }
   }
 
-  /** Removes and returns the first n buffered bytes (n <= buffered). */
-  private take(n: number): Buffer {
-    const first = this.chunks[0]!;
-    let out: Buffer;
-    if (first.length >= n) {
-      out = first.subarray(0, n);
-      if (first.length === n) this.chunks.shift();
-      else this.chunks[0] = first.subarray(n);
-    } else {
-      out = Buffer.allocUnsafe(n);
-      let filled = 0;
-      while (filled < n) {
-        const c = this.chunks[0]!;
-        const used = Math.min(c.length, n - filled);
-        c.copy(out, filled, 0, used);
-        filled += used;
-        if (used === c.length) this.chunks.shift();
-        else this.chunks[0] = c.subarray(used);
-      }
-    }
+  /** Consumes n bytes of `first` (= chunks[0]); n <= its unconsumed length. */
+  private skip(first: Buffer, n: number): void {
+    this.head += n;
     this.buffered -= n;
+    if (this.head === first.length) {
+      this.chunks.shift();
+      this.head = 0;
+    }
+  }
+
+  /** Removes and returns a copy of the first n unconsumed bytes (n <= buffered), spread over chunks. */
+  private take(n: number): Buffer {
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const c = this.chunks[0]!;
+      const used = Math.min(c.length - this.head, n - filled);
+      c.copy(out, filled, this.head, this.head + used);
+      filled += used;
+      this.skip(c, used);
+    }
     return out;
   }
 }

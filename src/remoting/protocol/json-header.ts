@@ -15,29 +15,182 @@ import { FrameError } from './frame-error.js';
 
 /** Header JSON bytes for `cmd` (body not included). */
 export function encodeJsonHeader(cmd: RemotingCommand): Buffer {
-  const obj: Record<string, unknown> = { code: cmd.code };
-  if (cmd.extFields) {
-    const ext: Record<string, string> = {};
-    for (const [k, v] of Object.entries(cmd.extFields)) {
+  return Buffer.from(jsonHeaderText(cmd), 'utf8');
+}
+
+/**
+ * Header JSON text for `cmd`, built by hand: the same characters `JSON.stringify` gives for
+ * `{code, extFields (values as strings), flag, language, opaque, remark?, serializeTypeCurrentRPC:
+ * "JSON", version}` (null/undefined extFields values left out, null remark left out), without
+ * building the intermediate objects.
+ */
+export function jsonHeaderText(cmd: RemotingCommand): string {
+  let s = '{"code":' + jsonNumber(cmd.code);
+  const ext = cmd.extFields;
+  if (ext) {
+    s += ',"extFields":{';
+    let first = true;
+    for (const k of Object.keys(ext)) {
+      const v = ext[k];
       if (v === null || v === undefined) continue;
-      ext[k] = String(v);
+      s += (first ? '' : ',') + jsonString(k) + ':' + jsonString(typeof v === 'string' ? v : String(v));
+      first = false;
     }
-    obj.extFields = ext;
+    s += '}';
   }
-  obj.flag = cmd.flag;
-  obj.language = cmd.language;
-  obj.opaque = cmd.opaque;
-  if (cmd.remark !== null && cmd.remark !== undefined) obj.remark = cmd.remark;
-  obj.serializeTypeCurrentRPC = 'JSON';
-  obj.version = cmd.version;
-  return Buffer.from(JSON.stringify(obj), 'utf8');
+  s += ',"flag":' + jsonNumber(cmd.flag) + ',"language":' + jsonString(cmd.language) + ',"opaque":' + jsonNumber(cmd.opaque);
+  if (cmd.remark !== null && cmd.remark !== undefined) s += ',"remark":' + jsonString(cmd.remark);
+  return s + ',"serializeTypeCurrentRPC":"JSON","version":' + jsonNumber(cmd.version) + '}';
+}
+
+/**
+ * Writes the header JSON of `cmd` (the bytes of `jsonHeaderText(cmd)` in UTF-8) into `out` at
+ * `pos`, without building the text: ASCII text that needs no escaping is stored char by char,
+ * anything else goes through JSON.stringify. Returns the end offset. If that is beyond
+ * `out.length` the header did not fit and the bytes in `out` are incomplete (the caller falls
+ * back to jsonHeaderText); nothing is ever written past the end of `out`.
+ */
+export function writeJsonHeader(cmd: RemotingCommand, out: Buffer, pos: number): number {
+  let p = writeLiteral(out, pos, L_CODE);
+  p = writeNumber(out, p, cmd.code);
+  const ext = cmd.extFields;
+  if (ext) {
+    p = writeLiteral(out, p, L_EXT_FIELDS);
+    let first = true;
+    // for-in walks the enum cache without allocating a key array; own keys only, like Object.keys
+    for (const k in ext) {
+      if (!hasOwn.call(ext, k)) continue;
+      const v = ext[k];
+      if (v === null || v === undefined) continue;
+      if (!first) p = writeByte(out, p, 0x2c); // ,
+      first = false;
+      p = writeString(out, p, k);
+      p = writeByte(out, p, 0x3a); // :
+      if (typeof v === 'number' && Number.isSafeInteger(v)) {
+        p = writeByte(out, p, 0x22);
+        p = writeSafeInteger(out, p, v);
+        p = writeByte(out, p, 0x22);
+      } else {
+        p = writeString(out, p, typeof v === 'string' ? v : String(v));
+      }
+    }
+    p = writeByte(out, p, 0x7d); // }
+  }
+  p = writeLiteral(out, p, L_FLAG);
+  p = writeNumber(out, p, cmd.flag);
+  p = writeLiteral(out, p, L_LANGUAGE);
+  p = writeString(out, p, cmd.language);
+  p = writeLiteral(out, p, L_OPAQUE);
+  p = writeNumber(out, p, cmd.opaque);
+  if (cmd.remark !== null && cmd.remark !== undefined) {
+    p = writeLiteral(out, p, L_REMARK);
+    p = writeString(out, p, cmd.remark);
+  }
+  p = writeLiteral(out, p, L_TAIL);
+  p = writeNumber(out, p, cmd.version);
+  return writeByte(out, p, 0x7d);
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+const literal = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'latin1'));
+const L_CODE = literal('{"code":');
+const L_EXT_FIELDS = literal(',"extFields":{');
+const L_FLAG = literal(',"flag":');
+const L_LANGUAGE = literal(',"language":');
+const L_OPAQUE = literal(',"opaque":');
+const L_REMARK = literal(',"remark":');
+const L_TAIL = literal(',"serializeTypeCurrentRPC":"JSON","version":');
+
+function writeByte(out: Buffer, p: number, b: number): number {
+  if (p < out.length) out[p] = b;
+  return p + 1;
+}
+
+function writeLiteral(out: Buffer, p: number, bytes: Uint8Array): number {
+  const n = bytes.length;
+  if (p + n <= out.length) for (let i = 0; i < n; i++) out[p + i] = bytes[i]!;
+  return p + n;
+}
+
+/** A JSON number as JSON.stringify writes it. */
+function writeNumber(out: Buffer, p: number, n: number): number {
+  if (Number.isSafeInteger(n)) return writeSafeInteger(out, p, n);
+  const text = jsonNumber(n);
+  if (p + text.length <= out.length) out.write(text, p, 'latin1');
+  return p + text.length;
+}
+
+/** Decimal digits of a safe integer (what String(n) gives; -0 is written as 0). */
+function writeSafeInteger(out: Buffer, p: number, n: number): number {
+  if (n < 0) {
+    p = writeByte(out, p, 0x2d); // -
+    n = -n;
+  }
+  if (n < 10) return writeByte(out, p, 0x30 + n);
+  let digits = 2;
+  for (let t = n; t >= 100; t = Math.floor(t / 10)) digits++;
+  const end = p + digits;
+  if (end <= out.length) {
+    let q = end - 1;
+    while (n >= 10) {
+      const d = n % 10;
+      out[q--] = 0x30 + d;
+      n = (n - d) / 10;
+    }
+    out[q] = 0x30 + n;
+  }
+  return end;
+}
+
+/** A JSON string literal: plain ASCII stored directly, the rest as JSON.stringify gives it. */
+function writeString(out: Buffer, p: number, s: string): number {
+  const n = s.length;
+  if (n <= 128 && p + n + 2 <= out.length) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x80) break;
+      out[p + 1 + i] = c;
+    }
+    if (i === n) {
+      out[p] = 0x22;
+      out[p + 1 + n] = 0x22;
+      return p + n + 2;
+    }
+  }
+  const json = jsonString(s);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (p + bytes <= out.length) out.write(json, p, bytes, 'utf8');
+  return p + bytes;
+}
+
+/** Characters JSON.stringify escapes (quote, backslash, controls) or may escape (lone surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON.stringify(s), with a fast path for text that needs no escaping. */
+function jsonString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : '"' + s + '"';
+}
+
+/** JSON.stringify(n) for a number field (non-finite → null, as JSON.stringify does). */
+function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
 }
 
 /** Parses a JSON header; the body is attached by the caller. Throws FrameError. */
 export function decodeJsonHeader(header: Buffer): Omit<RemotingCommand, 'body'> {
+  const { body: _body, ...rest } = decodeJsonCommand(header, null);
+  return rest;
+}
+
+/**
+ * Parses the JSON header in header[start, end) (default: all of it) into a whole command carrying
+ * `body`. Throws FrameError.
+ */
+export function decodeJsonCommand(header: Buffer, body: Buffer | null, start = 0, end = header.length): RemotingCommand {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(header.toString('utf8'));
+    parsed = JSON.parse(header.toString('utf8', start, end));
   } catch (e) {
     throw new FrameError(`invalid JSON header: ${(e as Error).message}`);
   }
@@ -55,11 +208,13 @@ export function decodeJsonHeader(header: Buffer): Omit<RemotingCommand, 'body'> 
     remark: remark === null || remark === undefined ? null : String(remark),
     extFields: extFieldsOf(h.extFields),
     serializeTypeCurrentRPC: 0,
+    body,
   };
 }
 
 function intField(h: Record<string, unknown>, name: string, dflt: number | undefined): number {
   const v = h[name];
+  if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (v === undefined || v === null) {
     if (dflt === undefined) throw new FrameError(`invalid JSON header: missing ${name}`);
     return dflt;
@@ -71,13 +226,28 @@ function intField(h: Record<string, unknown>, name: string, dflt: number | undef
   return n;
 }
 
+/**
+ * extFields as handed to processors. The object JSON.parse just built is used as is when every
+ * value is a string, number or boolean (the usual case); otherwise a copy without null entries and
+ * with nested values as their JSON text.
+ */
 function extFieldsOf(v: unknown): Record<string, ExtFieldValue> | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'object' || Array.isArray(v)) {
     throw new FrameError('invalid JSON header: extFields is not an object');
   }
+  const obj = v as Record<string, unknown>;
+  let plain = true;
+  for (const k in obj) {
+    const t = typeof obj[k];
+    if (t !== 'string' && t !== 'number' && t !== 'boolean') {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return obj as Record<string, ExtFieldValue>;
   const out: Record<string, ExtFieldValue> = {};
-  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+  for (const [k, val] of Object.entries(obj)) {
     if (val === null || val === undefined) continue;
     if (typeof val === 'string' || typeof val === 'number' || typeof val === 'boolean') out[k] = val;
     else out[k] = JSON.stringify(val);

@@ -48,6 +48,15 @@ export class ProcessorTable {
       return;
     }
     if (!response || oneway) return;
+    // createResponseCommand already sets all three; copy only a response built some other way
+    if (
+      response.opaque === request.opaque &&
+      (response.flag & RPC_TYPE_RESPONSE) !== 0 &&
+      response.serializeTypeCurrentRPC === request.serializeTypeCurrentRPC
+    ) {
+      channel.send(response);
+      return;
+    }
     channel.send({
       ...response,
       opaque: request.opaque,

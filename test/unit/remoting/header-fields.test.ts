@@ -55,3 +55,29 @@ test('booleans accept true/false as JSON or text in any case', () => {
   assert.equal(getOptionalBoolean({}, 'k'), undefined);
   assert.equal(getOptionalBoolean({ k: true }, 'k'), true);
 });
+
+test('integer text: the fast digit reader agrees with the regex rule on every shape of input', () => {
+  // reference: trim, /^[+-]?\d+$/, Number(); then the same range checks as getLong
+  const reference = (v: string): number | 'not a number' | 'out of range' => {
+    const t = v.trim();
+    if (!/^[+-]?\d+$/.test(t)) return 'not a number';
+    const n = Number(t);
+    return Number.isSafeInteger(n) ? n : 'out of range';
+  };
+  const inputs = [
+    '0', '-0', '7', '-7', '+7', ' 7', '7 ', '007', '-007', '-', '+', '', ' ', '--1', '1-', '1e3', '0x10', '1.0', '١٢',
+    '999999999999999', '-999999999999999', '9999999999999999', '-9999999999999999', '9007199254740991', '9007199254740992',
+    '12345678901234567890', '\t42\n', '4 2',
+  ];
+  for (let d = 1; d <= 18; d++) inputs.push('9'.repeat(d), '-' + '1'.repeat(d), '1' + '0'.repeat(d - 1));
+  for (const v of inputs) {
+    const want = reference(v);
+    let got: number | string;
+    try {
+      got = getLong({ v }, 'v');
+    } catch (e) {
+      got = (e as Error).message.includes('out of range') ? 'out of range' : 'not a number';
+    }
+    assert.ok(Object.is(got, want) || got === want, `${JSON.stringify(v)}: ${String(got)} vs ${String(want)}`);
+  }
+});

@@ -1,0 +1,90 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RemotingCommand } from '../../../src/remoting/protocol/remoting-command.js';
+import { createRequestCommand, createResponseCommand } from '../../../src/remoting/protocol/commands.js';
+import { encodeFrame, encodeFrameInto, FrameDecoder } from '../../../src/remoting/protocol/frame-codec.js';
+import { FrameBatch } from '../../../src/remoting/protocol/frame-batch.js';
+import { mulberry32 } from '../../support/prng.js';
+
+function command(next: () => number, i: number): RemotingCommand {
+  const r = next();
+  const bodyLength = r < 0.6 ? 0 : r < 0.9 ? Math.floor(next() * 2000) : r < 0.97 ? 10_000 + Math.floor(next() * 10_000) : 70_000;
+  const req = createRequestCommand(310, null);
+  const cmd = createResponseCommand(req, i % 7 === 0 ? 17 : 0, i % 7 === 0 ? `remark ${i} é` : null, { msgId: `ID${i}`, queueId: i % 4, queueOffset: i * 3, MSG_REGION: 'DefaultRegion', TRACE_ON: 'true' }, bodyLength ? Buffer.alloc(bodyLength, i % 251) : null);
+  if (next() < 0.3) cmd.serializeTypeCurrentRPC = 1;
+  return cmd;
+}
+
+test('batches are byte for byte the concatenation of encodeFrame, across chunk ends and large frames', () => {
+  for (let seed = 1; seed <= 30; seed++) {
+    const next = mulberry32(seed);
+    const batch = new FrameBatch();
+    const taken: Array<{ pieces: Buffer[]; want: Buffer }> = [];
+    let i = 0;
+    for (let round = 0; round < 12; round++) {
+      const cmds = Array.from({ length: 1 + Math.floor(next() * 60) }, () => command(next, i++));
+      for (const c of cmds) batch.add(c);
+      const want = Buffer.concat(cmds.map(encodeFrame));
+      assert.equal(batch.count, cmds.length);
+      assert.equal(batch.byteLength, want.length);
+      const pieces = batch.take();
+      assert.equal(batch.count, 0);
+      assert.deepEqual(Buffer.concat(pieces), want, `seed ${seed} round ${round}`);
+      taken.push({ pieces, want });
+    }
+    // later batches never write over the bytes handed out earlier
+    for (const [round, t] of taken.entries()) assert.deepEqual(Buffer.concat(t.pieces), t.want, `seed ${seed}: round ${round} intact`);
+  }
+});
+
+test('small frames of one turn come back as one buffer; a large frame is its own piece', () => {
+  const batch = new FrameBatch();
+  const small = Array.from({ length: 50 }, (_, i) => createResponseCommand(createRequestCommand(310), 0, null, { queueOffset: i }));
+  for (const c of small) batch.add(c);
+  const pieces = batch.take();
+  assert.equal(pieces.length, 1);
+  const decoded: RemotingCommand[] = [];
+  new FrameDecoder((c) => decoded.push(c)).push(pieces[0]!);
+  assert.deepEqual(decoded.map((c) => c.opaque), small.map((c) => c.opaque));
+  const big = createResponseCommand(createRequestCommand(11), 0, null, null, Buffer.alloc(100_000, 7));
+  batch.add(small[0]!);
+  batch.add(big);
+  batch.add(small[1]!);
+  const three = batch.take();
+  assert.equal(three.length, 3);
+  assert.deepEqual(three[1], encodeFrame(big));
+});
+
+test('an encode error leaves the batch as it was', () => {
+  const batch = new FrameBatch();
+  const ok = createResponseCommand(createRequestCommand(310), 0, null, { a: 1 });
+  batch.add(ok);
+  const bad: RemotingCommand = { ...ok, code: 200050, serializeTypeCurrentRPC: 1 }; // code does not fit int16
+  assert.throws(() => batch.add(bad), RangeError);
+  batch.add(ok);
+  assert.equal(batch.count, 2);
+  assert.deepEqual(Buffer.concat(batch.take()), Buffer.concat([encodeFrame(ok), encodeFrame(ok)]));
+});
+
+test('encodeFrameInto writes encodeFrame bytes at an offset, or nothing when they do not fit', () => {
+  const cmd = createResponseCommand(createRequestCommand(310), 0, 'r', { k: 'v' }, Buffer.from('body'));
+  const frame = encodeFrame(cmd);
+  const out = Buffer.alloc(frame.length + 10, 0xee);
+  assert.equal(encodeFrameInto(cmd, out, 5), 5 + frame.length);
+  assert.deepEqual(out.subarray(5, 5 + frame.length), frame);
+  assert.equal(out[4], 0xee);
+  assert.equal(out[5 + frame.length], 0xee);
+  const small = Buffer.alloc(frame.length - 1, 0xee);
+  assert.equal(encodeFrameInto(cmd, small, 0), -1);
+  assert.ok(small.every((b) => b === 0xee), 'nothing written');
+});
+
+test('a batch of small frames larger than a chunk is still one buffer, bytes intact', () => {
+  const batch = new FrameBatch();
+  const cmds = Array.from({ length: 3000 }, (_, i) => createResponseCommand(createRequestCommand(310), 0, null, { msgId: `M${i}`, queueOffset: i }, i % 10 === 0 ? Buffer.alloc(900, i % 256) : null));
+  for (const c of cmds) batch.add(c);
+  const pieces = batch.take();
+  assert.equal(pieces.length, 1);
+  assert.ok(pieces[0]!.length > 3 * 64 * 1024);
+  assert.deepEqual(pieces[0], Buffer.concat(cmds.map(encodeFrame)));
+});
