@@ -49,8 +49,22 @@ export function indexFileSizeBytes(hashSlotNum: number, indexNum: number): numbe
 
 /** RocketMQ's index key hash: abs(String.hashCode), with Integer.MIN_VALUE mapped to 0. */
 export function indexKeyHash(key: string): number {
-  const h = javaStringHashCode(key);
-  return h === INT_MIN ? 0 : Math.abs(h);
+  return indexHashOf(javaStringHashCode(key));
+}
+
+/** abs of a Java String.hashCode value, Integer.MIN_VALUE mapped to 0 (RocketMQ IndexService). */
+export function indexHashOf(javaHash: number): number {
+  return javaHash === INT_MIN ? 0 : Math.abs(javaHash);
+}
+
+/**
+ * `String.hashCode` of `prefix + key` from the hash of `prefix` alone (the polynomial continues
+ * over the key's UTF-16 code units), so `topic#key` needs no concatenated string.
+ */
+export function continueJavaHash(prefixHash: number, key: string): number {
+  let h = prefixHash;
+  for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
+  return h;
 }
 
 function writeLong(buf: Buffer, at: number, v: number): void {
@@ -164,11 +178,15 @@ export class IndexFile {
    * @throws if the file was opened read-only.
    */
   putKey(key: string, phyOffset: number, storeTimestampMs: number): boolean {
+    return this.putKeyHash(indexKeyHash(key), phyOffset, storeTimestampMs);
+  }
+
+  /** putKey with the key's index hash (`indexKeyHash`) already computed. */
+  putKeyHash(keyHash: number, phyOffset: number, storeTimestampMs: number): boolean {
     const slots = this.slots;
     if (!slots) throw new Error(`index file ${this.path} is read-only`);
     const h = this.header;
     if (h.indexCount >= this.indexNum) return false;
-    const keyHash = indexKeyHash(key);
     const slot = keyHash % this.hashSlotNum;
     let slotValue = slots[slot]!;
     if (slotValue <= 0 || slotValue > h.indexCount) slotValue = 0;

@@ -16,7 +16,8 @@ import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
-import { IndexFile } from './index-file.js';
+import { IndexFile, continueJavaHash, indexHashOf } from './index-file.js';
+import { javaStringHashCode } from '../../common/message/java-hash.js';
 
 export interface IndexServiceConfig {
   /** `<storePathRootDir>/index` */
@@ -123,21 +124,39 @@ export class IndexService {
     // Already indexed (a re-dispatch after recovery). Unlike RocketMQ, an offset equal to the
     // end offset is skipped too once anything was indexed: re-indexing it duplicated keys (B14).
     if (req.commitLogOffset < end || (req.commitLogOffset === end && (file.header.indexCount > 1 || end > 0))) return;
-    const keys = new Set<string>();
-    if (req.uniqKey) keys.add(req.uniqKey);
-    if (req.keys) for (const k of req.keys.split(' ')) if (k.length > 0) keys.add(k);
-    if (keys.size === 0) {
+    // distinct keys in order: UNIQ_KEY, then each KEYS word (RocketMQ indexes each once)
+    const keys = this.keyScratch;
+    keys.length = 0;
+    if (req.uniqKey) keys.push(req.uniqKey);
+    if (req.keys) {
+      if (req.keys.indexOf(' ') < 0) {
+        if (!keys.includes(req.keys)) keys.push(req.keys);
+      } else for (const k of req.keys.split(' ')) if (k.length > 0 && !keys.includes(k)) keys.push(k);
+    }
+    if (keys.length === 0) {
       file.advanceEnd(req.commitLogOffset, req.storeTimestamp);
       return;
     }
+    // hash of `${topic}#${key}` continued from the cached hash of `${topic}#` (no string built)
+    let prefixHash = this.topicPrefixHash.get(req.topic);
+    if (prefixHash === undefined) {
+      prefixHash = javaStringHashCode(`${req.topic}#`);
+      if (this.topicPrefixHash.size >= 4096) this.topicPrefixHash.clear();
+      this.topicPrefixHash.set(req.topic, prefixHash);
+    }
     for (const k of keys) {
-      const key = `${req.topic}#${k}`;
-      if (!file.putKey(key, req.commitLogOffset, req.storeTimestamp)) {
+      const keyHash = indexHashOf(continueJavaHash(prefixHash, k));
+      if (!file.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) {
         file = this.roll(file);
-        if (!file.putKey(key, req.commitLogOffset, req.storeTimestamp)) throw new Error('a fresh index file refused a key');
+        if (!file.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) throw new Error('a fresh index file refused a key');
       }
     }
   }
+
+  /** Reused by buildIndex (dispatch is synchronous). */
+  private readonly keyScratch: string[] = [];
+  /** javaStringHashCode(`${topic}#`) per topic (bounded). */
+  private readonly topicPrefixHash = new Map<string, number>();
 
   /**
    * Looks `topic#key` up in every file whose time range matches, newest first, collecting at

@@ -385,3 +385,17 @@ describe('IndexFile entry buffering', () => {
     }
   });
 });
+
+describe('index key hash without concatenation', () => {
+  it('continueJavaHash(hash(topic#), key) equals String.hashCode(topic#key) for ASCII, non-ASCII and surrogate pairs', async () => {
+    const { continueJavaHash, indexHashOf } = await import('../../../src/store/index/index-file.js');
+    const { javaStringHashCode } = await import('../../../src/common/message/java-hash.js');
+    for (const [topic, key] of [['TopicTest', 'OrderID188'], ['T', ''], ['主题', 'ключ'], ['t', '😀x'], ['%RETRY%g', 'k'.repeat(300)]] as const) {
+      const whole = javaStringHashCode(`${topic}#${key}`);
+      assert.equal(continueJavaHash(javaStringHashCode(`${topic}#`), key), whole, `${topic}#${key}`);
+      assert.equal(indexHashOf(whole), indexKeyHash(`${topic}#${key}`));
+    }
+    assert.equal(indexKeyHash('TopicTest#OrderID188'), 1231271670);
+    assert.equal(indexHashOf(-2147483648), 0);
+  });
+});
