@@ -103,11 +103,8 @@ export async function dispatched(store: DefaultMessageStore, timeoutMs = 5000): 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await new Promise((r) => setImmediate(r));
-    if (store.getMaxPhyOffset() === 0 || store.dispatchBehindBytes() === 0) return;
-    if (store.getFlushedPhyOffset() < store.getMaxPhyOffset() && store.config.flushDiskType === 'SYNC_FLUSH') {
-      // behind only by what is not flushed yet: nothing more to wait for under SYNC_FLUSH
-      if (store.dispatchBehindBytes() <= store.getMaxPhyOffset() - store.getFlushedPhyOffset()) return;
-    }
+    // SYNC_FLUSH dispatches only flushed data: done once it is behind by no more than the unflushed tail
+    if (store.dispatchBehindBytes() <= store.getMaxPhyOffset() - store.getFlushedPhyOffset()) return;
     if (Date.now() > deadline) throw new Error(`dispatch still ${store.dispatchBehindBytes()} bytes behind after ${timeoutMs} ms`);
   }
 }

@@ -64,7 +64,7 @@ export class MappedFileQueue {
       ...(opts.writeBufferBytes !== undefined ? { writeBufferBytes: opts.writeBufferBytes } : {}),
       ...(opts.commitThresholdBytes !== undefined ? { commitThresholdBytes: opts.commitThresholdBytes } : {}),
     };
-    const clock = this.fileOpts.clock ?? systemClock;
+    const clock = this.clock;
     const pw = opts.prewrite ?? null;
     const yieldWithinMs = pw?.yieldToFlushesWithinMs ?? 0;
     const activity = this.flushActivity;
@@ -77,6 +77,10 @@ export class MappedFileQueue {
 
   private get fs(): FileSystem {
     return this.fileOpts.fs;
+  }
+
+  private get clock(): Clock {
+    return this.fileOpts.clock ?? systemClock;
   }
 
   /**
@@ -245,14 +249,13 @@ export class MappedFileQueue {
    * Only `leastPages = 0` updates the store timestamp. Returns the new flushedWhere.
    */
   async flush(leastPages: number): Promise<number> {
-    const clock = this.fileOpts.clock ?? systemClock;
     this.flushActivity.inFlight++;
-    this.flushActivity.lastMs = clock.nowMs();
+    this.flushActivity.lastMs = this.clock.nowMs();
     try {
       return await this.flushFiles(leastPages);
     } finally {
       this.flushActivity.inFlight--;
-      this.flushActivity.lastMs = clock.nowMs();
+      this.flushActivity.lastMs = this.clock.nowMs();
     }
   }
 
