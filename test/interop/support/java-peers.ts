@@ -1,6 +1,7 @@
 /**
  * Builds and runs the Java test peers in test/interop/java (Apache RocketMQ 4.9.8 store, client
- * and admin tools; test/interop/java/store5: Apache RocketMQ 5.3.3 store).
+ * and admin tools; test/interop/java/store5: Apache RocketMQ 5.3.3 store; rocketmq5: 5.3.3 remoting
+ * client and tools; grpc5: rocketmq-client-java 5.0.x).
  *
  * - `javaSkipReason()` says why the interop tests must be skipped (no `java` or no `mvn` on PATH).
  * - `buildPeer(name)` compiles a peer once per source version: the output goes to
@@ -19,13 +20,23 @@ import { fileURLToPath } from 'node:url';
 
 export const JAVA_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'java');
 
-export type PeerName = 'rocketmq4' | 'rocketmq5-store';
+export type PeerName = 'rocketmq4' | 'rocketmq5-store' | 'rocketmq5' | 'grpc5';
 
 const PEER_DIRS: Record<PeerName, { pom: string; sources: string[] }> = {
   rocketmq4: { pom: join(JAVA_ROOT, 'pom.xml'), sources: [join(JAVA_ROOT, 'src')] },
   'rocketmq5-store': {
     pom: join(JAVA_ROOT, 'store5', 'pom.xml'),
     sources: [join(JAVA_ROOT, 'store5', 'src'), join(JAVA_ROOT, 'src', 'shared')],
+  },
+  /** Apache RocketMQ 5.3.3 remoting client + admin tools (mqadmin's MQAdminStartup). */
+  rocketmq5: {
+    pom: join(JAVA_ROOT, 'rocketmq5', 'pom.xml'),
+    sources: [join(JAVA_ROOT, 'rocketmq5', 'src'), join(JAVA_ROOT, 'src', 'shared')],
+  },
+  /** rocketmq-client-java 5.0.x, the RocketMQ 5 gRPC client. */
+  grpc5: {
+    pom: join(JAVA_ROOT, 'grpc5', 'pom.xml'),
+    sources: [join(JAVA_ROOT, 'grpc5', 'src'), join(JAVA_ROOT, 'src', 'shared')],
   },
 };
 
