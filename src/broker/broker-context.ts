@@ -88,9 +88,23 @@ export class BrokerContext {
     return n <= 1 ? 0 : Math.min(n - 1, Math.floor(this.random() * n));
   }
 
-  /** Broker put path: delay-level rewrite (5.x put hook), then the store. */
+  /**
+   * Broker put path: delay-level rewrite (5.x put hook), then the store. When the message's topic
+   * was just created by a request (auto-creation, UPDATE_AND_CREATE_TOPIC) and its config is not
+   * on disk yet, the answer also waits for that write (run beside the append, not after it), so
+   * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
+   * logged and does not fail the put: recovery re-derives topics from the ConsumeQueue directory.
+   */
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
+    const configWrite = this.topicConfigManager.durable(msg.topic);
     applyScheduleRewrite(msg, this.delayLevels);
-    return this.store.putMessage(msg);
+    const put = this.store.putMessage(msg);
+    return configWrite ? this.alsoAwait(put, configWrite) : put;
+  }
+
+  /** `put`'s result, answered once `configWrite` settled too (its failure is only logged). */
+  private async alsoAwait<T>(put: Promise<T>, configWrite: Promise<void>): Promise<T> {
+    await configWrite.catch((e: Error) => this.logger.error(`answering a put whose topic config is not durable: ${e.message}`));
+    return put;
   }
 }

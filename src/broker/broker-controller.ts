@@ -154,6 +154,7 @@ export class BrokerController {
         delayLevelCount: delayLevels.maxLevel,
       });
       topics.load();
+      if (topics.recoverFromConsumeQueues(store.getTopicQueueTable()).length > 0) await topics.whenPersisted();
       const offsets = new ConsumerOffsetManager(path.join(configDir, 'consumerOffset.json'), { ...fileOpts, clock });
       offsets.load();
       const clamped = offsets.clampAllToStore((t, q) => store.getMaxOffsetInQueue(t, q));
@@ -235,7 +236,10 @@ export class BrokerController {
     this.pullRequestHoldService.start();
     if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
     if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
-    this.every(this.config.flushConsumerOffsetInterval, () => this.persistOffsets());
+    this.every(this.config.flushConsumerOffsetInterval, () => {
+      this.persistOffsets();
+      this.retryFailedConfigWrites();
+    });
     this.every(CLIENT_SCAN_INTERVAL_MS, () => {
       ctx.consumerManager.scanNotActiveChannel();
       ctx.producerManager.scanNotActiveChannel();
@@ -308,6 +312,16 @@ export class BrokerController {
 
   private persistOffsets(): void {
     this.ctx.consumerOffsetManager.persist().catch((e: Error) => this.logger.error(`persist consumer offsets failed: ${e.message}`));
+  }
+
+  /** A topic or group write that failed (ENOSPC, EIO) is written again with the latest state. */
+  private retryFailedConfigWrites(): void {
+    for (const m of [this.ctx.topicConfigManager, this.ctx.subscriptionGroupManager]) {
+      m.retryFailedPersist()?.then(
+        () => this.logger.info(`${m.filePath} written after an earlier failure`),
+        (e: Error) => this.logger.error(`persist ${m.filePath} failed again: ${e.message}`),
+      );
+    }
   }
 
   private every(ms: number, fn: () => void): void {

@@ -6,7 +6,9 @@
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
  *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets and its consume
  *      queues (store.deleteTopics). System topics are refused.
- * Changes are persisted and trigger a nameserver re-registration (topic change listener).
+ * Changes are on disk before the answer (a failed write answers 1 SYSTEM_ERROR naming it; the
+ * change stays in memory and is written again with the next change or retry) and trigger a
+ * nameserver re-registration (topic change listener).
  */
 import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
@@ -24,7 +26,7 @@ export class TopicAdminProcessors {
   readonly getAllTopicConfig: RequestHandler = (rc) => this.processGetAll(rc);
   readonly deleteTopicInBroker: RequestHandler = (rc) => this.processDelete(rc);
 
-  processUpdateAndCreate({ channel, request }: RequestContext): RemotingCommand {
+  async processUpdateAndCreate({ channel, request }: RequestContext): Promise<RemotingCommand> {
     const ext = request.extFields;
     const topic = getString(ext, 'topic');
     const refusal = this.refuse(topic);
@@ -44,6 +46,8 @@ export class TopicAdminProcessors {
     }
     this.ctx.logger.info(`UPDATE_AND_CREATE_TOPIC ${topic} from ${channel.remoteAddress}: ${tc.readQueueNums}/${tc.writeQueueNums} perm ${tc.perm}`);
     this.ctx.topicConfigManager.updateTopicConfig(tc);
+    const failure = await this.durable(topic);
+    if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${topic} is updated in memory but its config could not be written: ${failure}`);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 
@@ -59,8 +63,20 @@ export class TopicAdminProcessors {
     this.ctx.logger.info(`DELETE_TOPIC_IN_BROKER ${topic} from ${channel.remoteAddress}`);
     this.ctx.topicConfigManager.deleteTopicConfig(topic);
     this.ctx.consumerOffsetManager.cleanOffsetByTopic(topic);
+    const failure = await this.durable(topic);
     await this.ctx.store.deleteTopics([topic]);
+    if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${topic} is deleted in memory but topics.json could not be written: ${failure}`);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  /** Waits until the topic's latest change is on disk; the write's error message, or null. */
+  private async durable(topic: string): Promise<string | null> {
+    try {
+      await this.ctx.topicConfigManager.durable(topic);
+      return null;
+    } catch (e) {
+      return (e as Error).message;
+    }
   }
 
   private refuse(topic: string): string | null {
