@@ -7,13 +7,14 @@
  * acknowledged send is in config/topics.json, every group of an answered heartbeat is in
  * config/subscriptionGroup.json and its %RETRY% topic in topics.json (the answer waited for the
  * write). After every restart every acknowledged message is pulled back from its topic at its
- * acknowledged queue offset (never 17 TOPIC_NOT_EXIST).
+ * acknowledged queue offset (never 17 TOPIC_NOT_EXIST). Last, topics.json is deleted and the
+ * topics come back from the ConsumeQueue directory.
  *
  * SYNC_FLUSH. Rounds: TSMQ_META_CRASH_ROUNDS (default 8). Seed: TSMQ_CRASH_SEED (printed).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TsmqProcess, freePort } from '../support/tsmq-process.js';
@@ -30,8 +31,10 @@ interface AckedSend {
   key: string;
 }
 
+/** The table as the broker's loader will see it: `<file>`, else `<file>.bak` (a kill between the persist's two renames). */
 function configTable(storeDir: string, file: string, table: string): Record<string, unknown> {
-  const text = readFileSync(join(storeDir, 'config', file), 'utf8');
+  const primary = join(storeDir, 'config', file);
+  const text = readFileSync(existsSync(primary) ? primary : `${primary}.bak`, 'utf8');
   return (JSON.parse(text) as Record<string, Record<string, unknown>>)[table] ?? {};
 }
 
@@ -118,6 +121,18 @@ describe('SIGKILL crash rounds with auto-created topics and groups, SYNC_FLUSH',
           assert.ok(`%RETRY%${g}` in topics, `seed ${seed} round ${round}: %RETRY%${g} missing from topics.json`);
         }
       }
+      // 4. topics.json lost altogether (a store written before this fix, or an operator's
+      // mistake): the topics come back from the ConsumeQueue directory and stay reachable.
+      for (const f of ['topics.json', 'topics.json.bak']) rmSync(join(storeDir, 'config', f), { force: true });
+      broker = await TsmqProcess.start({ storeDir, namesrvPort, listenPort, options });
+      const client = new LeanClient(broker.brokerAddr);
+      await client.ready;
+      for (const a of acked) {
+        const r = await client.pull('GID_META_CHECK', a.topic, a.queueId, a.queueOffset, 1);
+        assert.equal(r.code, 0, `seed ${seed}: after losing topics.json, pull ${a.topic}/${a.queueId}@${a.queueOffset} answered ${r.code} ${r.remark}`);
+      }
+      client.close();
+      assert.match(broker.log, /re-created \d+ topic\(s\) found in the ConsumeQueues/);
       assert.ok(acked.length > 50, `enough sends to new topics were acknowledged (${acked.length})`);
       assert.ok(ackedGroups.size > 50, `enough groups were registered (${ackedGroups.size})`);
       console.log(`# metadata crash harness: ${ROUNDS} rounds, ${acked.length} new topics acknowledged, ${ackedGroups.size} groups registered`);
