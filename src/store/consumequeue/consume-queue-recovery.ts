@@ -36,15 +36,21 @@ export interface QueueRecoveryResult {
   maxPhysicOffset: number;
 }
 
-/** Units read per chunk during recovery (262,140 bytes): a queue costs what it holds, not its 6 MB file size. */
-const RECOVERY_CHUNK_UNITS = 13_107;
+/**
+ * Units read per chunk during recovery: the first chunk of a file is 1,024 units (20 KiB), each
+ * next one twice as large up to 13,107 units (262,140 bytes), so a queue costs what it holds,
+ * not its 6 MB file size, and a nearly empty queue (the common case with thousands) costs one
+ * small read.
+ */
+const RECOVERY_FIRST_CHUNK_UNITS = 1_024;
+const RECOVERY_MAX_CHUNK_UNITS = 13_107;
 /**
  * Bytes after the last valid entry examined for leftovers (torn or stale slots). Our writers
  * only ever append and truncation zeroes tails, so anything non-zero sits right behind the end;
  * a clean tail costs one small read instead of reading the rest of the file (issue: 5,818 queues
  * read 94 GB before this bound).
  */
-export const RECOVERY_TAIL_PROBE_BYTES = 64 * 1024;
+export const RECOVERY_TAIL_PROBE_BYTES = 16 * 1024;
 
 export function recoverQueueFiles(mfq: MappedFileQueue): QueueRecoveryResult {
   const files = mfq.getFiles();
@@ -54,13 +60,15 @@ export function recoverQueueFiles(mfq: MappedFileQueue): QueueRecoveryResult {
   let processOffset = files[index]!.fileFromOffset;
   let validEntries = 0;
   let maxPhy = -1;
-  const chunk = Buffer.allocUnsafe(Math.min(fileSize, RECOVERY_CHUNK_UNITS * CQ_STORE_UNIT_SIZE));
+  const chunk = Buffer.allocUnsafe(Math.min(fileSize, RECOVERY_MAX_CHUNK_UNITS * CQ_STORE_UNIT_SIZE));
   for (; index < files.length; index++) {
     const mf = files[index]!;
     let pos = 0;
     let ended = false;
+    let chunkUnits = RECOVERY_FIRST_CHUNK_UNITS;
     while (pos < fileSize && !ended) {
-      const len = Math.min(chunk.length, fileSize - pos);
+      const len = Math.min(chunkUnits * CQ_STORE_UNIT_SIZE, chunk.length, fileSize - pos);
+      chunkUnits = Math.min(chunkUnits * 2, RECOVERY_MAX_CHUNK_UNITS);
       if (!mf.readInto(pos, chunk, 0, len)) throw new Error(`cannot read ${mf.filePath} at ${pos}`);
       const units = Math.floor(len / CQ_STORE_UNIT_SIZE);
       let i = 0;
