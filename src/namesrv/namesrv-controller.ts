@@ -8,6 +8,7 @@ import { systemClock } from '../common/time/clock.js';
 import type { Logger } from '../common/logging/logger.js';
 import { silentLogger } from '../common/logging/logger.js';
 import { RemotingServer } from '../remoting/transport/remoting-server.js';
+import type { RemotingServerLimits } from '../remoting/transport/remoting-server-config.js';
 import { RequestCode } from '../remoting/codes/request-code.js';
 import { KvConfigManager } from './kv/kv-config-manager.js';
 import { RouteInfoManager, type RouteInfoManagerOptions } from './route/route-info-manager.js';
@@ -36,6 +37,8 @@ export interface NamesrvControllerOptions {
   /** Route table options (broker expiry, default queue count for auto-created topics...). */
   routes?: Omit<RouteInfoManagerOptions, 'clock' | 'logger'>;
   maxFrameBytes?: number;
+  /** Connection limits of the remoting server (remoting-server-config.ts); defaults apply when absent. */
+  limits?: RemotingServerLimits;
 }
 
 export class NamesrvController {
@@ -55,6 +58,7 @@ export class NamesrvController {
       logger: this.logger,
       name: 'namesrv',
       maxFrameBytes: opts.maxFrameBytes,
+      ...opts.limits,
     });
     this.registerProcessors({ routes: this.routes, kv: this.kv, logger: this.logger });
     this.server.onChannelClose((ch) => {
