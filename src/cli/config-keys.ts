@@ -11,6 +11,7 @@ import { POP_CONFIG_SPEC } from '../broker/pop/pop-config.js';
 import { TRANSACTION_CONFIG_SPEC } from '../broker/transaction/transaction-config.js';
 import { GRPC_CONFIG_SPEC } from '../grpc/grpc-config.js';
 import { storeConfigSpec } from '../store/store-config.js';
+import { REGISTRATION_LIMITS_SPEC } from '../namesrv/route/registration-limits.js';
 import { REMOTING_SERVER_CONFIG_SPEC } from '../remoting/transport/remoting-server-config.js';
 
 /** Every key (and alias) `tsmq broker` / `tsmq start` read from broker.conf and `-o`. */
@@ -24,7 +25,7 @@ export function brokerConfigKeys(): Set<string> {
 
 /** Keys `tsmq namesrv` reads. */
 export function namesrvConfigKeys(): Set<string> {
-  return new Set(['listenPort', 'host', ...knownKeyNames(REMOTING_SERVER_CONFIG_SPEC)]);
+  return new Set(['listenPort', 'host', ...knownKeyNames(REMOTING_SERVER_CONFIG_SPEC), ...knownKeyNames(REGISTRATION_LIMITS_SPEC)]);
 }
 
 /** Logs one warning per key of `cfg` that `known` lacks; returns the messages. */

@@ -166,6 +166,21 @@ describe('remoting limits on a real broker', { timeout: 120_000 }, () => {
     await assertNormalSendWorks('after connection flood');
   });
 
+  it('a topic of 1,000,000 queues is refused with a clear remark; 4096 queues are accepted', async () => {
+    const update = (topic: string, queues: number) => client.invokeSync(addr,
+      createRequestCommand(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic, readQueueNums: queues, writeQueueNums: queues, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false }), 5000);
+    const t0 = performance.now();
+    const r = await update('HugeTopic', 1_000_000);
+    assert.ok(performance.now() - t0 < 1000);
+    assert.equal(r.code, ResponseCode.SYSTEM_ERROR);
+    assert.equal(r.remark, 'topic HugeTopic: 1000000 queues requested (readQueueNums=1000000, writeQueueNums=1000000), the broker allows at most 4096 per topic (maxTopicQueueNums)');
+    assert.equal(broker.ctx.topicConfigManager.selectTopicConfig('HugeTopic'), undefined);
+    const ok = await update('BigTopic', 4096);
+    assert.equal(ok.code, ResponseCode.SUCCESS, ok.remark ?? '');
+    assert.equal(broker.ctx.topicConfigManager.selectTopicConfig('BigTopic')?.writeQueueNums, 4096);
+    await assertNormalSendWorks('after the huge topic');
+  });
+
   it('10,000 bad frames: every connection closed, a bounded number of log lines', async (t) => {
     const before = log.lines.length;
     const garbage = Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]); // length -1
