@@ -34,6 +34,7 @@ import type { MessageStore } from '../store/message-store.js';
 import type { RequestHandler } from '../remoting/processor/request-processor.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { resolveStoreConfig } from '../store/store-config.js';
+import { resolveRemotingServerLimits } from '../remoting/transport/remoting-server-config.js';
 import { PermName, resolveBrokerConfig, splitNamesrvAddr, type BrokerConfig } from './broker-config.js';
 import { BrokerContext } from './broker-context.js';
 import { ConsumerManager } from './client/consumer-manager.js';
@@ -222,7 +223,7 @@ export class BrokerController {
     if (this.state !== 'created') throw new Error(`broker cannot start: it is ${this.state}`);
     this.state = 'started';
     const ctx = this.ctx;
-    const server = new RemotingServer({ listenPort: this.config.listenPort, logger: this.logger, name: 'broker' });
+    const server = new RemotingServer({ listenPort: this.config.listenPort, logger: this.logger, name: 'broker', ...resolveRemotingServerLimits(this.rawConfig) });
     for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
     server.onChannelClose((ch) => {
       ctx.consumerManager.doChannelCloseEvent(ch);

@@ -2,7 +2,8 @@
  * Topic administration (mirror 4.9 `AdminBrokerProcessor`):
  *   17 UPDATE_AND_CREATE_TOPIC: extFields topic, readQueueNums, writeQueueNums, perm,
  *      topicFilterType, topicSysFlag, order (missing numbers default to defaultTopicQueueNums /
- *      perm 6). Illegal names, the cluster name and system topics → 1 SYSTEM_ERROR with a remark.
+ *      perm 6). Illegal names, the cluster name, system topics and more than maxTopicQueueNums
+ *      queues → 1 SYSTEM_ERROR with a remark.
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
  *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets and its consume
  *      queues (store.deleteTopics). System topics are refused.
@@ -18,6 +19,7 @@ import { getOptionalBoolean, getOptionalInt, getOptionalString, getString } from
 import { isSystemTopic, validateTopic } from '../../common/message/topic-validator.js';
 import type { BrokerContext } from '../broker-context.js';
 import { newTopicConfig } from '../topic/topic-config.js';
+import { checkTopicQueueNums } from '../topic/topic-queue-limit.js';
 
 export class TopicAdminProcessors {
   constructor(private readonly ctx: BrokerContext) {}
@@ -43,6 +45,11 @@ export class TopicAdminProcessors {
     });
     if (tc.readQueueNums < 0 || tc.writeQueueNums < 0 || tc.perm < 0 || tc.perm > 7) {
       return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `invalid queue numbers or perm for topic ${topic}`);
+    }
+    const tooMany = checkTopicQueueNums(topic, tc.readQueueNums, tc.writeQueueNums, this.ctx.config.maxTopicQueueNums);
+    if (tooMany) {
+      this.ctx.logger.warn(`UPDATE_AND_CREATE_TOPIC from ${channel.remoteAddress} refused: ${tooMany}`);
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, tooMany);
     }
     this.ctx.logger.info(`UPDATE_AND_CREATE_TOPIC ${topic} from ${channel.remoteAddress}: ${tc.readQueueNums}/${tc.writeQueueNums} perm ${tc.perm}`);
     this.ctx.topicConfigManager.updateTopicConfig(tc);
