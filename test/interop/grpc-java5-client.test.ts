@@ -137,6 +137,7 @@ describe('rocketmq-client-java 5.0.8 (gRPC) against tsmq', { skip: javaSkipReaso
         assert.deepEqual(got, range(PER_GROUP).map((s) => `fifo-${g}-${s}`), `group-${g}${explain(run)}`);
       }
       assert.equal(recv.length, FIFO_GROUPS * PER_GROUP);
+      for (const r of recv) assert.equal(r.messageId, sentId.get(r.key as string));
     });
 
     await t.test(`delay: the delivery-timestamp message (${DELAY_MS} ms) arrives not before its time, with that timestamp`, () => {
@@ -247,6 +248,8 @@ describe('rocketmq-client-java 5.0.8 (gRPC) against tsmq', { skip: javaSkipReaso
       assert.equal(dlq[0]!.key, 'dlq-0');
       assert.equal(dlq[0]!.body, 'retry body dlq-0');
       assert.equal(dlq[0]!.topic, '%DLQ%G5_RETRY_G');
+      const sentDlq = linesOf(run, 'sent', 'retry').find((l) => l.key === 'dlq-0')!;
+      assert.equal(dlq[0]!.messageId, sentDlq.messageId, 'the DLQ copy keeps the message id');
       assert.equal(linesOf(run, 'acked', 'dlq').length, 1);
     });
 
