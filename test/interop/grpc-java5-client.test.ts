@@ -129,6 +129,19 @@ describe('rocketmq-client-java 5.0.8 (gRPC) against tsmq', { skip: javaSkipReaso
       assert.equal(linesOf(run, 'acked', 'normal').length, N_NORMAL, explain(run));
     });
 
+    await t.test('FIFO: while a message is in flight the next one of its message group is held back', () => {
+      const seq = run.lines.filter((l) => (l.type === 'recv' && l.scenario === 'fifo') || l.type === 'fifoHeadAcked');
+      const head = seq[0]!;
+      assert.equal(head.type, 'recv', explain(run));
+      const group = head.messageGroup as string;
+      assert.equal(head.key, `fifo-${group.split('-')[1]}-0`, 'the first message handed out is the head of its group');
+      const ackedAt = seq.findIndex((l) => l.type === 'fifoHeadAcked');
+      assert.ok(ackedAt > 0, `head never acked${explain(run)}`);
+      const early = seq.slice(1, ackedAt).filter((l) => l.messageGroup === group).map((l) => l.key);
+      assert.deepEqual(early, [], `${group} handed out while its head was in flight`);
+      assert.ok(ackedAt > 1, 'other message groups were not served while the head was in flight');
+    });
+
     await t.test('FIFO: each message group is received in send order, once', () => {
       assert.equal(linesOf(run, 'sent', 'fifo').length, FIFO_GROUPS * PER_GROUP, explain(run));
       const recv = linesOf(run, 'recv', 'fifo');

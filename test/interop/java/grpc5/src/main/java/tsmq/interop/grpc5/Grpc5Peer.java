@@ -146,8 +146,17 @@ public final class Grpc5Peer {
 
         SimpleConsumer normal = startSimple("simpleNormal", opts.get("normalGroup"), normalT, "*");
         drain("normal", normal, n, 20_000, true);
+        // FIFO: take one message and keep it in flight; a second receive must not hand out the
+        // next message of its group. Then ack it and receive the rest.
         SimpleConsumer fifo = startSimple("simpleFifo", opts.get("fifoGroup"), fifoT, "*");
-        drain("fifo", fifo, fifoGroups * perGroup, 20_000, true);
+        List<MessageView> head = receiveSome("fifo", fifo, 1, Duration.ofSeconds(30), 15_000);
+        List<MessageView> whileHeld = receiveSome("fifo", fifo, 16, Duration.ofSeconds(30), 3_000);
+        for (MessageView mv : whileHeld) ack("fifo", fifo, mv);
+        for (MessageView mv : head) {
+            ack("fifo", fifo, mv);
+            Json.obj().put("type", "fifoHeadAcked").put("key", key(mv)).println();
+        }
+        drain("fifo", fifo, fifoGroups * perGroup - head.size() - whileHeld.size(), 20_000, true);
         SimpleConsumer delay = startSimple("simpleDelay", opts.get("delayGroup"), delayT, "*");
         drain("delay", delay, 1, delayMs + 15_000, true);
         SimpleConsumer txc = startSimple("simpleTx", opts.get("txGroup"), txT, "*");
