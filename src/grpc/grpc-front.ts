@@ -12,7 +12,7 @@
  * create(): resolve config → open the durable pop state (<storePathRootDir>/pop) → build
  * PopService, TimerMessageService (<storePathRootDir>/timer), the transaction service when none is
  * shared by the broker, the handlers. start(): timer service, transaction service (when owned),
- * gRPC server, session expiry, push-delivery auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
+ * gRPC server (accepting any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
  * MESSAGE_NOT_FOUND), timer, transactions (when owned), pop state close (flush + compaction).
  */
 import * as path from 'node:path';
@@ -38,6 +38,7 @@ import { messagingServiceDefinition } from './proto/messaging-service.js';
 import { routeHandlers } from './route-handlers.js';
 import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
+import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { TimerMessageService } from './timer-message-service.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
 
@@ -160,7 +161,10 @@ export class GrpcFront {
       port: () => this.boundPort,
       stopping: () => this.stopped,
     };
-    const server = new grpc.Server({ 'grpc.max_receive_message_length': this.config.grpcMaxBodySizeBytes + 1024 * 1024 });
+    const { server, deadlineClampInstalled } = createDeadlineTolerantServer({ 'grpc.max_receive_message_length': this.config.grpcMaxBodySizeBytes + 1024 * 1024 });
+    if (!deadlineClampInstalled) {
+      this.logger.warn('the installed @grpc/grpc-js has no createHttp2Server hook: calls with a grpc-timeout over 24.8 days (rocketmq-client-java 5.0.x Telemetry) end at once with DEADLINE_EXCEEDED');
+    }
     server.addService(messagingServiceDefinition(), {
       ...routeHandlers(services),
       ...sendHandlers(services),

@@ -243,9 +243,25 @@ export class PopService {
     return { ok: true, handle: h };
   }
 
-  /** Acks one delivery. Resolves with a HandleCheck (ok false = INVALID_RECEIPT_HANDLE). */
-  async ack(group: string, text: string): Promise<HandleCheck> {
+  /**
+   * checkHandle, and the delivery must still be invisible: once its invisible time is over the
+   * handle is expired (Apache's proxy refuses ack / changeInvisibleDuration of an expired handle
+   * with INVALID_RECEIPT_HANDLE "receipt handle is expired", since the message may already be
+   * handed to another consumer). The entry's current invisible-until time is used, so deliveries
+   * kept alive by renew() stay valid under their original handle.
+   */
+  checkLiveHandle(group: string, text: string): HandleCheck {
     const c = this.checkHandle(group, text);
+    if (!c.ok) return c;
+    const entry = this.opts.state.table.get(group, c.handle.topic, c.handle.queueId)!.entries.get(c.handle.queueOffset)!;
+    const overMs = this.opts.clock.nowMs() - entry.invisibleUntilMs;
+    if (overMs >= 0) return { ok: false, reason: `receipt handle is expired: the invisible time ended ${overMs} ms ago` };
+    return c;
+  }
+
+  /** Acks one delivery (handle must be current and not expired). Resolves with a HandleCheck (ok false = INVALID_RECEIPT_HANDLE). */
+  async ack(group: string, text: string): Promise<HandleCheck> {
+    const c = this.checkLiveHandle(group, text);
     if (!c.ok) return c;
     const h = c.handle;
     await this.record({ type: 'ACK', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, version: h.version });
@@ -253,9 +269,9 @@ export class PopService {
     return c;
   }
 
-  /** Moves the invisible-until time to now + invisibleMs and issues a new handle. */
+  /** Moves the invisible-until time to now + invisibleMs and issues a new handle (handle must be current and not expired). */
   async changeInvisibleDuration(group: string, text: string, invisibleMs: number): Promise<HandleCheck & { receiptHandle?: string }> {
-    const c = this.checkHandle(group, text);
+    const c = this.checkLiveHandle(group, text);
     if (!c.ok) return c;
     const h = c.handle;
     const entry = this.opts.state.table.get(group, h.topic, h.queueId)!.entries.get(h.queueOffset)!;

@@ -1,10 +1,12 @@
 /**
  * RPCs the Node client never calls, driven with a raw grpc-js client over the same protos:
  * QueryOffset / GetOffset / UpdateOffset / PullMessage (Java PullConsumer), plus error answers
- * (unknown topic, garbage receipt handle, bad invisible time) and the Telemetry settings reply.
+ * (unknown topic, garbage receipt handle, bad invisible time), the Telemetry settings reply, and a
+ * raw HTTP/2 Telemetry stream with the 60-year deadline rocketmq-client-java 5.0.x sends.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoIncludeDir } from '../../../src/grpc/proto/messaging-service.js';
@@ -16,6 +18,13 @@ function newClient(endpoints: string): Client {
   const def = protoLoader.loadSync('apache/rocketmq/v2/service.proto', { includeDirs: [protoIncludeDir()], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
   const pkg = grpc.loadPackageDefinition(def) as unknown as { apache: { rocketmq: { v2: { MessagingService: new (a: string, c: grpc.ChannelCredentials) => Client } } } };
   return new pkg.apache.rocketmq.v2.MessagingService(endpoints, grpc.credentials.createInsecure());
+}
+
+/** Serializers of the Telemetry method (request TelemetryCommand, response TelemetryCommand). */
+function telemetryCodec(): grpc.MethodDefinition<object, Record<string, unknown>> {
+  const def = protoLoader.loadSync('apache/rocketmq/v2/service.proto', { includeDirs: [protoIncludeDir()], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as { apache: { rocketmq: { v2: { MessagingService: { service: grpc.ServiceDefinition } } } } };
+  return pkg.apache.rocketmq.v2.MessagingService.service.Telemetry as grpc.MethodDefinition<object, Record<string, unknown>>;
 }
 
 function call<T>(c: Client, rpc: string, req: object): Promise<T> {
@@ -109,5 +118,55 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     assert.equal(settings.publishing.max_body_size, 4 * 1024 * 1024);
     assert.equal(settings.backoff_policy.exponential_backoff.initial.seconds, 1);
     duplex.end();
+  });
+
+  it('telemetry with grpc-timeout 31536000M (rocketmq-client-java 5.0.x) over raw HTTP/2: the stream stays open and answers settings', async () => {
+    const codec = telemetryCodec();
+    const session = http2.connect(`http://${h.endpoints}`);
+    try {
+      const req = session.request({
+        ':method': 'POST',
+        ':path': '/apache.rocketmq.v2.MessagingService/Telemetry',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'grpc-timeout': '31536000M',
+        'x-mq-client-id': 'raw-java5@1',
+      });
+      let status: string | undefined;
+      req.on('trailers', (t) => (status = String(t['grpc-status'])));
+      req.on('response', (hd) => hd['grpc-status'] !== undefined && (status = String(hd['grpc-status'])));
+      const replies: Array<Record<string, unknown>> = [];
+      let pending = Buffer.alloc(0);
+      req.on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        while (pending.length >= 5 && pending.length >= 5 + pending.readUInt32BE(1)) {
+          const len = pending.readUInt32BE(1);
+          replies.push(codec.responseDeserialize(pending.subarray(5, 5 + len)));
+          pending = pending.subarray(5 + len);
+        }
+      });
+      const sendSettings = (): void => {
+        const body = codec.requestSerialize({ settings: { client_type: 'PRODUCER', publishing: { topics: [{ name: 'RAW_T' }] }, user_agent: { language: 'JAVA', version: '5.0.8' } } });
+        const head = Buffer.alloc(5);
+        head.writeUInt32BE(body.length, 1);
+        req.write(Buffer.concat([head, body]));
+      };
+      const waitReplies = async (n: number): Promise<void> => {
+        for (let i = 0; i < 200 && replies.length < n && status === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      sendSettings();
+      await waitReplies(1);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(status, undefined, `Telemetry ended with grpc-status ${status}`);
+      sendSettings();
+      await waitReplies(2);
+      assert.deepEqual(replies.map((r) => r.command), ['settings', 'settings']);
+      assert.equal(status, undefined);
+      req.end();
+      await new Promise<void>((resolve) => req.on('close', () => resolve()));
+      assert.equal(status, '0');
+    } finally {
+      session.close();
+    }
   });
 });
