@@ -1,5 +1,7 @@
 /**
- * Pop consumption (RocketMQ 5 semantics, served to gRPC v2 consumers): per consumer group, hand
+ * Pop consumption (RocketMQ 5 semantics; one instance per broker, owned by BrokerController and
+ * used by both the gRPC front's ReceiveMessage & co. and the remoting POP_MESSAGE & co.
+ * processors): per consumer group, hand
  * out messages that are neither acked nor invisible, make them invisible for a while, count
  * deliveries, accept acks / invisibility changes by receipt handle, and move messages that ran out
  * of attempts to `%DLQ%<group>`. State lives in PopStateStore (durable, see docs/internals/pop.md).

@@ -163,6 +163,8 @@ export class PopMessageProcessor {
       if (this.pop.waitQueue.size >= this.maxPollingSize) return this.notFound(request, h, r, ResponseCode.POLLING_FULL);
       const untilVisible = r.nextVisibleAtMs !== undefined ? Math.max(1, r.nextVisibleAtMs - this.ctx.clock.nowMs()) : Infinity;
       await this.pop.waitQueue.wait(h.topic, Math.min(left, untilVisible, POP_POLL_RECHECK_MS));
+      // A client that went away, or a broker shutting down, must not have messages made invisible for it.
+      if (channel.closed || this.stopping()) return this.notFound(request, h, r, ResponseCode.POLLING_TIMEOUT);
     }
   }
 
