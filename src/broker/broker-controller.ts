@@ -162,6 +162,7 @@ export class BrokerController {
     const store =
       opts.store ??
       (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+    let popState: PopStateStore | null = null;
     try {
       const configDir = path.join(config.storePathRootDir, 'config');
       const fileOpts = { logger, ...(opts.fs ? { fs: opts.fs } : {}) };
@@ -200,7 +201,7 @@ export class BrokerController {
       });
       schedule.load();
       const popConfig = resolvePopConfig(opts.brokerConfig);
-      const popState = PopStateStore.open({
+      popState = PopStateStore.open({
         dir: path.join(config.storePathRootDir, 'pop'),
         fs: opts.fs ?? nodeFileSystem,
         clock,
@@ -223,6 +224,7 @@ export class BrokerController {
       });
       return new BrokerController(config, ctx, schedule, popState, opts);
     } catch (e) {
+      await popState?.close().catch(() => undefined);
       await store.shutdown().catch(() => undefined);
       throw e;
     }
