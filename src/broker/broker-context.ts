@@ -109,10 +109,13 @@ export class BrokerContext {
   }
 
   /**
-   * Broker batch put: one atomic append (MessageStore.putMessages). No delay-level rewrite: a
-   * batch may not carry DELAY (the send processor refuses it first, as Apache's CommitLog does).
+   * Broker batch put: one atomic append (MessageStore.putMessages), answered after the topic's
+   * config is durable as for `putMessage`. No delay-level rewrite: a batch may not carry DELAY
+   * (the send processor refuses it first, as Apache's CommitLog does).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
-    return this.store.putMessages(msgs);
+    const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(msgs[0]!.topic) : null;
+    const put = this.store.putMessages(msgs);
+    return configWrite ? this.alsoAwait(put, configWrite) : put;
   }
 }

@@ -15,12 +15,14 @@
  *
  * create(): resolve config → open the store (recovery) → load topics.json, consumerOffset.json
  *   (offsets above a queue's max are clamped, case B35), subscriptionGroup.json, delayOffset.json
- *   (progress corrected into the schedule queues, case B37) → build processors.
+ *   (progress corrected into the schedule queues, case B37) → open the pop state
+ *   (<storePathRootDir>/pop, docs/internals/pop.md) → build processors.
  * start(): remoting server → long-polling re-check → schedule service → periodic
  *   tasks (offset persist every flushConsumerOffsetInterval, client expiry scan every 10 s) →
  *   nameserver registration (awaited once; failures are logged, not fatal).
- * shutdown(): unregister from nameservers → answer held pulls → stop the server → stop the
- *   schedule service (persists delay progress) → persist offsets, topics, groups → store.shutdown().
+ * shutdown(): unregister from nameservers → answer held pulls and parked pops → stop the server →
+ *   stop the schedule service (persists delay progress) → close the pop state (flush + compaction)
+ *   → persist offsets, topics, groups → store.shutdown().
  */
 import * as path from 'node:path';
 import type { Clock } from '../common/time/clock.js';
@@ -54,6 +56,12 @@ import { transactionBrokerOf } from './transaction/transaction-broker.js';
 import { resolveTransactionConfig } from './transaction/transaction-config.js';
 import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
 import { BrokerHA, buildSlaveSyncHandlers } from './ha/broker-ha.js';
+import { nodeFileSystem } from '../common/fs/node-file-system.js';
+import { popBrokerOf } from './pop/pop-broker.js';
+import { resolvePopConfig } from './pop/pop-config.js';
+import { PopService } from './pop/pop-service.js';
+import { PopStateStore } from './pop/pop-state-store.js';
+import { buildPopProcessorTable } from './processors/pop-processor-table.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -89,9 +97,20 @@ export class BrokerController {
   private shutdownPromise: Promise<void> | null = null;
   /** Half messages, commit/rollback (37) and check-back (39); shared with the gRPC front. */
   readonly transactionService: TransactionalMessageService;
+  /**
+   * Pop consumption over the durable state in <storePathRootDir>/pop: the one PopService both
+   * fronts use (remoting POP_MESSAGE & co., gRPC ReceiveMessage & co.).
+   */
+  readonly popService: PopService;
   private readonly arrivalListeners: Array<(topic: string, queueId: number) => void> = [];
 
-  private constructor(config: BrokerConfig, ctx: BrokerContext, schedule: ScheduleMessageService, opts: BrokerControllerOptions) {
+  private constructor(
+    config: BrokerConfig,
+    ctx: BrokerContext,
+    schedule: ScheduleMessageService,
+    private readonly popState: PopStateStore,
+    opts: BrokerControllerOptions,
+  ) {
     this.config = config;
     this.ctx = ctx;
     this.logger = ctx.logger;
@@ -112,11 +131,15 @@ export class BrokerController {
       logger: ctx.logger,
     });
     this.transactionService.addChecker(remotingTransactionChecker((g) => ctx.producerManager.channelsOf(g)));
+    this.popService = new PopService({ broker: popBrokerOf(ctx), state: popState, config: resolvePopConfig(opts.brokerConfig), clock: ctx.clock, logger: ctx.logger });
     this.handlers = buildProcessorTable(ctx, pull, this.transactionService);
+    const popHandlers = buildPopProcessorTable(ctx, this.popService, { rawConfig: opts.brokerConfig, stopping: () => this.state !== 'started', ...(opts.fs ? { fs: opts.fs } : {}) });
+    for (const [code, h] of popHandlers) this.handlers.set(code, h);
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
     this.rawConfig = opts.brokerConfig;
     ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
       this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties);
+      this.popService.notifyMessageArrived(topic);
       for (const l of this.arrivalListeners) l(topic, queueId);
     });
   }
@@ -140,6 +163,7 @@ export class BrokerController {
     const store =
       opts.store ??
       (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+    let popState: PopStateStore | null = null;
     try {
       const configDir = path.join(config.storePathRootDir, 'config');
       const fileOpts = { logger, ...(opts.fs ? { fs: opts.fs } : {}) };
@@ -178,6 +202,16 @@ export class BrokerController {
         flushDelayOffsetIntervalMs: config.flushDelayOffsetInterval,
       });
       schedule.load();
+      const popConfig = resolvePopConfig(opts.brokerConfig);
+      popState = PopStateStore.open({
+        dir: path.join(config.storePathRootDir, 'pop'),
+        fs: opts.fs ?? nodeFileSystem,
+        clock,
+        logger,
+        flushIntervalMs: popConfig.popFlushIntervalMs,
+        syncFlush: popConfig.popSyncFlush,
+        compactLogBytes: popConfig.popCompactLogBytes,
+      });
       const ctx = new BrokerContext({
         config,
         store,
@@ -190,8 +224,9 @@ export class BrokerController {
         producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
         delayLevels,
       });
-      return new BrokerController(config, ctx, schedule, opts);
+      return new BrokerController(config, ctx, schedule, popState, opts);
     } catch (e) {
+      await popState?.close().catch(() => undefined);
       await store.shutdown().catch(() => undefined);
       throw e;
     }
@@ -291,10 +326,12 @@ export class BrokerController {
     await step('unregister from nameservers', () => this.registrar?.shutdown());
     await step('stop slave synchronize', () => this.ha?.shutdown());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
+    this.popService.waitQueue.notifyAll();
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());
     await step('stop transaction service', () => this.transactionService.shutdown());
+    await step('close pop state', () => this.popState.close());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());
     await step('persist topics', () => this.ctx.topicConfigManager.persist());
     await step('persist subscription groups', () => this.ctx.subscriptionGroupManager.persist());

@@ -3,17 +3,19 @@
  * itself over the broker's services (BrokerContext). Wiring and lifecycle only.
  *
  * Usage (see docs/grpc.md):
- *   const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig, transactions?, logger? });
+ *   const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig, transactions?, logger? });
  *   await front.start();          // binds grpcListenHost:grpcListenPort (0 = free port)
  *   front.port;                   // port actually bound
  *   front.notifyMessageArriving(topic);   // call from the store's arrival listener
  *   await front.shutdown();       // before the broker's own shutdown
  *
- * create(): resolve config → open the durable pop state (<storePathRootDir>/pop) → build
- * PopService, TimerMessageService (<storePathRootDir>/timer), the transaction service when none is
- * shared by the broker, the handlers. start(): timer service, transaction service (when owned),
- * gRPC server (accepting any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
- * MESSAGE_NOT_FOUND), timer, transactions (when owned), pop state close (flush + compaction).
+ * create(): resolve config → build TimerMessageService (<storePathRootDir>/timer), the
+ * transaction service when none is shared by the broker, the handlers. Pop consumption uses the
+ * broker's PopService (the same durable state its remoting POP_MESSAGE & co. use; the broker opens
+ * and closes it). start(): timer service, transaction service (when owned), gRPC server (accepting
+ * any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery auto-renewal.
+ * shutdown(): stop accepting calls (in-flight long polls are answered MESSAGE_NOT_FOUND), timer,
+ * transactions (when owned).
  */
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -22,10 +24,7 @@ import { createLogger } from '../common/logging/logger.js';
 import type { FileSystem } from '../common/fs/file-system.js';
 import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import type { BrokerContext } from '../broker/broker-context.js';
-import { popBrokerOf } from '../broker/pop/pop-broker.js';
-import { resolvePopConfig } from '../broker/pop/pop-config.js';
-import { PopService } from '../broker/pop/pop-service.js';
-import { PopStateStore } from '../broker/pop/pop-state-store.js';
+import type { PopService } from '../broker/pop/pop-service.js';
 import { transactionBrokerOf } from '../broker/transaction/transaction-broker.js';
 import { resolveTransactionConfig } from '../broker/transaction/transaction-config.js';
 import { TransactionalMessageService } from '../broker/transaction/transactional-message-service.js';
@@ -44,7 +43,9 @@ import { ReceiptRenewer } from './receipt-renewer.js';
 
 export interface GrpcFrontOptions {
   ctx: BrokerContext;
-  /** Raw broker.conf keys (gRPC, pop and transaction keys are read from it). */
+  /** The broker's pop consumption service (BrokerController.popService), shared with remoting pop. */
+  pop: PopService;
+  /** Raw broker.conf keys (gRPC and transaction keys are read from it). */
   rawConfig: Record<string, string>;
   /** The broker's transaction service, shared with END_TRANSACTION (37); created here when absent. */
   transactions?: TransactionalMessageService;
@@ -69,14 +70,12 @@ export class GrpcFront {
 
   private constructor(
     private readonly opts: GrpcFrontOptions,
-    private readonly state: PopStateStore,
     private readonly ownsTransactions: boolean,
   ) {
     const ctx = opts.ctx;
     this.logger = opts.logger ?? createLogger('grpc');
     this.config = resolveGrpcConfig(opts.rawConfig);
-    const popConfig = resolvePopConfig(opts.rawConfig);
-    this.pop = new PopService({ broker: popBrokerOf(ctx), state, config: popConfig, clock: ctx.clock, logger: this.logger });
+    this.pop = opts.pop;
     this.sessions = new ClientSessions(() => ctx.clock.nowMs());
     this.renewer = new ReceiptRenewer({
       pop: this.pop,
@@ -115,22 +114,11 @@ export class GrpcFront {
     return resolveGrpcConfig(rawConfig).grpcListenPort >= 0;
   }
 
-  /** Resolves config and opens the pop state. @throws ConfigError, or Error for a corrupt pop snapshot. */
+  /** Resolves config. @throws ConfigError. */
   static async create(opts: GrpcFrontOptions): Promise<GrpcFront> {
-    const ctx = opts.ctx;
-    const popConfig = resolvePopConfig(opts.rawConfig);
     resolveGrpcConfig(opts.rawConfig);
     const logger = opts.logger ?? createLogger('grpc');
-    const state = PopStateStore.open({
-      dir: path.join(ctx.config.storePathRootDir, 'pop'),
-      fs: opts.fs ?? nodeFileSystem,
-      clock: ctx.clock,
-      logger,
-      flushIntervalMs: popConfig.popFlushIntervalMs,
-      syncFlush: popConfig.popSyncFlush,
-      compactLogBytes: popConfig.popCompactLogBytes,
-    });
-    return new GrpcFront({ ...opts, logger }, state, opts.transactions === undefined);
+    return new GrpcFront({ ...opts, logger }, opts.transactions === undefined);
   }
 
   /** Port actually bound. @throws before start(). */
@@ -205,7 +193,6 @@ export class GrpcFront {
     }
     await this.timer.shutdown().catch((e: Error) => this.logger.error(`timer shutdown: ${e.message}`));
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
-    await this.state.close().catch((e: Error) => this.logger.error(`pop state close: ${e.message}`));
     this.logger.info('gRPC front stopped');
   }
 }

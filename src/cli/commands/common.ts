@@ -67,12 +67,12 @@ export function describeBroker(b: BrokerBanner, more: string[] = []): string {
 
 /**
  * Starts the gRPC v2 front beside a started broker when `grpcListenPort` ≥ 0 (default 8081),
- * sharing the broker's services and transaction service. Returns null when disabled.
+ * sharing the broker's services, pop service and transaction service. Returns null when disabled.
  */
 export async function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
   if (!GrpcFront.isEnabled(cfg)) return null;
-  const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig: cfg, transactions: broker.transactionService, logger: createLogger('grpc') });
+  // The broker's PopService already hears every dispatched message (no extra arrival listener).
+  const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: cfg, transactions: broker.transactionService, logger: createLogger('grpc') });
   await front.start();
-  broker.addMessageArrivingListener((topic) => front.notifyMessageArriving(topic));
   return front;
 }

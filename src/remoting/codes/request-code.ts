@@ -124,6 +124,8 @@ export const RequestCode = {
   CHANGE_MESSAGE_INVISIBLETIME: 200053,
   NOTIFICATION: 200054,
   POLLING_INFO: 200055,
+  POP_ROLLBACK: 200056,
+  BATCH_ACK_MESSAGE: 200151,
 } as const;
 
 export type RequestCodeName = keyof typeof RequestCode;

@@ -11,6 +11,9 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoIncludeDir } from '../../../src/grpc/proto/messaging-service.js';
 import { startHarness, type Harness } from './grpc-harness.js';
+import { rawInvoke } from '../../support/raw-remoting.js';
+import { RequestCode } from '../../../src/remoting/codes/request-code.js';
+import { decodeRecord } from '../../../src/common/message/record-codec.js';
 
 type Client = grpc.Client & Record<string, (...args: unknown[]) => unknown>;
 
@@ -104,6 +107,47 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     assert.equal((unknown[0]!.status as { code: string }).code, 'TOPIC_NOT_FOUND');
     const end = await call<{ status: { code: string } }>(client, 'EndTransaction', { topic: { name: 'RAW_T' }, message_id: 'x', transaction_id: 'nope', resolution: 'COMMIT', source: 'SOURCE_CLIENT' });
     assert.equal(end.status.code, 'INVALID_TRANSACTION_ID');
+  });
+
+  it('remoting POP_MESSAGE and gRPC ReceiveMessage share one pop state: no message is handed out twice', async () => {
+    const topic = 'RAW_MIX';
+    const group = 'RAW_MIX_G';
+    for (const k of ['a', 'b']) {
+      const msg = { topic: { name: topic }, user_properties: {}, body: Buffer.from(k), system_properties: { keys: [k], message_id: `MIX${k}`, body_encoding: 'IDENTITY', message_type: 'NORMAL', queue_id: 0, born_host: 'h' } };
+      assert.equal((await call<{ status: { code: string } }>(client, 'SendMessage', { messages: [msg] })).status.code, 'OK');
+    }
+    const receive = () =>
+      stream<Record<string, unknown>>(client, 'ReceiveMessage', {
+        group: { name: group },
+        message_queue: mq(topic, 0),
+        filter_expression: { type: 'TAG', expression: '*' },
+        batch_size: 1,
+        invisible_duration: { seconds: 30, nanos: 0 },
+        long_polling_timeout: { seconds: 0, nanos: 0 },
+      });
+    const got = (await receive()).filter((p) => p.content === 'message').map((p) => p.message as { body: Buffer; system_properties: { receipt_handle: string } });
+    assert.equal(got.length, 1);
+    const addr = `127.0.0.1:${h.broker.port}`;
+    const pop = () =>
+      rawInvoke(addr, {
+        code: RequestCode.POP_MESSAGE,
+        extFields: { consumerGroup: group, topic, queueId: '-1', maxMsgNums: '32', invisibleTime: '30000', pollTime: '0', bornTime: String(Date.now()), initMode: '0' },
+      });
+    const popped = await pop();
+    assert.equal(popped.header.code, 0);
+    const rec = decodeRecord(popped.body, 0);
+    assert.equal(popped.body.length, rec.storeSize, 'one message');
+    assert.deepEqual([got[0]!.body.toString(), rec.body.toString()].sort(), ['a', 'b']);
+    assert.equal((await pop()).header.code, 210);
+    assert.equal(((await receive())[0]!.status as { code: string }).code, 'MESSAGE_NOT_FOUND');
+    const grpcAck = await call<{ status: { code: string } }>(client, 'AckMessage', { group: { name: group }, topic: { name: topic }, entries: [{ message_id: 'x', receipt_handle: got[0]!.system_properties.receipt_handle }] });
+    assert.equal(grpcAck.status.code, 'OK');
+    const x = popped.header.extFields!;
+    const extraInfo = `${rec.queueOffset} ${x.popTime} ${x.invisibleTime} ${x.reviveQid} 0 ${h.broker.config.brokerName} ${rec.queueId} ${rec.queueOffset}`;
+    const ack = await rawInvoke(addr, { code: RequestCode.ACK_MESSAGE, extFields: { consumerGroup: group, topic, queueId: String(rec.queueId), offset: String(rec.queueOffset), extraInfo } });
+    assert.equal(ack.header.code, 0, ack.header.remark);
+    const offset = await rawInvoke(addr, { code: RequestCode.QUERY_CONSUMER_OFFSET, extFields: { consumerGroup: group, topic, queueId: '0' } });
+    assert.equal(offset.header.extFields!.offset, '2');
   });
 
   it('telemetry answers settings at once', async () => {
