@@ -262,8 +262,10 @@ export class DefaultMessageStore implements MessageStore {
   /**
    * Marks the store writable or not (retention sets it when the disk is full, RocketMQ's
    * DISK_FULL running flag). Not writable ⇒ puts return SERVICE_NOT_AVAILABLE with the reason.
+   * A failed fdatasync cannot be cleared this way (fsyncgate: only a restart clears it).
    */
   setWritable(writable: boolean, reason = 'disk full'): void {
+    if (writable && this.c.runningFlags.isSyncFailed()) return;
     this.c.state.setWritable(writable, reason);
   }
 

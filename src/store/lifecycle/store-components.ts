@@ -10,6 +10,8 @@
  *   running flags → StoreState.setWritable (puts refused with the flags' reason);
  *   dispatch blocked/resumed → runningFlags.setLogicsQueueError (LOGICS_QUEUE_ERROR);
  *   ConsumeQueue commit/flush failing/written again → the same flag, source 'consume-queue-write';
+ *   a failed fdatasync of any CommitLog or ConsumeQueue segment → runningFlags.setSyncFailed
+ *   (sticky until restart; sync-failure-reporter.ts);
  *   dispatch retries go up to `dispatchLimit` (flushed offset under SYNC_FLUSH, written under ASYNC).
  *
  * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when the root
@@ -37,6 +39,7 @@ import { StatfsDiskUsageProbe, type DiskUsageProbe } from '../retention/disk-usa
 import { RunningFlags } from '../retention/running-flags.js';
 import { commitLogDir, parseDelayLevels, type StoreConfig } from '../store-config.js';
 import { StoreState } from '../store-state.js';
+import { SyncFailureReporter } from './sync-failure-reporter.js';
 
 /** Rate limit of background segment pre-writing, bytes/s (measured choice: docs/internals/io-engine.md, "Pre-writing"). */
 const WARM_MAX_BYTES_PER_SEC = 32_000_000;
@@ -105,6 +108,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
   try {
     const state = new StoreState();
     const runningFlags = new RunningFlags((writable, reason) => state.setWritable(writable, reason));
+    const syncFailures = new SyncFailureReporter(runningFlags, logger.child({ component: 'store' }), clock);
     const delayLevelTableMs = parseDelayLevels(config.messageDelayLevel);
     const cl = new CommitLog({
       dir: commitLogDir(config),
@@ -115,6 +119,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       maxMessageSize: config.maxMessageSize,
       delayLevelTableMs,
       prewrite: config.warmMapedFileEnable ? { syncEveryBytes: config.flushLeastPagesWhenWarmMapedFile * 4096, maxBytesPerSec: WARM_MAX_BYTES_PER_SEC } : null,
+      onSyncFailed: syncFailures.report,
     });
     commitLog = cl;
     const cqStore = new ConsumeQueueStore({
@@ -124,6 +129,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       clock,
       logger: logger.child({ component: 'consumequeue' }),
       onWriteErrorChange: (reason) => runningFlags.setLogicsQueueError(reason, 'consume-queue-write'),
+      onSyncFailed: syncFailures.report,
     });
     consumeQueueStore = cqStore;
     const logics = { latestTimestamp: 0 };

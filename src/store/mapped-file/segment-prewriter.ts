@@ -116,7 +116,7 @@ export class SegmentPrewriter {
         if (this.opts.syncEveryBytes > 0 && sinceSync >= this.opts.syncEveryBytes) {
           if (!(await yieldIfBusy())) return 'cancelled';
           sinceSync = 0;
-          await mf.onFd((fd) => this.fs.fdatasync(fd));
+          await mf.syncPrewritten();
         }
         if (this.opts.maxBytesPerSec > 0) {
           const dueMs = ((this.bytesWritten - budgetBase) / this.opts.maxBytesPerSec) * 1000 - (Date.now() - t0);
@@ -124,7 +124,7 @@ export class SegmentPrewriter {
         }
       }
       if (!(await yieldIfBusy())) return 'cancelled';
-      await mf.onFd((fd) => this.fs.fdatasync(fd));
+      await mf.syncPrewritten();
       return 'done';
     } catch {
       return this.cancelled ? 'cancelled' : 'failed';
