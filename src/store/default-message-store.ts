@@ -85,7 +85,8 @@ export class DefaultMessageStore implements MessageStore {
   /**
    * Opens (loading and recovering) or creates a store.
    * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when already open,
-   *   ConfigError for bad config values, DispatchBlockedError when recovery cannot write a ConsumeQueue.
+   *   ConfigError for bad config values, DispatchBlockedError when recovery cannot write a ConsumeQueue,
+   *   StoreStartError when the disk cannot hold the first CommitLog segment (first-segment.ts).
    */
   static async open(config: Partial<StoreConfig>, deps: MessageStoreDeps = {}): Promise<DefaultMessageStore> {
     const store = new DefaultMessageStore(openStoreComponents(completeStoreConfig(config), deps));

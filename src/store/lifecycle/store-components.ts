@@ -37,6 +37,8 @@ import { StoreCheckpoint } from '../recovery/store-checkpoint.js';
 import { StoreLock } from '../recovery/store-files.js';
 import { StatfsDiskUsageProbe, type DiskUsageProbe } from '../retention/disk-usage-probe.js';
 import { RunningFlags } from '../retention/running-flags.js';
+import { prewriteSpaceGate } from '../retention/prewrite-space-gate.js';
+import { retentionRatios } from '../retention/retention-policy.js';
 import { commitLogDir, parseDelayLevels, type StoreConfig } from '../store-config.js';
 import { StoreState } from '../store-state.js';
 import { SyncFailureReporter } from './sync-failure-reporter.js';
@@ -109,6 +111,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
     const state = new StoreState();
     const runningFlags = new RunningFlags((writable, reason) => state.setWritable(writable, reason));
     const syncFailures = new SyncFailureReporter(runningFlags, logger.child({ component: 'store' }), clock);
+    const diskUsageProbe = deps.diskUsageProbe ?? new StatfsDiskUsageProbe();
     const delayLevelTableMs = parseDelayLevels(config.messageDelayLevel);
     const cl = new CommitLog({
       dir: commitLogDir(config),
@@ -118,7 +121,13 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       logger: logger.child({ component: 'commitlog' }),
       maxMessageSize: config.maxMessageSize,
       delayLevelTableMs,
-      prewrite: config.warmMapedFileEnable ? { syncEveryBytes: config.flushLeastPagesWhenWarmMapedFile * 4096, maxBytesPerSec: WARM_MAX_BYTES_PER_SEC } : null,
+      prewrite: config.warmMapedFileEnable
+        ? {
+            syncEveryBytes: config.flushLeastPagesWhenWarmMapedFile * 4096,
+            maxBytesPerSec: WARM_MAX_BYTES_PER_SEC,
+            spaceGate: prewriteSpaceGate(diskUsageProbe, retentionRatios(config)),
+          }
+        : null,
       onSyncFailed: syncFailures.report,
     });
     commitLog = cl;
@@ -166,7 +175,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       fs,
       clock,
       logger,
-      diskUsageProbe: deps.diskUsageProbe ?? new StatfsDiskUsageProbe(),
+      diskUsageProbe,
       state,
       runningFlags,
       lock,

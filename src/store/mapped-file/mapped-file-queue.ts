@@ -164,6 +164,7 @@ export class MappedFileQueue {
   /**
    * When the queue has no file yet, creates (and with pre-writing, fully pre-writes) the one
    * that the first append at `startOffset` will use. Resolves when it is ready; no-op otherwise.
+   * @throws the creation error (e.g. ENOSPC), with no file left behind.
    */
   async prepareFirstFile(startOffset: number): Promise<void> {
     if (this.files.length > 0 || !this.allocator) return;
