@@ -7,18 +7,12 @@
  * (MappedFile.create unlinks it).
  */
 import * as path from 'node:path';
-import { describeWriteError } from '../../common/fs/write-error.js';
 import { offsetToFileName } from '../mapped-file/file-names.js';
 import { formatBytes } from '../retention/prewrite-space-gate.js';
 import type { StoreComponents } from './store-components.js';
+import { isDiskFullError, storeStartError } from './store-start-error.js';
 
-/** The store cannot start; the message says what, where, and what to do. */
-export class StoreStartError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreStartError';
-  }
-}
+export { StoreStartError } from './store-start-error.js';
 
 /** Smallest segment size suggested in the message, bytes. */
 const MIN_SUGGESTED_SEGMENT_BYTES = 1024 * 1024;
@@ -41,18 +35,12 @@ export async function prepareFirstSegment(c: Pick<StoreComponents, 'config' | 'c
     const size = mfq.fileSize;
     const filePath = path.join(mfq.dir, offsetToFileName(startOffset - (startOffset % size)));
     const space = c.diskUsageProbe.space?.(mfq.dir) ?? null;
-    const code = (e as { code?: unknown } | null)?.code;
-    const diskFull = code === 'ENOSPC' || code === 'EDQUOT';
     let advice = 'Fix the cause and start again.';
-    if (diskFull) {
+    if (isDiskFullError(e)) {
       const suggested = space ? Math.floor(space.usableBytes / 4 / MIN_SUGGESTED_SEGMENT_BYTES) * MIN_SUGGESTED_SEGMENT_BYTES : 0;
       const example = suggested >= MIN_SUGGESTED_SEGMENT_BYTES && suggested < size ? ` (e.g. mappedFileSizeCommitLog=${suggested})` : '';
       advice = `Free disk space, or lower mappedFileSizeCommitLog${example}, and start again.`;
     }
-    throw new StoreStartError(
-      `cannot create the first CommitLog segment ${filePath} (${formatBytes(size)}, mappedFileSizeCommitLog=${size}): ${describeWriteError(e)}; ` +
-        `the partition of ${mfq.dir} has ${space ? formatBytes(space.usableBytes) : 'an unknown amount of space'} free. ${advice}`,
-      { cause: e },
-    );
+    throw storeStartError(`cannot create the first CommitLog segment ${filePath} (${formatBytes(size)}, mappedFileSizeCommitLog=${size})`, mfq.dir, c.diskUsageProbe, e, advice);
   }
 }

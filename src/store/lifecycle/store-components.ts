@@ -15,8 +15,9 @@
  *   dispatch retries go up to `dispatchLimit` (flushed offset under SYNC_FLUSH, written under ASYNC).
  *
  * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when the root
- *   is already open, ConfigError for bad values; whatever was opened is closed again and the
- *   lock released before the error propagates.
+ *   is already open, StoreStartError when the lock cannot be written on a full disk, ConfigError
+ *   for bad values; whatever was opened is closed again and the lock released before the error
+ *   propagates.
  */
 import * as path from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
@@ -42,6 +43,7 @@ import { retentionRatios } from '../retention/retention-policy.js';
 import { commitLogDir, parseDelayLevels, type StoreConfig } from '../store-config.js';
 import { StoreState } from '../store-state.js';
 import { SyncFailureReporter } from './sync-failure-reporter.js';
+import { isDiskFullError, storeStartError } from './store-start-error.js';
 
 /** Rate limit of background segment pre-writing, bytes/s (measured choice: docs/internals/io-engine.md, "Pre-writing"). */
 const WARM_MAX_BYTES_PER_SEC = 32_000_000;
@@ -103,7 +105,14 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
   const clock = deps.clock ?? systemClock;
   const root = config.storePathRootDir;
   fs.mkdirp(root);
-  const lock = StoreLock.acquire(fs, root, path.join(root, 'lock'));
+  const diskUsageProbe = deps.diskUsageProbe ?? new StatfsDiskUsageProbe();
+  let lock: StoreLock;
+  try {
+    lock = StoreLock.acquire(fs, root, path.join(root, 'lock'));
+  } catch (e) {
+    if (!isDiskFullError(e)) throw e;
+    throw storeStartError(`cannot write the store lock ${path.join(root, 'lock')}`, root, diskUsageProbe, e, 'Free disk space and start again.');
+  }
   if (lock.tookOverStale) logger.info(`store lock taken over: ${lock.tookOverStale}`);
   let commitLog: CommitLog | undefined;
   let consumeQueueStore: ConsumeQueueStore | undefined;
@@ -111,7 +120,6 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
     const state = new StoreState();
     const runningFlags = new RunningFlags((writable, reason) => state.setWritable(writable, reason));
     const syncFailures = new SyncFailureReporter(runningFlags, logger.child({ component: 'store' }), clock);
-    const diskUsageProbe = deps.diskUsageProbe ?? new StatfsDiskUsageProbe();
     const delayLevelTableMs = parseDelayLevels(config.messageDelayLevel);
     const cl = new CommitLog({
       dir: commitLogDir(config),
