@@ -86,7 +86,8 @@ export class DefaultMessageStore implements MessageStore {
   /**
    * Opens (loading and recovering) or creates a store.
    * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when already open,
-   *   ConfigError for bad config values, DispatchBlockedError when recovery cannot write a ConsumeQueue.
+   *   ConfigError for bad config values, DispatchBlockedError when recovery cannot write a ConsumeQueue,
+   *   StoreStartError when the disk cannot hold the first CommitLog segment (first-segment.ts).
    */
   static async open(config: Partial<StoreConfig>, deps: MessageStoreDeps = {}): Promise<DefaultMessageStore> {
     const store = new DefaultMessageStore(openStoreComponents(completeStoreConfig(config), deps));
@@ -267,8 +268,10 @@ export class DefaultMessageStore implements MessageStore {
   /**
    * Marks the store writable or not (retention sets it when the disk is full, RocketMQ's
    * DISK_FULL running flag). Not writable ⇒ puts return SERVICE_NOT_AVAILABLE with the reason.
+   * A failed fdatasync cannot be cleared this way (fsyncgate: only a restart clears it).
    */
   setWritable(writable: boolean, reason = 'disk full'): void {
+    if (writable && this.c.runningFlags.isSyncFailed()) return;
     this.c.state.setWritable(writable, reason);
   }
 

@@ -35,6 +35,7 @@ import type { AppendResult, PutMessageStatus } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
 import type { PrewriteOptions } from '../mapped-file/segment-prewriter.js';
+import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import { buildDispatchRequest } from '../dispatch/build-dispatch-request.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 
@@ -64,6 +65,8 @@ export interface CommitLogOptions {
    * (PREWRITE_YIELD_TO_FLUSHES_MS).
    */
   prewrite?: PrewriteOptions | null;
+  /** Told once per segment whose fdatasync fails (fsyncgate: the store refuses writes until restart). */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 export type AppendOutcome =
@@ -100,6 +103,7 @@ export class CommitLog {
       logger: opts.logger,
       preallocate: true,
       prewrite: opts.prewrite ? { yieldToFlushesWithinMs: PREWRITE_YIELD_TO_FLUSHES_MS, ...opts.prewrite } : null,
+      ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     });
   }
 

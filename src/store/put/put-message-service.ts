@@ -16,7 +16,9 @@
  * 4. Waits (skipped when the message's WAIT property is "false"): the disk flush covering the
  *    record (FLUSH_DISK_TIMEOUT after syncFlushTimeout under SYNC_FLUSH) and, on a SYNC_MASTER,
  *    a slave ack in parallel (FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE, 4.x semantics,
- *    docs/ha.md). The record is stored in every case; `appendResult` says where.
+ *    docs/ha.md). The record is stored in every case; `appendResult` says where. After a failed
+ *    fdatasync (fsyncgate) waiters get FLUSH_DISK_TIMEOUT at once with "sync flush failed:
+ *    <reason>", and the running flag refuses every later put until restart.
  *
  * `putMessages` does the same for a batch (RocketMQ `asyncPutMessages`): one atomic append
  * (CommitLog.appendBatch), one flush/slave wait covering the whole block.
@@ -52,7 +54,7 @@ export interface PutPathParts {
   flushManager: Pick<FlushManager, 'handleDiskFlush'>;
   /** The replication role once started (null before startHA). */
   replication: () => ReplicaAck | null;
-  flags: Pick<RunningFlags, 'hasWriteError' | 'setWriteError'>;
+  flags: Pick<RunningFlags, 'hasWriteError' | 'setWriteError' | 'isSyncFailed' | 'reason'>;
   logger: Logger;
 }
 
@@ -124,7 +126,10 @@ export class PutMessageService {
     // SYNC_MASTER (4.x semantics, docs/ha.md): wait for a slave ack in parallel with the flush
     const replica = wait && config.brokerRole === 'SYNC_MASTER' ? (replication?.handleHA(nextOffset) ?? { status: 'SLAVE_NOT_AVAILABLE' as const, remark: 'HA service not started' }) : null;
     const status = typeof flush === 'string' ? flush : await flush;
-    if (status !== 'PUT_OK') return { status, appendResult: r, remark: 'sync flush did not complete within syncFlushTimeout' };
+    if (status !== 'PUT_OK') {
+      const remark = this.p.flags.isSyncFailed() ? `sync flush failed: ${this.p.flags.reason()}` : 'sync flush did not complete within syncFlushTimeout';
+      return { status, appendResult: r, remark };
+    }
     const rs = replica === null ? null : replica instanceof Promise ? await replica : replica;
     return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
   }
