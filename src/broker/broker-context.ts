@@ -7,7 +7,7 @@ import type { Clock } from '../common/time/clock.js';
 import type { Logger } from '../common/logging/logger.js';
 import type { MessageInner, SocketAddress } from '../common/message/message.js';
 import { socketAddressOf } from '../common/message/msgid.js';
-import type { MessageStore, PutMessageResult } from '../store/message-store.js';
+import type { MessageStore, PutMessageResult, PutMessagesResult } from '../store/message-store.js';
 import type { BrokerConfig } from './broker-config.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
 import type { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
@@ -106,5 +106,13 @@ export class BrokerContext {
   private async alsoAwait<T>(put: Promise<T>, configWrite: Promise<void>): Promise<T> {
     await configWrite.catch((e: Error) => this.logger.error(`answering a put whose topic config is not durable: ${e.message}`));
     return put;
+  }
+
+  /**
+   * Broker batch put: one atomic append (MessageStore.putMessages). No delay-level rewrite: a
+   * batch may not carry DELAY (the send processor refuses it first, as Apache's CommitLog does).
+   */
+  putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
+    return this.store.putMessages(msgs);
   }
 }

@@ -12,6 +12,15 @@
  *                   is stored directly)
  *   TRANSACTION     a half message via TransactionalMessageService; transaction_id returned
  * Entry: {status, message_id (the client's id = UNIQ_KEY), transaction_id, offset (queue offset)}.
+ *
+ * Several messages for one topic that all pass validation and are all NORMAL, or all FIFO of one
+ * message group, are one batch (the Apache proxy turns such a request into one
+ * SEND_BATCH_MESSAGE): one queue for all (chosen as for the first message), one atomic append
+ * (consecutive queue offsets and CommitLog positions, one store time), all stored or none. Unlike
+ * the proxy, which answers a batch with one entry, there is one entry per message (offset = its
+ * own queue offset), as for any other multi-message request. Other multi-message requests (mixed
+ * topics, kinds or groups, an invalid message) are stored message by message.
+ *
  * Put statuses map to v2 codes as the Apache proxy does (flush/replica timeouts → *_PERSISTENCE_TIMEOUT,
  * page cache busy → TOO_MANY_REQUESTS so producers back off and retry).
  */
@@ -99,6 +108,41 @@ async function store(s: GrpcServices, p: Inbound, now: number): Promise<SendResu
   return entryOf(r, p.uniqKey);
 }
 
+/** The messages form one batch (see the file comment): null when they must be sent one by one. */
+function asBatch(s: GrpcServices, messages: Message[], peer: string, now: number): Inbound[] | null {
+  const topic = messages[0]!.topic?.name;
+  if (messages.some((m) => m.topic?.name !== topic)) return null;
+  const opts = { bornHost: peerAddress(peer), storeHost: s.ctx.storeHost, nowMs: now, maxBodySizeBytes: Math.min(s.config.grpcMaxBodySizeBytes, s.ctx.config.maxMessageSize) };
+  const parsed: Inbound[] = [];
+  for (const m of messages) {
+    const p = fromProtoMessage(m, opts);
+    if (isInboundError(p)) return null;
+    parsed.push(p);
+  }
+  const first = parsed[0]!;
+  if (first.kind !== 'NORMAL' && first.kind !== 'FIFO') return null;
+  const group = first.msg.properties.get('__SHARDINGKEY');
+  return parsed.every((p) => p.kind === first.kind && p.msg.properties.get('__SHARDINGKEY') === group) ? parsed : null;
+}
+
+/** Stores a batch (asBatch) as one atomic append; one entry per message. */
+async function sendBatch(s: GrpcServices, batch: Inbound[]): Promise<SendResultEntry[]> {
+  const first = batch[0]!;
+  const tc = findTopic(s, first.msg.topic, true);
+  if (isStatus(tc)) return batch.map((p) => failed(tc.code as CodeName, tc.message, p.uniqKey));
+  if (!PermName.isWriteable(tc.perm) || !PermName.isWriteable(s.ctx.config.brokerPermission) || tc.writeQueueNums <= 0) {
+    return batch.map((p) => failed(Code.FORBIDDEN, `topic ${tc.topicName} is not writable`, p.uniqKey));
+  }
+  const queueId = chooseQueue(s, first, tc.writeQueueNums);
+  for (const p of batch) p.msg.queueId = queueId;
+  const r = await s.ctx.putMessages(batch.map((p) => p.msg));
+  if (r.appendResult) s.pop.notifyMessageArrived(first.msg.topic);
+  return batch.map((p, i) => {
+    const a = r.appendResults?.[i];
+    return entryOf(a ? { status: r.status, appendResult: a, ...(r.remark ? { remark: r.remark } : {}) } : r, p.uniqKey);
+  });
+}
+
 interface EndTransactionRequest {
   topic: Resource | null;
   message_id: string;
@@ -118,10 +162,18 @@ export function sendHandlers(s: GrpcServices): Record<string, grpc.UntypedHandle
         const refused = checkTopicName(m.topic?.name);
         if (refused) return { status: refused, entries: [] };
       }
-      const entries: SendResultEntry[] = [];
-      for (const m of messages) entries.push(await sendOne(s, m, call.getPeer()));
+      const batch = messages.length > 1 ? asBatch(s, messages, call.getPeer(), s.ctx.clock.nowMs()) : null;
+      let entries: SendResultEntry[];
+      if (batch) {
+        entries = await sendBatch(s, batch);
+      } else {
+        entries = [];
+        for (const m of messages) entries.push(await sendOne(s, m, call.getPeer()));
+      }
       const bad = entries.find((e) => e.status.code !== Code.OK);
-      const top = !bad ? OK_STATUS : entries.length === 1 ? bad.status : status(Code.INTERNAL_SERVER_ERROR, `some messages were not stored: ${bad.status.message}`);
+      // one status for every entry (a batch is stored or refused whole): that status
+      const same = entries.every((e) => e.status.code === entries[0]!.status.code);
+      const top = !bad ? OK_STATUS : same ? bad.status : status(Code.INTERNAL_SERVER_ERROR, `some messages were not stored: ${bad.status.message}`);
       return { status: top, entries };
     }),
 

@@ -34,6 +34,7 @@ import type {
   MessageFilter,
   MessageStore,
   PutMessageResult,
+  PutMessagesResult,
   QueryMessageResult,
 } from './message-store.js';
 import { PutMessageService } from './put/put-message-service.js';
@@ -119,6 +120,10 @@ export class DefaultMessageStore implements MessageStore {
 
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
     return this.putPath.putMessage(msg);
+  }
+
+  putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
+    return this.putPath.putMessages(msgs);
   }
 
   /** Retention and disk check (src/store/retention), running while the store is open. */

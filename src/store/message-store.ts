@@ -42,6 +42,16 @@ export interface PutMessageResult {
   remark?: string;
 }
 
+/**
+ * Result of a batch put (`putMessages`). `appendResult` sums the batch as RocketMQ's batch
+ * AppendMessageResult does (first record's offset, the block's size, comma-joined msgIds, first
+ * queue offset); `appendResults` has one entry per message, in batch order, whenever the batch
+ * was appended.
+ */
+export interface PutMessagesResult extends PutMessageResult {
+  appendResults?: AppendResult[];
+}
+
 /** RocketMQ `GetMessageStatus`. */
 export type GetMessageStatus =
   | 'FOUND'
@@ -103,6 +113,12 @@ export interface QueryMessageResult {
 export interface MessageStore {
   /** Appends one message. Never throws for bad input: returns MESSAGE_ILLEGAL etc. with a remark. */
   putMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /**
+   * Appends a batch atomically (RocketMQ `putMessages` with a MessageExtBatch): all messages of
+   * one topic and queue, non-transactional, with consecutive queue offsets and CommitLog
+   * positions and one store timestamp, or none of them (MESSAGE_ILLEGAL etc. with a remark).
+   */
+  putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult>;
   /** Pull path, see store-format.md §7 for statuses and nextBeginOffset rules. */
   getMessage(
     group: string,
