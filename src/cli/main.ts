@@ -19,6 +19,12 @@ registerBrokerCommand(program);
 registerAdminCommands(program);
 registerAdminToolCommands(program);
 
+if (process.argv.length <= 2) {
+  // `tsmq` alone: the help on stdout and success, as `git` or `npm` alone do.
+  program.outputHelp();
+  process.exit(0);
+}
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));
   process.exit(1);
