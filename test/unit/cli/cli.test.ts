@@ -39,13 +39,13 @@ test('an unknown command is an error listing the commands; a close one is sugges
   assert.equal(typo.stderr.split('\n')[0], "error: unknown command 'strat' (did you mean start?)");
 });
 
-test('bare tsmq prints the help and starts nothing', () => {
+test('bare tsmq prints the help on stdout, starts nothing and exits 0', () => {
   const bare = runCli([]);
-  assert.equal(bare.status, 1);
-  assert.equal(bare.stdout, '');
-  assert.match(bare.stderr, /^Usage: tsmq \[options\] \[command\]/);
-  assert.match(bare.stderr, /\n {2}start \[options\] +run nameserver \+ broker in one process/);
-  assert.match(bare.stderr, /`tsmq start` runs a nameserver and a broker in one process/);
+  assert.equal(bare.status, 0);
+  assert.equal(bare.stderr, '');
+  assert.match(bare.stdout, /^Usage: tsmq \[options\] \[command\]/);
+  assert.match(bare.stdout, /\n {2}start \[options\] +run nameserver \+ broker in one process/);
+  assert.match(bare.stdout, /`tsmq start` runs a nameserver and a broker in one process/);
 });
 
 test('tsmq broker: one warning per unknown key, banner with the real binds and the effective brokerId', { timeout: 90_000 }, async () => {
