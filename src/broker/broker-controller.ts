@@ -82,6 +82,11 @@ export interface BrokerControllerOptions {
   pullHoldCheckIntervalMs?: number;
 }
 
+/** True for an address only this host can reach (127.0.0.0/8, ::1). */
+export function isLoopback(host: string): boolean {
+  return host === '::1' || host.startsWith('127.') || host === 'localhost' || host.startsWith('::ffff:127.');
+}
+
 /** Apache scans client channels every 10 s. */
 const CLIENT_SCAN_INTERVAL_MS = 10_000;
 
@@ -288,6 +293,7 @@ export class BrokerController {
     const ctx = this.ctx;
     const server = new RemotingServer({
       listenPort: this.config.listenPort,
+      ...(this.config.bindAddress ? { host: this.config.bindAddress } : {}),
       logger: this.logger,
       name: 'broker',
       ...resolveRemotingServerLimits(this.rawConfig),
@@ -336,6 +342,9 @@ export class BrokerController {
       this.registrar = registrar;
       ctx.topicConfigManager.onChange(() => void registrar.registerNow());
       await registrar.start();
+    }
+    if (!isLoopback(server.host) && !this.authConfig.authenticationEnabled) {
+      this.logger.warn(`broker remoting port ${server.host}:${server.port} is reachable from other hosts and authenticationEnabled=false: anyone who can reach it can send, consume, delete topics and reset offsets; set authenticationEnabled=true and authorizationEnabled=true (docs/security.md) or bindAddress=127.0.0.1`);
     }
     this.logger.info(`broker ${this.config.brokerName} started at ${ctx.brokerAddr}`);
   }

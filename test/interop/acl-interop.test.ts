@@ -29,6 +29,7 @@ describe('ACL 2.0 against Apache RocketMQ 5.3.3 (client + mqadmin) and 4.9.8 cli
   let broker: TsmqProcess;
   let run5: JavaRun;
   let run4: JavaRun;
+  let runG: JavaRun;
 
   const mq = (cmd: string, nth = 0): string => (linesOf(run5, 'mqadmin').filter((l) => l.cmd === cmd)[nth]?.output as string) ?? '';
   const refused = (run: JavaRun, kase: string): Line => {
@@ -38,7 +39,7 @@ describe('ACL 2.0 against Apache RocketMQ 5.3.3 (client + mqadmin) and 4.9.8 cli
   };
 
   before(async () => {
-    const [p5, p4] = await Promise.all([buildPeer('rocketmq5'), buildPeer('rocketmq4')]);
+    const [p5, p4, pg] = await Promise.all([buildPeer('rocketmq5'), buildPeer('rocketmq4'), buildPeer('grpc5')]);
     storeDir = mkdtempSync(join(tmpdir(), 'tsmq-interop-acl-'));
     broker = await TsmqProcess.start({
       storeDir,
@@ -52,6 +53,8 @@ describe('ACL 2.0 against Apache RocketMQ 5.3.3 (client + mqadmin) and 4.9.8 cli
     assertRanOk(run5, 'AclPeer5');
     run4 = await runJava(p4, 'tsmq.interop.AclPeer4', [broker.namesrvAddr, TOPIC, GROUP, String(N)], { timeoutMs: 90_000 });
     assertRanOk(run4, 'AclPeer4');
+    runG = await runJava(pg, 'tsmq.interop.grpc5.AclGrpcPeer', [broker.grpcEndpoints, TOPIC, GROUP, String(N)], { timeoutMs: 120_000 });
+    assertRanOk(runG, 'AclGrpcPeer');
   });
 
   after(async () => {
@@ -128,6 +131,25 @@ describe('ACL 2.0 against Apache RocketMQ 5.3.3 (client + mqadmin) and 4.9.8 cli
     it(`4.9.8 refusal: ${kase} send → NO_PERMISSION (16)`, () => {
       const r = refused(run4, kase);
       assert.equal(r.code, 16, JSON.stringify(r));
+      assert.match(r.message as string, remark, JSON.stringify(r));
+    });
+  }
+
+  it('rocketmq-client-java 5.x (gRPC) with SessionCredentialsProvider: alice sends and receives every message', () => {
+    assert.deepEqual(linesOf(runG, 'error'), [], runG.stderr.slice(-3000));
+    assert.equal(linesOf(runG, 'sent').length, N);
+    const keys = new Set(linesOf(runG, 'recv').map((r) => r.key));
+    for (let i = 0; i < N; i++) assert.ok(keys.has(`g5-k${i}`), `g5-k${i} not received; got ${[...keys].join(',')}`);
+  });
+
+  for (const [kase, remark] of [
+    ['unsigned', /username cannot be null/],
+    ['wrongSecret', /check signature failed/],
+    ['noPubPermission', /User:bob has no permission to access Topic:AclIopTopic/],
+    ['groupNotAllowed', /User:alice has no permission to access Group:GAclIop-other/],
+  ] as const) {
+    it(`gRPC refusal: ${kase} → UNAUTHORIZED status with Apache's message`, () => {
+      const r = refused(runG, kase);
       assert.match(r.message as string, remark, JSON.stringify(r));
     });
   }
