@@ -62,6 +62,12 @@ import { resolvePopConfig } from './pop/pop-config.js';
 import { PopService } from './pop/pop-service.js';
 import { PopStateStore } from './pop/pop-state-store.js';
 import { buildPopProcessorTable } from './processors/pop-processor-table.js';
+import { resolveAuthConfig, type AuthConfig } from '../auth/auth-config.js';
+import { RemotingAuthGate } from '../auth/remoting-auth-gate.js';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
+import { AuthMetadataManager } from './auth/auth-metadata-manager.js';
+import { buildAuthAdminHandlers } from './auth/auth-admin-processors.js';
+import { brokerAuthContexts } from './auth/remoting-auth-contexts.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -74,6 +80,11 @@ export interface BrokerControllerOptions {
   fs?: FileSystem;
   /** Long-polling re-check period; default 5000 ms (shortPollingTimeMills without long polling). */
   pullHoldCheckIntervalMs?: number;
+}
+
+/** True for an address only this host can reach (127.0.0.0/8, ::1). */
+export function isLoopback(host: string): boolean {
+  return host === '::1' || host.startsWith('127.') || host === 'localhost' || host.startsWith('::ffff:127.');
 }
 
 /** Apache scans client channels every 10 s. */
@@ -103,6 +114,10 @@ export class BrokerController {
    */
   readonly popService: PopService;
   private readonly arrivalListeners: Array<(topic: string, queueId: number) => void> = [];
+  /** ACL 2.0 switches (authenticationEnabled, authorizationEnabled...). */
+  readonly authConfig: AuthConfig;
+  /** ACL 2.0 users and ACLs (config/users.json, acls.json), shared with the gRPC front. */
+  readonly authMetadata: AuthMetadataManager;
 
   private constructor(
     config: BrokerConfig,
@@ -110,7 +125,10 @@ export class BrokerController {
     schedule: ScheduleMessageService,
     private readonly popState: PopStateStore,
     opts: BrokerControllerOptions,
+    auth: { config: AuthConfig; metadata: AuthMetadataManager },
   ) {
+    this.authConfig = auth.config;
+    this.authMetadata = auth.metadata;
     this.config = config;
     this.ctx = ctx;
     this.logger = ctx.logger;
@@ -136,12 +154,25 @@ export class BrokerController {
     const popHandlers = buildPopProcessorTable(ctx, this.popService, { rawConfig: opts.brokerConfig, stopping: () => this.state !== 'started', ...(opts.fs ? { fs: opts.fs } : {}) });
     for (const [code, h] of popHandlers) this.handlers.set(code, h);
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
+    for (const [code, h] of buildAuthAdminHandlers(auth.metadata, ctx.logger)) this.handlers.set(code, h);
     this.rawConfig = opts.brokerConfig;
     ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
       this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties);
       this.popService.notifyMessageArrived(topic);
       for (const l of this.arrivalListeners) l(topic, queueId);
     });
+  }
+
+  /** Authentication/authorization before every remoting handler, or null when both are off. */
+  private get requestGate(): RemotingAuthGate | null {
+    const gate = new RemotingAuthGate({
+      config: this.authConfig,
+      metadata: this.authMetadata,
+      contextsOf: brokerAuthContexts(this.config.brokerClusterName),
+      refusalLog: new RateLimitedLog(this.logger),
+      name: 'broker',
+    });
+    return gate.enabled ? gate : null;
   }
 
   /** Another consumer front (gRPC) that wants to hear about dispatched messages. */
@@ -157,6 +188,7 @@ export class BrokerController {
   /** Resolves config, opens the store and loads all metadata. @throws ConfigError, ConfigFileCorruptError, store open errors. */
   static async create(opts: BrokerControllerOptions): Promise<BrokerController> {
     const config = resolveBrokerConfig(opts.brokerConfig);
+    const authConfig = resolveAuthConfig(opts.brokerConfig);
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger ?? createLogger('broker');
     const delayLevels = new DelayLevelTable(config.messageDelayLevel);
@@ -224,7 +256,8 @@ export class BrokerController {
         producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
         delayLevels,
       });
-      return new BrokerController(config, ctx, schedule, popState, opts);
+      const authMetadata = await AuthMetadataManager.open(configDir, authConfig, fileOpts);
+      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata });
     } catch (e) {
       await popState?.close().catch(() => undefined);
       await store.shutdown().catch(() => undefined);
@@ -258,7 +291,14 @@ export class BrokerController {
     if (this.state !== 'created') throw new Error(`broker cannot start: it is ${this.state}`);
     this.state = 'started';
     const ctx = this.ctx;
-    const server = new RemotingServer({ listenPort: this.config.listenPort, logger: this.logger, name: 'broker', ...resolveRemotingServerLimits(this.rawConfig) });
+    const server = new RemotingServer({
+      listenPort: this.config.listenPort,
+      ...(this.config.bindAddress ? { host: this.config.bindAddress } : {}),
+      logger: this.logger,
+      name: 'broker',
+      ...resolveRemotingServerLimits(this.rawConfig),
+      ...(this.requestGate ? { requestGate: this.requestGate } : {}),
+    });
     for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
     server.onChannelClose((ch) => {
       ctx.consumerManager.doChannelCloseEvent(ch);
@@ -302,6 +342,9 @@ export class BrokerController {
       this.registrar = registrar;
       ctx.topicConfigManager.onChange(() => void registrar.registerNow());
       await registrar.start();
+    }
+    if (!isLoopback(server.host) && !this.authConfig.authenticationEnabled) {
+      this.logger.warn(`broker remoting port ${server.host}:${server.port} is reachable from other hosts and authenticationEnabled=false: anyone who can reach it can send, consume, delete topics and reset offsets; set authenticationEnabled=true and authorizationEnabled=true (docs/security.md) or bindAddress=127.0.0.1`);
     }
     this.logger.info(`broker ${this.config.brokerName} started at ${ctx.brokerAddr}`);
   }

@@ -40,6 +40,10 @@ import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { TimerMessageService } from './timer-message-service.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
+import { guardGrpcHandlers } from './grpc-auth.js';
+import type { AuthConfig } from '../auth/auth-config.js';
+import type { AuthMetadata } from '../auth/auth-evaluator.js';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 
 export interface GrpcFrontOptions {
   ctx: BrokerContext;
@@ -51,6 +55,8 @@ export interface GrpcFrontOptions {
   transactions?: TransactionalMessageService;
   fs?: FileSystem;
   logger?: Logger;
+  /** ACL 2.0 (BrokerController.authConfig / authMetadata); absent or both switches off: no checks. */
+  auth?: { config: AuthConfig; metadata: AuthMetadata };
 }
 
 const SESSION_SCAN_MS = 10_000;
@@ -153,13 +159,18 @@ export class GrpcFront {
     if (!deadlineClampInstalled) {
       this.logger.warn('the installed @grpc/grpc-js has no createHttp2Server hook: calls with a grpc-timeout over 24.8 days (rocketmq-client-java 5.0.x Telemetry) end at once with DEADLINE_EXCEEDED');
     }
-    server.addService(messagingServiceDefinition(), {
+    const handlers: Record<string, grpc.UntypedHandleCall> = {
       ...routeHandlers(services),
       ...sendHandlers(services),
       ...consumeHandlers(services),
       ...offsetHandlers(services),
       Telemetry: telemetryHandler(services),
-    });
+    };
+    const auth = this.opts.auth;
+    const guarded = auth && (auth.config.authenticationEnabled || auth.config.authorizationEnabled)
+      ? guardGrpcHandlers(handlers, { config: auth.config, metadata: auth.metadata, refusalLog: new RateLimitedLog(this.logger) })
+      : handlers;
+    server.addService(messagingServiceDefinition(), guarded);
     const addr = `${this.config.grpcListenHost}:${this.config.grpcListenPort}`;
     this.boundPort = await new Promise<number>((resolve, reject) =>
       server.bindAsync(addr, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),

@@ -72,7 +72,14 @@ export function describeBroker(b: BrokerBanner, more: string[] = []): string {
 export async function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
   if (!GrpcFront.isEnabled(cfg)) return null;
   // The broker's PopService already hears every dispatched message (no extra arrival listener).
-  const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: cfg, transactions: broker.transactionService, logger: createLogger('grpc') });
+  const front = await GrpcFront.create({
+    ctx: broker.ctx,
+    pop: broker.popService,
+    rawConfig: cfg,
+    transactions: broker.transactionService,
+    logger: createLogger('grpc'),
+    auth: { config: broker.authConfig, metadata: broker.authMetadata },
+  });
   await front.start();
   return front;
 }
