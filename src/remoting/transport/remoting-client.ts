@@ -8,6 +8,7 @@
  * connection closed before the response arrived).
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import type { RequestHandler } from '../processor/request-processor.js';
@@ -21,6 +22,12 @@ export interface RemotingClientOptions {
   connectTimeoutMs?: number;
   logger?: Logger;
   maxFrameBytes?: number;
+  /**
+   * Connect over TLS (Apache's client `tls.enable=true`). `rejectUnauthorized: false` trusts any
+   * server certificate, as Apache's `tls.test.mode.enable=true` client does; give `ca` to verify.
+   * Absent: plain TCP.
+   */
+  tls?: Pick<tls.ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 }
 
 let clientSeq = 0;
@@ -107,7 +114,8 @@ export class RemotingClient {
   private connect(addr: string, timeoutMs: number): Promise<RemotingConnection> {
     const { host, port } = parseAddress(addr);
     return new Promise<RemotingConnection>((resolve, reject) => {
-      const socket = net.connect({ host, port });
+      const secure = this.opts.tls;
+      const socket = secure ? tls.connect({ host, port, ...secure, ...(secure.servername === undefined && net.isIP(host) === 0 ? { servername: host } : {}) }) : net.connect({ host, port });
       const timer = setTimeout(() => {
         socket.destroy();
         reject(new RemotingConnectError(addr, `connect to <${addr}> timed out after ${timeoutMs}ms`));
@@ -116,7 +124,7 @@ export class RemotingClient {
         clearTimeout(timer);
         reject(new RemotingConnectError(addr, `connect to <${addr}> failed: ${err.message}`, { cause: err }));
       });
-      socket.once('connect', () => {
+      socket.once(secure ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         socket.removeAllListeners('error');
         const conn = new RemotingConnection(socket, {

@@ -15,6 +15,8 @@ import { ProcessorTable } from './processor-table.js';
 import type { RequestGate } from './request-gate.js';
 import { RemotingConnection, formatAddress } from './remoting-connection.js';
 import { PartialFrameBudget } from './partial-frame-budget.js';
+import { acceptTls } from './tls-acceptor.js';
+import { TLS_DISABLED, type TlsServerSettings } from './tls-server-config.js';
 import { RateLimitedLog, DEFAULT_BAD_INPUT_LOG_INTERVAL_MS } from '../../common/logging/rate-limited-log.js';
 import {
   DEFAULT_CHANNEL_MAX_IDLE_MS,
@@ -57,6 +59,8 @@ export interface RemotingServerOptions {
   badInputLogIntervalMs?: number;
   /** Check run before every request handler (authentication/authorization); see request-gate.ts. */
   requestGate?: RequestGate;
+  /** `tls.server.*` settings (tls-server-config.ts); default: TLS disabled. */
+  tls?: TlsServerSettings;
 }
 
 export { DEFAULT_CHANNEL_MAX_IDLE_MS } from './remoting-server-config.js';
@@ -165,6 +169,7 @@ export class RemotingServer {
     this.frameDeadlineTimer = null;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const conn of this.connections.values()) conn.close();
+    for (const socket of this.sniffing) socket.destroy();
     await closed;
     this.server = null;
     this.logger.info(`${this.name} remoting server stopped`);
@@ -195,18 +200,40 @@ export class RemotingServer {
     this.frameDeadlineTimer.unref();
   }
 
+  /** Sockets accepted and still waiting for their first byte (permissive TLS mode). */
+  private readonly sniffing = new Set<net.Socket>();
+
   private accept(socket: net.Socket): void {
     if (this.stopping) {
       socket.destroy();
       return;
     }
-    if (this.maxConnections > 0 && this.connections.size >= this.maxConnections) {
+    if (this.maxConnections > 0 && this.connections.size + this.sniffing.size >= this.maxConnections) {
       this.badInputLog.warn('connection-limit',
         `${this.name}: refusing connection from ${formatAddress(socket.remoteAddress, socket.remotePort)}: ${this.connections.size} connections are open (serverMaxConnections=${this.maxConnections})`);
       socket.on('error', () => {});
       socket.destroy();
       return;
     }
+    const tls = this.opts.tls ?? TLS_DISABLED;
+    const handshakeTimeoutMs = this.frameReadTimeoutMs;
+    if (tls.mode !== 'permissive') {
+      acceptTls(socket, tls, (stream) => {
+        this.open(stream);
+      }, { handshakeTimeoutMs });
+      return;
+    }
+    this.sniffing.add(socket);
+    socket.once('close', () => this.sniffing.delete(socket));
+    acceptTls(socket, tls, (stream) => {
+      this.sniffing.delete(socket);
+      if (this.stopping) stream.destroy();
+      else this.open(stream);
+    }, { firstByteTimeoutMs: this.opts.channelMaxIdleMs ?? DEFAULT_CHANNEL_MAX_IDLE_MS, handshakeTimeoutMs });
+  }
+
+  /** Wraps an accepted stream (plain or TLS) into a RemotingConnection and tracks it. */
+  private open(socket: net.Socket): void {
     const conn = new RemotingConnection(socket, {
       id: `${this.name}-${this.nextConnectionId++}`,
       logger: this.logger,
