@@ -37,6 +37,8 @@ import type { RequestHandler } from '../remoting/processor/request-processor.js'
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { resolveStoreConfig } from '../store/store-config.js';
 import { resolveRemotingServerLimits } from '../remoting/transport/remoting-server-config.js';
+import { resolveTlsServerSettings, type TlsServerSettings } from '../common/tls/tls-server-config.js';
+import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
 import { PermName, resolveBrokerConfig, splitNamesrvAddr, type BrokerConfig } from './broker-config.js';
 import { BrokerContext } from './broker-context.js';
 import { ConsumerManager } from './client/consumer-manager.js';
@@ -126,6 +128,8 @@ export class BrokerController {
     private readonly popState: PopStateStore,
     opts: BrokerControllerOptions,
     auth: { config: AuthConfig; metadata: AuthMetadataManager },
+    /** `tls.server.*` of broker.conf: the remoting port's TLS (also read by the gRPC front and HA). */
+    readonly tls: TlsServerSettings,
   ) {
     this.authConfig = auth.config;
     this.authMetadata = auth.metadata;
@@ -189,6 +193,8 @@ export class BrokerController {
   static async create(opts: BrokerControllerOptions): Promise<BrokerController> {
     const config = resolveBrokerConfig(opts.brokerConfig);
     const authConfig = resolveAuthConfig(opts.brokerConfig);
+    const tls = resolveTlsServerSettings(opts.brokerConfig);
+    resolveTlsClientOptions(opts.brokerConfig); // a bad tls.client.* key fails the start, not the first registration
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger ?? createLogger('broker');
     const delayLevels = new DelayLevelTable(config.messageDelayLevel);
@@ -257,7 +263,7 @@ export class BrokerController {
         delayLevels,
       });
       const authMetadata = await AuthMetadataManager.open(configDir, authConfig, fileOpts);
-      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata });
+      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata }, tls);
     } catch (e) {
       await popState?.close().catch(() => undefined);
       await store.shutdown().catch(() => undefined);
@@ -298,6 +304,7 @@ export class BrokerController {
       name: 'broker',
       ...resolveRemotingServerLimits(this.rawConfig),
       ...(this.requestGate ? { requestGate: this.requestGate } : {}),
+      tls: this.tls,
     });
     for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
     server.onChannelClose((ch) => {
@@ -307,7 +314,7 @@ export class BrokerController {
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
-    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
+    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger, tls: this.tls });
 
     this.pullRequestHoldService.start();
     if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
@@ -323,7 +330,8 @@ export class BrokerController {
 
     const namesrvAddrs = splitNamesrvAddr(this.config.namesrvAddr);
     if (namesrvAddrs.length > 0) {
-      this.client = new RemotingClient({ logger: this.logger });
+      const clientTls = resolveTlsClientOptions(this.rawConfig);
+      this.client = new RemotingClient({ logger: this.logger, ...(clientTls ? { tls: clientTls } : {}) });
       const api = new BrokerOuterApi(this.client, namesrvAddrs, this.config.registerBrokerTimeoutMills, this.logger);
       const registrar = new NamesrvRegistrar({
         api,

@@ -13,10 +13,12 @@ import { GRPC_CONFIG_SPEC } from '../grpc/grpc-config.js';
 import { storeConfigSpec } from '../store/store-config.js';
 import { REGISTRATION_LIMITS_SPEC } from '../namesrv/route/registration-limits.js';
 import { REMOTING_SERVER_CONFIG_SPEC } from '../remoting/transport/remoting-server-config.js';
+import { TLS_SERVER_CONFIG_KEYS } from '../common/tls/tls-server-config.js';
+import { TLS_CLIENT_CONFIG_KEYS } from '../common/tls/tls-client-config.js';
 
 /** Every key (and alias) `tsmq broker` / `tsmq start` read from broker.conf and `-o`. */
 export function brokerConfigKeys(): Set<string> {
-  const keys = new Set<string>(HA_RAW_CONFIG_KEYS);
+  const keys = new Set<string>([...HA_RAW_CONFIG_KEYS, ...Object.values(TLS_SERVER_CONFIG_KEYS), ...Object.values(TLS_CLIENT_CONFIG_KEYS)]);
   for (const spec of [BROKER_CONFIG_SPEC, storeConfigSpec, POP_CONFIG_SPEC, TRANSACTION_CONFIG_SPEC, GRPC_CONFIG_SPEC, REMOTING_SERVER_CONFIG_SPEC]) {
     for (const k of knownKeyNames(spec)) keys.add(k);
   }
@@ -25,7 +27,7 @@ export function brokerConfigKeys(): Set<string> {
 
 /** Keys `tsmq namesrv` reads. */
 export function namesrvConfigKeys(): Set<string> {
-  return new Set(['listenPort', 'host', ...knownKeyNames(REMOTING_SERVER_CONFIG_SPEC), ...knownKeyNames(REGISTRATION_LIMITS_SPEC)]);
+  return new Set(['listenPort', 'host', ...knownKeyNames(REMOTING_SERVER_CONFIG_SPEC), ...knownKeyNames(REGISTRATION_LIMITS_SPEC), ...Object.values(TLS_SERVER_CONFIG_KEYS)]);
 }
 
 /** Logs one warning per key of `cfg` that `known` lacks; returns the messages. */

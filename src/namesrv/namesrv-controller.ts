@@ -26,6 +26,7 @@ import { deleteKvConfigProcessor } from './processors/delete-kv-config.js';
 import { getKvListByNamespaceProcessor } from './processors/get-kvlist-by-namespace.js';
 import { queryDataVersionProcessor } from './processors/query-data-version.js';
 import { brokerHeartbeatProcessor } from './processors/broker-heartbeat.js';
+import type { TlsServerSettings } from '../common/tls/tls-server-config.js';
 
 export interface NamesrvControllerOptions {
   /** 9876 by convention; 0 picks a free port. */
@@ -42,6 +43,8 @@ export interface NamesrvControllerOptions {
   limits?: RemotingServerLimits;
   /** REGISTER_BROKER bounds; default DEFAULT_REGISTRATION_LIMITS. */
   registrationLimits?: RegistrationLimits;
+  /** `tls.server.*` settings (common/tls/tls-server-config.ts); default: TLS disabled. */
+  tls?: TlsServerSettings;
 }
 
 export class NamesrvController {
@@ -62,6 +65,7 @@ export class NamesrvController {
       name: 'namesrv',
       maxFrameBytes: opts.maxFrameBytes,
       ...opts.limits,
+      ...(opts.tls ? { tls: opts.tls } : {}),
     });
     this.registerProcessors({ routes: this.routes, kv: this.kv, logger: this.logger });
     this.server.onChannelClose((ch) => {

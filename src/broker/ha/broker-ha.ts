@@ -19,6 +19,8 @@
 import type { Logger } from '../../common/logging/logger.js';
 import { ConfigError } from '../../common/config/config-spec.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
+import { resolveTlsClientOptions } from '../../common/tls/tls-client-config.js';
+import type { TlsServerSettings } from '../../common/tls/tls-server-config.js';
 import { DefaultMessageStore } from '../../store/default-message-store.js';
 import type { StoreReplication, ReplicationStats } from '../../store/ha/store-replication.js';
 import type { TruncateReport } from '../../store/ha/replicated-log.js';
@@ -44,6 +46,8 @@ export interface BrokerHAOptions {
   /** Remoting port actually listened on. */
   listenPort: number;
   logger: Logger;
+  /** `tls.server.*` of the broker: the HA port obeys the same switch as the remoting port. */
+  tls?: TlsServerSettings;
 }
 
 export interface BrokerHAStats {
@@ -93,7 +97,7 @@ export class BrokerHA {
     if (config.brokerRole !== 'SLAVE') {
       let replication: StoreReplication | null = null;
       try {
-        replication = await store.startHA({ listenPort: haPort, ...(config.bindAddress ? { host: config.bindAddress } : {}) });
+        replication = await store.startHA({ listenPort: haPort, ...(config.bindAddress ? { host: config.bindAddress } : {}), ...(opts.tls ? { tls: opts.tls } : {}) });
       } catch (e) {
         if (explicitPort) throw new Error(`cannot listen on haListenPort ${haPort}: ${(e as Error).message}`, { cause: e });
         logger.error(`cannot listen on the HA port ${haPort} (listenPort + 1): ${(e as Error).message}; running without replication (set haListenPort)`);
@@ -102,8 +106,9 @@ export class BrokerHA {
       logger.info(`${config.brokerRole} ${config.brokerName}: HA port ${replication ? port : 'off'}`);
       return new BrokerHA(opts, `${config.brokerIP2}:${port}`, replication, null, null, haMasterAddressFixed);
     }
-    const replication = await store.startHA({ listenPort: 0 });
-    const client = new RemotingClient({ logger });
+    const clientTls = resolveTlsClientOptions(opts.rawConfig);
+    const replication = await store.startHA({ listenPort: 0, ...(clientTls ? { clientTls } : {}) });
+    const client = new RemotingClient({ logger, ...(clientTls ? { tls: clientTls } : {}) });
     const raw = Number(opts.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
     const intervalMs = Number.isInteger(raw) && raw > 0 ? raw : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS;
     const sync = new SlaveSynchronize({ client, ctx, schedule: opts.schedule, intervalMs, logger });

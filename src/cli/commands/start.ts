@@ -6,11 +6,14 @@ import type { Command } from 'commander';
 import { BrokerController } from '../../broker/broker-controller.js';
 import { NamesrvController } from '../../namesrv/namesrv-controller.js';
 import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
-import { parsePortValue } from '../../common/config/config-spec.js';
+import { ConfigError, parsePortValue } from '../../common/config/config-spec.js';
+import { join } from 'node:path';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { resolveTlsServerSettings, TLS_SERVER_CONFIG_KEYS } from '../../common/tls/tls-server-config.js';
+import { ensureSelfSignedCertificate } from '../../common/tls/self-signed-certificate.js';
 
 export interface StartOptions {
   config?: string;
@@ -18,6 +21,8 @@ export interface StartOptions {
   listenPort?: string;
   store?: string;
   option?: string[];
+  /** `--tls [mode]`: TLS with a self-signed certificate made under <store>/tls (true = permissive). */
+  tls?: string | boolean;
 }
 
 export function registerStartCommand(program: Command): void {
@@ -29,6 +34,7 @@ export function registerStartCommand(program: Command): void {
     .option('-p, --listen-port <port>', 'broker remoting port (default 10911)')
     .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
     .option('-o, --option <key=value>', 'any broker/store config key, repeatable', collectOption)
+    .option('--tls [mode]', 'TLS on nameserver, broker, HA and gRPC ports with a self-signed certificate made under <store>/tls (mode: permissive (default) or enforcing); tls.server.* keys override')
     .action(async (opts: StartOptions) => {
       await runStart(opts);
     });
@@ -36,8 +42,6 @@ export function registerStartCommand(program: Command): void {
 
 export async function runStart(opts: StartOptions): Promise<void> {
   const namesrvPort = parsePortValue('namesrvPort (-n)', opts.namesrvPort ?? '9876');
-  const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv') });
-  await namesrv.start();
   const cfg = mergeConfig(
     // Safe default: only this host can connect until told otherwise (docs/security.md).
     { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1' },
@@ -46,6 +50,10 @@ export async function runStart(opts: StartOptions): Promise<void> {
     opts.option,
   );
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
+  const tlsNote = opts.tls ? await useSelfSignedCertificate(cfg, opts.tls) : '';
+  // the nameserver obeys the same tls.server.* switch as the broker
+  const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv'), tls: resolveTlsServerSettings(cfg) });
+  await namesrv.start();
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
   const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
   await broker.start();
@@ -55,7 +63,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   // their "listening" log lines. Scripts wait for /tsmq started/.
   const loopbackOnly = cfg.bindAddress === '127.0.0.1' && (!grpc || cfg.grpcListenHost === '127.0.0.1');
   const openHint = loopbackOnly ? ['only this host can connect (to open: -o bindAddress=0.0.0.0 -o grpcListenHost=0.0.0.0, with authenticationEnabled=true; docs/security.md)'] : [];
-  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc), openHint)}`);
+  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc), openHint)}${tlsNote}`);
   shutdownOnSignals(
     async () => {
       await grpc?.shutdown();
@@ -64,4 +72,24 @@ export async function runStart(opts: StartOptions): Promise<void> {
     },
     (m) => console.log(m),
   );
+}
+
+/**
+ * `--tls [mode]`: makes (or reuses) a self-signed pair under <storePathRootDir>/tls and sets the
+ * `tls.server.*` keys the config does not already give. Returns the banner note.
+ * @throws ConfigError for a mode other than permissive/enforcing.
+ */
+async function useSelfSignedCertificate(cfg: Record<string, string>, tls: string | boolean): Promise<string> {
+  const K = TLS_SERVER_CONFIG_KEYS;
+  const mode = tls === true ? 'permissive' : String(tls);
+  if (mode !== 'permissive' && mode !== 'enforcing') throw new ConfigError('--tls', mode, 'the mode is permissive or enforcing');
+  cfg[K.mode] ??= mode;
+  // the broker's own connections (nameserver, slave → master) then use TLS too
+  cfg['tls.enable'] ??= 'true';
+  if (!cfg[K.certPath] && !cfg[K.keyPath]) {
+    const files = await ensureSelfSignedCertificate(join(cfg.storePathRootDir!, 'tls'));
+    cfg[K.certPath] = files.certPath;
+    cfg[K.keyPath] = files.keyPath;
+  }
+  return `; TLS ${cfg[K.mode]} (certificate ${cfg[K.certPath]}; self-signed: clients must trust it, Java: -Dtls.enable=true)`;
 }

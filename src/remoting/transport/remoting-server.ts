@@ -15,8 +15,8 @@ import { ProcessorTable } from './processor-table.js';
 import type { RequestGate } from './request-gate.js';
 import { RemotingConnection, formatAddress } from './remoting-connection.js';
 import { PartialFrameBudget } from './partial-frame-budget.js';
-import { acceptTls } from './tls-acceptor.js';
-import { TLS_DISABLED, type TlsServerSettings } from './tls-server-config.js';
+import { acceptTls } from '../../common/tls/tls-acceptor.js';
+import { TLS_DISABLED, type TlsServerSettings } from '../../common/tls/tls-server-config.js';
 import { RateLimitedLog, DEFAULT_BAD_INPUT_LOG_INTERVAL_MS } from '../../common/logging/rate-limited-log.js';
 import {
   DEFAULT_CHANNEL_MAX_IDLE_MS,

@@ -16,6 +16,8 @@
  *     close. After a close or failed connect it retries every 5 s.
  */
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import type { TlsClientOptions } from '../../common/tls/tls-client-config.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { encodeReport, FrameReader, HA_CONNECT_TIMEOUT_MS, HA_RECONNECT_INTERVAL_MS, HAProtocolError } from './ha-protocol.js';
 import type { TruncateReport } from './replicated-log.js';
@@ -39,6 +41,8 @@ export interface HAClientOptions {
   housekeepingIntervalMs: number;
   /** Default 5000 ms (RocketMQ). */
   reconnectIntervalMs?: number;
+  /** Connect with TLS (the master's HA port has `tls.server.mode` permissive or enforcing); absent: plain. */
+  tls?: TlsClientOptions;
   logger: Logger;
 }
 
@@ -132,13 +136,16 @@ export class HAClient {
       return;
     }
     const i = addr.lastIndexOf(':');
-    const socket = connect({ host: addr.slice(0, i), port: Number(addr.slice(i + 1)) });
+    const host = addr.slice(0, i);
+    const port = Number(addr.slice(i + 1));
+    const secure = this.opts.tls;
+    const socket: Socket = secure ? tlsConnect({ host, port, ...secure }) : connect({ host, port });
     this.socket = socket;
     socket.setNoDelay(true);
     socket.setTimeout(HA_CONNECT_TIMEOUT_MS, () => {
       if (!this.connected) socket.destroy(new Error(`connect timed out after ${HA_CONNECT_TIMEOUT_MS} ms`));
     });
-    socket.once('connect', () => {
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
       socket.setTimeout(0);
       this.onConnected(socket, addr);
     });

@@ -13,6 +13,8 @@
  *     from acks the connection validated (≤ master max, ≤ bytes delivered; case B32).
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { acceptTls } from '../../common/tls/tls-acceptor.js';
+import { TLS_DISABLED, type TlsServerSettings } from '../../common/tls/tls-server-config.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { CommitLog } from '../commitlog/commit-log.js';
 import { GroupTransferService, type ReplicaStatus } from './group-transfer-service.js';
@@ -31,6 +33,8 @@ export interface HAServiceOptions {
   maxGapNotInSyncBytes: number;
   /** slaveTimeout. */
   slaveTimeoutMs: number;
+  /** TLS of the HA port (`tls.server.*`); default off. */
+  tls?: TlsServerSettings;
   logger: Logger;
 }
 
@@ -109,7 +113,10 @@ export class HAService implements HAConnectionHost {
     }
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
-    this.connections.add(new HAConnection(socket, this));
+    acceptTls(socket, this.opts.tls ?? TLS_DISABLED, (stream) => {
+      if (this.stopped) stream.destroy();
+      else this.connections.add(new HAConnection(stream, this));
+    });
   }
 
   onAck(_conn: HAConnection, offset: number): void {

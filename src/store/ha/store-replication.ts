@@ -12,6 +12,8 @@ import type { StoreConfig } from '../store-config.js';
 import { HAClient, type HAClientStats, type ReplicaStore } from './ha-client.js';
 import { HAService, type HAServiceStats, type HandleHAResult } from './ha-service.js';
 import type { TruncateReport } from './replicated-log.js';
+import type { TlsServerSettings } from '../../common/tls/tls-server-config.js';
+import type { TlsClientOptions } from '../../common/tls/tls-client-config.js';
 
 export interface StartHAOptions {
   /** Master roles: HA port to listen on (0 = any free port). */
@@ -22,6 +24,10 @@ export interface StartHAOptions {
   masterAddress?: string | null;
   /** SLAVE: reconnect delay (default 5000 ms, RocketMQ). */
   reconnectIntervalMs?: number;
+  /** Master roles: TLS of the HA port (`tls.server.*`, same switch as the remoting port); default off. */
+  tls?: TlsServerSettings;
+  /** SLAVE: connect to the master's HA port with TLS (`tls.enable`); absent: plain TCP. */
+  clientTls?: TlsClientOptions;
 }
 
 export type ReplicationStats = { role: 'master'; master: HAServiceStats } | { role: 'slave'; slave: HAClientStats };
@@ -42,6 +48,7 @@ export class StoreReplication {
         heartbeatIntervalMs: config.haSendHeartbeatInterval,
         housekeepingIntervalMs: config.haHousekeepingInterval,
         ...(opts.reconnectIntervalMs !== undefined ? { reconnectIntervalMs: opts.reconnectIntervalMs } : {}),
+        ...(opts.clientTls ? { tls: opts.clientTls } : {}),
         logger,
       });
       client.start();
@@ -56,6 +63,7 @@ export class StoreReplication {
       housekeepingIntervalMs: config.haHousekeepingInterval,
       maxGapNotInSyncBytes: config.haMaxGapNotInSync,
       slaveTimeoutMs: config.slaveTimeout,
+      ...(opts.tls ? { tls: opts.tls } : {}),
       logger,
     });
     await service.start();

@@ -14,7 +14,7 @@ import { RemotingServer } from '../../../src/remoting/transport/remoting-server.
 import { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
 import { createRequestCommand, createResponseCommand } from '../../../src/remoting/protocol/commands.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
-import { resolveTlsServerSettings, type TlsServerSettings } from '../../../src/remoting/transport/tls-server-config.js';
+import { resolveTlsServerSettings, type TlsServerSettings } from '../../../src/common/tls/tls-server-config.js';
 import { ensureSelfSignedCertificate, type CertificateFiles } from '../../../src/common/tls/self-signed-certificate.js';
 import { ConfigError } from '../../../src/common/config/config-spec.js';
 

@@ -23,7 +23,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { ConfigError } from '../../common/config/config-spec.js';
+import { ConfigError } from '../config/config-spec.js';
 
 export type TlsServerMode = 'disabled' | 'permissive' | 'enforcing';
 export type TlsClientAuth = 'none' | 'optional' | 'require';
