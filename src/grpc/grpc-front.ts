@@ -17,6 +17,9 @@
  * shutdown(): stop accepting calls (in-flight long polls are answered MESSAGE_NOT_FOUND), timer,
  * transactions (when owned).
  */
+import net from 'node:net';
+import { sniffTls } from '../common/tls/tls-acceptor.js';
+import { TLS_DISABLED, type TlsServerSettings } from '../common/tls/tls-server-config.js';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../common/logging/logger.js';
@@ -57,6 +60,11 @@ export interface GrpcFrontOptions {
   logger?: Logger;
   /** ACL 2.0 (BrokerController.authConfig / authMetadata); absent or both switches off: no checks. */
   auth?: { config: AuthConfig; metadata: AuthMetadata };
+  /**
+   * TLS of the gRPC port (the broker's `tls.server.*`, BrokerController.tls): enforcing serves
+   * TLS only, permissive both on the same port (first byte 0x16 = TLS). Default: plain only.
+   */
+  tls?: TlsServerSettings;
 }
 
 const SESSION_SCAN_MS = 10_000;
@@ -70,6 +78,9 @@ export class GrpcFront {
   readonly renewer: ReceiptRenewer;
   private readonly logger: Logger;
   private server: grpc.Server | null = null;
+  /** Permissive TLS: our own listener, which hands each connection to one of these injectors. */
+  private listener: net.Server | null = null;
+  private injectors: Array<ReturnType<grpc.Server['createConnectionInjector']>> = [];
   private boundPort = 0;
   private scanTimer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -171,15 +182,45 @@ export class GrpcFront {
       ? guardGrpcHandlers(handlers, { config: auth.config, metadata: auth.metadata, refusalLog: new RateLimitedLog(this.logger) })
       : handlers;
     server.addService(messagingServiceDefinition(), guarded);
-    const addr = `${this.config.grpcListenHost}:${this.config.grpcListenPort}`;
-    this.boundPort = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(addr, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
-    );
+    const tls = this.opts.tls ?? TLS_DISABLED;
+    if (tls.mode === 'permissive') {
+      this.boundPort = await this.listenPermissive(server, tls);
+    } else {
+      const addr = `${this.config.grpcListenHost}:${this.config.grpcListenPort}`;
+      const credentials = tls.mode === 'enforcing' ? grpcSslCredentials(tls) : grpc.ServerCredentials.createInsecure();
+      this.boundPort = await new Promise<number>((resolve, reject) =>
+        server.bindAsync(addr, credentials, (err, port) => (err ? reject(err) : resolve(port))),
+      );
+    }
     this.server = server;
     this.scanTimer = setInterval(() => this.sessions.expire(), SESSION_SCAN_MS);
     this.scanTimer.unref();
     this.renewer.start();
-    this.logger.info(`gRPC front listening on ${this.config.grpcListenHost}:${this.boundPort}`);
+    this.logger.info(`gRPC front listening on ${this.config.grpcListenHost}:${this.boundPort}${tls.mode === 'disabled' ? '' : ` (TLS ${tls.mode})`}`);
+  }
+
+  /**
+   * tls.server.mode=permissive: one port for TLS and plain HTTP/2. A net.Server of ours reads each
+   * connection's first byte (tls-acceptor.ts sniffTls) and injects it into grpc-js through the TLS or
+   * the plain connection injector. Returns the bound port.
+   */
+  private async listenPermissive(server: grpc.Server, tls: TlsServerSettings): Promise<number> {
+    const secure = server.createConnectionInjector(grpcSslCredentials(tls));
+    const plain = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+    this.injectors = [secure, plain];
+    const listener = net.createServer((socket) => {
+      sniffTls(socket, 30_000, (isTls) => (isTls ? secure : plain).injectConnection(socket));
+    });
+    listener.on('error', (e) => this.logger.error(`gRPC listener error: ${e.message}`));
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(this.config.grpcListenPort, this.config.grpcListenHost, () => {
+        listener.off('error', reject);
+        resolve();
+      });
+    });
+    this.listener = listener;
+    return (listener.address() as net.AddressInfo).port;
   }
 
   /** Idempotent. */
@@ -188,15 +229,22 @@ export class GrpcFront {
     this.stopped = true;
     if (this.scanTimer) clearInterval(this.scanTimer);
     this.renewer.stop();
+    const listener = this.listener;
+    if (listener) {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+      for (const injector of this.injectors) injector.drain(1000);
+    }
     const server = this.server;
     if (server) {
       this.pop.waitQueue.notifyAll();
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => {
           server.forceShutdown();
+          for (const injector of this.injectors) injector.destroy();
           resolve();
         }, 2000);
         server.tryShutdown(() => {
+          for (const injector of this.injectors) injector.destroy();
           clearTimeout(force);
           resolve();
         });
@@ -206,4 +254,9 @@ export class GrpcFront {
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
     this.logger.info('gRPC front stopped');
   }
+}
+
+/** grpc-js server credentials from the `tls.server.*` settings (mode permissive or enforcing). */
+function grpcSslCredentials(tls: TlsServerSettings): grpc.ServerCredentials {
+  return grpc.ServerCredentials.createSsl(tls.trustPem, [{ private_key: tls.keyPem!, cert_chain: tls.certPem! }], tls.clientAuth === 'require');
 }

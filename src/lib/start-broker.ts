@@ -104,7 +104,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
     await broker.start();
     let grpcEndpoint: string | null = null;
     if (GrpcFront.isEnabled(cfg)) {
-      const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: cfg, transactions: broker.transactionService, logger: logger(level, 'grpc') });
+      const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: cfg, transactions: broker.transactionService, logger: logger(level, 'grpc'), tls: broker.tls });
       await front.start();
       stops.push(() => front.shutdown());
       broker.addMessageArrivingListener((topic) => front.notifyMessageArriving(topic));

@@ -79,6 +79,7 @@ export async function startGrpcFront(broker: BrokerController, cfg: Record<strin
     transactions: broker.transactionService,
     logger: createLogger('grpc'),
     auth: { config: broker.authConfig, metadata: broker.authMetadata },
+    tls: broker.tls,
   });
   await front.start();
   return front;

@@ -44,7 +44,23 @@ export function acceptTls(socket: Socket, settings: TlsServerSettings, onReady: 
     onReady(wrapServerTls(socket, settings, handshakeTimeoutMs), true);
     return;
   }
-  const timeoutMs = opts.firstByteTimeoutMs ?? 30_000;
+  sniffTls(socket, opts.firstByteTimeoutMs ?? 30_000, (isTls) => {
+    if (isTls) {
+      // TLSSocket feeds the bytes already buffered on `socket` to the handshake first
+      onReady(wrapServerTls(socket, settings, handshakeTimeoutMs), true);
+    } else {
+      onReady(socket, false);
+      socket.resume();
+    }
+  });
+}
+
+/**
+ * Waits for the first byte of `socket` and calls `onDecided(isTls)` once, with the socket paused
+ * and the byte put back (nothing consumed). A socket that ends, fails or sends nothing for
+ * `timeoutMs` (0 = no limit) is destroyed and `onDecided` is never called.
+ */
+export function sniffTls(socket: Socket, timeoutMs: number, onDecided: (isTls: boolean) => void): void {
   const onError = (): void => {
     socket.destroy();
   };
@@ -65,13 +81,7 @@ export function acceptTls(socket: Socket, settings: TlsServerSettings, onReady: 
     socket.pause();
     cleanup(false);
     socket.unshift(chunk);
-    if (chunk[0] === TLS_HANDSHAKE_RECORD_TYPE) {
-      // TLSSocket feeds the bytes already buffered on `socket` to the handshake first
-      onReady(wrapServerTls(socket, settings, handshakeTimeoutMs), true);
-    } else {
-      onReady(socket, false);
-      socket.resume();
-    }
+    onDecided(chunk[0] === TLS_HANDSHAKE_RECORD_TYPE);
   }
   socket.on('data', onFirst);
   socket.on('error', onError);
