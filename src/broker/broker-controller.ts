@@ -39,6 +39,7 @@ import { resolveStoreConfig } from '../store/store-config.js';
 import { resolveRemotingServerLimits } from '../remoting/transport/remoting-server-config.js';
 import { resolveTlsServerSettings, type TlsServerSettings } from '../common/tls/tls-server-config.js';
 import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
+import { innerRequestSigner } from './auth/inner-request-signer.js';
 import { PermName, resolveBrokerConfig, splitNamesrvAddr, type BrokerConfig } from './broker-config.js';
 import { BrokerContext } from './broker-context.js';
 import { ConsumerManager } from './client/consumer-manager.js';
@@ -314,7 +315,7 @@ export class BrokerController {
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
-    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger, tls: this.tls });
+    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger, tls: this.tls, ...innerRequestSigner(this.authConfig) });
 
     this.pullRequestHoldService.start();
     if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
@@ -331,7 +332,7 @@ export class BrokerController {
     const namesrvAddrs = splitNamesrvAddr(this.config.namesrvAddr);
     if (namesrvAddrs.length > 0) {
       const clientTls = resolveTlsClientOptions(this.rawConfig);
-      this.client = new RemotingClient({ logger: this.logger, ...(clientTls ? { tls: clientTls } : {}) });
+      this.client = new RemotingClient({ logger: this.logger, ...(clientTls ? { tls: clientTls } : {}), ...innerRequestSigner(this.authConfig) });
       const api = new BrokerOuterApi(this.client, namesrvAddrs, this.config.registerBrokerTimeoutMills, this.logger);
       const registrar = new NamesrvRegistrar({
         api,

@@ -21,6 +21,7 @@ import { ConfigError } from '../../common/config/config-spec.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
 import { resolveTlsClientOptions } from '../../common/tls/tls-client-config.js';
 import type { TlsServerSettings } from '../../common/tls/tls-server-config.js';
+import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { DefaultMessageStore } from '../../store/default-message-store.js';
 import type { StoreReplication, ReplicationStats } from '../../store/ha/store-replication.js';
 import type { TruncateReport } from '../../store/ha/replicated-log.js';
@@ -48,6 +49,8 @@ export interface BrokerHAOptions {
   logger: Logger;
   /** `tls.server.*` of the broker: the HA port obeys the same switch as the remoting port. */
   tls?: TlsServerSettings;
+  /** Signs the slave's requests to its master (innerClientAuthenticationCredentials); absent: unsigned. */
+  beforeRequest?: (request: RemotingCommand) => void;
 }
 
 export interface BrokerHAStats {
@@ -108,7 +111,7 @@ export class BrokerHA {
     }
     const clientTls = resolveTlsClientOptions(opts.rawConfig);
     const replication = await store.startHA({ listenPort: 0, ...(clientTls ? { clientTls } : {}) });
-    const client = new RemotingClient({ logger, ...(clientTls ? { tls: clientTls } : {}) });
+    const client = new RemotingClient({ logger, ...(clientTls ? { tls: clientTls } : {}), ...(opts.beforeRequest ? { beforeRequest: opts.beforeRequest } : {}) });
     const raw = Number(opts.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
     const intervalMs = Number.isInteger(raw) && raw > 0 ? raw : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS;
     const sync = new SlaveSynchronize({ client, ctx, schedule: opts.schedule, intervalMs, logger });

@@ -28,6 +28,11 @@ export interface RemotingClientOptions {
    * Absent: plain TCP.
    */
   tls?: Pick<tls.ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
+  /**
+   * Runs on every request just before it is sent (Apache's RPCHook.doBeforeRequest), e.g. to sign
+   * it with ACL credentials (auth/acl-signature.ts signRemotingCommand). Must not throw.
+   */
+  beforeRequest?: (request: RemotingCommand) => void;
 }
 
 let clientSeq = 0;
@@ -56,6 +61,7 @@ export class RemotingClient {
   async invokeSync(addr: string, request: RemotingCommand, timeoutMs: number): Promise<RemotingCommand> {
     const started = performance.now();
     const conn = await this.connection(addr, Math.min(this.connectTimeoutMs, timeoutMs));
+    this.opts.beforeRequest?.(request);
     const left = timeoutMs - (performance.now() - started);
     if (left <= 0) throw new RemotingTimeoutError(addr, timeoutMs, `invokeSync call the addr[${addr}] timeout`);
     return conn.invoke(request, left, timeoutMs);
@@ -64,6 +70,7 @@ export class RemotingClient {
   /** Sends `request` with the oneway flag; resolves when it is written. */
   async invokeOneway(addr: string, request: RemotingCommand): Promise<void> {
     const conn = await this.connection(addr, this.connectTimeoutMs);
+    this.opts.beforeRequest?.(request);
     await conn.invokeOneway(request);
   }
 
