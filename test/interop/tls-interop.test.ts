@@ -1,7 +1,7 @@
 /**
  * TLS judged by Apache RocketMQ's Java client 4.9.8 with `-Dtls.enable=true` (its default
- * `tls.test.mode.enable=true` trusts any server certificate): `tsmq start` with
- * `tls.server.mode=enforcing` and a self-signed certificate, so the nameserver, the broker remoting
+ * `tls.test.mode.enable=true` trusts any server certificate): `tsmq start --tls enforcing`
+ * (tls.server.mode=enforcing with a self-signed certificate it makes), so the nameserver, the broker remoting
  * port and the broker's own registration all speak TLS only. A DefaultMQProducer sends (sync,
  * async, oneway, batch, delay, ordered) and a DefaultLitePullConsumer reads every message back;
  * nothing can pass in plain text on an enforcing port, so success proves the TLS path. A plain
@@ -10,12 +10,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TsmqProcess } from '../support/tsmq-process.js';
 import { assertRanOk, buildPeer, javaSkipReason, runJava, type BuiltPeer, type JavaRun } from './support/java-peers.js';
-import { ensureSelfSignedCertificate } from '../../src/common/tls/self-signed-certificate.js';
+import { connect as tlsConnect } from 'node:tls';
+import { once } from 'node:events';
 
 const TOPIC = 'IopTlsTopic';
 const N = 5;
@@ -39,14 +40,12 @@ describe('TLS (tls.server.mode=enforcing) against the Apache RocketMQ 4.9.8 Java
   before(async () => {
     peer = await buildPeer('rocketmq4');
     storeDir = mkdtempSync(join(tmpdir(), 'tsmq-interop-tls-'));
-    const cert = await ensureSelfSignedCertificate(join(storeDir, 'tls'));
+    // `--tls enforcing` makes the self-signed pair under <store>/tls and sets tls.server.* and
+    // tls.enable (the broker's registration with its enforcing nameserver)
     broker = await TsmqProcess.start({
       storeDir,
+      extraArgs: ['--tls', 'enforcing'],
       options: {
-        'tls.server.mode': 'enforcing',
-        'tls.server.certPath': cert.certPath,
-        'tls.server.keyPath': cert.keyPath,
-        'tls.enable': 'true', // the broker's registration with the (enforcing) nameserver
         mappedFileSizeCommitLog: String(4 * 1024 * 1024),
         messageDelayLevel: Array.from({ length: 18 }, () => '1s').join(' '),
       },
@@ -60,6 +59,17 @@ describe('TLS (tls.server.mode=enforcing) against the Apache RocketMQ 4.9.8 Java
 
   const java = (cmd: string, opts: Record<string, string | number>, jvmArgs: string[], timeoutMs = 60_000): Promise<JavaRun> =>
     runJava(peer, 'tsmq.interop.ClientPeer', [broker.namesrvAddr, cmd, ...Object.entries(opts).map(([k, v]) => `${k}=${v}`)], { timeoutMs, jvmArgs });
+
+  it('tsmq start --tls enforcing: the banner names the mode and the certificate it made, which verifies for 127.0.0.1', async () => {
+    assert.match(broker.log, /TLS enforcing \(certificate .*\/tls\/tsmq-local\.crt; self-signed/);
+    const ca = readFileSync(join(storeDir, 'tls', 'tsmq-local.crt'));
+    for (const port of [broker.namesrvPort, broker.listenPort, broker.grpcPort]) {
+      const s = tlsConnect({ host: '127.0.0.1', port, ca, rejectUnauthorized: true, ALPNProtocols: port === broker.grpcPort ? ['h2'] : [] });
+      await once(s, 'secureConnect');
+      assert.equal(s.authorized, true, `port ${port}`);
+      s.destroy();
+    }
+  });
 
   it('producer and lite pull consumer over TLS: every send SEND_OK, every message read back intact', async () => {
     const prod = await java('produce', { topic: TOPIC, n: N, orderIds: ORDER_IDS, perOrder: PER_ORDER, delayLevel: 1, group: 'PID_IOP_TLS' }, ['-Dtls.enable=true']);

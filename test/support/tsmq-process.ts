@@ -20,6 +20,8 @@ export interface TsmqProcessOptions {
   /** Extra RocketMQ config keys passed as `-o key=value`. */
   options?: Record<string, string>;
   startTimeoutMs?: number;
+  /** More `tsmq start` arguments, e.g. ['--tls', 'enforcing']. */
+  extraArgs?: string[];
 }
 
 export class TsmqProcess {
@@ -63,7 +65,7 @@ export class TsmqProcess {
     const namesrvPort = opts.namesrvPort ?? (await freePort());
     const listenPort = opts.listenPort ?? (await freePort());
     const grpcPort = opts.grpcPort ?? (await freePort());
-    const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir];
+    const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir, ...(opts.extraArgs ?? [])];
     // haListenPort=0: a free HA port, so the default listenPort+1 never collides with another test's broker.
     const options = { grpcListenPort: String(grpcPort), haListenPort: '0', ...(opts.options ?? {}) };
     for (const [k, v] of Object.entries(options)) args.push('-o', `${k}=${v}`);
