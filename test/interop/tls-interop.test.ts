@@ -85,10 +85,25 @@ describe('TLS (tls.server.mode=enforcing) against the Apache RocketMQ 4.9.8 Java
     assert.deepEqual(recv.filter((r) => r.bodyOk !== true).map((r) => r.key), [], 'bodies differ');
   });
 
-  it('a plain (no TLS) Java producer gets nothing through an enforcing port', async () => {
-    const run = await java('produce', { topic: TOPIC, n: 1, orderIds: 0, perOrder: 0, group: 'PID_IOP_PLAIN' }, [], 60_000);
-    assertRanOk(run, 'ClientPeer produce (plain)');
-    assert.equal(linesOf(run, 'sent').filter((l) => l.status === 'SEND_OK').length, 0, `a plain send succeeded${explain(run)}`);
-    assert.ok(linesOf(run, 'error').length > 0, `no error reported${explain(run)}`);
+  it('a plain (no TLS) Java consumer reads nothing through an enforcing port', async () => {
+    const run = await java('lite-pull', { topic: TOPIC, group: 'GID_IOP_PLAIN', expect: 1, timeoutMs: 4000 }, [], 60_000);
+    assertRanOk(run, 'ClientPeer lite-pull (plain)');
+    assert.equal(linesOf(run, 'recv').length, 0, `a plain client read messages${explain(run)}`);
+    // its route request to the (enforcing) nameserver never gets an answer
+    const errors = linesOf(run, 'error').map((e) => `${e.class as string}: ${e.message as string}`);
+    assert.ok(errors.some((e) => e.includes(`<${broker.namesrvAddr}>`)), `no nameserver failure reported: ${JSON.stringify(errors)}${explain(run)}`);
+  });
+
+  it('Apache RocketMQ 5.3.3 client with -Dtls.enable=true: sends, mqadmin setConsumeMode POP, pop-consumes and acks every message', async () => {
+    const peer5 = await buildPeer('rocketmq5');
+    const topic = 'PopTlsTopic';
+    const n = 10;
+    const run = await runJava(peer5, 'tsmq.interop.PopPeer', [broker.namesrvAddr, 'run', ...Object.entries({ topic, group: 'GPopTls', n, expect: n, invisibleMs: 5000, timeoutMs: 20_000, idleMs: 1000 }).map(([k, v]) => `${k}=${v}`)], { timeoutMs: 60_000, jvmArgs: ['-Dtls.enable=true'] });
+    assertRanOk(run, 'PopPeer (TLS)');
+    assert.deepEqual(linesOf(run, 'error'), [], explain(run));
+    assert.equal(linesOf(run, 'sent').filter((s) => s.status === 'SEND_OK').length, n, explain(run));
+    assert.match(linesOf(run, 'mode')[0]?.output as string, /success/, explain(run));
+    const acked = new Set(linesOf(run, 'recv').filter((r) => r.result === 'ack').map((r) => r.key as string));
+    assert.deepEqual([...acked].sort(), range(n).map((i) => `${topic}-${i}`).sort(), explain(run));
   });
 });
