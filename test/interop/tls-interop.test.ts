@@ -1,11 +1,13 @@
 /**
- * TLS judged by Apache RocketMQ's Java client 4.9.8 with `-Dtls.enable=true` (its default
- * `tls.test.mode.enable=true` trusts any server certificate): `tsmq start --tls enforcing`
- * (tls.server.mode=enforcing with a self-signed certificate it makes), so the nameserver, the broker remoting
- * port and the broker's own registration all speak TLS only. A DefaultMQProducer sends (sync,
- * async, oneway, batch, delay, ordered) and a DefaultLitePullConsumer reads every message back;
- * nothing can pass in plain text on an enforcing port, so success proves the TLS path. A plain
- * Java client is refused (no route: its connection to the nameserver fails).
+ * TLS judged by Apache's Java clients: `tsmq start --tls enforcing` (tls.server.mode=enforcing with
+ * the self-signed certificate it makes), so the nameserver, the broker remoting and gRPC ports and
+ * the broker's own registration speak TLS only; nothing passes in plain text, so success proves
+ * the TLS path.
+ *   - 4.9.8 client, `-Dtls.enable=true` (its default tls.test.mode.enable=true trusts any
+ *     certificate): DefaultMQProducer sync/async/oneway/batch/delay/ordered sends, a
+ *     DefaultLitePullConsumer reads every message back; a plain 4.9.8 client gets no route.
+ *   - 5.3.3 client, `-Dtls.enable=true`: sends, in-JVM mqadmin setConsumeMode POP, pop-consumes.
+ *   - rocketmq-client-java 5 (gRPC) with enableSsl: sends, receives, acks.
  * Skips when `java` or `mvn` is missing.
  */
 import { after, before, describe, it } from 'node:test';
@@ -32,7 +34,7 @@ type Line = Record<string, unknown>;
 const linesOf = (run: JavaRun, type: string): Line[] => run.lines.filter((l) => l.type === type);
 const explain = (run: JavaRun): string => `\nerrors: ${JSON.stringify(linesOf(run, 'error')).slice(0, 2000)}\nstderr: ${run.stderr.slice(-1500)}`;
 
-describe('TLS (tls.server.mode=enforcing) against the Apache RocketMQ 4.9.8 Java client with -Dtls.enable=true', { skip: javaSkipReason(), timeout: 240_000 }, () => {
+describe('TLS (tsmq start --tls enforcing) against Apache RocketMQ Java clients 4.9.8 and 5.3.3 (-Dtls.enable=true) and rocketmq-client-java 5 (enableSsl)', { skip: javaSkipReason(), timeout: 240_000 }, () => {
   let storeDir: string;
   let broker: TsmqProcess;
   let peer: BuiltPeer;
@@ -92,6 +94,16 @@ describe('TLS (tls.server.mode=enforcing) against the Apache RocketMQ 4.9.8 Java
     // its route request to the (enforcing) nameserver never gets an answer
     const errors = linesOf(run, 'error').map((e) => `${e.class as string}: ${e.message as string}`);
     assert.ok(errors.some((e) => e.includes(`<${broker.namesrvAddr}>`)), `no nameserver failure reported: ${JSON.stringify(errors)}${explain(run)}`);
+  });
+
+  it('rocketmq-client-java 5 (gRPC) with enableSsl: sends, receives and acks every message over TLS', async () => {
+    const grpcPeer = await buildPeer('grpc5');
+    const n = 6;
+    const run = await runJava(grpcPeer, 'tsmq.interop.grpc5.Grpc5Peer', [broker.grpcEndpoints, 'send-receive', `topic=${TOPIC}`, 'group=GGrpcTls', `n=${n}`, 'ssl=true'], { timeoutMs: 60_000 });
+    assertRanOk(run, 'Grpc5Peer send-receive (TLS)');
+    assert.equal(linesOf(run, 'sent').length, n, explain(run));
+    const acked = linesOf(run, 'acked').map((l) => l.key as string).sort();
+    assert.deepEqual(acked, range(n).map((i) => `sr-${i}`).sort(), explain(run));
   });
 
   it('Apache RocketMQ 5.3.3 client with -Dtls.enable=true: sends, mqadmin setConsumeMode POP, pop-consumes and acks every message', async () => {

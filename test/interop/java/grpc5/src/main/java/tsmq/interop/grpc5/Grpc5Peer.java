@@ -43,6 +43,8 @@ import tsmq.interop.common.Json;
  *                   check-back), SimpleConsumer receive+ack, changeInvisibleDuration, stale ack.
  *   push            PushConsumers: tag filter, SQL92 filter, retry after FAILURE, DLQ after max
  *                   attempts (read back from %DLQ%<group> with a SimpleConsumer).
+ *   send-receive    topic=T group=G n=N: N sends, then a SimpleConsumer receives and acks N.
+ * Option ssl=true: connect with TLS (the client's own enableSsl, trusting any certificate).
  */
 public final class Grpc5Peer {
     private static final ClientServiceProvider P = ClientServiceProvider.loadService();
@@ -58,7 +60,7 @@ public final class Grpc5Peer {
             int eq = args[i].indexOf('=');
             opts.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
-        cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(false)
+        cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(Boolean.parseBoolean(opts.getOrDefault("ssl", "false")))
             .setRequestTimeout(Duration.ofSeconds(5)).build();
         try {
             switch (scenario) {
@@ -67,6 +69,9 @@ public final class Grpc5Peer {
                     break;
                 case "push":
                     push();
+                    break;
+                case "send-receive":
+                    sendReceive();
                     break;
                 default:
                     throw new IllegalArgumentException("unknown scenario " + scenario);
@@ -83,6 +88,21 @@ public final class Grpc5Peer {
         }
         Json.obj().put("type", "end").put("scenario", scenario).println();
         System.exit(0);
+    }
+
+    // ------------------------------------------------------------------ send-receive
+
+    private static void sendReceive() throws Exception {
+        String topic = opts.get("topic");
+        int n = Integer.parseInt(opts.get("n"));
+        Producer producer = startProducer("producer", null, topic);
+        for (int i = 0; i < n; i++) {
+            Message m = P.newMessageBuilder().setTopic(topic).setTag("TagS").setKeys("sr-" + i)
+                .setBody(("sr-" + i).getBytes(StandardCharsets.UTF_8)).build();
+            send(producer, "send-receive", m, null);
+        }
+        SimpleConsumer c = startSimple("simple", opts.get("group"), topic, "TagS");
+        drain("send-receive", c, n, 20_000, true);
     }
 
     // ------------------------------------------------------------------ produce-simple
