@@ -209,7 +209,10 @@ export class GrpcFront {
     const plain = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
     this.injectors = [secure, plain];
     const listener = net.createServer((socket) => {
-      sniffTls(socket, 30_000, (isTls) => (isTls ? secure : plain).injectConnection(socket));
+      sniffTls(socket, 30_000, (isTls) => {
+        socket.on('error', () => socket.destroy()); // a reset is the peer's loss only
+        (isTls ? secure : plain).injectConnection(socket);
+      });
     });
     listener.on('error', (e) => this.logger.error(`gRPC listener error: ${e.message}`));
     await new Promise<void>((resolve, reject) => {

@@ -100,8 +100,10 @@ function wrapServerTls(socket: Socket, settings: TlsServerSettings, handshakeTim
     requestCert: settings.clientAuth !== 'none',
     rejectUnauthorized: settings.clientAuth === 'require',
   });
-  // the TLS socket does not always take the TCP socket down with it
+  // the TLS socket does not always take the TCP socket down with it; a reset of the TCP socket must
+  // not become an unhandled 'error'
   secure.once('close', () => socket.destroy());
+  socket.on('error', (e) => secure.destroy(e));
   if (handshakeTimeoutMs > 0) {
     const timer = setTimeout(() => secure.destroy(new Error(`TLS handshake not complete after ${handshakeTimeoutMs} ms`)), handshakeTimeoutMs);
     timer.unref();

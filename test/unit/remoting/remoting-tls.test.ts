@@ -129,6 +129,27 @@ test('permissive: a peer that closes before its first byte, sends garbage after 
   assert.equal(await roundTrip(plain, server.port, 'after'), 'after');
 });
 
+test('peers that reset (RST) the connection in the middle of a TLS handshake, in both modes, cost only their own connection', async (t) => {
+  for (const mode of ['permissive', 'enforcing']) {
+    const server = await echoServer(settings(mode));
+    t.after(() => server.shutdown());
+    for (let i = 0; i < 20; i++) {
+      const s = net.connect(server.port, '127.0.0.1');
+      s.on('error', () => {});
+      await new Promise((r) => s.once('connect', r));
+      // the first bytes of a real ClientHello, then a reset
+      s.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]));
+      await sleep(i % 3);
+      s.resetAndDestroy();
+    }
+    await sleep(100);
+    assert.equal(server.channels.length, 0, mode);
+    const secure = new RemotingClient({ tls: { ca, rejectUnauthorized: true } });
+    t.after(() => secure.close());
+    assert.equal(await roundTrip(secure, server.port, mode), mode);
+  }
+});
+
 test('tls.server.need.client.auth=require: a client without a certificate is refused, one with a trusted certificate is served', async (t) => {
   const server = await echoServer(settings('enforcing', { 'tls.server.need.client.auth': 'require', 'tls.server.trustCertPath': cert.certPath }));
   t.after(() => server.shutdown());
