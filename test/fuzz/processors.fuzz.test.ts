@@ -28,6 +28,24 @@ import { FrameError } from '../../src/remoting/protocol/frame-codec.js';
 import { Sql92SyntaxError, Sql92EvalError } from '../../src/broker/filter/sql92/index.js';
 import { ExtraInfoError } from '../../src/broker/pop/extra-info.js';
 import type { ExtFieldValue } from '../../src/remoting/protocol/remoting-command.js';
+import type { RequestHandler } from '../../src/remoting/processor/request-processor.js';
+import { createRequestCommand } from '../../src/remoting/protocol/commands.js';
+import { FakeChannel } from '../unit/broker/support/broker-harness.js';
+import { KvConfigManager } from '../../src/namesrv/kv/kv-config-manager.js';
+import { RouteInfoManager } from '../../src/namesrv/route/route-info-manager.js';
+import type { NamesrvContext } from '../../src/namesrv/namesrv-context.js';
+import { registerBrokerProcessor } from '../../src/namesrv/processors/register-broker.js';
+import { unregisterBrokerProcessor } from '../../src/namesrv/processors/unregister-broker.js';
+import { getRouteInfoByTopicProcessor } from '../../src/namesrv/processors/get-route-info-by-topic.js';
+import { getBrokerClusterInfoProcessor } from '../../src/namesrv/processors/get-broker-cluster-info.js';
+import { getAllTopicListProcessor } from '../../src/namesrv/processors/get-all-topic-list.js';
+import { deleteTopicInNamesrvProcessor } from '../../src/namesrv/processors/delete-topic-in-namesrv.js';
+import { putKvConfigProcessor } from '../../src/namesrv/processors/put-kv-config.js';
+import { getKvConfigProcessor } from '../../src/namesrv/processors/get-kv-config.js';
+import { deleteKvConfigProcessor } from '../../src/namesrv/processors/delete-kv-config.js';
+import { getKvListByNamespaceProcessor } from '../../src/namesrv/processors/get-kvlist-by-namespace.js';
+import { queryDataVersionProcessor } from '../../src/namesrv/processors/query-data-version.js';
+import { brokerHeartbeatProcessor } from '../../src/namesrv/processors/broker-heartbeat.js';
 
 const FIELD_NAMES = [
   'topic', 'consumerGroup', 'group', 'producerGroup', 'queueId', 'queueOffset', 'offset', 'commitOffset', 'maxMsgNums', 'sysFlag',
@@ -126,6 +144,63 @@ test(`every broker request handler: random headers and bodies give a reply or a 
     await h.close();
     rmSync(outer, { recursive: true, force: true });
   }
+});
+
+const NAMESRV_FIELDS = ['topic', 'brokerName', 'brokerAddr', 'clusterName', 'haServerAddr', 'brokerId', 'compressed', 'bodyCrc32', 'namespace', 'key', 'value', 'heartbeatTimeoutMillis', 'enableActingMaster', 'electionPriority', 'sysFlag', 'acceptStandardJsonOnly'];
+const NAMESRV_PLAUSIBLE: Record<string, ExtFieldValue> = {
+  topic: 'FuzzTopic', brokerName: 'broker-a', brokerAddr: '127.0.0.1:10911', clusterName: 'DefaultCluster', haServerAddr: '127.0.0.1:10912',
+  brokerId: '0', compressed: 'false', bodyCrc32: '0', namespace: 'ns', key: 'k', value: 'v', heartbeatTimeoutMillis: '120000',
+};
+const registerBody = fc.record({
+  topicConfigSerializeWrapper: fc.record({
+    topicConfigTable: fc.dictionary(fc.oneof(nastyStringArb, fc.constant('FuzzTopic')), fc.oneof(fc.jsonValue({ maxDepth: 1 }), fc.record({ topicName: nastyStringArb, readQueueNums: fc.integer(), writeQueueNums: fc.integer(), perm: fc.integer() })), { maxKeys: 3 }),
+    dataVersion: fc.oneof(fc.jsonValue({ maxDepth: 1 }), fc.record({ timestamp: fc.integer(), counter: fc.integer() })),
+  }, { requiredKeys: [] }),
+  filterServerList: fc.jsonValue({ maxDepth: 1 }),
+}, { requiredKeys: [] }).map((o) => Buffer.from(JSON.stringify(o)));
+
+test(`every nameserver request handler: random headers and bodies give a reply or a clear error (${FUZZ_RUNS / 10} cases)`, async () => {
+  const ctx: NamesrvContext = { routes: new RouteInfoManager({ logger: silentLogger }), kv: new KvConfigManager(), logger: silentLogger };
+  const handlers = new Map<number, RequestHandler>([
+    [RequestCode.PUT_KV_CONFIG, putKvConfigProcessor(ctx)],
+    [RequestCode.GET_KV_CONFIG, getKvConfigProcessor(ctx)],
+    [RequestCode.DELETE_KV_CONFIG, deleteKvConfigProcessor(ctx)],
+    [RequestCode.GET_KVLIST_BY_NAMESPACE, getKvListByNamespaceProcessor(ctx)],
+    [RequestCode.REGISTER_BROKER, registerBrokerProcessor(ctx)],
+    [RequestCode.UNREGISTER_BROKER, unregisterBrokerProcessor(ctx)],
+    [RequestCode.GET_ROUTEINFO_BY_TOPIC, getRouteInfoByTopicProcessor(ctx)],
+    [RequestCode.GET_BROKER_CLUSTER_INFO, getBrokerClusterInfoProcessor(ctx)],
+    [RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, getAllTopicListProcessor(ctx)],
+    [RequestCode.DELETE_TOPIC_IN_NAMESRV, deleteTopicInNamesrvProcessor(ctx)],
+    [RequestCode.QUERY_DATA_VERSION, queryDataVersionProcessor(ctx)],
+    [RequestCode.BROKER_HEARTBEAT, brokerHeartbeatProcessor(ctx)],
+  ]);
+  const channel = new FakeChannel('127.0.0.1:40001');
+  const crashes = new Map<string, string>();
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...handlers.keys()),
+      fc.boolean(),
+      fc.array(fc.tuple(fc.constantFrom(...NAMESRV_FIELDS), valueArb), { maxLength: 5 }),
+      fc.array(fc.constantFrom(...NAMESRV_FIELDS), { maxLength: 3 }),
+      fc.oneof(bodyArb, registerBody),
+      async (code, fromPlausible, overrides, removed, body) => {
+        const ext: Record<string, ExtFieldValue> = fromPlausible ? { ...NAMESRV_PLAUSIBLE } : {};
+        for (const [k, v] of overrides) ext[k] = v;
+        for (const k of removed) delete ext[k];
+        try {
+          await handlers.get(code)!({ channel, request: createRequestCommand(code, ext, body) });
+        } catch (e) {
+          if (!isOwnError(e)) {
+            const err = e as Error;
+            crashes.set(`${code}:${err.name}:${err.message}`, `${JSON.stringify(ext)} body=${body?.toString().slice(0, 300)}\n${err.stack}`);
+          }
+        }
+      },
+    ),
+    fuzzParams(FUZZ_RUNS / 10),
+  );
+  assert.deepEqual([...crashes.entries()].slice(0, 5), [], `handlers crashed on ${crashes.size} kinds of input`);
 });
 
 console.log(`processor fuzz: seed=${FUZZ_SEED} runs=${FUZZ_RUNS / 10}`);
