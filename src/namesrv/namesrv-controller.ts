@@ -27,6 +27,7 @@ import { getKvListByNamespaceProcessor } from './processors/get-kvlist-by-namesp
 import { queryDataVersionProcessor } from './processors/query-data-version.js';
 import { brokerHeartbeatProcessor } from './processors/broker-heartbeat.js';
 import type { TlsServerSettings } from '../common/tls/tls-server-config.js';
+import type { RequestGate } from '../remoting/transport/request-gate.js';
 
 export interface NamesrvControllerOptions {
   /** 9876 by convention; 0 picks a free port. */
@@ -45,6 +46,8 @@ export interface NamesrvControllerOptions {
   registrationLimits?: RegistrationLimits;
   /** `tls.server.*` settings (common/tls/tls-server-config.ts); default: TLS disabled. */
   tls?: TlsServerSettings;
+  /** Check run before every handler (ACL authentication, `tsmq start`); default none. */
+  requestGate?: RequestGate;
 }
 
 export class NamesrvController {
@@ -66,6 +69,7 @@ export class NamesrvController {
       maxFrameBytes: opts.maxFrameBytes,
       ...opts.limits,
       ...(opts.tls ? { tls: opts.tls } : {}),
+      ...(opts.requestGate ? { requestGate: opts.requestGate } : {}),
     });
     this.registerProcessors({ routes: this.routes, kv: this.kv, logger: this.logger });
     this.server.onChannelClose((ch) => {

@@ -14,6 +14,9 @@ import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
 import { resolveTlsServerSettings, TLS_SERVER_CONFIG_KEYS } from '../../common/tls/tls-server-config.js';
 import { ensureSelfSignedCertificate } from '../../common/tls/self-signed-certificate.js';
+import { resolveAuthConfig } from '../../auth/auth-config.js';
+import { NamesrvAuthGate } from '../../broker/auth/namesrv-auth-gate.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 
 export interface StartOptions {
   config?: string;
@@ -51,11 +54,14 @@ export async function runStart(opts: StartOptions): Promise<void> {
   );
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
   const tlsNote = opts.tls ? await useSelfSignedCertificate(cfg, opts.tls) : '';
-  // the nameserver obeys the same tls.server.* switch as the broker
-  const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv'), tls: resolveTlsServerSettings(cfg) });
+  // the nameserver obeys the same tls.server.* and authenticationEnabled switches as the broker
+  const namesrvLogger = createLogger('namesrv');
+  const namesrvGate = resolveAuthConfig(cfg).authenticationEnabled ? new NamesrvAuthGate(new RateLimitedLog(namesrvLogger)) : null;
+  const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: namesrvLogger, tls: resolveTlsServerSettings(cfg), ...(namesrvGate ? { requestGate: namesrvGate } : {}) });
   await namesrv.start();
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
   const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+  namesrvGate?.arm(broker.authConfig, broker.authMetadata);
   await broker.start();
   const grpc = await startGrpcFront(broker, cfg);
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
