@@ -183,6 +183,39 @@ export class DefaultMessageStore implements MessageStore {
     this.ackOverride = hooks.ack;
   }
 
+  /**
+   * Controller mode, a replica becoming master (Apache truncates invalid tail data the same
+   * way): dispatches every whole replicated record (waits up to `timeoutMs`), drops a torn
+   * record at the CommitLog end (replication stopped mid-record), then rebuilds the queue-offset
+   * table from the ConsumeQueues so new messages continue each queue. Returns the CommitLog
+   * offset where writes continue.
+   */
+  async prepareReplicaForWrites(timeoutMs = 10_000): Promise<number> {
+    this.c.state.assertOpen();
+    const deadline = Date.now() + timeoutMs;
+    let last = -1;
+    let stillSince = Date.now();
+    for (;;) {
+      this.reput.drive(this.commitLog.getMaxOffset());
+      const at = this.reput.getReputFromOffset();
+      if (at >= this.commitLog.getMaxOffset()) break;
+      if (at !== last) {
+        last = at;
+        stillSince = Date.now();
+      } else if (Date.now() - stillSince > 200) break; // a torn record: no progress
+      if (Date.now() > deadline) throw new Error(`dispatch did not catch up within ${timeoutMs} ms (at ${at} of ${this.commitLog.getMaxOffset()})`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const end = this.reput.getReputFromOffset();
+    if (end < this.commitLog.getMaxOffset()) {
+      this.c.logger.warn({ from: this.commitLog.getMaxOffset(), to: end }, 'dropping a torn record at the CommitLog end before taking writes');
+      await this.replicaStore.truncateFiles(end);
+    }
+    this.c.queueOffsets.clear();
+    for (const q of this.consumeQueueStore.all()) this.c.queueOffsets.set(q.topic, q.queueId, q.getMaxOffsetInQueue());
+    return this.commitLog.getMaxOffset();
+  }
+
   /** Drops CommitLog data at and after `offset` with ConsumeQueues and index (replica-store-adapter.ts). */
   truncateReplica(offset: number): Promise<TruncateReport> {
     return this.replicaStore.truncateFiles(offset);

@@ -233,7 +233,7 @@ export class ControllerMode {
     const { store, logger } = this.o;
     // stop replicating first, so the start offset of the epoch is final
     const replication = await store.switchReplication('MASTER', { listenPort: this.o.haPort });
-    const startOffset = store.getMaxPhyOffset();
+    const startOffset = await store.prepareReplicaForWrites();
     await this.epochs.append(epoch, startOffset);
     if (!(await this.etcd.updateMaster(epoch, this.leaseId, { ...record, epochs: this.epochs.entries() }))) throw new Error(`epoch ${epoch} ended before it was published`);
     const ha = replication.master;
