@@ -55,7 +55,9 @@ import { TransactionalMessageService } from './transaction/transactional-message
 import { transactionBrokerOf } from './transaction/transaction-broker.js';
 import { resolveTransactionConfig } from './transaction/transaction-config.js';
 import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
-import { BrokerHA, buildSlaveSyncHandlers } from './ha/broker-ha.js';
+import { BrokerHA, buildSlaveSyncHandlers, DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS } from './ha/broker-ha.js';
+import { ControllerMode } from './controller/controller-mode.js';
+import { resolveControllerConfig } from './controller/controller-config.js';
 import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import { popBrokerOf } from './pop/pop-broker.js';
 import { resolvePopConfig } from './pop/pop-config.js';
@@ -100,8 +102,10 @@ export class BrokerController {
   private server: RemotingServer | null = null;
   private client: RemotingClient | null = null;
   private registrar: NamesrvRegistrar | null = null;
-  /** Replication wiring (src/broker/ha), set by start(). */
+  /** Replication wiring (src/broker/ha), set by start() in classic mode. */
   private ha: BrokerHA | null = null;
+  /** Controller mode (src/broker/controller, enableControllerMode=true), set by start(). */
+  private controllerMode: ControllerMode | null = null;
   private readonly rawConfig: Record<string, string>;
   private timers: NodeJS.Timeout[] = [];
   private state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';
@@ -282,6 +286,11 @@ export class BrokerController {
     return this.ha;
   }
 
+  /** Controller mode (elections on etcd, live role changes); null in classic mode or before start(). */
+  get controller(): ControllerMode | null {
+    return this.controllerMode;
+  }
+
   /** `brokerIP1:port`. */
   get brokerAddr(): string {
     return this.ctx.brokerAddr;
@@ -307,11 +316,29 @@ export class BrokerController {
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
-    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
+    const controllerConfig = resolveControllerConfig(this.rawConfig);
+    if (controllerConfig.enableControllerMode) {
+      if (!(ctx.store instanceof DefaultMessageStore)) throw new Error('enableControllerMode needs the default message store');
+      const rawInterval = Number(this.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
+      this.controllerMode = await ControllerMode.start({
+        config: this.config,
+        controller: controllerConfig,
+        ctx,
+        store: ctx.store,
+        schedule: this.scheduleMessageService,
+        transactions: this.transactionService,
+        haPort: this.config.haListenPort > 0 ? this.config.haListenPort : server.port + 1,
+        slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
+        logger: this.logger,
+      });
+      this.controllerMode.onRoleChange(() => void this.registrar?.registerNow());
+    } else {
+      this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
+    }
 
     this.pullRequestHoldService.start();
-    if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
-    if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
+    if (!this.controllerMode && this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
+    if (!this.controllerMode && this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
     this.every(this.config.flushConsumerOffsetInterval, () => {
       this.persistOffsets();
       this.retryFailedConfigWrites();
@@ -332,7 +359,7 @@ export class BrokerController {
           brokerName: this.config.brokerName,
           brokerAddr: ctx.brokerAddr,
           brokerId: this.config.brokerId,
-          haServerAddr: this.ha?.haServerAddr ?? `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
+          haServerAddr: this.controllerMode?.haServerAddr ?? this.ha?.haServerAddr ?? `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
         }),
         topics: () => this.topicsForRegistration(),
         periodMs: this.config.registerNameServerPeriod,
@@ -368,6 +395,7 @@ export class BrokerController {
     };
     await step('unregister from nameservers', () => this.registrar?.shutdown());
     await step('stop slave synchronize', () => this.ha?.shutdown());
+    await step('leave the controller group', () => this.controllerMode?.shutdown());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
     this.popService.waitQueue.notifyAll();
     this.ctx.store.setMessageArrivingListener(null);
