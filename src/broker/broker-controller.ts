@@ -57,6 +57,7 @@ import { resolveTransactionConfig } from './transaction/transaction-config.js';
 import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
 import { BrokerHA, buildSlaveSyncHandlers, DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS } from './ha/broker-ha.js';
 import { ControllerMode } from './controller/controller-mode.js';
+import { ControllerAdminProcessors } from './controller/controller-admin-processors.js';
 import { resolveControllerConfig } from './controller/controller-config.js';
 import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import { popBrokerOf } from './pop/pop-broker.js';
@@ -309,6 +310,15 @@ export class BrokerController {
       ...(this.requestGate ? { requestGate: this.requestGate } : {}),
     });
     for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
+    const controllerConfig = resolveControllerConfig(this.rawConfig);
+    const controllerAdmin = new ControllerAdminProcessors({
+      config: this.config,
+      controller: controllerConfig,
+      brokerAddr: () => ctx.brokerAddr,
+      mode: () => this.controllerMode,
+      maxPhyOffset: () => ctx.store.getMaxPhyOffset(),
+    });
+    for (const [code, handler] of controllerAdmin.handlers()) server.registerProcessor(code, handler);
     server.onChannelClose((ch) => {
       ctx.consumerManager.doChannelCloseEvent(ch);
       ctx.producerManager.doChannelCloseEvent(ch);
@@ -316,7 +326,6 @@ export class BrokerController {
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
-    const controllerConfig = resolveControllerConfig(this.rawConfig);
     if (controllerConfig.enableControllerMode) {
       if (!(ctx.store instanceof DefaultMessageStore)) throw new Error('enableControllerMode needs the default message store');
       const rawInterval = Number(this.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);

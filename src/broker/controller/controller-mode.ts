@@ -21,6 +21,11 @@
  *   every acknowledgement; etcd deletes the master key only after the TTL, so a new master can
  *   exist only after the old one refuses writes — even after SIGSTOP/SIGCONT, when timers have
  *   not run yet. A master that lost its lease or sees another master steps down to SLAVE.
+ * - electMaster (an admin designates a replica, controller-admin-processors.ts): while the
+ *   `electMaster` key names an alive replica, only that replica campaigns. A master that sees
+ *   another replica designated hands over: it refuses new writes, waits up to
+ *   HANDOVER_CATCH_UP_MS for the designated replica to ack its whole CommitLog, steps down and
+ *   deletes its master key (guarded by its epoch); the designated replica then wins at once.
  */
 import { performance } from 'node:perf_hooks';
 import type { Lease } from 'etcd3';
@@ -44,6 +49,10 @@ const TICK_MS = 200;
 const CAMPAIGN_STEP_MS = 1500;
 /** Safety margin of the local lease clock (ms). */
 const FENCE_MARGIN_MS = 300;
+/** How long a master handing over waits for the designated replica to catch up (ms). */
+const HANDOVER_CATCH_UP_MS = 1000;
+/** Lifetime of an electMaster designation nobody could satisfy (s). */
+export const DESIGNATION_TTL_SECONDS = 5;
 
 export interface ControllerModeOptions {
   config: BrokerConfig;
@@ -94,6 +103,9 @@ export class ControllerMode {
   private busy = false;
   private stopped = false;
   private elections = 0;
+  /** Replica id this master is handing over to (electMaster), or null. */
+  private handingOverTo: number | null = null;
+  private readonly adminStores = new Map<string, EtcdGroupStore>();
   private readonly truncations: TruncateReport[] = [];
   private readonly roleListeners: Array<(role: 'MASTER' | 'SLAVE') => void> = [];
 
@@ -115,6 +127,7 @@ export class ControllerMode {
     await o.store.switchReplication('SLAVE', { listenPort: 0, masterAddress: null, helloReplicaId: c.replicaId, reconnectIntervalMs: 1000 });
     o.store.setControllerHooks({ fence: () => c.fenceReason(), ack: null });
     await c.newLease();
+    await c.etcd.putKnownReplica({ replicaId: c.replicaId, addr: o.ctx.brokerAddr, haAddr: c.haServerAddr });
     c.sync.start();
     c.timer = setInterval(() => void c.tick(), TICK_MS);
     c.timer.unref();
@@ -134,6 +147,7 @@ export class ControllerMode {
   /** Why puts are refused now, or null (see the file comment). */
   fenceReason(): string | null {
     if (this.role !== 'MASTER') return 'this replica is not the master (controller mode)';
+    if (this.handingOverTo !== null) return `master of epoch ${this.myEpoch} is handing over to replica ${this.handingOverTo} (electMaster)`;
     if (performance.now() >= this.leaseValidUntil) return `master lease of epoch ${this.myEpoch} may have expired: writes are fenced`;
     return null;
   }
@@ -205,8 +219,12 @@ export class ControllerMode {
 
   private async act(view: GroupView): Promise<void> {
     const m = view.master;
+    const alive = (id: number): boolean => view.replicas.some((r) => r.replicaId === id);
+    const designated = view.designation && alive(view.designation.replicaId) ? view.designation.replicaId : null;
     if (this.role === 'MASTER') {
       if (!m || m.epoch !== this.myEpoch) await this.stepDown(m ? `replica ${m.record.replicaId} is master of epoch ${m.epoch}` : 'the master key is gone');
+      else if (designated !== null && designated !== this.replicaId) await this.handOver(designated);
+      else if (designated === this.replicaId) await this.etcd.clearDesignation();
       else await this.sss?.check();
       return;
     }
@@ -214,6 +232,10 @@ export class ControllerMode {
       this.noMasterSinceMs = 0;
       if (m.record.replicaId === this.replicaId || m.record.epochs === null) return; // our stale key (old lease) or not published yet
       if (m.epoch !== this.followedEpoch) await this.follow(m.record, m.epoch);
+      return;
+    }
+    if (designated !== null) {
+      if (designated === this.replicaId) await this.campaign();
       return;
     }
     const now = Date.now();
@@ -230,6 +252,7 @@ export class ControllerMode {
     if (epoch === null) return;
     this.elections++;
     this.myEpoch = epoch;
+    this.handingOverTo = null;
     const { store, logger } = this.o;
     // stop replicating first, so the start offset of the epoch is final
     const replication = await store.switchReplication('MASTER', { listenPort: this.o.haPort });
@@ -264,12 +287,31 @@ export class ControllerMode {
     this.o.schedule.start();
     logger.warn(`controller: replica ${this.replicaId} is MASTER of ${this.o.config.brokerName}, epoch ${epoch}, from offset ${startOffset}`);
     for (const l of this.roleListeners) l('MASTER');
+    await this.etcd.clearDesignation().catch(() => undefined);
+  }
+
+  /**
+   * electMaster hand-over to `to`: refuse new writes at once, let `to` ack the whole CommitLog
+   * (at most HANDOVER_CATCH_UP_MS), step down, then delete the master key of this epoch.
+   */
+  private async handOver(to: number): Promise<void> {
+    const { store, logger } = this.o;
+    this.handingOverTo = to;
+    const target = store.getMaxPhyOffset();
+    const deadline = performance.now() + HANDOVER_CATCH_UP_MS;
+    while (performance.now() < deadline && (this.sss?.ackOf(to) ?? -1) < target) await new Promise((r) => setTimeout(r, 20));
+    const acked = this.sss?.ackOf(to) ?? -1;
+    logger.warn(`controller: master ${this.replicaId} of epoch ${this.myEpoch} hands over to replica ${to} (electMaster); it acked ${acked} of ${target}`);
+    const epoch = this.myEpoch;
+    await this.stepDown(`electMaster designated replica ${to}`);
+    await this.etcd.resignMaster(epoch);
   }
 
   private async stepDown(reason: string): Promise<void> {
     const { store, logger } = this.o;
     logger.warn(`controller: replica ${this.replicaId} steps down from MASTER of epoch ${this.myEpoch}: ${reason}`);
     this.role = 'SLAVE';
+    this.handingOverTo = null;
     this.sss?.stop(`master of epoch ${this.myEpoch} stepped down: ${reason}`);
     this.sss = null;
     store.setControllerHooks({ fence: () => this.fenceReason(), ack: null });
@@ -327,6 +369,27 @@ export class ControllerMode {
     return this.lastView;
   }
 
+  /** This replica's epoch history (epoch file order). */
+  epochEntries(): Array<{ epoch: number; startOffset: number }> {
+    return this.epochs.entries();
+  }
+
+  /**
+   * The etcd metadata of any broker group of `cluster` under this replica's key prefix, for the
+   * controller admin requests (one client per group, closed on shutdown).
+   */
+  groupStore(cluster: string, brokerName: string): EtcdGroupStore {
+    if (cluster === this.o.config.brokerClusterName && brokerName === this.o.config.brokerName) return this.etcd;
+    const k = `${cluster}/${brokerName}`;
+    let s = this.adminStores.get(k);
+    if (!s) {
+      const c = this.o.controller;
+      s = new EtcdGroupStore(splitEndpoints(c.etcdEndpoints), c.controllerKeyPrefix, cluster, brokerName, Math.max(500, (c.etcdLeaseTtlSeconds * 1000) / 3));
+      this.adminStores.set(k, s);
+    }
+    return s;
+  }
+
   /** Stops the loop, fails waiting sends, revokes the lease (the group elects another master at once). */
   async shutdown(): Promise<void> {
     this.stopped = true;
@@ -339,5 +402,6 @@ export class ControllerMode {
     await this.syncClient.close();
     if (this.lease) await this.etcd.revoke(this.lease);
     this.etcd.close();
+    for (const s of this.adminStores.values()) s.close();
   }
 }

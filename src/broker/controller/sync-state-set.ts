@@ -85,6 +85,11 @@ export class SyncStateSet implements ReplicaAck {
     return [...this.confirmed];
   }
 
+  /** Highest CommitLog offset replica `replicaId` acknowledged on its HA link (-1 = not connected). */
+  ackOf(replicaId: number): number {
+    return this.o.ha.ackOfReplica(replicaId);
+  }
+
   notifyAppended(): void {
     this.o.ha.notifyAppended();
   }

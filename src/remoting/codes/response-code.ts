@@ -43,6 +43,11 @@ export const ResponseCode = {
   POLLING_TIMEOUT: 210,
   BROKER_NOT_EXIST: 211,
   FLOW_CONTROL: 215,
+  /** Controller mode (Apache ResponseCode 2000+). */
+  CONTROLLER_INVALID_REQUEST: 2005,
+  CONTROLLER_BROKER_NEED_TO_BE_REGISTERED: 2010,
+  CONTROLLER_MASTER_STILL_EXIST: 2011,
+  CONTROLLER_ELECT_MASTER_FAILED: 2012,
 } as const;
 
 export type ResponseCodeName = keyof typeof ResponseCode;
