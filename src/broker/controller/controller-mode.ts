@@ -230,6 +230,10 @@ export class ControllerMode {
     }
     if (m) {
       this.noMasterSinceMs = 0;
+      if (m.record.replicaId === this.replicaId && m.leaseId === this.leaseId) {
+        await this.etcd.resignMaster(m.epoch); // a hand-over whose resign failed: we no longer act as master
+        return;
+      }
       if (m.record.replicaId === this.replicaId || m.record.epochs === null) return; // our stale key (old lease) or not published yet
       if (m.epoch !== this.followedEpoch) await this.follow(m.record, m.epoch);
       return;
