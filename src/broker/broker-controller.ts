@@ -54,6 +54,14 @@ import { transactionBrokerOf } from './transaction/transaction-broker.js';
 import { resolveTransactionConfig } from './transaction/transaction-config.js';
 import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
 import { BrokerHA, buildSlaveSyncHandlers } from './ha/broker-ha.js';
+import { nodeFileSystem } from '../common/fs/node-file-system.js';
+import { RequestCode } from '../remoting/codes/request-code.js';
+import { TimerStore } from '../store/timer/timer-store.js';
+import { resolveTimerConfig, type TimerConfig } from './timer/timer-config.js';
+import { TIMER_TOPIC, TimerPutHook } from './timer/timer-put-hook.js';
+import { TimerMessageService, legacyProgressPath } from './timer/timer-message-service.js';
+import { RecallMessageService } from './timer/recall-message-service.js';
+import { recallMessageHandler } from './timer/recall-message-processor.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -66,6 +74,15 @@ export interface BrokerControllerOptions {
   fs?: FileSystem;
   /** Long-polling re-check period; default 5000 ms (shortPollingTimeMills without long polling). */
   pullHoldCheckIntervalMs?: number;
+  /** Slots per half timer wheel (tests; default Apache's 7 days of slots, a 38.7 MB timerwheel file). */
+  timerSlotsTotal?: number;
+}
+
+/** The durable timer store and its delivery service (absent when timerWheelEnable=false). */
+interface TimerParts {
+  config: TimerConfig;
+  store: TimerStore | null;
+  service: TimerMessageService | null;
 }
 
 /** Apache scans client channels every 10 s. */
@@ -90,8 +107,13 @@ export class BrokerController {
   /** Half messages, commit/rollback (37) and check-back (39); shared with the gRPC front. */
   readonly transactionService: TransactionalMessageService;
   private readonly arrivalListeners: Array<(topic: string, queueId: number) => void> = [];
+  /** Timer messages (src/broker/timer): null when timerWheelEnable=false. */
+  readonly timerMessageService: TimerMessageService | null;
+  /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
+  readonly recallMessageService: RecallMessageService;
+  private readonly timerStore: TimerStore | null;
 
-  private constructor(config: BrokerConfig, ctx: BrokerContext, schedule: ScheduleMessageService, opts: BrokerControllerOptions) {
+  private constructor(config: BrokerConfig, ctx: BrokerContext, schedule: ScheduleMessageService, opts: BrokerControllerOptions, timer: TimerParts) {
     this.config = config;
     this.ctx = ctx;
     this.logger = ctx.logger;
@@ -114,8 +136,13 @@ export class BrokerController {
     this.transactionService.addChecker(remotingTransactionChecker((g) => ctx.producerManager.channelsOf(g)));
     this.handlers = buildProcessorTable(ctx, pull, this.transactionService);
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
+    this.timerStore = timer.store;
+    this.timerMessageService = timer.service;
+    this.recallMessageService = new RecallMessageService(ctx, timer.config);
+    this.handlers.set(RequestCode.RECALL_MESSAGE, recallMessageHandler(this.recallMessageService, config.regionId));
     this.rawConfig = opts.brokerConfig;
     ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
+      if (topic === TIMER_TOPIC) this.timerMessageService?.wakeup();
       this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties);
       for (const l of this.arrivalListeners) l(topic, queueId);
     });
@@ -137,11 +164,24 @@ export class BrokerController {
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger ?? createLogger('broker');
     const delayLevels = new DelayLevelTable(config.messageDelayLevel);
+    const timerConfig = resolveTimerConfig(opts.brokerConfig);
     const store =
       opts.store ??
       (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+    let timerStore: TimerStore | null = null;
     try {
       const configDir = path.join(config.storePathRootDir, 'config');
+      const fsForTimer = opts.fs ?? nodeFileSystem;
+      if (timerConfig.timerWheelEnable) {
+        timerStore = TimerStore.open({
+          storePathRootDir: config.storePathRootDir,
+          fs: fsForTimer,
+          precisionMs: timerConfig.timerPrecisionMs,
+          timerLogFileSizeBytes: timerConfig.mappedFileSizeTimerLog,
+          ...(opts.timerSlotsTotal !== undefined ? { slotsTotal: opts.timerSlotsTotal } : {}),
+        });
+      }
+      const wheel = timerStore?.wheel ?? null;
       const fileOpts = { logger, ...(opts.fs ? { fs: opts.fs } : {}) };
       const topics = new TopicConfigManager(path.join(configDir, 'topics.json'), {
         ...fileOpts,
@@ -189,9 +229,23 @@ export class BrokerController {
         consumerManager: new ConsumerManager(clock, config.channelExpiredTimeout, logger),
         producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
         delayLevels,
+        timerPutHook: new TimerPutHook({ config: timerConfig, clock, congestNumOf: (ms) => wheel?.getSlot(ms).num ?? 0 }),
       });
-      return new BrokerController(config, ctx, schedule, opts);
+      let timerService: TimerMessageService | null = null;
+      if (timerStore) {
+        topics.createTopicInSendMessageBackMethod(TIMER_TOPIC, 1, PermName.PERM_READ | PermName.PERM_WRITE, 0);
+        timerService = new TimerMessageService({
+          timerStore,
+          store,
+          config: timerConfig,
+          clock,
+          logger: logger.child({ component: 'timer' }),
+          legacyProgress: { fs: fsForTimer, path: legacyProgressPath(config.storePathRootDir) },
+        });
+      }
+      return new BrokerController(config, ctx, schedule, opts, { config: timerConfig, store: timerStore, service: timerService });
     } catch (e) {
+      timerStore?.close();
       await store.shutdown().catch(() => undefined);
       throw e;
     }
@@ -237,6 +291,7 @@ export class BrokerController {
     this.pullRequestHoldService.start();
     if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
     if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
+    if (this.config.brokerRole !== 'SLAVE') await this.timerMessageService?.start(); // timers are delivered by the master
     this.every(this.config.flushConsumerOffsetInterval, () => {
       this.persistOffsets();
       this.retryFailedConfigWrites();
@@ -294,6 +349,8 @@ export class BrokerController {
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());
+    await step('stop timer service', () => this.timerMessageService?.shutdown());
+    await step('close timer store', () => this.timerStore?.close());
     await step('stop transaction service', () => this.transactionService.shutdown());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());
     await step('persist topics', () => this.ctx.topicConfigManager.persist());

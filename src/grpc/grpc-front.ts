@@ -10,10 +10,12 @@
  *   await front.shutdown();       // before the broker's own shutdown
  *
  * create(): resolve config → open the durable pop state (<storePathRootDir>/pop) → build
- * PopService, TimerMessageService (<storePathRootDir>/timer), the transaction service when none is
- * shared by the broker, the handlers. start(): timer service, transaction service (when owned),
- * gRPC server, session expiry, push-delivery auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
- * MESSAGE_NOT_FOUND), timer, transactions (when owned), pop state close (flush + compaction).
+ * PopService, the transaction service when none is shared by the broker, the handlers. Timer
+ * messages (delivery_timestamp) go through the broker's put path and its durable timer wheel
+ * (src/broker/timer); RecallMessage uses the broker's RecallMessageService when given.
+ * start(): transaction service (when owned), gRPC server, session expiry, push-delivery
+ * auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
+ * MESSAGE_NOT_FOUND), transactions (when owned), pop state close (flush + compaction).
  */
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -29,6 +31,8 @@ import { PopStateStore } from '../broker/pop/pop-state-store.js';
 import { transactionBrokerOf } from '../broker/transaction/transaction-broker.js';
 import { resolveTransactionConfig } from '../broker/transaction/transaction-config.js';
 import { TransactionalMessageService } from '../broker/transaction/transactional-message-service.js';
+import { RecallMessageService } from '../broker/timer/recall-message-service.js';
+import { resolveTimerConfig } from '../broker/timer/timer-config.js';
 import { ClientSessions } from './client-sessions.js';
 import { consumeHandlers } from './consume-handlers.js';
 import { resolveGrpcConfig, type GrpcConfig } from './grpc-config.js';
@@ -38,7 +42,6 @@ import { messagingServiceDefinition } from './proto/messaging-service.js';
 import { routeHandlers } from './route-handlers.js';
 import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
-import { TimerMessageService } from './timer-message-service.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
 
 export interface GrpcFrontOptions {
@@ -47,6 +50,8 @@ export interface GrpcFrontOptions {
   rawConfig: Record<string, string>;
   /** The broker's transaction service, shared with END_TRANSACTION (37); created here when absent. */
   transactions?: TransactionalMessageService;
+  /** The broker's recall service (BrokerController.recallMessageService); built from ctx and rawConfig when absent. */
+  recall?: RecallMessageService;
   fs?: FileSystem;
   logger?: Logger;
 }
@@ -56,7 +61,7 @@ const SESSION_SCAN_MS = 10_000;
 export class GrpcFront {
   readonly config: GrpcConfig;
   readonly pop: PopService;
-  readonly timer: TimerMessageService;
+  readonly recall: RecallMessageService;
   readonly transactions: TransactionalMessageService;
   readonly sessions: ClientSessions;
   readonly renewer: ReceiptRenewer;
@@ -86,17 +91,7 @@ export class GrpcFront {
       maxRenewMs: this.config.grpcMaxRenewMs,
       logger: this.logger,
     });
-    this.timer = new TimerMessageService({
-      store: ctx.store,
-      putMessage: (m) => ctx.store.putMessage(m),
-      ensureTopic: (t) => void ctx.topicConfigManager.createTopicInSendMessageBackMethod(t, 1, 6, 0),
-      onDelivered: (t) => this.pop.notifyMessageArrived(t),
-      dir: path.join(ctx.config.storePathRootDir, 'timer'),
-      fs: opts.fs ?? nodeFileSystem,
-      clock: ctx.clock,
-      precisionMs: this.config.timerPrecisionMs,
-      logger: this.logger,
-    });
+    this.recall = opts.recall ?? new RecallMessageService(ctx, resolveTimerConfig(opts.rawConfig));
     this.transactions =
       opts.transactions ??
       new TransactionalMessageService({
@@ -146,13 +141,12 @@ export class GrpcFront {
   /** @throws Error when the port cannot be bound or the front is switched off (grpcListenPort -1). */
   async start(): Promise<void> {
     if (this.config.grpcListenPort < 0) throw new Error('the gRPC front is switched off (grpcListenPort=-1)');
-    await this.timer.start();
     if (this.ownsTransactions) await this.transactions.start();
     const services: GrpcServices = {
       ctx: this.opts.ctx,
       config: this.config,
       pop: this.pop,
-      timer: this.timer,
+      recall: this.recall,
       transactions: this.transactions,
       sessions: this.sessions,
       renewer: this.renewer,
@@ -199,7 +193,6 @@ export class GrpcFront {
         });
       });
     }
-    await this.timer.shutdown().catch((e: Error) => this.logger.error(`timer shutdown: ${e.message}`));
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
     await this.state.close().catch((e: Error) => this.logger.error(`pop state close: ${e.message}`));
     this.logger.info('gRPC front stopped');

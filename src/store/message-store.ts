@@ -19,7 +19,13 @@ export type PutMessageStatus =
   | 'MESSAGE_ILLEGAL'
   | 'PROPERTIES_SIZE_EXCEEDED'
   | 'OS_PAGE_CACHE_BUSY'
-  | 'UNKNOWN_ERROR';
+  | 'UNKNOWN_ERROR'
+  /** Timer message refused by per-slot flow control (timerCongestNumEachSlot). */
+  | 'WHEEL_TIMER_FLOW_CONTROL'
+  /** Timer message with an unparsable time, a delay over timerMaxDelaySec, or a deletion marker for a past time. */
+  | 'WHEEL_TIMER_MSG_ILLEGAL'
+  /** Timer message while timerWheelEnable=false. */
+  | 'WHEEL_TIMER_NOT_ENABLE';
 
 /** Where an appended message landed (RocketMQ `AppendMessageResult`). */
 export interface AppendResult {

@@ -71,7 +71,7 @@ export function describeBroker(b: BrokerBanner, more: string[] = []): string {
  */
 export async function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
   if (!GrpcFront.isEnabled(cfg)) return null;
-  const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig: cfg, transactions: broker.transactionService, logger: createLogger('grpc') });
+  const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig: cfg, transactions: broker.transactionService, recall: broker.recallMessageService, logger: createLogger('grpc') });
   await front.start();
   broker.addMessageArrivingListener((topic) => front.notifyMessageArriving(topic));
   return front;
