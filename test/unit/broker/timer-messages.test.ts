@@ -187,6 +187,27 @@ describe('timer messages (remoting, real broker)', { timeout: 60_000 }, () => {
     assert.ok(broker.timerMessageService!.stats.recalled >= 1);
   });
 
+  it('a transactional half message with a timer is filed in the wheel at commit, delivered at its time', async () => {
+    const props = new Map([['UNIQ_KEY', 'TXTIMER1'], ['TIMER_DELAY_MS', '500'], ['TRAN_MSG', 'true'], ['PGROUP', 'PG']]);
+    const { result } = await broker.transactionService.prepare({
+      topic: 'TT_TX', queueId: 0, flag: 0, body: Buffer.from('tx'), properties: props, sysFlag: 0x4 /* PREPARED */, bornTimestamp: Date.now(),
+      bornHost: broker.ctx.storeHost, storeHost: broker.ctx.storeHost, reconsumeTimes: 0, preparedTransactionOffset: 0,
+    });
+    assert.ok(result.appendResult, result.remark);
+    await new Promise((r) => setTimeout(r, 300));
+    const committedAt = Date.now();
+    const end = await broker.transactionService.end({ commitLogOffset: result.appendResult!.wroteOffset, resolution: 'COMMIT', fromCheck: false });
+    assert.equal(end.ok, true);
+    assert.equal((await messagesOf('TT_TX')).length, 0, 'not delivered at commit: TIMER_DELAY_MS counts from the commit');
+    const [m] = await waitFor('committed timer', async () => {
+      const ms = await messagesOf('TT_TX');
+      return ms.length > 0 ? ms : null;
+    });
+    assert.ok(m!.storeTimestamp >= committedAt + 500 - PRECISION_MS, `delivered ${committedAt + 500 - m!.storeTimestamp} ms before commit + delay`);
+    assert.equal(m!.properties.get('UNIQ_KEY'), 'TXTIMER1');
+    assert.equal(m!.body.toString(), 'tx');
+  });
+
   it('delay levels keep SCHEDULE_TOPIC_XXXX, and DELAY wins over timer properties (Apache)', async () => {
     const before = broker.ctx.store.getMaxOffsetInQueue('SCHEDULE_TOPIC_XXXX', 0);
     const { r } = await send('TT_F', { DELAY: '1', TIMER_DELAY_SEC: '30' });
