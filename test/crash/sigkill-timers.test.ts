@@ -118,7 +118,7 @@ describe('SIGKILL crash rounds with pending timers', { timeout: 300_000 }, () =>
         const key = `clean-${i}`;
         const sentAt = Date.now();
         const r = await client.send(TOPIC, 0, Buffer.from(key), { KEYS: key, TIMER_DELAY_MS: String(1500 + (i % 5) * 100) });
-        assert.equal(r.code, 0, r.remark);
+        assert.equal(r.code, 0, r.remark ?? "");
         clean.set(key, sentAt + 1500 + (i % 5) * 100);
       }
       await new Promise((r) => setTimeout(r, 400));
