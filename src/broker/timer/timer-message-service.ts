@@ -14,10 +14,10 @@
  *             are stored.
  *   dequeue   once a slot has fully passed (slot start + precision ≤ now) its units are read
  *             (oldest first); deletion markers collect "<REAL_TOPIC>+<UNIQ_KEY>" keys; every
- *             other unit's message is re-put: REAL_TOPIC / REAL_QID restored and removed,
- *             TIMER_ENQUEUE_MS = unit write time, TIMER_DEQUEUE_MS = now, WAIT=false, the rest
- *             kept (TIMER_OUT_MS, TIMER_DELIVER_MS, UNIQ_KEY, TAGS; the store derives the tags
- *             code), unless its key was collected (recalled). Then the read time moves on.
+ *             other unit's message is put on REAL_TOPIC / REAL_QID with TIMER_ENQUEUE_MS = unit
+ *             write time and TIMER_DEQUEUE_MS = now added, every other property kept as Apache
+ *             stores it (see convert(); the store derives the tags code from TAGS), unless its
+ *             key was collected (recalled). Then the read time moves on.
  *   checkpoint every timerFlushIntervalMs and at shutdown (TimerStore.checkpoint): read time and
  *             queue offset committed so far.
  * Delivery is at-least-once: a crash re-delivers the slot being delivered and whatever a slot
@@ -80,6 +80,9 @@ export interface TimerStats {
   missing: number;
   /** Deliveries dropped after a permanent put failure. */
   dropped: number;
+  /** Timer store open + recovery, and position recovery at start (ms). */
+  timerStoreOpenMs: number;
+  positionRecoveryMs: number;
 }
 
 export class TimerMessageService {
@@ -101,6 +104,7 @@ export class TimerMessageService {
   private checkpointing: Promise<void> | null = null;
   /** Something a checkpoint must record happened since the last one (units, deliveries, queue progress). */
   private dirty = true;
+  private positionRecoveryMs = 0;
   private readonly counters = { enqueued: 0, delivered: 0, deliveredAtEnqueue: 0, rolled: 0, recalled: 0, missing: 0, dropped: 0 };
 
   constructor(private readonly opts: TimerMessageServiceOptions) {
@@ -116,7 +120,9 @@ export class TimerMessageService {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    const t0 = performance.now();
     await this.recoverPositions();
+    this.positionRecoveryMs = performance.now() - t0;
     this.loops.push(this.loop('enqueue', () => this.enqueueRound()));
     this.loops.push(this.loop('dequeue', () => this.dequeueRound()));
     this.loops.push(this.loop('flush', async () => (await this.checkpoint(), this.opts.config.timerFlushIntervalMs)));
@@ -143,6 +149,8 @@ export class TimerMessageService {
       currReadTimeMs: this.currReadTimeMs,
       currWriteTimeMs: this.currWriteTimeMs,
       ...this.counters,
+      timerStoreOpenMs: this.ts.recovery.openMs,
+      positionRecoveryMs: this.positionRecoveryMs,
     };
   }
 
@@ -423,17 +431,20 @@ export class TimerMessageService {
 }
 
 /**
- * The message to put when a unit comes up (Apache `convert` + `convertMessage`): properties
- * copied, TIMER_ENQUEUE_MS (unless −1), TIMER_ROLL_TIMES + 1 for a roll, TIMER_DEQUEUE_MS = now,
- * WAIT=false; a roll stays on TIMER_TOPIC queue 0, anything else goes to REAL_TOPIC / REAL_QID
- * (both removed). Null when REAL_TOPIC / REAL_QID are missing or bad.
+ * The message to put when a unit comes up, with the stored properties Apache 5.3.3 writes
+ * (`convert` + `convertMessage`, checked against its TimerMessageStore in
+ * test/interop/timer-compat-5.test.ts): the timer-topic message's properties plus
+ * TIMER_ENQUEUE_MS (unless −1), TIMER_ROLL_TIMES + 1 for a roll, and TIMER_DEQUEUE_MS = now.
+ * A roll stays on TIMER_TOPIC queue 0; anything else goes to REAL_TOPIC / REAL_QID. Apache clears
+ * REAL_TOPIC / REAL_QID and sets WAIT=false only on its in-memory copy after serialising the
+ * properties, so the stored message keeps REAL_TOPIC / REAL_QID and its original WAIT: so does
+ * tsmq. Null when REAL_TOPIC / REAL_QID are missing or bad.
  */
 export function convert(m: MessageExt, enqueueTime: string, roll: boolean, nowMs: number): MessageInner | null {
   const props = new Map(m.properties);
   if (enqueueTime !== '-1') props.set(MessageConst.TIMER_ENQUEUE_MS, enqueueTime);
   if (roll) props.set(MessageConst.TIMER_ROLL_TIMES, String((Number.parseInt(props.get(MessageConst.TIMER_ROLL_TIMES) ?? '0', 10) || 0) + 1));
   props.set(MessageConst.TIMER_DEQUEUE_MS, String(nowMs));
-  props.set(MessageConst.WAIT, 'false');
   let topic = m.topic;
   let queueId = m.queueId;
   if (!roll) {
@@ -442,8 +453,6 @@ export function convert(m: MessageExt, enqueueTime: string, roll: boolean, nowMs
     if (!real || qid === undefined || !/^\d+$/.test(qid)) return null;
     topic = real;
     queueId = Number(qid);
-    props.delete(MessageConst.REAL_TOPIC);
-    props.delete(MessageConst.REAL_QID);
   }
   return {
     topic,

@@ -43,6 +43,8 @@ export interface TimerRecoveryReport {
   lastUnit: TimerUnit | null;
   /** Whether config/timercheck existed. */
   checkpointExisted: boolean;
+  /** Time spent opening the three files and recovering (ms). */
+  openMs: number;
 }
 
 export class TimerStore {
@@ -51,11 +53,11 @@ export class TimerStore {
   readonly checkpointFile: TimerCheckpoint;
   readonly recovery: TimerRecoveryReport;
 
-  private constructor(wheel: TimerWheel, log: TimerLog, cp: TimerCheckpoint) {
+  private constructor(wheel: TimerWheel, log: TimerLog, cp: TimerCheckpoint, startedMs: number) {
     this.wheel = wheel;
     this.log = log;
     this.checkpointFile = cp;
-    this.recovery = this.recover();
+    this.recovery = { ...this.recover(), openMs: performance.now() - startedMs };
   }
 
   static wheelPath(root: string): string {
@@ -72,13 +74,14 @@ export class TimerStore {
 
   /** Opens (or creates) the three files and recovers. @throws TimerWheelLengthError, Error for bad segments. */
   static open(opts: TimerStoreOptions): TimerStore {
+    const startedMs = performance.now();
     const root = opts.storePathRootDir;
     opts.fs.mkdirp(path.join(root, 'config'));
     const wheel = TimerWheel.open(TimerStore.wheelPath(root), opts.slotsTotal ?? DEFAULT_TIMER_SLOTS_TOTAL, opts.precisionMs, opts.fs);
     let log: TimerLog | null = null;
     try {
       log = TimerLog.open(TimerStore.logDir(root), opts.timerLogFileSizeBytes, opts.fs);
-      return new TimerStore(wheel, log, TimerCheckpoint.open(TimerStore.checkpointPath(root), opts.fs));
+      return new TimerStore(wheel, log, TimerCheckpoint.open(TimerStore.checkpointPath(root), opts.fs), startedMs);
     } catch (e) {
       wheel.close();
       log?.close();
@@ -139,7 +142,7 @@ export class TimerStore {
     this.log.close();
   }
 
-  private recover(): TimerRecoveryReport {
+  private recover(): Omit<TimerRecoveryReport, 'openMs'> {
     const cp = this.checkpointFile.get();
     let unitsReplayed = 0;
     let lastUnit: TimerUnit | null = null;
