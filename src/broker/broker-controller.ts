@@ -242,6 +242,8 @@ export class BrokerController {
           logger: logger.child({ component: 'timer' }),
           legacyProgress: { fs: fsForTimer, path: legacyProgressPath(config.storePathRootDir) },
         });
+        const service = timerService;
+        store.setRetentionHold?.(() => service.retentionHoldOffset()); // CommitLog files holding pending timers are kept
       }
       return new BrokerController(config, ctx, schedule, opts, { config: timerConfig, store: timerStore, service: timerService });
     } catch (e) {
@@ -350,6 +352,7 @@ export class BrokerController {
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());
     await step('stop timer service', () => this.timerMessageService?.shutdown());
+    this.ctx.store.setRetentionHold?.(null);
     await step('close timer store', () => this.timerStore?.close());
     await step('stop transaction service', () => this.transactionService.shutdown());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());

@@ -149,6 +149,12 @@ export interface MessageStore {
    * stores without retention omit it.
    */
   executeDeleteFilesManually?(): Promise<unknown>;
+  /**
+   * Registers the CommitLog offset from which a component still needs records (pending timer
+   * messages): retention keeps files ending above it unless the disk must be freed at once.
+   * Optional: stores without retention omit it.
+   */
+  setRetentionHold?(hold: (() => number) | null): void;
   /** Clean shutdown: flush everything, write the checkpoint, remove the abort file. */
   shutdown(): Promise<void>;
 }

@@ -51,7 +51,7 @@ const PERMANENT: ReadonlySet<PutMessageStatus> = new Set(['MESSAGE_ILLEGAL', 'PR
 
 export interface TimerMessageServiceOptions {
   timerStore: TimerStore;
-  store: Pick<MessageStore, 'getMessage' | 'getMaxOffsetInQueue' | 'getMinOffsetInQueue' | 'lookMessageByOffset' | 'putMessage'>;
+  store: Pick<MessageStore, 'getMessage' | 'getMaxOffsetInQueue' | 'getMinOffsetInQueue' | 'lookMessageByOffset' | 'putMessage'> & Partial<Pick<MessageStore, 'getCommitLogOffsetInQueue'>>;
   config: Pick<TimerConfig, 'timerRollWindowSlot' | 'timerFlushIntervalMs' | 'timerEnableRetryUntilSuccess'>;
   clock: Clock;
   logger?: Logger;
@@ -153,6 +153,40 @@ export class TimerMessageService {
       positionRecoveryMs: this.positionRecoveryMs,
     };
   }
+
+  /**
+   * CommitLog offset from which pending timers still need their messages (Infinity: none), for
+   * the store's retention hold: the message of the oldest timerlog unit not yet due, or of the
+   * first TIMER_TOPIC entry not yet read into the wheel. A cursor walks the timerlog forward over
+   * units whose slot has passed (at most 1,000,000 per call; the hold stays conservative until
+   * it catches up), so the cost is amortised over the units written.
+   */
+  retentionHoldOffset(): number {
+    const log = this.ts.log;
+    let hold = Number.POSITIVE_INFINITY;
+    const { store } = this.opts;
+    if (this.commitQueueOffset < store.getMaxOffsetInQueue(TIMER_TOPIC, 0)) {
+      const off = store.getCommitLogOffsetInQueue?.(TIMER_TOPIC, 0, this.commitQueueOffset);
+      if (off !== undefined && off >= 0) hold = off;
+    }
+    let pos = Math.max(this.holdCursorPos, log.minOffset);
+    for (let scanned = 0; pos + TIMER_UNIT_SIZE_BYTES <= log.maxOffset; scanned++) {
+      const u = log.read(pos);
+      if (!u) {
+        pos = log.minOffset + (Math.floor((pos - log.minOffset) / log.fileSizeBytes) + 1) * log.fileSizeBytes; // segment blank
+        continue;
+      }
+      if (u.delayedTimeMs >= this.commitReadTimeMs || scanned >= 1_000_000) {
+        hold = Math.min(hold, u.offsetPy);
+        break;
+      }
+      pos += TIMER_UNIT_SIZE_BYTES;
+    }
+    this.holdCursorPos = pos;
+    return hold;
+  }
+
+  private holdCursorPos = 0;
 
   /** Timers in the wheel not delivered yet (deletion markers subtract). Walks the whole wheel: for tests and admin, not hot paths. */
   pendingCount(): number {
