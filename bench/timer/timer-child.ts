@@ -189,7 +189,8 @@ async function recover(a: Extract<Args, { role: 'recover' }>): Promise<void> {
   const rss = rssAfterGc();
   await broker.shutdown();
   const timerRecoveryMs = timer.stats.timerStoreOpenMs + timer.stats.positionRecoveryMs;
-  console.log(`RESULT ${JSON.stringify({ createMs, startMs, timerRecoveryMs, pendingInWheel, rssBytes: rss, stats: timer.stats })}`);
+  const report = (broker as unknown as { timerStore: { recovery: object } }).timerStore.recovery;
+  console.log(`RESULT ${JSON.stringify({ createMs, startMs, timerRecoveryMs, pendingInWheel, rssBytes: rss, stats: timer.stats, report: { ...report, lastUnit: undefined } })}`);
 }
 
 const args = JSON.parse(process.argv[2]!) as Args;

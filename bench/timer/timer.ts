@@ -49,6 +49,7 @@ interface Ready {
   putMs: number;
 }
 interface Recovered {
+  report: { unitsReplayed: number; wheelLoadMs: number; tailScanMs: number };
   timerRecoveryMs: number;
   createMs: number;
   startMs: number;
@@ -94,8 +95,8 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
       reference: { key: 'timer.putPerSec', label: 'same broker, plain puts', value: b.putPerSec, unit: 'msg/s' },
     },
     { name: `broker RSS with ${n(big.ready.pendingInWheel)} pending timers`, value: round3(big.ready.rssBytes / MiB), unit: 'MiB', target: { op: '<=', limit: 1024, on: 'value' }, note: `heap ${round3(big.ready.heapUsedBytes / MiB)} MiB; timerlog ${round3(big.ready.timerLogBytes / MiB)} MiB on disk` },
-    { name: `timer recovery after SIGKILL, ${n(small.ready.pendingInWheel)} pending + 20,000 unchecked`, value: round3(small.rec.timerRecoveryMs), unit: 'ms', note: `pending after recovery ${n(small.rec.pendingInWheel)}; whole broker open ${round3(small.rec.createMs + small.rec.startMs)} ms` },
-    { name: `timer recovery after SIGKILL, ${n(big.ready.pendingInWheel)} pending + 20,000 unchecked`, value: round3(big.rec.timerRecoveryMs), unit: 'ms', note: `pending after recovery ${n(big.rec.pendingInWheel)}; whole broker open ${round3(big.rec.createMs + big.rec.startMs)} ms (CommitLog/ConsumeQueue recovery grows with the store)` },
+    { name: `timer recovery after SIGKILL, ${n(small.ready.pendingInWheel)} pending + 20,000 unchecked`, value: round3(small.rec.timerRecoveryMs), unit: 'ms', note: `pending after recovery ${n(small.rec.pendingInWheel)}; wheel read ${round3(small.rec.report.wheelLoadMs)} ms, ${n(small.rec.report.unitsReplayed)} units replayed in ${round3(small.rec.report.tailScanMs)} ms; whole broker open ${round3(small.rec.createMs + small.rec.startMs)} ms` },
+    { name: `timer recovery after SIGKILL, ${n(big.ready.pendingInWheel)} pending + 20,000 unchecked`, value: round3(big.rec.timerRecoveryMs), unit: 'ms', note: `pending after recovery ${n(big.rec.pendingInWheel)}; wheel read ${round3(big.rec.report.wheelLoadMs)} ms, ${n(big.rec.report.unitsReplayed)} units replayed in ${round3(big.rec.report.tailScanMs)} ms; whole broker open ${round3(big.rec.createMs + big.rec.startMs)} ms (CommitLog/ConsumeQueue recovery grows with the store)` },
     { name: 'timer recovery time, 10× the pending timers', value: round3(big.rec.timerRecoveryMs / small.rec.timerRecoveryMs), unit: '×' },
   ];
   return {

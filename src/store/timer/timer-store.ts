@@ -45,6 +45,9 @@ export interface TimerRecoveryReport {
   checkpointExisted: boolean;
   /** Time spent opening the three files and recovering (ms). */
   openMs: number;
+  /** Of which: reading the wheel file, and re-reading the timerlog tail (ms). */
+  wheelLoadMs: number;
+  tailScanMs: number;
 }
 
 export class TimerStore {
@@ -53,11 +56,13 @@ export class TimerStore {
   readonly checkpointFile: TimerCheckpoint;
   readonly recovery: TimerRecoveryReport;
 
-  private constructor(wheel: TimerWheel, log: TimerLog, cp: TimerCheckpoint, startedMs: number) {
+  private constructor(wheel: TimerWheel, log: TimerLog, cp: TimerCheckpoint, startedMs: number, wheelLoadMs: number) {
     this.wheel = wheel;
     this.log = log;
     this.checkpointFile = cp;
-    this.recovery = { ...this.recover(), openMs: performance.now() - startedMs };
+    const t = performance.now();
+    const r = this.recover();
+    this.recovery = { ...r, openMs: performance.now() - startedMs, wheelLoadMs, tailScanMs: performance.now() - t };
   }
 
   static wheelPath(root: string): string {
@@ -78,10 +83,11 @@ export class TimerStore {
     const root = opts.storePathRootDir;
     opts.fs.mkdirp(path.join(root, 'config'));
     const wheel = TimerWheel.open(TimerStore.wheelPath(root), opts.slotsTotal ?? DEFAULT_TIMER_SLOTS_TOTAL, opts.precisionMs, opts.fs);
+    const wheelLoadMs = performance.now() - startedMs;
     let log: TimerLog | null = null;
     try {
       log = TimerLog.open(TimerStore.logDir(root), opts.timerLogFileSizeBytes, opts.fs);
-      return new TimerStore(wheel, log, TimerCheckpoint.open(TimerStore.checkpointPath(root), opts.fs), startedMs);
+      return new TimerStore(wheel, log, TimerCheckpoint.open(TimerStore.checkpointPath(root), opts.fs), startedMs, wheelLoadMs);
     } catch (e) {
       wheel.close();
       log?.close();
@@ -142,7 +148,7 @@ export class TimerStore {
     this.log.close();
   }
 
-  private recover(): Omit<TimerRecoveryReport, 'openMs'> {
+  private recover(): Omit<TimerRecoveryReport, 'openMs' | 'wheelLoadMs' | 'tailScanMs'> {
     const cp = this.checkpointFile.get();
     let unitsReplayed = 0;
     let lastUnit: TimerUnit | null = null;
