@@ -13,14 +13,17 @@
  * `brokerConfig` holds raw broker.conf keys (RocketMQ names): broker keys (broker-config.ts) and
  * store keys (src/store/store-config.ts) in one map. Metadata lives in <storePathRootDir>/config.
  *
- * create(): resolve config → open the store (recovery) → load topics.json, consumerOffset.json
- *   (offsets above a queue's max are clamped, case B35), subscriptionGroup.json, delayOffset.json
- *   (progress corrected into the schedule queues, case B37) → build processors.
- * start(): remoting server → long-polling re-check → schedule service → periodic
+ * create(): resolve config → open the store (recovery) → open the timer store (timerwheel,
+ *   timerlog/, config/timercheck; recovery) when timerWheelEnable → load topics.json,
+ *   consumerOffset.json (offsets above a queue's max are clamped, case B35), subscriptionGroup.json,
+ *   delayOffset.json (progress corrected into the schedule queues, case B37) → build processors
+ *   (RECALL_MESSAGE 370 included); the timer put hook goes into the BrokerContext.
+ * start(): remoting server → long-polling re-check → schedule service → timer service → periodic
  *   tasks (offset persist every flushConsumerOffsetInterval, client expiry scan every 10 s) →
  *   nameserver registration (awaited once; failures are logged, not fatal).
  * shutdown(): unregister from nameservers → answer held pulls → stop the server → stop the
- *   schedule service (persists delay progress) → persist offsets, topics, groups → store.shutdown().
+ *   schedule service (persists delay progress) → stop the timer service (finishes the slot being
+ *   delivered, checkpoints) → persist offsets, topics, groups → store.shutdown().
  */
 import * as path from 'node:path';
 import type { Clock } from '../common/time/clock.js';
