@@ -52,7 +52,7 @@ describe('timer put hook', () => {
     assert.equal(parseJavaLong(' 5'), null);
     assert.equal(parseJavaLong('5.0'), null);
     assert.equal(parseJavaLong('-7'), -7);
-    for (const bad of [{ TIMER_DELAY_SEC: ' 3' }, { TIMER_DELAY_MS: '1e3' }, { TIMER_DELIVER_MS: '' }]) {
+    for (const bad of [{ TIMER_DELAY_SEC: ' 3' }, { TIMER_DELAY_MS: '1e3' }, { TIMER_DELIVER_MS: '' }] as Record<string, string>[]) {
       assert.equal(hook().apply(msg(bad))?.status, 'WHEEL_TIMER_MSG_ILLEGAL', JSON.stringify(bad));
     }
   });
