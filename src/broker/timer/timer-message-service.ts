@@ -194,13 +194,24 @@ export class TimerMessageService {
   }
 
   /**
-   * Writes the checkpoint (one at a time). Skipped while nothing but empty slots went by: a
-   * restart then walks those empty slots again, which delivers nothing.
+   * Writes the checkpoint with the state at the time of the call. One write at a time: a call
+   * made while one is in flight waits for it and then writes again (calls made meanwhile share
+   * that second write). Skipped while nothing but empty slots went by: a restart then walks those
+   * empty slots again, which delivers nothing.
    */
   checkpoint(): Promise<void> {
-    if (!this.dirty && !this.checkpointing) return Promise.resolve();
+    if (this.checkpointing) {
+      this.checkpointAgain ??= this.checkpointing
+        .catch(() => undefined)
+        .then(() => {
+          this.checkpointAgain = null;
+          return this.checkpoint();
+        });
+      return this.checkpointAgain;
+    }
+    if (!this.dirty) return Promise.resolve();
     this.dirty = false;
-    this.checkpointing ??= this.ts
+    const run = this.ts
       .checkpoint({
         lastReadTimeMs: this.commitReadTimeMs,
         lastTimerQueueOffset: this.commitQueueOffset,
@@ -214,9 +225,14 @@ export class TimerMessageService {
         this.dirty = true;
         throw e;
       })
-      .finally(() => (this.checkpointing = null));
-    return this.checkpointing;
+      .finally(() => {
+        if (this.checkpointing === run) this.checkpointing = null;
+      });
+    this.checkpointing = run;
+    return run;
   }
+
+  private checkpointAgain: Promise<void> | null = null;
 
   private formatTimeMs(ms: number): number {
     return Math.floor(ms / this.precisionMs) * this.precisionMs;

@@ -6,8 +6,10 @@
  * blank (size = bytes left, magic BLANK_MAGIC_CODE) closes the segment and the unit goes first in
  * the next one.
  *
- * Writes go to the page cache at append (pwrite); `flush()` forces them (fdatasync of every
- * segment written since the last flush). Reads use a 64 KiB block cache because a slot's units
+ * Appends are gathered in a 64 KiB buffer and written to the page cache (pwrite) a buffer at a
+ * time; `flush()` writes the buffer and forces them (fdatasync of every segment written since the
+ * last flush). A process crash loses the buffered units: they are after the checkpoint, so their
+ * messages are read from rmq_sys_wheel_timer again. Reads use a 64 KiB block cache because a slot's units
  * are walked backwards through prevPos and are mostly close together.
  *
  * `recover(fromPos, onUnit)` scans units from `fromPos` to the end of valid data (a size ≠ 52 or
@@ -28,6 +30,7 @@ import {
 } from './timer-unit.js';
 
 const READ_BLOCK_BYTES = 64 * 1024;
+const WRITE_BUFFER_BYTES = 64 * 1024;
 /**
  * Recovery zeroes this much after the end of valid data (not the whole 100 MiB segment, which
  * would cost every start): after a process crash the bytes past the end are zeros or one torn
@@ -46,7 +49,10 @@ export class TimerLog {
   /** Logical end of written data. */
   private wrotePos = 0;
   private flushedPos = 0;
-  private readonly unitBuf = Buffer.alloc(TIMER_UNIT_SIZE_BYTES);
+  /** Write buffer: units from `pendingFrom`, `pendingLen` bytes, always within one segment. */
+  private readonly pending = Buffer.alloc(Math.floor(WRITE_BUFFER_BYTES / TIMER_UNIT_SIZE_BYTES) * TIMER_UNIT_SIZE_BYTES);
+  private pendingFrom = 0;
+  private pendingLen = 0;
   private cacheFrom = -1;
   private cacheLen = 0;
   private readonly cache = Buffer.alloc(READ_BLOCK_BYTES);
@@ -90,12 +96,15 @@ export class TimerLog {
     return this.flushedPos;
   }
 
-  /** Appends one unit; returns its position. */
+  /**
+   * Appends one unit; returns its position. Units are gathered in a 64 KiB write buffer (one
+   * pwrite per buffer, not per unit); `read` sees them at once, `flush` and `close` write them.
+   */
   append(u: Omit<TimerUnit, 'pos'>): number {
-    encodeTimerUnit(this.unitBuf, 0, u);
     let seg = this.segmentFor(this.wrotePos);
     let inFile = seg ? this.wrotePos - seg.fromOffset : this.fileSizeBytes;
     if (!seg || inFile + TIMER_UNIT_SIZE_BYTES + TIMER_MIN_BLANK_BYTES > this.fileSizeBytes) {
+      this.writePending();
       if (seg && inFile < this.fileSizeBytes) {
         const blank = Buffer.alloc(TIMER_MIN_BLANK_BYTES);
         blank.writeInt32BE(this.fileSizeBytes - inFile, 0);
@@ -108,17 +117,23 @@ export class TimerLog {
       this.wrotePos = from;
       inFile = 0;
     }
+    if (this.pendingLen + TIMER_UNIT_SIZE_BYTES > this.pending.length) this.writePending();
     const pos = this.wrotePos;
-    this.fs.pwrite(seg.fd, this.unitBuf, 0, TIMER_UNIT_SIZE_BYTES, inFile);
-    seg.dirty = true;
+    if (this.pendingLen === 0) this.pendingFrom = pos;
+    encodeTimerUnit(this.pending, this.pendingLen, u);
+    this.pendingLen += TIMER_UNIT_SIZE_BYTES;
     this.wrotePos += TIMER_UNIT_SIZE_BYTES;
-    if (this.cacheFrom >= 0 && pos < this.cacheFrom + READ_BLOCK_BYTES && pos + TIMER_UNIT_SIZE_BYTES > this.cacheFrom) this.cacheFrom = -1;
     return pos;
   }
 
   /** The unit at `pos`, or null when `pos` is outside the log or not a unit. */
   read(pos: number): TimerUnit | null {
     if (pos < this.minOffset || pos + TIMER_UNIT_SIZE_BYTES > this.wrotePos) return null;
+    if (this.pendingLen > 0 && pos >= this.pendingFrom) {
+      const at = pos - this.pendingFrom;
+      if (this.pending.readInt32BE(at) !== TIMER_UNIT_SIZE_BYTES) return null;
+      return decodeTimerUnit(this.pending, at, pos);
+    }
     const seg = this.segmentFor(pos);
     if (!seg) return null;
     const inFile = pos - seg.fromOffset;
@@ -132,6 +147,18 @@ export class TimerLog {
     const at = pos - this.cacheFrom;
     if (this.cache.readInt32BE(at) !== TIMER_UNIT_SIZE_BYTES) return null;
     return decodeTimerUnit(this.cache, at, pos);
+  }
+
+  /** Writes the buffered units to their segment (page cache). */
+  private writePending(): void {
+    if (this.pendingLen === 0) return;
+    const seg = this.segmentFor(this.pendingFrom)!;
+    this.fs.pwrite(seg.fd, this.pending, 0, this.pendingLen, this.pendingFrom - seg.fromOffset);
+    seg.dirty = true;
+    const from = this.pendingFrom;
+    const to = from + this.pendingLen;
+    if (this.cacheFrom >= 0 && from < this.cacheFrom + this.cacheLen + READ_BLOCK_BYTES && to > this.cacheFrom) this.cacheFrom = -1;
+    this.pendingLen = 0;
   }
 
   /**
@@ -175,8 +202,9 @@ export class TimerLog {
     return end;
   }
 
-  /** Forces every segment written since the last flush. Returns the flushed position. */
+  /** Writes buffered units and forces every segment written since the last flush. Returns the flushed position. */
   async flush(): Promise<number> {
+    this.writePending();
     const upTo = this.wrotePos;
     for (const seg of this.segments) {
       if (!seg.dirty) continue;
@@ -201,6 +229,7 @@ export class TimerLog {
   }
 
   close(): void {
+    this.writePending();
     for (const s of this.segments) this.fs.close(s.fd);
     this.segments.length = 0;
   }
