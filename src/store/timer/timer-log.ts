@@ -149,6 +149,20 @@ export class TimerLog {
     return decodeTimerUnit(this.cache, at, pos);
   }
 
+  /** Calls `onUnit` for every unit in [from, to) (read only; a segment's blank moves to the next segment). */
+  scan(from: number, to: number, onUnit: (u: TimerUnit) => void): void {
+    let pos = Math.max(from, this.minOffset);
+    while (pos + TIMER_UNIT_SIZE_BYTES <= Math.min(to, this.wrotePos)) {
+      const u = this.read(pos);
+      if (u) {
+        onUnit(u);
+        pos += TIMER_UNIT_SIZE_BYTES;
+      } else {
+        pos = this.minOffset + (Math.floor((pos - this.minOffset) / this.fileSizeBytes) + 1) * this.fileSizeBytes;
+      }
+    }
+  }
+
   /** Writes the buffered units to their segment (page cache). */
   private writePending(): void {
     if (this.pendingLen === 0) return;
@@ -204,15 +218,25 @@ export class TimerLog {
 
   /** Writes buffered units and forces every segment written since the last flush. Returns the flushed position. */
   async flush(): Promise<number> {
+    const upTo = this.writeBuffered();
+    await this.sync(upTo);
+    return upTo;
+  }
+
+  /** Writes the buffered units to the page cache (synchronously); returns the end of written data. */
+  writeBuffered(): number {
     this.writePending();
-    const upTo = this.wrotePos;
+    return this.wrotePos;
+  }
+
+  /** Forces every segment written since the last sync; `upTo` (from writeBuffered) becomes the flushed position. */
+  async sync(upTo: number): Promise<void> {
     for (const seg of this.segments) {
       if (!seg.dirty) continue;
       seg.dirty = false;
       await this.fs.fdatasync(seg.fd);
     }
     this.flushedPos = Math.max(this.flushedPos, upTo);
-    return upTo;
   }
 
   /** Deletes whole segments that end at or before `offset` (retention of delivered units). Returns how many. */

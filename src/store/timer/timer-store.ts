@@ -43,6 +43,8 @@ export interface TimerRecoveryReport {
   lastUnit: TimerUnit | null;
   /** Whether config/timercheck existed. */
   checkpointExisted: boolean;
+  /** Slots rebuilt because they linked beyond the end of the log. */
+  slotsRelinked: number;
   /** Time spent opening the three files and recovering (ms). */
   openMs: number;
   /** Of which: reading the wheel file, and re-reading the timerlog tail (ms). */
@@ -117,16 +119,26 @@ export class TimerStore {
     const slot = this.wheel.getSlot(timeMs);
     if (slot.timeMs === -1) return [];
     const units: TimerUnit[] = [];
+    const p = this.wheel.precisionMs;
     let pos = slot.lastPos;
     while (pos !== -1) {
       const u = this.log.read(pos);
       if (!u) break;
+      // A unit of this slot is due within it; anything else is a link into log data that was lost
+      // and rewritten (crash): never deliver such a unit here (it would be early or late).
+      if (Math.floor(u.delayedTimeMs / p) * p !== slot.timeMs) {
+        this.brokenLinks++;
+        break;
+      }
       units.push(u);
       if (u.prevPos >= pos) break; // links only go backwards; anything else is damage
       pos = u.prevPos;
     }
     return units.reverse();
   }
+
+  /** Slot walks ended at a unit of another slot (see unitsOfSlot). */
+  brokenLinks = 0;
 
   /** Timers counted in the wheel from `fromMs` on (one full turn). */
   pendingFrom(fromMs: number): number {
@@ -138,8 +150,12 @@ export class TimerStore {
    * (lastTimerLogFlushPos is set here to what was flushed).
    */
   async checkpoint(progress: Omit<TimerCheckpointState, 'lastTimerLogFlushPos'>): Promise<void> {
-    const flushedPos = await this.log.flush();
-    await this.wheel.flush();
+    // One synchronous snapshot: the wheel written is exactly the one of the units written (no
+    // enqueue can run in between), so the wheel file never links to units the log file lacks.
+    const flushedPos = this.log.writeBuffered();
+    this.wheel.writeDirty();
+    await this.log.sync(flushedPos);
+    await this.wheel.sync();
     await this.checkpointFile.write({ ...progress, lastTimerLogFlushPos: flushedPos });
   }
 
@@ -160,7 +176,35 @@ export class TimerStore {
       this.wheel.reviseSlot(u.delayedTimeMs, u.pos, needDelete(u.magic) ? -1 : 1);
     });
     if (!lastUnit && logEndPos >= TIMER_UNIT_SIZE_BYTES) lastUnit = this.findLastUnit(logEndPos);
-    return { unitsReplayed, logEndPos, lastUnit, checkpointExisted: this.checkpointFile.existed };
+    const slotsRelinked = this.relinkSlotsBeyond(logEndPos);
+    return { unitsReplayed, logEndPos, lastUnit, checkpointExisted: this.checkpointFile.existed, slotsRelinked };
+  }
+
+  /**
+   * Slots whose newest link is at or beyond the end of the recovered log (the wheel file was
+   * written before log data it links to reached the disk: power loss) are rebuilt from the log
+   * (Apache `checkPhyPos` + `recoverAndRevise`): emptied, then every unit from the smallest of
+   * their first positions is linked again into them. Returns how many slots were rebuilt.
+   */
+  private relinkSlotsBeyond(logEndPos: number): number {
+    const broken = this.wheel.slotsPointingAtOrBeyond(logEndPos);
+    if (broken.length === 0) return 0;
+    const times = new Set(broken.map((b) => b.timeMs));
+    let from = Number.POSITIVE_INFINITY;
+    for (const b of broken) {
+      this.wheel.putSlot(b.timeMs, -1, -1, 0, 0);
+      if (b.firstPos >= 0) from = Math.min(from, b.firstPos);
+    }
+    if (from < logEndPos) {
+      const p = this.wheel.precisionMs;
+      this.log.scan(from, logEndPos, (u) => {
+        const t = Math.floor(u.delayedTimeMs / p) * p;
+        if (!times.has(t)) return;
+        const s = this.wheel.getSlot(t);
+        this.wheel.putSlot(t, s.firstPos === -1 ? u.pos : s.firstPos, u.pos, s.num + (needDelete(u.magic) ? -1 : 1), 0);
+      });
+    }
+    return broken.length;
   }
 
   /** The newest unit before `end`: the last slot of the last segment, or of the one before when the last is empty. */

@@ -135,6 +135,12 @@ export class TimerWheel {
 
   /** Writes the changed bytes back and forces them to the device. */
   async flush(): Promise<void> {
+    this.writeDirty();
+    await this.sync();
+  }
+
+  /** Writes the changed bytes to the page cache (synchronously). */
+  writeDirty(): void {
     if (this.dirtyFrom < this.dirtyTo) {
       const from = this.dirtyFrom;
       const to = this.dirtyTo;
@@ -142,8 +148,26 @@ export class TimerWheel {
       this.dirtyTo = 0;
       this.fs.pwrite(this.fd, this.buf, from, to - from, from);
     }
-    await this.fs.fdatasync(this.fd);
   }
+
+  /** Forces the wheel file to the device. */
+  sync(): Promise<void> {
+    return this.fs.fdatasync(this.fd);
+  }
+
+  /** The slots (any time) whose lastPos is at or beyond `endPos`: links into log data that was lost. */
+  slotsPointingAtOrBeyond(endPos: number): Array<{ timeMs: number; firstPos: number }> {
+    const out: Array<{ timeMs: number; firstPos: number }> = [];
+    const total = this.slotsTotal * 2;
+    for (let i = 0; i < total; i++) {
+      const at = i * SLOT_SIZE_BYTES;
+      const q = Number(this.buf.readBigInt64BE(at));
+      if (q === 0) continue; // never used
+      if (Number(this.buf.readBigInt64BE(at + 16)) >= endPos) out.push({ timeMs: q * this.precisionMs, firstPos: Number(this.buf.readBigInt64BE(at + 8)) });
+    }
+    return out;
+  }
+
 
   close(): void {
     this.fs.close(this.fd);

@@ -129,4 +129,28 @@ describe('timer store files', () => {
     assert.deepEqual(re.unitsOfSlot(T0 + 7000).map((u) => u.offsetPy).slice(-1), [2000]);
     re.close();
   });
+
+  it('rebuilds slots whose links point at units the log lost (wheel written, buffered units not), never walks into another slot', async () => {
+    const opts = { storePathRootDir: root, fs: nodeFileSystem, precisionMs: P, timerLogFileSizeBytes: 52 * 100 + 20, slotsTotal: 100 };
+    const ts = TimerStore.open(opts);
+    for (let i = 0; i < 5; i++) ts.enqueue(T0 + 5000, T0, MAGIC_DEFAULT, 100 + i, 10, 0);
+    await ts.checkpoint({ lastReadTimeMs: T0, lastTimerQueueOffset: 5, masterTimerQueueOffset: 5, stateVersion: 0, dataVersionTimestampMs: T0, dataVersionCounter: 1 });
+    for (let i = 5; i < 8; i++) ts.enqueue(T0 + 5000, T0, MAGIC_DEFAULT, 100 + i, 10, 0); // buffered only
+    await ts.wheel.flush(); // the wheel file now links to units the log file does not have
+    (ts.log as unknown as { pendingLen: number }).pendingLen = 0; // crash: the buffer is lost
+    ts.close();
+    const re = TimerStore.open(opts);
+    assert.equal(re.recovery.slotsRelinked, 1);
+    assert.deepEqual(re.unitsOfSlot(T0 + 5000).map((u) => u.offsetPy), [100, 101, 102, 103, 104]);
+    assert.equal(re.wheel.getSlot(T0 + 5000).num, 5);
+    // new units reuse the lost positions; slot T0+5000 must never see them
+    for (let i = 0; i < 3; i++) re.enqueue(T0 + 9000, T0, MAGIC_DEFAULT, 900 + i, 10, 0);
+    assert.deepEqual(re.unitsOfSlot(T0 + 5000).map((u) => u.offsetPy), [100, 101, 102, 103, 104]);
+    assert.deepEqual(re.unitsOfSlot(T0 + 9000).map((u) => u.offsetPy), [900, 901, 902]);
+    // a link into another slot's unit ends the walk
+    re.wheel.putSlot(T0 + 6000, 0, re.wheel.getSlot(T0 + 9000).lastPos, 1, 0);
+    assert.deepEqual(re.unitsOfSlot(T0 + 6000), []);
+    assert.equal(re.brokenLinks, 1);
+    re.close();
+  });
 });
