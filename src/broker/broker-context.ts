@@ -16,6 +16,7 @@ import type { ConsumerManager } from './client/consumer-manager.js';
 import type { ProducerManager } from './client/producer-manager.js';
 import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { applyScheduleRewrite } from './send/schedule-put-hook.js';
+import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
 
 export interface BrokerContextInit {
@@ -31,6 +32,8 @@ export interface BrokerContextInit {
   delayLevels: DelayLevelTable;
   /** Random source in [0, 1) for queue picks (tests pass a fixed one). */
   random?: () => number;
+  /** Timer-message rewrite (src/broker/timer); without it TIMER_* properties are stored as is. */
+  timerPutHook?: TimerPutHook;
 }
 
 export class BrokerContext {
@@ -47,6 +50,7 @@ export class BrokerContext {
   readonly random: () => number;
   /** Rate-limited warnings about filter expressions the broker cannot use. */
   readonly filterWarnings: FilterWarnings;
+  readonly timerPutHook: TimerPutHook | null;
   private listenPort: number;
   private cachedStoreHost: SocketAddress | null = null;
 
@@ -63,6 +67,7 @@ export class BrokerContext {
     this.delayLevels = init.delayLevels;
     this.random = init.random ?? Math.random;
     this.filterWarnings = new FilterWarnings(init.clock, init.logger);
+    this.timerPutHook = init.timerPutHook ?? null;
     this.listenPort = init.config.listenPort;
   }
 
@@ -89,7 +94,9 @@ export class BrokerContext {
   }
 
   /**
-   * Broker put path: delay-level rewrite (5.x put hook), then the store. When the message's topic
+   * Broker put path: timer rewrite then delay-level rewrite (5.x put hooks, HookUtils
+   * .handleScheduleMessage; a refused timer message is answered with the WHEEL_TIMER_* status and
+   * not stored), then the store. When the message's topic
    * was just created by a request (auto-creation, UPDATE_AND_CREATE_TOPIC) and its config is not
    * on disk yet, the answer also waits for that write (run beside the append, not after it), so
    * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
@@ -97,6 +104,8 @@ export class BrokerContext {
    */
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
     const configWrite = this.topicConfigManager.durable(msg.topic);
+    const refused = this.timerPutHook?.apply(msg);
+    if (refused) return configWrite ? this.alsoAwait(Promise.resolve(refused), configWrite) : Promise.resolve(refused);
     applyScheduleRewrite(msg, this.delayLevels);
     const put = this.store.putMessage(msg);
     return configWrite ? this.alsoAwait(put, configWrite) : put;

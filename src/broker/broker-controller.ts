@@ -13,16 +13,19 @@
  * `brokerConfig` holds raw broker.conf keys (RocketMQ names): broker keys (broker-config.ts) and
  * store keys (src/store/store-config.ts) in one map. Metadata lives in <storePathRootDir>/config.
  *
- * create(): resolve config → open the store (recovery) → load topics.json, consumerOffset.json
- *   (offsets above a queue's max are clamped, case B35), subscriptionGroup.json, delayOffset.json
- *   (progress corrected into the schedule queues, case B37) → open the pop state
- *   (<storePathRootDir>/pop, docs/internals/pop.md) → build processors.
- * start(): remoting server → long-polling re-check → schedule service → periodic
+ * create(): resolve config → open the store (recovery) → open the timer store (timerwheel,
+ *   timerlog/, config/timercheck; recovery) when timerWheelEnable → load topics.json,
+ *   consumerOffset.json (offsets above a queue's max are clamped, case B35), subscriptionGroup.json,
+ *   delayOffset.json (progress corrected into the schedule queues, case B37) → open the pop state
+ *   (<storePathRootDir>/pop, docs/internals/pop.md) → build processors (RECALL_MESSAGE 370
+ *   included); the timer put hook goes into the BrokerContext.
+ * start(): remoting server → long-polling re-check → schedule service → timer service → periodic
  *   tasks (offset persist every flushConsumerOffsetInterval, client expiry scan every 10 s) →
  *   nameserver registration (awaited once; failures are logged, not fatal).
  * shutdown(): unregister from nameservers → answer held pulls and parked pops → stop the server →
- *   stop the schedule service (persists delay progress) → close the pop state (flush + compaction)
- *   → persist offsets, topics, groups → store.shutdown().
+ *   stop the schedule service (persists delay progress) → stop the timer service (finishes the slot
+ *   being delivered, checkpoints) → close the pop state (flush + compaction) → persist offsets,
+ *   topics, groups → store.shutdown().
  */
 import * as path from 'node:path';
 import type { Clock } from '../common/time/clock.js';
@@ -71,6 +74,13 @@ import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import { AuthMetadataManager } from './auth/auth-metadata-manager.js';
 import { buildAuthAdminHandlers } from './auth/auth-admin-processors.js';
 import { brokerAuthContexts } from './auth/remoting-auth-contexts.js';
+import { RequestCode } from '../remoting/codes/request-code.js';
+import { TimerStore } from '../store/timer/timer-store.js';
+import { resolveTimerConfig, type TimerConfig } from './timer/timer-config.js';
+import { TIMER_TOPIC, TimerPutHook } from './timer/timer-put-hook.js';
+import { TimerMessageService, legacyProgressPath } from './timer/timer-message-service.js';
+import { RecallMessageService } from './timer/recall-message-service.js';
+import { recallMessageHandler } from './timer/recall-message-processor.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -83,6 +93,15 @@ export interface BrokerControllerOptions {
   fs?: FileSystem;
   /** Long-polling re-check period; default 5000 ms (shortPollingTimeMills without long polling). */
   pullHoldCheckIntervalMs?: number;
+  /** Slots per half timer wheel (tests; default Apache's 7 days of slots, a 38.7 MB timerwheel file). */
+  timerSlotsTotal?: number;
+}
+
+/** The durable timer store and its delivery service (absent when timerWheelEnable=false). */
+interface TimerParts {
+  config: TimerConfig;
+  store: TimerStore | null;
+  service: TimerMessageService | null;
 }
 
 /** True for an address only this host can reach (127.0.0.0/8, ::1). */
@@ -123,6 +142,11 @@ export class BrokerController {
   readonly authConfig: AuthConfig;
   /** ACL 2.0 users and ACLs (config/users.json, acls.json), shared with the gRPC front. */
   readonly authMetadata: AuthMetadataManager;
+  /** Timer messages (src/broker/timer): null when timerWheelEnable=false. */
+  readonly timerMessageService: TimerMessageService | null;
+  /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
+  readonly recallMessageService: RecallMessageService;
+  private readonly timerStore: TimerStore | null;
 
   private constructor(
     config: BrokerConfig,
@@ -131,6 +155,7 @@ export class BrokerController {
     private readonly popState: PopStateStore,
     opts: BrokerControllerOptions,
     auth: { config: AuthConfig; metadata: AuthMetadataManager },
+    timer: TimerParts,
   ) {
     this.authConfig = auth.config;
     this.authMetadata = auth.metadata;
@@ -160,8 +185,13 @@ export class BrokerController {
     for (const [code, h] of popHandlers) this.handlers.set(code, h);
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
     for (const [code, h] of buildAuthAdminHandlers(auth.metadata, ctx.logger)) this.handlers.set(code, h);
+    this.timerStore = timer.store;
+    this.timerMessageService = timer.service;
+    this.recallMessageService = new RecallMessageService(ctx, timer.config);
+    this.handlers.set(RequestCode.RECALL_MESSAGE, recallMessageHandler(this.recallMessageService, config.regionId));
     this.rawConfig = opts.brokerConfig;
     ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
+      if (topic === TIMER_TOPIC) this.timerMessageService?.wakeup();
       this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties);
       this.popService.notifyMessageArrived(topic);
       for (const l of this.arrivalListeners) l(topic, queueId);
@@ -197,12 +227,25 @@ export class BrokerController {
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger ?? createLogger('broker');
     const delayLevels = new DelayLevelTable(config.messageDelayLevel);
+    const timerConfig = resolveTimerConfig(opts.brokerConfig);
     const store =
       opts.store ??
       (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
     let popState: PopStateStore | null = null;
+    let timerStore: TimerStore | null = null;
     try {
       const configDir = path.join(config.storePathRootDir, 'config');
+      const fsForTimer = opts.fs ?? nodeFileSystem;
+      if (timerConfig.timerWheelEnable) {
+        timerStore = TimerStore.open({
+          storePathRootDir: config.storePathRootDir,
+          fs: fsForTimer,
+          precisionMs: timerConfig.timerPrecisionMs,
+          timerLogFileSizeBytes: timerConfig.mappedFileSizeTimerLog,
+          ...(opts.timerSlotsTotal !== undefined ? { slotsTotal: opts.timerSlotsTotal } : {}),
+        });
+      }
+      const wheel = timerStore?.wheel ?? null;
       const fileOpts = { logger, ...(opts.fs ? { fs: opts.fs } : {}) };
       const topics = new TopicConfigManager(path.join(configDir, 'topics.json'), {
         ...fileOpts,
@@ -260,11 +303,27 @@ export class BrokerController {
         consumerManager: new ConsumerManager(clock, config.channelExpiredTimeout, logger),
         producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
         delayLevels,
+        timerPutHook: new TimerPutHook({ config: timerConfig, clock, congestNumOf: (ms) => wheel?.getSlot(ms).num ?? 0 }),
       });
+      let timerService: TimerMessageService | null = null;
+      if (timerStore) {
+        topics.createTopicInSendMessageBackMethod(TIMER_TOPIC, 1, PermName.PERM_READ | PermName.PERM_WRITE, 0);
+        timerService = new TimerMessageService({
+          timerStore,
+          store,
+          config: timerConfig,
+          clock,
+          logger: logger.child({ component: 'timer' }),
+          legacyProgress: { fs: fsForTimer, path: legacyProgressPath(config.storePathRootDir) },
+        });
+        const service = timerService;
+        store.setRetentionHold?.(() => service.retentionHoldOffset()); // CommitLog files holding pending timers are kept
+      }
       const authMetadata = await AuthMetadataManager.open(configDir, authConfig, fileOpts);
-      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata });
+      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata }, { config: timerConfig, store: timerStore, service: timerService });
     } catch (e) {
       await popState?.close().catch(() => undefined);
+      timerStore?.close();
       await store.shutdown().catch(() => undefined);
       throw e;
     }
@@ -336,6 +395,7 @@ export class BrokerController {
         store: ctx.store,
         schedule: this.scheduleMessageService,
         transactions: this.transactionService,
+        timers: this.timerMessageService,
         haPort: this.config.haListenPort > 0 ? this.config.haListenPort : server.port + 1,
         slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
         logger: this.logger,
@@ -346,8 +406,10 @@ export class BrokerController {
     }
 
     this.pullRequestHoldService.start();
-    if (!this.controllerMode && this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
-    if (!this.controllerMode && this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
+    const writer = !this.controllerMode && this.config.brokerRole !== 'SLAVE'; // a slave takes delay progress and timers from its master
+    if (writer) await this.transactionService.start();
+    if (writer) this.scheduleMessageService.start();
+    if (writer) await this.timerMessageService?.start();
     this.every(this.config.flushConsumerOffsetInterval, () => {
       this.persistOffsets();
       this.retryFailedConfigWrites();
@@ -410,6 +472,9 @@ export class BrokerController {
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());
+    await step('stop timer service', () => this.timerMessageService?.shutdown());
+    this.ctx.store.setRetentionHold?.(null);
+    await step('close timer store', () => this.timerStore?.close());
     await step('stop transaction service', () => this.transactionService.shutdown());
     await step('close pop state', () => this.popState.close());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());

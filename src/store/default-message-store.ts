@@ -328,6 +328,10 @@ export class DefaultMessageStore implements MessageStore {
     return this.consumeQueueStore.getTopicQueueTable();
   }
 
+  setRetentionHold(hold: (() => number) | null): void {
+    this.cleanService?.setRetentionHold(hold);
+  }
+
   setMessageArrivingListener(listener: MessageArrivingListener | null): void {
     this.reput.setMessageArrivingListener(listener);
   }

@@ -61,6 +61,12 @@ export interface ControllerModeOptions {
   store: DefaultMessageStore;
   schedule: ScheduleMessageService;
   transactions: TransactionalMessageService;
+  /**
+   * Timer delivery (src/broker/timer), started the first time this replica becomes master. It is
+   * not stopped on a step-down (its puts are refused while SLAVE and retried) and its wheel is not
+   * replicated: timers pending on a failed master are not handed over (docs/failover.md).
+   */
+  timers?: { start(): Promise<void> } | null;
   /** HA port the replica listens on while master. */
   haPort: number;
   slaveSynchronizeIntervalMs: number;
@@ -289,6 +295,7 @@ export class ControllerMode {
     this.role = 'MASTER';
     await this.o.transactions.start().catch((e: Error) => logger.error(`transaction service start failed: ${e.message}`));
     this.o.schedule.start();
+    await this.o.timers?.start().catch((e: Error) => logger.error(`timer service start failed: ${e.message}`));
     logger.warn(`controller: replica ${this.replicaId} is MASTER of ${this.o.config.brokerName}, epoch ${epoch}, from offset ${startOffset}`);
     for (const l of this.roleListeners) l('MASTER');
     await this.etcd.clearDesignation().catch(() => undefined);

@@ -94,6 +94,8 @@ export const RequestCode = {
   UPDATE_NAMESRV_CONFIG: 318,
   GET_NAMESRV_CONFIG: 319,
   SEND_BATCH_MESSAGE: 320,
+  /** 5.x: recall a timer message by its recall handle (RecallMessageProcessor). */
+  RECALL_MESSAGE: 370,
   QUERY_CONSUME_QUEUE: 321,
   QUERY_DATA_VERSION: 322,
   RESUME_CHECK_HALF_MESSAGE: 323,
