@@ -275,6 +275,16 @@ export class MappedFileQueue {
   }
 
   /**
+   * Forces (MappedFile.force) every file holding bytes at or after `fromOffset`, in order, even
+   * those the positions call flushed. Rejects with the first fdatasync error.
+   */
+  async forceFrom(fromOffset: number): Promise<void> {
+    for (const f of [...this.files]) {
+      if (f.fileFromOffset + this.fileSize > fromOffset) await f.force();
+    }
+  }
+
+  /**
    * Truncates the stream to `offset`: files starting at or after it are destroyed, the file
    * containing it keeps [0, offset) and has its tail zeroed on disk. flushed/committed are
    * clamped to `offset`. `truncatedBytes` counts the non-zero bytes discarded (each file is
