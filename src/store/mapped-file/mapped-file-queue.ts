@@ -85,8 +85,12 @@ export class MappedFileQueue {
 
   /**
    * Loads the directory's segments sorted by name. A zero-length LAST file is deleted (crash
-   * during creation); any other length ≠ fileSize throws SegmentLoadError. Loaded files start
-   * full (positions = fileSize); recovery moves them back.
+   * during creation). A LAST file shorter than fileSize is extended with zeros to fileSize: a
+   * crash between the shrink and the re-extension of `MappedFile.truncateTo` (which zeroes a
+   * tail by ftruncate down and up; truncateDirtyFiles cuts only the last remaining file) leaves
+   * exactly that, and the bytes it kept are the ones the truncation meant to keep. Any other
+   * length ≠ fileSize (a middle file, a longer file: e.g. a changed size setting) throws
+   * SegmentLoadError. Loaded files start full (positions = fileSize); recovery moves them back.
    */
   load(): void {
     if (this.files.length > 0) throw new Error(`MappedFileQueue ${this.dir} already loaded`);
@@ -104,7 +108,15 @@ export class MappedFileQueue {
         this.fs.unlink(filePath);
         continue;
       }
-      if (stat.sizeBytes !== this.fileSize) {
+      if (stat.sizeBytes < this.fileSize && i === segments.length - 1) {
+        this.logger.warn({ filePath, sizeBytes: stat.sizeBytes, fileSize: this.fileSize }, 'completing an interrupted truncation: extending the short last segment with zeros');
+        const fd = this.fs.open(filePath, 'r+');
+        try {
+          this.fs.ftruncate(fd, this.fileSize);
+        } finally {
+          this.fs.close(fd);
+        }
+      } else if (stat.sizeBytes !== this.fileSize) {
         this.closeAll();
         throw new SegmentLoadError(
           `segment ${filePath} has length ${stat.sizeBytes} but the configured segment size is ${this.fileSize}; ` +
@@ -294,23 +306,28 @@ export class MappedFileQueue {
     let destroyedFiles = 0;
     let truncatedBytes = 0;
     const willRemove: MappedFile[] = [];
+    let cut: MappedFile | null = null;
     for (const f of this.files) {
       const tail = f.fileFromOffset + this.fileSize;
       if (tail <= offset) continue;
-      if (offset >= f.fileFromOffset) {
-        const pos = offset - f.fileFromOffset;
-        truncatedBytes += nonZeroEnd(f, pos) - pos;
-        f.truncateTo(pos);
-      } else {
+      if (offset >= f.fileFromOffset) cut = f;
+      else {
         truncatedBytes += nonZeroEnd(f, 0);
         willRemove.push(f);
       }
     }
+    // later files go first: a crash inside truncateTo (shrink, then re-extend) then leaves a
+    // short LAST file, which load() completes, never a short file in the middle
     for (const f of willRemove) {
       if (!f.destroy(1000)) this.logger.warn({ filePath: f.filePath }, 'truncated segment still held; it will be removed once released');
       destroyedFiles++;
     }
     this.removeFiles(willRemove);
+    if (cut) {
+      const pos = offset - cut.fileFromOffset;
+      truncatedBytes += nonZeroEnd(cut, pos) - pos;
+      cut.truncateTo(pos);
+    }
     this.flushedWhere = Math.min(this.flushedWhere, offset);
     this.committedWhere = Math.min(this.committedWhere, offset);
     return { destroyedFiles, truncatedBytes };
