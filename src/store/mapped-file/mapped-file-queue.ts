@@ -13,7 +13,7 @@ import { silentLogger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
 import { systemClock } from '../../common/time/clock.js';
 import { AllocateMappedFileService } from './allocate-mapped-file-service.js';
-import { fileNameToOffset, isSegmentFileName, offsetToFileName } from './file-names.js';
+import { fileNameToOffset, isSegmentFileName, offsetToFileName, segmentOfTruncationMarker, TRUNCATION_MARKER_SUFFIX } from './file-names.js';
 import { MappedFile, type MappedFileOptions } from './mapped-file.js';
 import type { PrewriteOptions } from './segment-prewriter.js';
 
@@ -85,20 +85,24 @@ export class MappedFileQueue {
 
   /**
    * Loads the directory's segments sorted by name. A zero-length LAST file is deleted (crash
-   * during creation). A LAST file shorter than fileSize is extended with zeros to fileSize: a
-   * crash between the shrink and the re-extension of `MappedFile.truncateTo` (which zeroes a
-   * tail by ftruncate down and up; truncateDirtyFiles cuts only the last remaining file) leaves
-   * exactly that, and the bytes it kept are the ones the truncation meant to keep. Any other
-   * length ≠ fileSize (a middle file, a longer file: e.g. a changed size setting) throws
-   * SegmentLoadError. Loaded files start full (positions = fileSize); recovery moves them back.
+   * during creation). A segment with a truncation marker (`<name>.truncating`, see
+   * MappedFile.truncateTo) was being shrunk and re-extended when the process died: a short one
+   * is extended with zeros to fileSize (the bytes it kept are the ones the truncation meant to
+   * keep) and the marker removed. Any other length ≠ fileSize throws SegmentLoadError (e.g. a
+   * changed size setting; nothing is modified then). Loaded files start full (positions =
+   * fileSize); recovery moves them back.
    */
   load(): void {
     if (this.files.length > 0) throw new Error(`MappedFileQueue ${this.dir} already loaded`);
     const names = this.fs.readdir(this.dir).sort();
     const segments = names.filter((n) => isSegmentFileName(n));
+    const interrupted = new Set<string>();
     for (const other of names.filter((n) => !isSegmentFileName(n))) {
-      this.logger.warn({ dir: this.dir, file: other }, 'ignoring non-segment file in segment directory');
+      const segment = segmentOfTruncationMarker(other);
+      if (segment !== null) interrupted.add(segment);
+      else this.logger.warn({ dir: this.dir, file: other }, 'ignoring non-segment file in segment directory');
     }
+    for (const segment of interrupted) this.completeTruncation(segment);
     for (let i = 0; i < segments.length; i++) {
       const filePath = path.join(this.dir, segments[i]!);
       const stat = this.fs.stat(filePath);
@@ -108,15 +112,7 @@ export class MappedFileQueue {
         this.fs.unlink(filePath);
         continue;
       }
-      if (stat.sizeBytes < this.fileSize && i === segments.length - 1) {
-        this.logger.warn({ filePath, sizeBytes: stat.sizeBytes, fileSize: this.fileSize }, 'completing an interrupted truncation: extending the short last segment with zeros');
-        const fd = this.fs.open(filePath, 'r+');
-        try {
-          this.fs.ftruncate(fd, this.fileSize);
-        } finally {
-          this.fs.close(fd);
-        }
-      } else if (stat.sizeBytes !== this.fileSize) {
+      if (stat.sizeBytes !== this.fileSize) {
         this.closeAll();
         throw new SegmentLoadError(
           `segment ${filePath} has length ${stat.sizeBytes} but the configured segment size is ${this.fileSize}; ` +
@@ -131,6 +127,22 @@ export class MappedFileQueue {
       this.files.push(MappedFile.openExisting(filePath, fromOffset, this.fileSize, this.fileOpts));
     }
     this.checkSelf();
+  }
+
+  /** Finishes a truncateTo the process died in: a short segment is extended with zeros; the marker goes. */
+  private completeTruncation(segment: string): void {
+    const filePath = path.join(this.dir, segment);
+    const stat = this.fs.stat(filePath);
+    if (stat?.isFile && stat.sizeBytes < this.fileSize) {
+      this.logger.warn({ filePath, sizeBytes: stat.sizeBytes, fileSize: this.fileSize }, 'completing an interrupted truncation: extending the segment with zeros');
+      const fd = this.fs.open(filePath, 'r+');
+      try {
+        this.fs.ftruncate(fd, this.fileSize);
+      } finally {
+        this.fs.close(fd);
+      }
+    }
+    this.fs.unlink(`${filePath}${TRUNCATION_MARKER_SUFFIX}`);
   }
 
   /** Logs an error when adjacent files are not exactly one file size apart. */

