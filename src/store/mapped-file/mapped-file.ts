@@ -195,10 +195,23 @@ export class MappedFile extends ReferenceResource {
    * Appends `head` and declares the rest of the file written (the end-of-file filler): the gap
    * after `head` is already zero on disk, because segments are created zero-filled and
    * truncation zeroes the tail. Flushed position is unchanged.
+   * @throws the write error when `head` (with what was buffered before it) cannot be written;
+   *   `head` is then taken back, so the segment is as before and takes no append behind a filler.
    */
   appendAndFillToEnd(head: Buffer): void {
+    const before = this.wrotePosition;
     this.append(head);
-    this.commitNow();
+    try {
+      this.commitNow();
+    } catch (e) {
+      // not written: take the filler back, or later appends would land behind it in this segment
+      // (readers and recovery skip everything after a filler to the next segment)
+      if (this.committedPosition <= before) {
+        this.wrotePosition = before;
+        if (this.wrotePosition === this.committedPosition) this.commitError = null; // no failed bytes kept
+      }
+      throw e;
+    }
     this.wrotePosition = this.fileSize;
     this.committedPosition = this.fileSize;
     this.writeBuffer = null;
