@@ -122,8 +122,11 @@ export class IndexService {
     let file = this.lastWritableFile();
     const end = file.header.endPhyOffset;
     // Already indexed (a re-dispatch after recovery). Unlike RocketMQ, an offset equal to the
-    // end offset is skipped too once anything was indexed: re-indexing it duplicated keys (B14).
-    if (req.commitLogOffset < end || (req.commitLogOffset === end && (file.header.indexCount > 1 || end > 0))) return;
+    // end offset is skipped too once this file holds entries: re-indexing it duplicated keys
+    // (B14). Not in a file without entries (just rolled, end inherited from the full file): the
+    // message at that end may have had keys that did not fit the full file and went to a newer
+    // file that recovery destroyed; its keys are indexed again (queries drop duplicate offsets).
+    if (req.commitLogOffset < end || (req.commitLogOffset === end && file.header.indexCount > 1)) return;
     // distinct keys in order: UNIQ_KEY, then each KEYS word (RocketMQ indexes each once)
     const keys = this.keyScratch;
     keys.length = 0;
