@@ -218,6 +218,13 @@ export class IndexFile {
     return true;
   }
 
+  /** Moves the header's end offset back to `phyOffset` (recovery: the CommitLog ends there); written at the next commit. */
+  clampEnd(phyOffset: number): void {
+    if (phyOffset >= this.header.endPhyOffset) return;
+    this.header.endPhyOffset = phyOffset;
+    this.dirty = true;
+  }
+
   /**
    * Records that every message up to `phyOffset` has been seen although it had no key (tsmq:
    * keeps recovery from re-reading keyless messages; RocketMQ moves the end only on a key).

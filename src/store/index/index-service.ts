@@ -109,6 +109,25 @@ export class IndexService {
     return { rebuildFromPhyOffset: rebuildFrom };
   }
 
+  /**
+   * After recovery: no file may claim messages at or beyond the recovered CommitLog end
+   * (`maxPhyOffset`, bytes). Under ASYNC_FLUSH an index file can reach the device before the
+   * CommitLog records it indexed; after a power loss those records are gone and new ones are
+   * stored at their offsets, which buildIndex would skip as already indexed. Entries beyond the
+   * end stay in the file: they point at offsets whose new records lookups check by topic and key.
+   */
+  clampEnd(maxPhyOffset: number): void {
+    // endPhyOffset is the START of the last indexed message, and a message starting there is
+    // skipped: one byte below the CommitLog end lets the next record (stored at the end) in
+    const end = Math.max(0, maxPhyOffset - 1);
+    for (const f of this.files) {
+      if (f.header.endPhyOffset > end) {
+        this.logger.warn({ path: f.path, endPhyOffset: f.header.endPhyOffset, maxPhyOffset }, 'index file ahead of the recovered CommitLog; its end is moved back');
+        f.clampEnd(end);
+      }
+    }
+  }
+
   /** Physical offset below which every message is already indexed. */
   get indexedUpToPhyOffset(): number {
     const last = this.files[this.files.length - 1];

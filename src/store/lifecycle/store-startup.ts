@@ -7,7 +7,7 @@
  * 3. recovery (store-recovery.ts) re-dispatches records into ConsumeQueues and plugins and
  *    returns its report; a required dispatcher (ConsumeQueue) failing here makes start-up fail
  *    with DispatchBlockedError rather than open a store with a hole in a queue;
- * 4. dispatch continues from the recovered CommitLog end;
+ * 4. plugins learn the recovered CommitLog end (`recovered`); dispatch continues from it;
  * 5. warmMapedFileEnable on a writable role: the first segment is pre-written before puts;
  * 6. the background services start, then the abort file is created.
  */
@@ -41,6 +41,7 @@ export async function recoverAndStart(c: StoreComponents): Promise<StartedStore>
     delayLevelTableMs: c.delayLevelTableMs,
     logger: c.logger,
   });
+  for (const p of c.plugins) p.recovered?.(c.commitLog.getMaxOffset());
   c.logics.latestTimestamp = c.checkpoint.logicsMsgTimestamp;
   c.reput.setReputFromOffset(c.commitLog.getMaxOffset());
   if (c.config.warmMapedFileEnable && c.config.brokerRole !== 'SLAVE') await c.commitLog.mfq.prepareFirstFile(c.commitLog.getMaxOffset());
