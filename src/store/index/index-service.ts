@@ -124,6 +124,7 @@ export class IndexService {
       if (f.header.endPhyOffset > end) {
         this.logger.warn({ path: f.path, endPhyOffset: f.header.endPhyOffset, maxPhyOffset }, 'index file ahead of the recovered CommitLog; its end is moved back');
         f.clampEnd(end);
+        f.commit(); // on file now: a later crash that keeps the page cache must not bring the old end back
       }
     }
   }

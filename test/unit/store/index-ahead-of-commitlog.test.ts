@@ -43,5 +43,10 @@ test('after a power loss cut the CommitLog below the durable index end, new mess
   assert.deepEqual(await keysFound(again, 'fresh'), ['after-power-loss']);
   assert.deepEqual(await keysFound(again, 'k1'), ['flushed-1']);
   assert.deepEqual(await keysFound(again, 'k4'), [], 'a lost message is not found');
-  await again.shutdown();
+  // the moved end is on file: a process crash now (page cache kept, the index file trusted as
+  // committed) does not bring the old end back and skip the message when it is re-dispatched
+  again.closeAbruptly();
+  const third = await openStore(cfg, { fs });
+  assert.deepEqual(await keysFound(third, 'fresh'), ['after-power-loss']);
+  await third.shutdown();
 });
