@@ -91,7 +91,7 @@ export class VirtualEventLoop {
     installed = this;
     const g = globalThis as unknown as Record<string, unknown>;
     g.setTimeout = (cb: Callback, ms?: number, ...args: unknown[]) => this.addTimer(cb, ms, args, null);
-    g.setInterval = (cb: Callback, ms?: number, ...args: unknown[]) => this.addTimer(cb, ms, args, Math.max(1, Number(ms) || 1));
+    g.setInterval = (cb: Callback, ms?: number, ...args: unknown[]) => this.addTimer(cb, ms, args, Math.max(1, Math.ceil(Number(ms)) || 1));
     g.setImmediate = (cb: Callback, ...args: unknown[]) => this.addImmediate(cb, args);
     const clear = (h: unknown): void => {
       if (h instanceof VirtualHandle) h.task.cancelled = true;
@@ -130,7 +130,8 @@ export class VirtualEventLoop {
   }
 
   private addTimer(cb: Callback, ms: number | undefined, args: unknown[], intervalMs: number | null): VirtualHandle {
-    const delay = Math.max(1, Number.isFinite(Number(ms)) ? Number(ms) : 1); // Node: 0 and bad values become 1
+    // Node: 0 and bad values become 1; libuv keeps whole milliseconds (so does the virtual clock)
+    const delay = Math.max(1, Number.isFinite(Number(ms)) ? Math.ceil(Number(ms)) : 1);
     const task: Task = { seq: this.seq++, dueMs: this.clock.nowMs() + delay, cb, args, intervalMs, cancelled: false, immediate: false };
     this.insertTimer(task);
     return new VirtualHandle(task);
