@@ -1,7 +1,7 @@
 /**
  * CI run of the seeded store simulation (docs/internals/simulation.md).
  *
- *   node scripts/run-tests.mjs test/sim/store-simulation.test.ts     seeds 1..200, 400 ops each (~60-70 s)
+ *   node scripts/run-tests.mjs test/sim/store-simulation.test.ts     seeds 1..300, 400 ops each (~55-100 s)
  *   TSMQ_SIM_SEED=123 node scripts/run-tests.mjs test/sim/store-simulation.test.ts   one seed
  *   TSMQ_SIM_SEEDS=2000 TSMQ_SIM_OPS=1000 ...                          more seeds / longer runs
  *   TSMQ_SIM_FSYNC=dropped ...                                         Linux fsync-error semantics
@@ -24,7 +24,7 @@ const KNOWN_OPEN: Record<number, string> = {
 };
 
 const single = process.env.TSMQ_SIM_SEED;
-const seedCount = Number(process.env.TSMQ_SIM_SEEDS ?? 200);
+const seedCount = Number(process.env.TSMQ_SIM_SEEDS ?? 300);
 const opsPerSeed = Number(process.env.TSMQ_SIM_OPS ?? 400);
 const fsyncFailure = process.env.TSMQ_SIM_FSYNC as FsyncFailureSemantics | undefined;
 const seeds = single !== undefined ? [Number(single)] : Array.from({ length: seedCount }, (_, i) => i + 1);
