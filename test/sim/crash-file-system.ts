@@ -50,6 +50,8 @@ interface SimFile {
   dirty: Map<number, number>;
   /** Write version of each page's content on the device (a slower sync of an older version must not overwrite it). */
   durableVersion: Map<number, number>;
+  /** Truncations (write version, new length): a sync captured before one must not bring cut bytes back. */
+  cuts: Array<{ version: number; len: number }>;
   allocated: Set<number>;
   mtimeMs: number;
 }
@@ -156,7 +158,7 @@ export class CrashFileSystem implements FileSystem {
   }
 
   private newFile(): SimFile {
-    return { volatile: Buffer.alloc(0), durable: Buffer.alloc(0), dirty: new Map(), durableVersion: new Map(), allocated: new Set(), mtimeMs: this.clock.nowMs() };
+    return { volatile: Buffer.alloc(0), durable: Buffer.alloc(0), dirty: new Map(), durableVersion: new Map(), cuts: [], allocated: new Set(), mtimeMs: this.clock.nowMs() };
   }
 
   // ---- FileSystem ----
@@ -229,8 +231,15 @@ export class CrashFileSystem implements FileSystem {
     f.durable = resize(f.durable); // the length is metadata: durable at once
     const lastPage = Math.ceil(len / PAGE_BYTES);
     for (const p of [...f.dirty.keys()]) if (p >= lastPage) f.dirty.delete(p);
-    const v = ++this.writeVersion; // the cut (zeroed) bytes are a new, durable version of their pages
-    for (const p of [...f.durableVersion.keys()]) if (p >= Math.floor(len / PAGE_BYTES)) f.durableVersion.set(p, v);
+    // the cut is durable at once: pages wholly beyond it get a new device version (no older sync
+    // may write them back); a dirty page holding the new end stays dirty, and syncs captured
+    // before the cut apply without the cut bytes
+    const v = ++this.writeVersion;
+    for (const p of [...f.durableVersion.keys()]) if (p >= lastPage) f.durableVersion.set(p, v);
+    const edge = Math.floor(len / PAGE_BYTES);
+    if (len % PAGE_BYTES !== 0 && f.dirty.has(edge)) f.dirty.set(edge, v);
+    f.cuts.push({ version: v, len });
+    if (f.cuts.length > 16) f.cuts.shift();
     for (const p of [...f.allocated]) {
       if (p >= lastPage) {
         f.allocated.delete(p);
@@ -258,6 +267,7 @@ export class CrashFileSystem implements FileSystem {
       if (start >= f.durable.length) continue; // truncated meanwhile
       if ((f.durableVersion.get(c.page) ?? 0) < c.version) {
         // syncs may complete out of order; the device never goes back to an older page version
+        for (const cut of f.cuts) if (cut.version > c.version && cut.len < start + c.bytes.length) c.bytes.fill(0, Math.max(0, cut.len - start));
         c.bytes.copy(f.durable, start, 0, Math.min(c.bytes.length, f.durable.length - start));
         f.durableVersion.set(c.page, c.version);
       }
