@@ -19,8 +19,8 @@ import type { FsyncFailureSemantics } from './crash-file-system.js';
 
 /** Seeds (at the default 400 ops) that still find an open store fault; docs/internals/simulation.md, "Open findings". */
 const KNOWN_OPEN: Record<number, string> = {
-  231: 'power loss during a clean shutdown (after the abort file is gone): a CommitLog record has no ConsumeQueue entry',
-  299: 'after a power loss a ConsumeQueue entry inside [min, max) points at no readable record (MESSAGE_WAS_REMOVING)',
+  299: 'after fdatasync failures and a power loss (ASYNC_FLUSH) a ConsumeQueue entry inside [min, max) is zero: pull answers MESSAGE_WAS_REMOVING',
+  702: 'an index key is missing after a restart; the background flush of a full index file failed (ENOSPC) at its roll and is never retried',
 };
 
 const single = process.env.TSMQ_SIM_SEED;
