@@ -53,6 +53,8 @@ export class IndexService {
   private readonly files: IndexFile[] = [];
   /** Flushes of full files, chained so checkpoint updates happen in file order. */
   private flushChain: Promise<void> = Promise.resolve();
+  /** Full files whose flush at the roll has not succeeded yet (the checkpoint may not pass them). */
+  private readonly unflushedFull = new Set<IndexFile>();
 
   constructor(
     private readonly fs: FileSystem,
@@ -206,7 +208,9 @@ export class IndexService {
   deleteExpiredFiles(minPhyOffset: number): number {
     let deleted = 0;
     while (this.files.length > 1 && this.files[0]!.header.endPhyOffset < minPhyOffset) {
-      this.files.shift()!.destroy();
+      const f = this.files.shift()!;
+      this.unflushedFull.delete(f);
+      f.destroy();
       deleted++;
     }
     return deleted;
@@ -226,9 +230,11 @@ export class IndexService {
    */
   flushWritable(): Promise<void> {
     const last = this.files[this.files.length - 1];
-    if (!last || !last.writable || !last.isDirty) return this.flushChain;
+    if (!last || !last.writable || (!last.isDirty && this.unflushedFull.size === 0)) return this.flushChain;
     this.flushChain = this.flushChain
       .then(async () => {
+        // full files whose flush at the roll failed first: the checkpoint must not pass them
+        await this.flushFullFiles();
         // the end time the flushed header holds: keys indexed after the commit (while this chain
         // waited or the fdatasync ran) are not on disk yet, and a checkpoint beyond them would
         // make crash recovery destroy and rebuild the whole writable file
@@ -245,6 +251,7 @@ export class IndexService {
     await this.flushChain;
     let end = 0;
     for (const f of this.files) end = await f.flush(); // the last file's committed end time
+    this.unflushedFull.clear();
     if (end > this.checkpoint.indexMsgTimestamp) {
       this.checkpoint.setIndexMsgTimestamp(end);
       await this.checkpoint.flush();
@@ -258,6 +265,7 @@ export class IndexService {
 
   /** Crash simulation: closes files without writing pending state. */
   closeAbruptly(): void {
+    this.unflushedFull.clear();
     for (const f of this.files.splice(0)) f.closeWithoutCommit();
   }
 
@@ -277,13 +285,25 @@ export class IndexService {
     return this.createFile({ endPhyOffset: 0, endTimestamp: 0 });
   }
 
+  /**
+   * Flushes the full files not on disk yet (oldest first) and makes them read-only. @throws the
+   * first failure (the file stays in the set, retried by the next flushWritable).
+   */
+  private async flushFullFiles(): Promise<void> {
+    for (const f of [...this.unflushedFull]) {
+      await f.flush();
+      f.makeReadOnly();
+      this.unflushedFull.delete(f);
+    }
+  }
+
   private roll(full: IndexFile): IndexFile {
     const next = this.createFile({ endPhyOffset: full.header.endPhyOffset, endTimestamp: full.header.endTimestamp });
     const endTimestamp = full.header.endTimestamp;
+    this.unflushedFull.add(full);
     this.flushChain = this.flushChain
       .then(async () => {
-        await full.flush();
-        full.makeReadOnly();
+        await this.flushFullFiles();
         if (endTimestamp > this.checkpoint.indexMsgTimestamp) this.checkpoint.setIndexMsgTimestamp(endTimestamp);
         await this.checkpoint.flush();
       })
