@@ -20,7 +20,6 @@ import type { FsyncFailureSemantics } from './crash-file-system.js';
 /** Seeds (at the default 400 ops) that still find an open store fault; docs/internals/simulation.md, "Open findings". */
 const KNOWN_OPEN: Record<number, string> = {
   299: 'after fdatasync failures and a power loss (ASYNC_FLUSH) a ConsumeQueue entry inside [min, max) is zero: pull answers MESSAGE_WAS_REMOVING',
-  702: 'an index key is missing after a restart; the background flush of a full index file failed (ENOSPC) at its roll and is never retried',
 };
 
 const single = process.env.TSMQ_SIM_SEED;
