@@ -10,7 +10,7 @@
  * from the seed, no real timer or wall clock is consulted, and the file system does no real I/O.
  *
  * Operations live in one table (`operations()`); adding one (e.g. a batch put once
- * `MessageStore.putMessages` exists) is one entry there.
+ * `MessageStore.putMessages` exists — the place is marked there) is one entry.
  */
 import { silentLogger, type Logger } from '../../src/common/logging/logger.js';
 import type { MessageInner } from '../../src/common/message/message.js';
@@ -330,9 +330,11 @@ class StoreSimulation {
       { name: 'powerLoss', weight: 1, run: async () => this.schedulePowerLoss() },
     ];
     if (this.withFaults) ops.push({ name: 'faults', weight: 1.5, run: async () => this.faultsOn() });
-    if (typeof (this.store as unknown as { putMessages?: unknown })?.putMessages === 'function') {
-      ops.push({ name: 'batchPut', weight: 8, run: () => this.batchPut() });
-    }
+    // Batch put: once MessageStore.putMessages exists (another branch), add
+    //   { name: 'batchPut', weight: 8, run: () => this.batchPut() }
+    // here and write batchPut: build n messages with newMessage(), call putMessages once, and
+    // apply each item's result with onPutResult (all items share the batch's fate: PUT_OK ⇒
+    // all written at consecutive offsets, a refusal ⇒ none stored).
     return ops;
   }
 
@@ -407,12 +409,6 @@ class StoreSimulation {
     );
     // concurrent producers: sometimes let the put complete before the next operation
     if (this.rand() < 0.3) await this.waitForPuts();
-  }
-
-  /** Batch put: enabled once the store has `putMessages` (another branch); one place to add it. */
-  private async batchPut(): Promise<void> {
-    // The batch API is not in this branch; the operation is registered only when it exists.
-    await this.put();
   }
 
   private lateFailure: InvariantViolation | null = null;
