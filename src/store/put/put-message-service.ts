@@ -75,7 +75,7 @@ export class PutMessageService {
     }
     if (out.status !== 'PUT_OK') {
       // the end-of-file filler of a roll could not be written: a write failure, not a file-creation one
-      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? commitLog.mfq.getLastMappedFile()?.commitError : null;
+      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? (out.writeError ?? commitLog.mfq.getLastMappedFile()?.commitError) : null;
       return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
     }
     const r = out.appendResult;
