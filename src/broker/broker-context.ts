@@ -17,6 +17,7 @@ import type { ProducerManager } from './client/producer-manager.js';
 import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { applyScheduleRewrite } from './send/schedule-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
+import { BrokerStatsManager } from './stats/broker-stats-manager.js';
 
 export interface BrokerContextInit {
   config: BrokerConfig;
@@ -31,6 +32,8 @@ export interface BrokerContextInit {
   delayLevels: DelayLevelTable;
   /** Random source in [0, 1) for queue picks (tests pass a fixed one). */
   random?: () => number;
+  /** Put/get counters; default a new BrokerStatsManager on `clock` (started by the controller). */
+  brokerStats?: BrokerStatsManager;
 }
 
 export class BrokerContext {
@@ -47,6 +50,8 @@ export class BrokerContext {
   readonly random: () => number;
   /** Rate-limited warnings about filter expressions the broker cannot use. */
   readonly filterWarnings: FilterWarnings;
+  /** Per-topic / per-group put and get rates (src/broker/stats). */
+  readonly brokerStats: BrokerStatsManager;
   private listenPort: number;
   private cachedStoreHost: SocketAddress | null = null;
 
@@ -63,6 +68,7 @@ export class BrokerContext {
     this.delayLevels = init.delayLevels;
     this.random = init.random ?? Math.random;
     this.filterWarnings = new FilterWarnings(init.clock, init.logger);
+    this.brokerStats = init.brokerStats ?? new BrokerStatsManager(init.clock, init.config.brokerClusterName);
     this.listenPort = init.config.listenPort;
   }
 
@@ -88,9 +94,17 @@ export class BrokerContext {
     return n <= 1 ? 0 : Math.min(n - 1, Math.floor(this.random() * n));
   }
 
-  /** Broker put path: delay-level rewrite (5.x put hook), then the store. */
-  putMessage(msg: MessageInner): Promise<PutMessageResult> {
+  /**
+   * Broker put path: delay-level rewrite (5.x put hook), then the store; a stored message is
+   * counted in `brokerStats` under the topic the client sent to (Apache counts before the
+   * schedule rewrite too), a refused one as a failed put.
+   */
+  async putMessage(msg: MessageInner): Promise<PutMessageResult> {
+    const topic = msg.topic;
     applyScheduleRewrite(msg, this.delayLevels);
-    return this.store.putMessage(msg);
+    const result = await this.store.putMessage(msg);
+    if (result.appendResult) this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
+    else this.brokerStats.recordPutFailed();
+    return result;
   }
 }

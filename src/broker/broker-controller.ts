@@ -53,6 +53,8 @@ import { transactionBrokerOf } from './transaction/transaction-broker.js';
 import { resolveTransactionConfig } from './transaction/transaction-config.js';
 import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
 import { BrokerHA, buildSlaveSyncHandlers } from './ha/broker-ha.js';
+import { BrokerProperties } from './config-file/broker-properties.js';
+import { commitLogDir } from '../store/store-config.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -111,7 +113,16 @@ export class BrokerController {
       logger: ctx.logger,
     });
     this.transactionService.addChecker(remotingTransactionChecker((g) => ctx.producerManager.channelsOf(g)));
-    this.handlers = buildProcessorTable(ctx, pull, this.transactionService);
+    const storeConfig = resolveStoreConfig(opts.brokerConfig);
+    this.handlers = buildProcessorTable(ctx, pull, this.transactionService, {
+      properties: new BrokerProperties(config, { ...opts.brokerConfig }, ctx.clock),
+      runtime: {
+        commitLogDir: commitLogDir(storeConfig),
+        consumeQueueDir: path.join(storeConfig.storePathRootDir, 'consumequeue'),
+        haStats: () => this.ha?.stats() ?? null,
+        haMaxGapNotInSyncBytes: storeConfig.haMaxGapNotInSync,
+      },
+    });
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
     this.rawConfig = opts.brokerConfig;
     ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
@@ -233,6 +244,7 @@ export class BrokerController {
     this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
 
     this.pullRequestHoldService.start();
+    ctx.brokerStats.start();
     if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
     if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
     this.every(this.config.flushConsumerOffsetInterval, () => this.persistOffsets());
@@ -286,6 +298,7 @@ export class BrokerController {
     await step('unregister from nameservers', () => this.registrar?.shutdown());
     await step('stop slave synchronize', () => this.ha?.shutdown());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
+    this.ctx.brokerStats.shutdown();
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());

@@ -143,6 +143,12 @@ export interface MessageStore {
    * stores without retention omit it.
    */
   executeDeleteFilesManually?(): Promise<unknown>;
+  /** CommitLog position forced to disk (runtime info `remainHowManyDataToFlush`). Optional. */
+  getFlushedPhyOffset?(): number;
+  /** Bytes written to the CommitLog but not yet dispatched to ConsumeQueues. Optional. */
+  dispatchBehindBytes?(): number;
+  /** Store time of the oldest record in the CommitLog, -1 when empty. Optional. */
+  getEarliestMessageTimeOfStore?(): Promise<number>;
   /** Clean shutdown: flush everything, write the checkpoint, remove the abort file. */
   shutdown(): Promise<void>;
 }

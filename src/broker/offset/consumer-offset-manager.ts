@@ -69,6 +69,24 @@ export class ConsumerOffsetManager extends ConfigManager {
     return this.table.get(ConsumerOffsetManager.key(topic, group))?.get(queueId) ?? -1;
   }
 
+  /** Copies `srcGroup`'s offsets on `topic` to `destGroup` (Apache `cloneOffset`); false when the source has none. */
+  cloneOffset(srcGroup: string, destGroup: string, topic: string): boolean {
+    const src = this.table.get(ConsumerOffsetManager.key(topic, srcGroup));
+    if (!src) return false;
+    this.table.set(ConsumerOffsetManager.key(topic, destGroup), new Map(src));
+    return true;
+  }
+
+  /** Groups with committed offsets on `topic` (Apache `whichGroupByTopic`). */
+  groupsOfTopic(topic: string): string[] {
+    return [...this.table.keys()].filter((k) => topicOfKey(k) === topic).map(groupOfKey);
+  }
+
+  /** Topics `group` has committed offsets for (Apache `whichTopicByConsumer`), sorted. */
+  topicsOfGroup(group: string): string[] {
+    return [...new Set([...this.table.keys()].filter((k) => groupOfKey(k) === group).map(topicOfKey))].sort();
+  }
+
   /** All queue offsets of one group on one topic (copy). */
   queryOffsets(group: string, topic: string): Map<number, number> {
     return new Map(this.table.get(ConsumerOffsetManager.key(topic, group)) ?? []);

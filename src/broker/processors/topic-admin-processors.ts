@@ -4,8 +4,14 @@
  *      topicFilterType, topicSysFlag, order (missing numbers default to defaultTopicQueueNums /
  *      perm 6). Illegal names, the cluster name and system topics → 1 SYSTEM_ERROR with a remark.
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
- *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets and its consume
- *      queues (store.deleteTopics). System topics are refused.
+ *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets, its consume
+ *      queues (store.deleteTopics) and its put/get counters. System topics are refused.
+ *   351 GET_TOPIC_CONFIG: header topic (lo ignored: no static topics) → body
+ *      TopicConfigAndQueueMapping, i.e. the TopicConfig JSON (no mappingDetail);
+ *      unknown → 17 TOPIC_NOT_EXIST "No topic in this broker. topic: <topic>".
+ *   306 CLEAN_EXPIRED_CONSUMEQUEUE: drops the ConsumeQueues of non-system topics whose every
+ *      queue ends below the CommitLog min offset (Apache checks queue by queue; tsmq's store
+ *      deletes consume queues per topic, so a topic with one live queue keeps all of them).
  * Changes are persisted and trigger a nameserver re-registration (topic change listener).
  */
 import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
@@ -23,6 +29,34 @@ export class TopicAdminProcessors {
   readonly updateAndCreateTopic: RequestHandler = (rc) => this.processUpdateAndCreate(rc);
   readonly getAllTopicConfig: RequestHandler = (rc) => this.processGetAll(rc);
   readonly deleteTopicInBroker: RequestHandler = (rc) => this.processDelete(rc);
+
+  readonly getTopicConfig: RequestHandler = ({ request }) => {
+    const topic = getString(request.extFields, 'topic');
+    const tc = this.ctx.topicConfigManager.selectTopicConfig(topic);
+    if (!tc) return createResponseCommand(request, ResponseCode.TOPIC_NOT_EXIST, `No topic in this broker. topic: ${topic}`);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(JSON.stringify(tc), 'utf8'));
+  };
+
+  readonly cleanExpiredConsumeQueue: RequestHandler = async ({ channel, request }) => {
+    const store = this.ctx.store;
+    const minPhy = store.getMinPhyOffset();
+    const expired: string[] = [];
+    for (const [topic, queues] of store.getTopicQueueTable()) {
+      if (isSystemTopic(topic) || queues.size === 0) continue;
+      let allBelow = true;
+      for (const [queueId, max] of queues) {
+        const last = max > 0 ? store.getCommitLogOffsetInQueue(topic, queueId, max - 1) : -1;
+        if (last < 0 || last >= minPhy) {
+          allBelow = false;
+          break;
+        }
+      }
+      if (allBelow) expired.push(topic);
+    }
+    if (expired.length > 0) await store.deleteTopics(expired);
+    this.ctx.logger.info(`CLEAN_EXPIRED_CONSUMEQUEUE from ${channel.remoteAddress}: ${expired.length ? expired.join(', ') : 'nothing expired'}`);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  };
 
   processUpdateAndCreate({ channel, request }: RequestContext): RemotingCommand {
     const ext = request.extFields;
@@ -60,6 +94,7 @@ export class TopicAdminProcessors {
     this.ctx.topicConfigManager.deleteTopicConfig(topic);
     this.ctx.consumerOffsetManager.cleanOffsetByTopic(topic);
     await this.ctx.store.deleteTopics([topic]);
+    this.ctx.brokerStats.onTopicDeleted(topic);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 
