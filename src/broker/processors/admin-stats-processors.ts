@@ -4,13 +4,13 @@
  * maps keyed by MessageQueue objects (message-queue-json.ts); offsets are Java longs.
  *
  *   202: header `topic` → body TopicStatsTable
- *          {"offsetTable":{<mq>:{"lastUpdateTimestamp":t,"maxOffset":max,"minOffset":min},…}}
+ *          {"offsetTable":{<mq>:{"lastUpdateTimestamp":t,"maxOffset":max,"minOffset":min},…},"topicPutTps":tps}
  *        one entry per write queue; min/max are the store's (negative → 0); lastUpdateTimestamp
  *        is the store time of entry max-1 (0 for an empty queue).
  *        Unknown topic → 17 TOPIC_NOT_EXIST "topic[<topic>] not exist".
  *   208: header `consumerGroup`, optional `topic` (blank: every topic the group has committed
  *        offsets for) → body ConsumeStats
- *          {"consumeTps":0.0,"offsetTable":{<mq>:{"brokerOffset":max,"consumerOffset":c,"lastTimestamp":t},…}}
+ *          {"consumeTps":0.0,"offsetTable":{<mq>:{"brokerOffset":max,"consumerOffset":c,"lastTimestamp":t,"pullOffset":p},…}}
  *        one entry per read queue; consumerOffset is the committed offset (none → 0);
  *        lastTimestamp the store time of entry consumerOffset-1 (0 when none). Topics without a
  *        topic config are skipped, and so are topics the group's live clients do not subscribe
@@ -45,19 +45,21 @@ export interface OffsetWrapper {
   brokerOffset: number;
   consumerOffset: number;
   lastTimestamp: number;
+  /** Where the group's last pull ended (5.x field; max(consumerOffset, pull end)). */
+  pullOffset: number;
 }
 
-/** TopicStatsTable body text. */
-export function topicStatsTableJson(table: Iterable<readonly [MessageQueueRef, TopicOffset]>): string {
+/** TopicStatsTable body text (topicPutTps: 5.x field, messages per second over the last minute). */
+export function topicStatsTableJson(table: Iterable<readonly [MessageQueueRef, TopicOffset]>, topicPutTps = 0): string {
   const value = (o: TopicOffset): string =>
     `{"lastUpdateTimestamp":${javaLongJson(o.lastUpdateTimestamp)},"maxOffset":${javaLongJson(o.maxOffset)},"minOffset":${javaLongJson(o.minOffset)}}`;
-  return `{"offsetTable":${messageQueueMapJson(table, value)}}`;
+  return `{"offsetTable":${messageQueueMapJson(table, value)},"topicPutTps":${javaDoubleJson(topicPutTps)}}`;
 }
 
 /** ConsumeStats body text. */
 export function consumeStatsJson(table: Iterable<readonly [MessageQueueRef, OffsetWrapper]>, consumeTps: number): string {
   const value = (o: OffsetWrapper): string =>
-    `{"brokerOffset":${javaLongJson(o.brokerOffset)},"consumerOffset":${javaLongJson(o.consumerOffset)},"lastTimestamp":${javaLongJson(o.lastTimestamp)}}`;
+    `{"brokerOffset":${javaLongJson(o.brokerOffset)},"consumerOffset":${javaLongJson(o.consumerOffset)},"lastTimestamp":${javaLongJson(o.lastTimestamp)},"pullOffset":${javaLongJson(o.pullOffset)}}`;
   return `{"consumeTps":${javaDoubleJson(consumeTps)},"offsetTable":${messageQueueMapJson(table, value)}}`;
 }
 
@@ -81,7 +83,8 @@ export class AdminStatsProcessors {
       const lastUpdateTimestamp = maxOffset > 0 ? await store.getMessageStoreTimeStamp(topic, queueId, maxOffset - 1) : 0;
       table.push([this.mq(topic, queueId), { minOffset, maxOffset, lastUpdateTimestamp }]);
     }
-    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(topicStatsTableJson(table), 'utf8'));
+    const body = topicStatsTableJson(table, this.ctx.brokerStats.tpsTopicPutNums(topic));
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(body, 'utf8'));
   }
 
   async processConsumeStats({ request }: RequestContext): Promise<RemotingCommand> {
@@ -119,7 +122,8 @@ export class AdminStatsProcessors {
         const ts = await store.getMessageStoreTimeStamp(topic, queueId, consumerOffset - 1);
         if (ts > 0) lastTimestamp = ts;
       }
-      table.push([this.mq(topic, queueId), { brokerOffset, consumerOffset, lastTimestamp }]);
+      const pullOffset = Math.max(consumerOffset, this.ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId));
+      table.push([this.mq(topic, queueId), { brokerOffset, consumerOffset, lastTimestamp, pullOffset }]);
     }
     return table;
   }
@@ -147,6 +151,7 @@ export class AdminStatsProcessors {
     const isOrder = getOptionalBoolean(request.extFields, 'isOrder') ?? false;
     const groups: string[] = [];
     let totalDiff = 0;
+    let totalInflightDiff = 0;
     for (const g of this.ctx.subscriptionGroupManager.allGroups()) {
       const group = g.groupName;
       const live = this.ctx.consumerManager.getConsumerGroupInfo(group);
@@ -156,12 +161,15 @@ export class AdminStatsProcessors {
         if (!tc || (isOrder && !tc.order)) continue;
         if (live && live.subscriptions.size > 0 && !live.findSubscriptionData(topic)) continue;
         const table = await this.offsetTable(group, topic, tc.writeQueueNums);
-        for (const [, o] of table) totalDiff += o.brokerOffset - o.consumerOffset;
+        for (const [, o] of table) {
+          totalDiff += o.brokerOffset - o.consumerOffset;
+          totalInflightDiff += o.pullOffset - o.consumerOffset;
+        }
         stats.push(consumeStatsJson(table, this.ctx.brokerStats.tpsGroupGetNums(group, topic)));
       }
       groups.push(`{${JSON.stringify(group)}:[${stats.join(',')}]}`);
     }
-    const body = `{"brokerAddr":${JSON.stringify(this.ctx.brokerAddr)},"consumeStatsList":[${groups.join(',')}],"totalDiff":${javaLongJson(totalDiff)},"totalInflightDiff":0}`;
+    const body = `{"brokerAddr":${JSON.stringify(this.ctx.brokerAddr)},"consumeStatsList":[${groups.join(',')}],"totalDiff":${javaLongJson(totalDiff)},"totalInflightDiff":${javaLongJson(totalInflightDiff)}}`;
     return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(body, 'utf8'));
   }
 

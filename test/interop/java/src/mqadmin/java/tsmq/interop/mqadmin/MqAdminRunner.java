@@ -35,6 +35,9 @@ import tsmq.interop.common.Json;
  *   consume  GROUP TOPIC EXPECT                    starts a push consumer (kept running), waits for EXPECT messages (20 s max)
  *   mqadmin  NAME ARG...                           one mqadmin command; ${VAR.x} and ${now} are substituted; -n is appended
  *   sleep    MS
+ * 5.x clients stop their NettyEventExecutor by waiting for its 3 s queue poll to time out, so
+ * every DefaultMQAdminExt.shutdown() may take 3 s; a watcher interrupts that poll while the main
+ * thread is inside NettyRemotingClient.shutdown (the executor treats the interrupt as a wake-up).
  * Output: one JSON line per step: {"type":"sent"|"consumed"|"cmd",...}; a cmd line has
  * name, args, out (its stdout), err (its stderr, trimmed), exit (System.exit status if it called it), ms.
  */
@@ -68,6 +71,7 @@ public final class MqAdminRunner {
         System.setProperty("rocketmq.namesrv.addr", namesrv);
         VARS.put("namesrv", namesrv);
         installExitTrap();
+        startShutdownNudger(Thread.currentThread());
         PrintStream realOut = System.out;
         PrintStream realErr = System.err;
         try {
@@ -99,6 +103,31 @@ public final class MqAdminRunner {
         } catch (UnsupportedOperationException e) {
             // never installed
         }
+    }
+
+    private static void startShutdownNudger(Thread main) {
+        Thread t = new Thread(() -> {
+            while (true) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                boolean inShutdown = false;
+                for (StackTraceElement e : main.getStackTrace()) {
+                    if (e.getClassName().endsWith("NettyRemotingClient") && e.getMethodName().equals("shutdown")) {
+                        inShutdown = true;
+                        break;
+                    }
+                }
+                if (!inShutdown) continue;
+                for (Thread other : Thread.getAllStackTraces().keySet()) {
+                    if (other.getName().startsWith("NettyEventExecutor")) other.interrupt();
+                }
+            }
+        }, "mqadmin-runner-shutdown-nudger");
+        t.setDaemon(true);
+        t.start();
     }
 
     @SuppressWarnings("removal")
