@@ -3,7 +3,8 @@
  *
  *   28 GET_BROKER_RUNTIME_INFO → body KVTable {"table":{<key>:<string>,…}} with Apache's keys:
  *      brokerVersionDesc, brokerActive, bootTimestamp, runtime ("[ d days, h hours, m minutes, s seconds ]"),
- *      putTps / getFoundTps / getMissTps / getTotalTps / getTransferredTps ("r10 r60 r600", per second),
+ *      putTps / getFoundTps / getMissTps / getTotalTps / getTransferredTps ("r10 r60 r600", per second;
+ *      getTransferredTps also under 4.x's spelling getTransferedTps),
  *      putMessageTimesTotal, putMessageSizeTotal, putMessageFailedTimes, putMessageAverageSize,
  *      msgPutTotal{YesterdayMorning,TodayMorning,TodayNow}, msgGetTotal{…} (messages),
  *      commitLogMinOffset, commitLogMaxOffset, dispatchBehindBytes, remainHowManyDataToFlush
@@ -102,6 +103,8 @@ export class BrokerRuntimeProcessors {
       getMissTps: stats.tpsText('getMissTimes'),
       getTotalTps: stats.tpsText((x) => x.getFoundTimes + x.getMissTimes),
       getTransferredTps: stats.tpsText('getTransferredMsgCount'),
+      // 4.x spelling (4.9.8 mqadmin clusterList reads this key and fails without it)
+      getTransferedTps: stats.tpsText('getTransferredMsgCount'),
       putMessageTimesTotal: String(Math.max(1, t.putMessageTimesTotal)),
       putMessageSizeTotal: String(t.putMessageSizeTotal),
       putMessageFailedTimes: String(t.putMessageFailedTimes),

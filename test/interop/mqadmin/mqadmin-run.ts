@@ -13,6 +13,8 @@ export type Step =
   | { op: 'produce'; as: string; group: string; topic: string; count: number; tag: string; keyPrefix: string }
   | { op: 'consume'; group: string; topic: string; expect: number }
   | { op: 'sleep'; ms: number }
+  /** Snapshot of a file (e.g. the broker's subscriptionGroup.json) at that point of the run. */
+  | { op: 'readfile'; id: string; path: string }
   /** `id` names the result (several steps may run the same mqadmin command). */
   | { op: 'mqadmin'; id: string; args: string[] };
 
@@ -29,6 +31,7 @@ export interface MqadminRun {
   cmds: Map<string, CmdResult>;
   sent: Map<string, Record<string, unknown>>;
   consumed: Map<string, number>;
+  files: Map<string, string | null>;
   ms: number;
   stderr: string;
 }
@@ -41,6 +44,8 @@ function stepLine(s: Step): string {
       return ['consume', s.group, s.topic, s.expect].join('\t');
     case 'sleep':
       return `sleep\t${s.ms}`;
+    case 'readfile':
+      return `readfile\t${s.id}\t${s.path}`;
     case 'mqadmin':
       return ['mqadmin', ...s.args].join('\t');
   }
@@ -53,19 +58,22 @@ export async function runMqadmin(peerName: PeerName, broker: TsmqProcess, steps:
   try {
     const file = join(dir, 'steps.tsv');
     writeFileSync(file, steps.map(stepLine).join('\n') + '\n');
-    const run = await runJava(peer, 'tsmq.interop.mqadmin.MqAdminRunner', [broker.namesrvAddr, file], { timeoutMs: 120_000 });
+    // cwd: consumerStatus writes ConsumerRunningInfo files relative to it
+    const run = await runJava(peer, 'tsmq.interop.mqadmin.MqAdminRunner', [broker.namesrvAddr, file], { timeoutMs: 120_000, cwd: dir });
     assertRanOk(run, 'MqAdminRunner');
     const cmds = new Map<string, CmdResult>();
     const sent = new Map<string, Record<string, unknown>>();
     const consumed = new Map<string, number>();
+    const files = new Map<string, string | null>();
     const ids = steps.filter((s): s is Extract<Step, { op: 'mqadmin' }> => s.op === 'mqadmin').map((s) => s.id);
     let i = 0;
     for (const l of run.lines) {
       if (l.type === 'cmd') cmds.set(ids[i++] ?? `#${i}`, l as unknown as CmdResult);
       else if (l.type === 'sent') sent.set(l.var as string, l);
       else if (l.type === 'consumed') consumed.set(l.group as string, l.count as number);
+      else if (l.type === 'file') files.set(l.id as string, (l.content as string | null) ?? null);
     }
-    return { cmds, sent, consumed, ms: run.ms, stderr: run.stderr };
+    return { cmds, sent, consumed, files, ms: run.ms, stderr: run.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

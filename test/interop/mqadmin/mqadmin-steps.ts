@@ -16,8 +16,9 @@ export const SENT = 20;
 
 export type Version = 4 | 5;
 
-/** Every step; `brokerAddr` is the broker's `ip:port`. */
-export function mqadminSteps(v: Version, brokerAddr: string): Step[] {
+/** Every step; `brokerAddr` is the broker's `ip:port`, `storeDir` its storePathRootDir. */
+export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): Step[] {
+  const groupsFile = `${storeDir}/config/subscriptionGroup.json`;
   const m = (id: string, ...args: string[]): Step => ({ op: 'mqadmin', id, args });
   const steps: Step[] = [
     m('updateTopic', 'updateTopic', '-b', brokerAddr, '-t', TOPIC, '-r', '4', '-w', '4'),
@@ -36,6 +37,8 @@ export function mqadminSteps(v: Version, brokerAddr: string): Step[] {
     m('updateTopicPerm', 'updateTopicPerm', '-c', CLUSTER, '-t', TOPIC2, '-p', '4'),
     m('topicRoute2', 'topicRoute', '-t', TOPIC2),
     m('updateSubGroup', 'updateSubGroup', '-b', brokerAddr, '-g', SUB_GROUP, '-r', '3', '-q', '1', '-d', 'true', ...(v === 5 ? ['-o', 'true'] : [])),
+    { op: 'sleep', ms: 200 },
+    { op: 'readfile', id: 'groupsAfterUpdate', path: groupsFile },
     m('consumerConnection', 'consumerConnection', '-g', GROUP),
     m('producerConnection', 'producerConnection', '-g', PRODUCER_GROUP, '-t', TOPIC),
     m('consumerProgressAll', 'consumerProgress'),
@@ -62,6 +65,8 @@ export function mqadminSteps(v: Version, brokerAddr: string): Step[] {
     m('getNamesrvConfig', 'getNamesrvConfig'),
     m('cleanExpiredCQ', 'cleanExpiredCQ', '-b', brokerAddr),
     m('deleteSubGroup', 'deleteSubGroup', '-b', brokerAddr, '-g', SUB_GROUP),
+    { op: 'sleep', ms: 200 },
+    { op: 'readfile', id: 'groupsAfterDelete', path: groupsFile },
     m('deleteTopic', 'deleteTopic', '-c', CLUSTER, '-t', TOPIC2),
     m('topicRouteDeleted', 'topicRoute', '-t', TOPIC2),
   ];

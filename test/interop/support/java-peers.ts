@@ -196,12 +196,13 @@ export interface JavaRun {
 }
 
 /** Runs `mainClass` of a built peer; never throws for a non-zero exit (check `.code`). */
-export function runJava(peer: BuiltPeer, mainClass: string, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<JavaRun> {
+export function runJava(peer: BuiltPeer, mainClass: string, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<JavaRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn('java', [...JVM_FLAGS, '-cp', peer.classpath, mainClass, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...opts.env },
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
     });
     let stdout = '';
     let stderr = '';

@@ -35,6 +35,7 @@ import tsmq.interop.common.Json;
  *   consume  GROUP TOPIC EXPECT                    starts a push consumer (kept running), waits for EXPECT messages (20 s max)
  *   mqadmin  NAME ARG...                           one mqadmin command; ${VAR.x} and ${now} are substituted; -n is appended
  *   sleep    MS
+ *   readfile ID PATH                               prints {"type":"file","id":ID,"content":...} (a broker file at that moment)
  * 5.x clients stop their NettyEventExecutor by waiting for its 3 s queue poll to time out, so
  * every DefaultMQAdminExt.shutdown() may take 3 s; a watcher interrupts that poll while the main
  * thread is inside NettyRemotingClient.shutdown (the executor treats the interrupt as a wake-up).
@@ -82,6 +83,8 @@ public final class MqAdminRunner {
                     case "produce" -> produce(namesrv, f);
                     case "consume" -> consume(namesrv, f);
                     case "sleep" -> Thread.sleep(Long.parseLong(f[1]));
+                    case "readfile" -> Json.obj().put("type", "file").put("id", f[1])
+                        .put("content", Files.exists(Path.of(f[2])) ? Files.readString(Path.of(f[2])) : null).println();
                     case "mqadmin" -> mqadmin(namesrv, Arrays.copyOfRange(f, 1, f.length), realOut, realErr);
                     default -> throw new IllegalArgumentException("unknown step " + f[0]);
                 }
@@ -205,8 +208,10 @@ public final class MqAdminRunner {
         CONSUMERS.add(c);
         long deadline = System.currentTimeMillis() + 20_000;
         while (got.get() < expect && System.currentTimeMillis() < deadline) Thread.sleep(50);
-        // let the consumed offsets reach the broker (persistConsumerOffsetInterval 1 s)
-        Thread.sleep(1500);
+        // commit the consumed offsets now (the client would within persistConsumerOffsetInterval)
+        Thread.sleep(300);
+        c.getDefaultMQPushConsumerImpl().persistConsumerOffset();
+        Thread.sleep(300);
         Json.obj().put("type", "consumed").put("group", group).put("topic", topic).put("count", got.get()).println();
     }
 
