@@ -28,6 +28,7 @@ import { writePermOfBrokerProcessor } from './processors/write-perm-of-broker.js
 import { getTopicsByClusterProcessor } from './processors/get-topics-by-cluster.js';
 import { getNamesrvConfigProcessor, updateNamesrvConfigProcessor } from './processors/namesrv-config.js';
 import { NamesrvConfigTable } from './config/namesrv-config-table.js';
+import { getSystemTopicListProcessor } from './processors/get-system-topic-list.js';
 
 export interface NamesrvControllerOptions {
   /** 9876 by convention; 0 picks a free port. */
@@ -121,6 +122,7 @@ export class NamesrvController {
     s.registerProcessor(RequestCode.WIPE_WRITE_PERM_OF_BROKER, writePermOfBrokerProcessor(ctx, 'wipe'));
     s.registerProcessor(RequestCode.ADD_WRITE_PERM_OF_BROKER, writePermOfBrokerProcessor(ctx, 'add'));
     s.registerProcessor(RequestCode.GET_TOPICS_BY_CLUSTER, getTopicsByClusterProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS, getSystemTopicListProcessor(ctx));
     s.registerProcessor(RequestCode.GET_NAMESRV_CONFIG, getNamesrvConfigProcessor(ctx));
     s.registerProcessor(RequestCode.UPDATE_NAMESRV_CONFIG, updateNamesrvConfigProcessor(ctx));
   }

@@ -91,6 +91,7 @@ export function buildProcessorTable(
     [RequestCode.GET_CONSUME_STATS, stats.getConsumeStats],
     [RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, reset.handler],
     [RequestCode.GET_TOPIC_CONFIG, topics.getTopicConfig],
+    [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, topics.getSystemTopicList],
     [RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, topics.cleanExpiredConsumeQueue],
     [RequestCode.VIEW_BROKER_STATS_DATA, stats.viewBrokerStatsData],
     [RequestCode.GET_BROKER_CONSUME_STATS, stats.getBrokerConsumeStats],

@@ -6,6 +6,7 @@
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
  *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets, its consume
  *      queues (store.deleteTopics) and its put/get counters. System topics are refused.
+ *   305 GET_SYSTEM_TOPIC_LIST_FROM_BROKER: body TopicList {"topicList":[the named system topics]}.
  *   351 GET_TOPIC_CONFIG: header topic (lo ignored: no static topics) → body
  *      TopicConfigAndQueueMapping, i.e. the TopicConfig JSON (no mappingDetail);
  *      unknown → 17 TOPIC_NOT_EXIST "No topic in this broker. topic: <topic>".
@@ -19,7 +20,7 @@ import type { RemotingCommand } from '../../remoting/protocol/remoting-command.j
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getOptionalBoolean, getOptionalInt, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
-import { isSystemTopic, validateTopic } from '../../common/message/topic-validator.js';
+import { isSystemTopic, systemTopicNames, validateTopic } from '../../common/message/topic-validator.js';
 import type { BrokerContext } from '../broker-context.js';
 import { newTopicConfig } from '../topic/topic-config.js';
 
@@ -29,6 +30,9 @@ export class TopicAdminProcessors {
   readonly updateAndCreateTopic: RequestHandler = (rc) => this.processUpdateAndCreate(rc);
   readonly getAllTopicConfig: RequestHandler = (rc) => this.processGetAll(rc);
   readonly deleteTopicInBroker: RequestHandler = (rc) => this.processDelete(rc);
+
+  readonly getSystemTopicList: RequestHandler = ({ request }) =>
+    createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(JSON.stringify({ topicList: [...systemTopicNames()] }), 'utf8'));
 
   readonly getTopicConfig: RequestHandler = ({ request }) => {
     const topic = getString(request.extFields, 'topic');

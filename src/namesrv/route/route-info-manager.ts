@@ -287,6 +287,27 @@ export class RouteInfoManager {
     return topics.sort();
   }
 
+  /**
+   * GET_SYSTEM_TOPIC_LIST_FROM_NS: every cluster name and broker name (the topics named after
+   * them), and the address of one broker (Apache getSystemTopicList).
+   */
+  getSystemTopicList(): { topicList: string[]; brokerAddr: string | null } {
+    const topics = new Set<string>();
+    for (const [cluster, names] of this.clusterAddrTable) {
+      topics.add(cluster);
+      for (const n of names) topics.add(n);
+    }
+    let brokerAddr: string | null = null;
+    for (const bd of this.brokerAddrTable.values()) {
+      const first = bd.brokerAddrs.values().next();
+      if (!first.done) {
+        brokerAddr = first.value;
+        break;
+      }
+    }
+    return { topicList: [...topics], brokerAddr };
+  }
+
   private rememberDeleted(topic: string): void {
     this.deletedTopics.delete(topic);
     this.deletedTopics.add(topic);

@@ -48,6 +48,7 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): 
     m('statsAll', 'statsAll', '-t', TOPIC),
     m('queryMsgByKey', 'queryMsgByKey', '-t', TOPIC, '-k', 'mqa-0'),
     m('queryMsgById', 'queryMsgById', '-i', '${p1.offsetMsgId}', ...(v === 5 ? ['-t', TOPIC] : [])),
+    m('consumeMessageDirectly', 'queryMsgById', '-i', '${p1.offsetMsgId}', '-g', GROUP, '-d', `\${${GROUP}.clientId}`, ...(v === 5 ? ['-t', TOPIC] : [])),
     m('queryMsgByOffset', 'queryMsgByOffset', '-t', TOPIC, '-b', BROKER_NAME, '-i', '${p1.queueId}', '-o', '${p1.queueOffset}'),
     m('queryMsgByUniqueKey', 'queryMsgByUniqueKey', '-t', TOPIC, '-i', '${p1.msgId}'),
     m('printMsg', 'printMsg', '-t', TOPIC, '-c', 'UTF-8', '-d', 'true'),

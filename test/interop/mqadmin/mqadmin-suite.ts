@@ -253,6 +253,9 @@ export function defineMqadminSuite(version: Version): void {
       if (track) assert.match(out, new RegExp(`MessageTrack \\[consumerGroup=${GROUP}, trackType=CONSUMED`), 'QUERY_TOPIC_CONSUME_BY_WHO (300) names the group');
     };
     it('queryMsgById: the message and who consumed it', () => messageShown('queryMsgById'));
+    it('queryMsgById -g -d: the broker has the live consumer consume it directly (CONSUME_MESSAGE_DIRECTLY 309)', () => {
+      assert.match(cmd('consumeMessageDirectly').out, /ConsumeMessageDirectlyResult \[order=false, autoCommit=true, consumeResult=CR_SUCCESS/);
+    });
     it('queryMsgByOffset: the message at that queue offset and who consumed it', () => messageShown('queryMsgByOffset'));
     // 4.9.8's queryMsgByUniqueKey prints no message track
     it('queryMsgByUniqueKey: the message by client msgId (and, 5.x, who consumed it)', () => messageShown('queryMsgByUniqueKey', version === 5));

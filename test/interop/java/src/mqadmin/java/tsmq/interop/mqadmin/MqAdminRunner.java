@@ -32,7 +32,7 @@ import tsmq.interop.common.Json;
  *
  * Usage: MqAdminRunner <namesrvAddr> <steps file>. One step per line, fields separated by TAB:
  *   produce  VAR GROUP TOPIC COUNT TAG KEYPREFIX   sync sends; VAR.msgId/.offsetMsgId/.queueId/.queueOffset/.brokerName of the first
- *   consume  GROUP TOPIC EXPECT                    starts a push consumer (kept running), waits for EXPECT messages (20 s max)
+ *   consume  GROUP TOPIC EXPECT                    starts a push consumer (kept running), waits for EXPECT messages (20 s max); GROUP.clientId
  *   mqadmin  NAME ARG...                           one mqadmin command; ${VAR.x} and ${now} are substituted; -n is appended
  *   sleep    MS
  *   readfile ID PATH                               prints {"type":"file","id":ID,"content":...} (a broker file at that moment)
@@ -206,6 +206,7 @@ public final class MqAdminRunner {
         });
         c.start();
         CONSUMERS.add(c);
+        VARS.put(group + ".clientId", c.buildMQClientId());
         long deadline = System.currentTimeMillis() + 20_000;
         while (got.get() < expect && System.currentTimeMillis() < deadline) Thread.sleep(50);
         // commit the consumed offsets now (the client would within persistConsumerOffsetInterval)
