@@ -32,6 +32,8 @@ export interface MqadminRun {
   sent: Map<string, Record<string, unknown>>;
   consumed: Map<string, number>;
   files: Map<string, string | null>;
+  /** Duration of the non-command phases: 'consume' (last consume step). */
+  phaseMs: Map<string, number>;
   ms: number;
   stderr: string;
 }
@@ -65,15 +67,19 @@ export async function runMqadmin(peerName: PeerName, broker: TsmqProcess, steps:
     const sent = new Map<string, Record<string, unknown>>();
     const consumed = new Map<string, number>();
     const files = new Map<string, string | null>();
+    const phaseMs = new Map<string, number>();
     const ids = steps.filter((s): s is Extract<Step, { op: 'mqadmin' }> => s.op === 'mqadmin').map((s) => s.id);
     let i = 0;
     for (const l of run.lines) {
       if (l.type === 'cmd') cmds.set(ids[i++] ?? `#${i}`, l as unknown as CmdResult);
       else if (l.type === 'sent') sent.set(l.var as string, l);
-      else if (l.type === 'consumed') consumed.set(l.group as string, l.count as number);
+      else if (l.type === 'consumed') {
+        consumed.set(l.group as string, l.count as number);
+        phaseMs.set('consume', l.ms as number);
+      }
       else if (l.type === 'file') files.set(l.id as string, (l.content as string | null) ?? null);
     }
-    return { cmds, sent, consumed, files, ms: run.ms, stderr: run.stderr };
+    return { cmds, sent, consumed, files, phaseMs, ms: run.ms, stderr: run.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
