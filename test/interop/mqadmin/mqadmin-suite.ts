@@ -332,6 +332,11 @@ export function defineMqadminSuite(version: Version): void {
       assert.match(after.err, new RegExp(`CODE: 17\\s+DESC: No topic route info in name server for the topic: ${TOPIC2}`));
     });
 
+    if (version === 4) {
+      it('haStatus: not a 4.9.8 command (the tool says so; nothing to serve)', () => {
+        assert.match(cmd('haStatus').out, /The sub command haStatus not exist/);
+      });
+    }
     if (version === 5) {
       it('haStatus: master with its CommitLog max offset, no slave', () => {
         const out = cmd('haStatus').out;
