@@ -23,6 +23,7 @@ export const BENCHES: BenchEntry[] = [
   { name: 'store-append-sync', title: 'Store append, SYNC_FLUSH, 64 concurrent producers', file: 'store/append-sync.ts', needs: ['disk'] },
   { name: 'store-pull', title: 'Store getMessage, 32-message batches, page cache and cold', file: 'store/pull.ts', needs: ['disk'] },
   { name: 'store-recovery', title: 'Recovery time after a crash vs store size', file: 'store/recovery.ts', needs: ['disk'] },
+  { name: 'store-recovery-queues', title: 'Recovery time after a crash: 1 queue vs 10,000 queues, same bytes', file: 'store/recovery-queues.ts', needs: ['disk'] },
   { name: 'ha-replication', title: 'Master/slave replication: catch-up MB/s, lag under the append load, SYNC_MASTER vs ASYNC_MASTER put latency', file: 'ha/replication.ts', needs: ['disk', 'store-append'] },
   { name: 'redis-streams', title: 'Peer: Redis Streams XADD (appendonly, everysec)', file: 'peer/redis-streams.ts' },
   { name: 'broker-e2e', title: 'Broker end to end over loopback', file: 'broker/e2e.ts', needs: ['redis-streams'] },

@@ -1,7 +1,7 @@
 /**
  * Child process of the recovery benchmark (bench/store/recovery.ts). One JSON argument:
  *
- *   { "role": "write", "root", "config", "bulkBytes", "tailBytes" }
+ *   { "role": "write", "root", "config", "bulkBytes", "tailBytes", "shape"? }
  *     opens the store, appends `bulkBytes` of 1 KiB messages, then trickles one message per
  *     50 ms until the on-disk checkpoint covers the bulk (min(physic, logics) − 3 s past its last
  *     store time), appends `tailBytes` more (the unchecked tail), prints `READY {json}` and waits
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { StoreConfig } from '../../src/store/store-config.js';
 import { rssBreakdown, rssOf, sleep } from '../lib/os.js';
 import { nowMs } from '../lib/stats.js';
-import { messagePool, openBenchStore, putWindowed } from '../lib/store-load.js';
+import { messagePool, openBenchStore, putWindowed, type LoadShape } from '../lib/store-load.js';
 
 interface WriteArgs {
   role: 'write';
@@ -24,6 +24,8 @@ interface WriteArgs {
   config: Partial<StoreConfig>;
   bulkBytes: number;
   tailBytes: number;
+  /** Topics × queues of the load (default 4 × 4, 1 KiB bodies). */
+  shape?: LoadShape;
 }
 interface OpenArgs {
   role: 'open';
@@ -57,7 +59,8 @@ async function appendBytes(store: Awaited<ReturnType<typeof openBenchStore>>, po
 
 async function write(a: WriteArgs): Promise<void> {
   const store = await openBenchStore(a.root, a.config);
-  const pool = messagePool();
+  const lanes = a.shape ? a.shape.topics * a.shape.queuesPerTopic : 16;
+  const pool = a.shape ? messagePool(a.shape, Math.max(4096, lanes)) : messagePool();
   const t0 = nowMs();
   const bulk = await appendBytes(store, pool, a.bulkBytes);
   const bulkMs = nowMs() - t0;

@@ -10,6 +10,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_MAX_TOPIC_QUEUE_NUMS } from './topic/topic-queue-limit.js';
 import { resolveConfig, wholeNumberIn, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
 
 /** Declares a key while keeping its value type (ConfigKey's validator makes it invariant). */
@@ -56,6 +57,7 @@ export const BROKER_CONFIG_SPEC = {
   registerNameServerPeriod: key<number>({ name: 'registerNameServerPeriod', type: 'number', default: 30000, doc: 'period of REGISTER_BROKER (ms, clamped to 10 s..60 s as Apache does)', validate: positive }),
   channelExpiredTimeout: key<number>({ name: 'channelExpiredTimeout', type: 'number', default: 120000, doc: 'drop a client after this long without a heartbeat (ms)', aliases: ['clientChannelExpiredTimeoutMs'], validate: positive }),
   enablePropertyFilter: key<boolean>({ name: 'enablePropertyFilter', type: 'boolean', default: false, doc: 'SQL92 message filtering (MessageSelector.bySql, gRPC FilterExpression SQL); off: SQL92 subscriptions are refused (docs/sql92-filter.md)' }),
+  maxTopicQueueNums: key<number>({ name: 'maxTopicQueueNums', type: 'number', default: DEFAULT_MAX_TOPIC_QUEUE_NUMS, doc: 'most read/write queues one topic may be given by UPDATE_AND_CREATE_TOPIC (tsmq; Apache has no cap, see src/broker/topic/topic-queue-limit.ts)', validate: positive }),
   maxMessageSize: key<number>({ name: 'maxMessageSize', type: 'number', default: 4 * 1024 * 1024, doc: 'body size limit (bytes); the store enforces it, the broker reports it', validate: positive }),
 } as const;
 

@@ -95,16 +95,29 @@ export class BrokerContext {
   }
 
   /**
-   * Broker put path: delay-level rewrite (5.x put hook), then the store; a stored message is
-   * counted in `brokerStats` under the topic the client sent to (Apache counts before the
-   * schedule rewrite too), a refused one as a failed put.
+   * Broker put path: delay-level rewrite (5.x put hook), then the store. When the message's topic
+   * was just created by a request (auto-creation, UPDATE_AND_CREATE_TOPIC) and its config is not
+   * on disk yet, the answer also waits for that write (run beside the append, not after it), so
+   * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
+   * logged and does not fail the put: recovery re-derives topics from the ConsumeQueue directory.
+   * A stored message is counted in `brokerStats` under the topic the client sent to (Apache
+   * counts before the schedule rewrite too), a refused one as a failed put.
    */
-  async putMessage(msg: MessageInner): Promise<PutMessageResult> {
+  putMessage(msg: MessageInner): Promise<PutMessageResult> {
     const topic = msg.topic;
+    const configWrite = this.topicConfigManager.durable(topic);
     applyScheduleRewrite(msg, this.delayLevels);
-    const result = await this.store.putMessage(msg);
-    if (result.appendResult) this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
-    else this.brokerStats.recordPutFailed();
-    return result;
+    const put = this.store.putMessage(msg).then((result) => {
+      if (result.appendResult) this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
+      else this.brokerStats.recordPutFailed();
+      return result;
+    });
+    return configWrite ? this.alsoAwait(put, configWrite) : put;
+  }
+
+  /** `put`'s result, answered once `configWrite` settled too (its failure is only logged). */
+  private async alsoAwait<T>(put: Promise<T>, configWrite: Promise<void>): Promise<T> {
+    await configWrite.catch((e: Error) => this.logger.error(`answering a put whose topic config is not durable: ${e.message}`));
+    return put;
   }
 }

@@ -34,6 +34,7 @@ import type { MessageStore } from '../store/message-store.js';
 import type { RequestHandler } from '../remoting/processor/request-processor.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { resolveStoreConfig } from '../store/store-config.js';
+import { resolveRemotingServerLimits } from '../remoting/transport/remoting-server-config.js';
 import { PermName, resolveBrokerConfig, splitNamesrvAddr, type BrokerConfig } from './broker-config.js';
 import { BrokerContext } from './broker-context.js';
 import { ConsumerManager } from './client/consumer-manager.js';
@@ -165,6 +166,7 @@ export class BrokerController {
         delayLevelCount: delayLevels.maxLevel,
       });
       topics.load();
+      if (topics.recoverFromConsumeQueues(store.getTopicQueueTable()).length > 0) await topics.whenPersisted();
       const offsets = new ConsumerOffsetManager(path.join(configDir, 'consumerOffset.json'), { ...fileOpts, clock });
       offsets.load();
       const clamped = offsets.clampAllToStore((t, q) => store.getMaxOffsetInQueue(t, q));
@@ -232,7 +234,7 @@ export class BrokerController {
     if (this.state !== 'created') throw new Error(`broker cannot start: it is ${this.state}`);
     this.state = 'started';
     const ctx = this.ctx;
-    const server = new RemotingServer({ listenPort: this.config.listenPort, logger: this.logger, name: 'broker' });
+    const server = new RemotingServer({ listenPort: this.config.listenPort, logger: this.logger, name: 'broker', ...resolveRemotingServerLimits(this.rawConfig) });
     for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
     server.onChannelClose((ch) => {
       ctx.consumerManager.doChannelCloseEvent(ch);
@@ -247,7 +249,10 @@ export class BrokerController {
     ctx.brokerStats.start();
     if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
     if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
-    this.every(this.config.flushConsumerOffsetInterval, () => this.persistOffsets());
+    this.every(this.config.flushConsumerOffsetInterval, () => {
+      this.persistOffsets();
+      this.retryFailedConfigWrites();
+    });
     this.every(CLIENT_SCAN_INTERVAL_MS, () => {
       ctx.consumerManager.scanNotActiveChannel();
       ctx.producerManager.scanNotActiveChannel();
@@ -321,6 +326,16 @@ export class BrokerController {
 
   private persistOffsets(): void {
     this.ctx.consumerOffsetManager.persist().catch((e: Error) => this.logger.error(`persist consumer offsets failed: ${e.message}`));
+  }
+
+  /** A topic or group write that failed (ENOSPC, EIO) is written again with the latest state. */
+  private retryFailedConfigWrites(): void {
+    for (const m of [this.ctx.topicConfigManager, this.ctx.subscriptionGroupManager]) {
+      m.retryFailedPersist()?.then(
+        () => this.logger.info(`${m.filePath} written after an earlier failure`),
+        (e: Error) => this.logger.error(`persist ${m.filePath} failed again: ${e.message}`),
+      );
+    }
   }
 
   private every(ms: number, fn: () => void): void {

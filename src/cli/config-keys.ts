@@ -11,11 +11,13 @@ import { POP_CONFIG_SPEC } from '../broker/pop/pop-config.js';
 import { TRANSACTION_CONFIG_SPEC } from '../broker/transaction/transaction-config.js';
 import { GRPC_CONFIG_SPEC } from '../grpc/grpc-config.js';
 import { storeConfigSpec } from '../store/store-config.js';
+import { REGISTRATION_LIMITS_SPEC } from '../namesrv/route/registration-limits.js';
+import { REMOTING_SERVER_CONFIG_SPEC } from '../remoting/transport/remoting-server-config.js';
 
 /** Every key (and alias) `tsmq broker` / `tsmq start` read from broker.conf and `-o`. */
 export function brokerConfigKeys(): Set<string> {
   const keys = new Set<string>(HA_RAW_CONFIG_KEYS);
-  for (const spec of [BROKER_CONFIG_SPEC, storeConfigSpec, POP_CONFIG_SPEC, TRANSACTION_CONFIG_SPEC, GRPC_CONFIG_SPEC]) {
+  for (const spec of [BROKER_CONFIG_SPEC, storeConfigSpec, POP_CONFIG_SPEC, TRANSACTION_CONFIG_SPEC, GRPC_CONFIG_SPEC, REMOTING_SERVER_CONFIG_SPEC]) {
     for (const k of knownKeyNames(spec)) keys.add(k);
   }
   return keys;
@@ -23,7 +25,7 @@ export function brokerConfigKeys(): Set<string> {
 
 /** Keys `tsmq namesrv` reads. */
 export function namesrvConfigKeys(): Set<string> {
-  return new Set(['listenPort', 'host']);
+  return new Set(['listenPort', 'host', ...knownKeyNames(REMOTING_SERVER_CONFIG_SPEC), ...knownKeyNames(REGISTRATION_LIMITS_SPEC)]);
 }
 
 /** Logs one warning per key of `cfg` that `known` lacks; returns the messages. */

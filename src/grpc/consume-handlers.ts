@@ -26,6 +26,7 @@ import { messageFilterOf } from './filter-expression.js';
 import type { HandleCheck } from '../broker/pop/pop-service.js';
 import { clientIdOf, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
+import { convertOrSkip, maxInflatedBodyBytes } from './undeliverable-body.js';
 import { findTopic, isStatus } from './route-handlers.js';
 import { checkTopicAndGroup } from './resource-validator.js';
 import { Code, durationMs, msToTimestamp, OK_STATUS, status, type CodeName, type Duration, type FilterExpression, type MessageQueue, type Resource, type Status } from './proto/v2-types.js';
@@ -84,11 +85,15 @@ async function receive(s: GrpcServices, call: ReceiveCall): Promise<void> {
     const r = await s.pop.pop({ group, topic: tc.topicName, filter: filter as MessageFilter | null, batchSize, invisibleMs, fifo: sgc.consumeMessageOrderly });
     if (r.messages.length > 0) {
       const items: Array<Record<string, unknown>> = [{ status: OK_STATUS }, { delivery_timestamp: msToTimestamp(s.ctx.clock.nowMs()) }];
+      const cap = maxInflatedBodyBytes(s.ctx.config.maxMessageSize);
       for (const p of r.messages) {
-        items.push({ message: toProtoMessage(p.message, { receiptHandle: p.receiptHandle, attempt: p.attempt, invisibleMs }) });
+        const message = convertOrSkip(s.logger, `group ${group}`, () => toProtoMessage(p.message, { receiptHandle: p.receiptHandle, attempt: p.attempt, invisibleMs }, cap));
+        if (message === null) continue;
+        items.push({ message });
         if (req.auto_renew) s.renewer.track(clientIdOf(call), group, p.receiptHandle);
       }
-      return finish(items);
+      if (items.length > 2) return finish(items);
+      continue; // every popped message was undeliverable (logged): look for others
     }
     const left = endAt - Date.now();
     if (left <= 0 || cancelled || s.stopping()) return fail(status(Code.MESSAGE_NOT_FOUND, 'no new message'));

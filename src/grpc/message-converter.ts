@@ -9,9 +9,14 @@
  *   body_digest is the MD5 of the delivered body in uppercase hex (bodies compressed by remoting
  *   producers with zlib are inflated first, body_encoding IDENTITY); message_type is derived
  *   from the properties (TRANSACTION, FIFO, DELAY, NORMAL).
+ * Bounds (docs/limits.md): a GZIP body is inflated with an output cap of the body limit (a bomb
+ *   is refused after at most that much output, MESSAGE_BODY_TOO_LARGE); user properties are
+ *   capped like Apache's proxy (userPropertyMaxNum 128, maxUserPropertySize 16 KiB of UTF-8 keys
+ *   and values, MESSAGE_PROPERTIES_TOO_LARGE); a stored zlib body is inflated for delivery only
+ *   up to maxInflatedBodyBytes (UndeliverableBodyError beyond).
  */
 import { createHash } from 'node:crypto';
-import { inflateSync, gunzipSync } from 'node:zlib';
+import { inflateBounded } from '../common/bytes/bounded-inflate.js';
 import type { MessageExt, MessageInner, SocketAddress } from '../common/message/message.js';
 import { MessageConst } from '../common/message/message-const.js';
 import { ipToString, socketAddressToString } from '../common/message/msgid.js';
@@ -20,6 +25,17 @@ import { checkTopicName } from './resource-validator.js';
 import { Code, msToDuration, msToTimestamp, timestampMs, type CodeName, type Message } from './proto/v2-types.js';
 
 const SYSTEM_KEYS: ReadonlySet<string> = new Set(Object.values(MessageConst));
+/** Apache ProxyConfig.userPropertyMaxNum: most user properties on one gRPC message. */
+export const USER_PROPERTY_MAX_NUM = 128;
+/** Apache ProxyConfig.maxUserPropertySize: UTF-8 bytes of all user property keys and values. */
+export const MAX_USER_PROPERTY_SIZE_BYTES = 16 * 1024;
+/**
+ * Largest body a stored compressed message is inflated to for a gRPC delivery unless the broker's
+ * maxMessageSize is larger: Apache's producers (DefaultMQProducer.maxMessageSize, 4 MiB) check the
+ * body before compressing it, so no Apache client stores a body that inflates past this.
+ */
+export const DEFAULT_MAX_INFLATED_BODY_BYTES = 4 * 1024 * 1024;
+
 /** Longest accepted delay (Apache `timerMaxDelaySec` = 3 days). */
 export const MAX_DELAY_MS = 3 * 24 * 3_600_000;
 
@@ -54,16 +70,22 @@ export function fromProtoMessage(
   if (!sp) return { code: Code.BAD_REQUEST, message: 'system_properties missing' };
   let body: Buffer = Buffer.isBuffer(m.body) ? m.body : Buffer.from(m.body ?? []);
   if (sp.body_encoding === 'GZIP') {
-    try {
-      body = gunzipSync(body);
-    } catch {
+    const inflated = inflateBounded(body, 'gzip', opts.maxBodySizeBytes);
+    if (!inflated.ok) {
+      if (inflated.reason === 'too-large') return { code: Code.MESSAGE_BODY_TOO_LARGE, message: `message body (body_encoding GZIP, ${body.length} bytes) inflates to more than the limit of ${opts.maxBodySizeBytes} bytes` };
       return { code: Code.BAD_REQUEST, message: 'body_encoding GZIP but the body does not gunzip' };
     }
+    body = inflated.body;
   }
   if (body.length === 0) return { code: Code.MESSAGE_BODY_EMPTY, message: 'message body is empty' };
   if (body.length > opts.maxBodySizeBytes) return { code: Code.MESSAGE_BODY_TOO_LARGE, message: `message body is ${body.length} bytes, the limit is ${opts.maxBodySizeBytes}` };
   const props = new Map<string, string>();
-  for (const [k, v] of Object.entries(m.user_properties ?? {})) {
+  const userProps = Object.entries(m.user_properties ?? {});
+  if (userProps.length > USER_PROPERTY_MAX_NUM) return { code: Code.MESSAGE_PROPERTIES_TOO_LARGE, message: `too many user properties (${userProps.length}), max is ${USER_PROPERTY_MAX_NUM}` };
+  let userPropertyBytes = 0;
+  for (const [k, v] of userProps) userPropertyBytes += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(v, 'utf8');
+  if (userPropertyBytes > MAX_USER_PROPERTY_SIZE_BYTES) return { code: Code.MESSAGE_PROPERTIES_TOO_LARGE, message: `the total size of user properties is ${userPropertyBytes} bytes, max is ${MAX_USER_PROPERTY_SIZE_BYTES}` };
+  for (const [k, v] of userProps) {
     if (SYSTEM_KEYS.has(k)) return { code: Code.ILLEGAL_MESSAGE_PROPERTY_KEY, message: `property key ${k} is reserved` };
     if (k.length === 0 || /[\x01\x02]/.test(k) || /[\x01\x02]/.test(v)) return { code: Code.ILLEGAL_MESSAGE_PROPERTY_KEY, message: `illegal property ${JSON.stringify(k)}` };
     props.set(k, v);
@@ -133,16 +155,27 @@ export function kindOf(m: MessageExt): MessageKind {
   return 'NORMAL';
 }
 
-/** Body as delivered to gRPC clients: zlib-compressed remoting bodies are inflated. */
-export function deliveredBody(m: MessageExt): Buffer {
+/** A stored message whose body cannot be delivered over gRPC (it inflates past the cap). */
+export class UndeliverableBodyError extends Error {
+  constructor(readonly msg: MessageExt, readonly maxInflatedBodyBytes: number, detail: string) {
+    super(`message ${msg.msgId} (topic ${msg.topic}, queue ${msg.queueId}, offset ${msg.queueOffset}) cannot be delivered over gRPC: its compressed body ${detail}`);
+    this.name = 'UndeliverableBodyError';
+  }
+}
+
+/**
+ * Body as delivered to gRPC clients: zlib-compressed remoting bodies are inflated, producing at
+ * most `maxInflatedBodyBytes` (default DEFAULT_MAX_INFLATED_BODY_BYTES). A body that does not
+ * inflate is delivered as stored (as before). @throws UndeliverableBodyError past the cap.
+ */
+export function deliveredBody(m: MessageExt, maxInflatedBodyBytes = DEFAULT_MAX_INFLATED_BODY_BYTES): Buffer {
   if ((m.sysFlag & MessageSysFlag.COMPRESSED_FLAG) === 0) return m.body;
   const type = (m.sysFlag & MessageSysFlag.COMPRESSION_TYPE_MASK) >> 8;
   if (type !== 0 && type !== 3) return m.body;
-  try {
-    return inflateSync(m.body);
-  } catch {
-    return m.body;
-  }
+  const r = inflateBounded(m.body, 'zlib', maxInflatedBodyBytes);
+  if (r.ok) return r.body;
+  if (r.reason === 'too-large') throw new UndeliverableBodyError(m, maxInflatedBodyBytes, r.message.replace(/^zlib data/, `(zlib)`));
+  return m.body;
 }
 
 export interface DeliveryInfo {
@@ -151,10 +184,13 @@ export interface DeliveryInfo {
   invisibleMs?: number;
 }
 
-/** A stored message as a v2 Message for consumers (and for RecoverOrphanedTransactionCommand). */
-export function toProtoMessage(m: MessageExt, d: DeliveryInfo = {}): Message {
+/**
+ * A stored message as a v2 Message for consumers (and for RecoverOrphanedTransactionCommand).
+ * @throws UndeliverableBodyError when its compressed body inflates past maxInflatedBodyBytes.
+ */
+export function toProtoMessage(m: MessageExt, d: DeliveryInfo = {}, maxInflatedBodyBytes = DEFAULT_MAX_INFLATED_BODY_BYTES): Message {
   const p = m.properties;
-  const body = deliveredBody(m);
+  const body = deliveredBody(m, maxInflatedBodyBytes);
   const user: Record<string, string> = {};
   for (const [k, v] of p) if (!SYSTEM_KEYS.has(k)) user[k] = v;
   const keys = (p.get(MessageConst.KEYS) ?? '').split(' ').filter((k) => k.length > 0);

@@ -16,6 +16,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { decodeRecord } from '../common/message/record-codec.js';
 import { clientIdOf, unary, type GrpcServices } from './grpc-services.js';
 import { toProtoMessage } from './message-converter.js';
+import { convertOrSkip, maxInflatedBodyBytes } from './undeliverable-body.js';
 import { messageFilterOf } from './filter-expression.js';
 import { findTopic, isStatus } from './route-handlers.js';
 import { checkGroupName } from './resource-validator.js';
@@ -68,7 +69,11 @@ async function pull(s: GrpcServices, call: PullCall): Promise<void> {
     const r = await s.ctx.store.getMessage(group, q.topic, q.queueId, offset, batch, filter);
     if (r.status === 'FOUND' && r.messages.length > 0) {
       const items: Array<Record<string, unknown>> = [{ status: OK_STATUS }];
-      for (const rec of r.messages) items.push({ message: toProtoMessage(decodeRecord(rec, 0)) });
+      const cap = maxInflatedBodyBytes(s.ctx.config.maxMessageSize);
+      for (const rec of r.messages) {
+        const message = convertOrSkip(s.logger, `group ${group}`, () => toProtoMessage(decodeRecord(rec, 0), {}, cap));
+        if (message !== null) items.push({ message });
+      }
       items.push({ next_offset: r.nextBeginOffset });
       return end(items);
     }

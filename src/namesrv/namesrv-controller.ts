@@ -8,6 +8,8 @@ import { systemClock } from '../common/time/clock.js';
 import type { Logger } from '../common/logging/logger.js';
 import { silentLogger } from '../common/logging/logger.js';
 import { RemotingServer } from '../remoting/transport/remoting-server.js';
+import type { RemotingServerLimits } from '../remoting/transport/remoting-server-config.js';
+import type { RegistrationLimits } from './route/registration-limits.js';
 import { RequestCode } from '../remoting/codes/request-code.js';
 import { KvConfigManager } from './kv/kv-config-manager.js';
 import { RouteInfoManager, type RouteInfoManagerOptions } from './route/route-info-manager.js';
@@ -41,6 +43,10 @@ export interface NamesrvControllerOptions {
   /** Route table options (broker expiry, default queue count for auto-created topics...). */
   routes?: Omit<RouteInfoManagerOptions, 'clock' | 'logger'>;
   maxFrameBytes?: number;
+  /** Connection limits of the remoting server (remoting-server-config.ts); defaults apply when absent. */
+  limits?: RemotingServerLimits;
+  /** REGISTER_BROKER bounds; default DEFAULT_REGISTRATION_LIMITS. */
+  registrationLimits?: RegistrationLimits;
 }
 
 export class NamesrvController {
@@ -62,6 +68,7 @@ export class NamesrvController {
       logger: this.logger,
       name: 'namesrv',
       maxFrameBytes: opts.maxFrameBytes,
+      ...opts.limits,
     });
     this.config = new NamesrvConfigTable({
       listenPort: String(opts.listenPort),
@@ -111,7 +118,7 @@ export class NamesrvController {
     s.registerProcessor(RequestCode.GET_KV_CONFIG, getKvConfigProcessor(ctx));
     s.registerProcessor(RequestCode.DELETE_KV_CONFIG, deleteKvConfigProcessor(ctx));
     s.registerProcessor(RequestCode.GET_KVLIST_BY_NAMESPACE, getKvListByNamespaceProcessor(ctx));
-    s.registerProcessor(RequestCode.REGISTER_BROKER, registerBrokerProcessor(ctx));
+    s.registerProcessor(RequestCode.REGISTER_BROKER, registerBrokerProcessor(ctx, this.opts.registrationLimits));
     s.registerProcessor(RequestCode.UNREGISTER_BROKER, unregisterBrokerProcessor(ctx));
     s.registerProcessor(RequestCode.GET_ROUTEINFO_BY_TOPIC, getRouteInfoByTopicProcessor(ctx));
     s.registerProcessor(RequestCode.GET_BROKER_CLUSTER_INFO, getBrokerClusterInfoProcessor(ctx));

@@ -47,15 +47,60 @@ export abstract class ConfigManager {
     return found === true;
   }
 
-  /** Resolves when the persists already started (e.g. by a change) have finished. */
+  /**
+   * Resolves when every change made so far is durable (the write that includes it finished);
+   * rejects with that write's error. Does not start a write.
+   */
   whenPersisted(): Promise<void> {
     return this.configFile.idle();
   }
 
-  /** Writes the current state durably. */
+  /**
+   * Writes the current state durably. Calls made while a write is queued share it (the
+   * document is rendered when the write starts), so bursts of changes cost one write.
+   */
   persist(): Promise<void> {
-    return this.configFile.persist(JSON.stringify(this.encode(), null, 2));
+    return this.configFile.persist(this.render);
   }
+
+  /**
+   * Persists after a change to the entry `key` (a topic, a group) and remembers the write until
+   * it is durable, so a request that created the entry can wait for it (`durable`) before it
+   * answers. Failures are logged here; the entry stays pending until a later write succeeds.
+   */
+  protected persistChange(key: string, logError: (message: string) => void): void {
+    const write = this.persist();
+    this.pendingKeys.set(key, write);
+    write.then(
+      () => {
+        if (this.pendingKeys.get(key) === write) this.pendingKeys.delete(key);
+      },
+      (e: Error) => logError(`persist ${this.filePath} failed: ${e.message}`),
+    );
+  }
+
+  /**
+   * The write that makes the latest change to `key` durable, or null when it already is (or was
+   * never changed). Rejects with the write's error; callers decide whether that fails their answer.
+   */
+  durable(key: string): Promise<void> | null {
+    return this.pendingKeys.get(key) ?? null;
+  }
+
+  /** Writes again after a failed write (see ConfigFile.retryFailed); null when nothing failed. */
+  retryFailedPersist(): Promise<void> | null {
+    return this.configFile.retryFailed();
+  }
+
+  /** Successful writes of this manager's document since start (for tests and metrics). */
+  get writesCompleted(): number {
+    return this.configFile.writesCompleted;
+  }
+
+  /** Entries changed by requests whose write has not completed yet → that write. */
+  private readonly pendingKeys = new Map<string, Promise<void>>();
+
+  private readonly render = (): string => JSON.stringify(this.encode(), null, 2);
 }
 
 /** A plain JSON object (not null, not an array), else throws naming `what`. */

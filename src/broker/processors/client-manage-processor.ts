@@ -116,7 +116,7 @@ export class ClientManageProcessor {
   readonly getConsumerListByGroup: RequestHandler = (rc) => this.processConsumerList(rc);
   readonly checkClientConfig: RequestHandler = (rc) => this.processCheckClientConfig(rc);
 
-  processHeartbeat({ channel, request }: RequestContext): RemotingCommand {
+  async processHeartbeat({ channel, request }: RequestContext): Promise<RemotingCommand> {
     let hb: HeartbeatData;
     try {
       hb = decodeHeartbeat(request.body);
@@ -149,6 +149,19 @@ export class ClientManageProcessor {
       });
     }
     for (const g of hb.producerGroups) this.ctx.producerManager.registerProducer(g, info);
+    // Groups and %RETRY% topics this heartbeat created are on disk before it is answered (one
+    // coalesced write per file however many were created).
+    const writes = new Set<Promise<void>>();
+    for (const c of hb.consumers) {
+      const g = this.ctx.subscriptionGroupManager.durable(c.groupName);
+      if (g) writes.add(g);
+      const t = this.ctx.topicConfigManager.durable(retryTopicOf(c.groupName));
+      if (t) writes.add(t);
+    }
+    if (writes.size > 0) {
+      const failed = (await Promise.allSettled(writes)).find((r) => r.status === 'rejected');
+      if (failed) this.ctx.logger.error(`heartbeat from ${hb.clientId}: created groups or retry topics not durable: ${(failed as PromiseRejectedResult).reason}`);
+    }
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 

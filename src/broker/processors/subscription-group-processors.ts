@@ -7,14 +7,17 @@
  *        whichBrokerWhenConsumeSlowly, notifyConsumerIdsChangedEnable, groupSysFlag,
  *        consumeTimeoutMinute, attributes}; missing fields take Apache's defaults. An illegal
  *       group name → 29 INVALID_PARAMETER with the reason; an unreadable body → 1 SYSTEM_ERROR.
- *       The group is created or replaced and subscriptionGroup.json persisted.
+ *       The group is created or replaced; the answer waits until subscriptionGroup.json holds it
+ *       (a failed write answers 1 SYSTEM_ERROR naming it; the change stays in memory).
  *   207 DELETE_SUBSCRIPTIONGROUP  header groupName, cleanOffset (5.x, default false: also drop
- *       the group's committed offsets). SUCCESS even when the group did not exist (Apache).
+ *       the group's committed offsets). SUCCESS even when the group did not exist (Apache);
+ *       answered once the file no longer holds it.
  *   352 GET_SUBSCRIPTIONGROUP_CONFIG  header group → body the group's config JSON;
  *       unknown → 26 SUBSCRIPTION_GROUP_NOT_EXIST "No group in this broker".
  * (201 GET_ALL_SUBSCRIPTIONGROUP_CONFIG is served with the slave-sync handlers.)
  */
 import type { RequestHandler } from '../../remoting/processor/request-processor.js';
+import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getOptionalBoolean, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
@@ -24,7 +27,7 @@ import type { BrokerContext } from '../broker-context.js';
 export class SubscriptionGroupProcessors {
   constructor(private readonly ctx: BrokerContext) {}
 
-  readonly updateAndCreate: RequestHandler = ({ channel, request }) => {
+  readonly updateAndCreate: RequestHandler = async ({ channel, request }) => {
     let doc: unknown;
     try {
       doc = JSON.parse((request.body ?? Buffer.alloc(0)).toString('utf8'));
@@ -42,17 +45,27 @@ export class SubscriptionGroupProcessors {
     if (problem) return createResponseCommand(request, ResponseCode.INVALID_PARAMETER, problem);
     this.ctx.logger.info(`UPDATE_AND_CREATE_SUBSCRIPTIONGROUP ${config.groupName} from ${channel.remoteAddress}: ${JSON.stringify(config)}`);
     this.ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(config);
-    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+    return this.answerWhenDurable(request, config.groupName, 'updated');
   };
 
-  readonly delete: RequestHandler = ({ channel, request }) => {
+  readonly delete: RequestHandler = async ({ channel, request }) => {
     const group = getString(request.extFields, 'groupName');
     this.ctx.logger.info(`DELETE_SUBSCRIPTIONGROUP ${group} from ${channel.remoteAddress}`);
     this.ctx.subscriptionGroupManager.deleteSubscriptionGroupConfig(group);
     if (getOptionalBoolean(request.extFields, 'cleanOffset') === true) this.ctx.consumerOffsetManager.removeGroup(group);
     this.ctx.brokerStats.onGroupDeleted(group);
-    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+    return this.answerWhenDurable(request, group, 'deleted');
   };
+
+  /** SUCCESS once the group's latest change is on disk; SYSTEM_ERROR naming the failed write. */
+  private async answerWhenDurable(request: RemotingCommand, group: string, what: string): Promise<RemotingCommand> {
+    try {
+      await this.ctx.subscriptionGroupManager.durable(group);
+    } catch (e) {
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `group ${group} is ${what} in memory but subscriptionGroup.json could not be written: ${(e as Error).message}`);
+    }
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
 
   readonly get: RequestHandler = ({ request }) => {
     const group = getOptionalString(request.extFields, 'group') ?? '';

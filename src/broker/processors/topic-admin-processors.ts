@@ -2,7 +2,8 @@
  * Topic administration (mirror 4.9 `AdminBrokerProcessor`):
  *   17 UPDATE_AND_CREATE_TOPIC: extFields topic, readQueueNums, writeQueueNums, perm,
  *      topicFilterType, topicSysFlag, order (missing numbers default to defaultTopicQueueNums /
- *      perm 6). Illegal names, the cluster name and system topics → 1 SYSTEM_ERROR with a remark.
+ *      perm 6). Illegal names, the cluster name, system topics and more than maxTopicQueueNums
+ *      queues → 1 SYSTEM_ERROR with a remark.
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
  *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets, its consume
  *      queues (store.deleteTopics) and its put/get counters. System topics are refused.
@@ -13,7 +14,9 @@
  *   306 CLEAN_EXPIRED_CONSUMEQUEUE: drops the ConsumeQueues of non-system topics whose every
  *      queue ends below the CommitLog min offset (Apache checks queue by queue; tsmq's store
  *      deletes consume queues per topic, so a topic with one live queue keeps all of them).
- * Changes are persisted and trigger a nameserver re-registration (topic change listener).
+ * Changes are on disk before the answer (a failed write answers 1 SYSTEM_ERROR naming it; the
+ * change stays in memory and is written again with the next change or retry) and trigger a
+ * nameserver re-registration (topic change listener).
  */
 import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
@@ -23,6 +26,7 @@ import { getOptionalBoolean, getOptionalInt, getOptionalString, getString } from
 import { isSystemTopic, systemTopicNames, validateTopic } from '../../common/message/topic-validator.js';
 import type { BrokerContext } from '../broker-context.js';
 import { newTopicConfig } from '../topic/topic-config.js';
+import { checkTopicQueueNums } from '../topic/topic-queue-limit.js';
 
 export class TopicAdminProcessors {
   constructor(private readonly ctx: BrokerContext) {}
@@ -62,7 +66,7 @@ export class TopicAdminProcessors {
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   };
 
-  processUpdateAndCreate({ channel, request }: RequestContext): RemotingCommand {
+  async processUpdateAndCreate({ channel, request }: RequestContext): Promise<RemotingCommand> {
     const ext = request.extFields;
     const topic = getString(ext, 'topic');
     const refusal = this.refuse(topic);
@@ -80,8 +84,15 @@ export class TopicAdminProcessors {
     if (tc.readQueueNums < 0 || tc.writeQueueNums < 0 || tc.perm < 0 || tc.perm > 7) {
       return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `invalid queue numbers or perm for topic ${topic}`);
     }
+    const tooMany = checkTopicQueueNums(topic, tc.readQueueNums, tc.writeQueueNums, this.ctx.config.maxTopicQueueNums);
+    if (tooMany) {
+      this.ctx.logger.warn(`UPDATE_AND_CREATE_TOPIC from ${channel.remoteAddress} refused: ${tooMany}`);
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, tooMany);
+    }
     this.ctx.logger.info(`UPDATE_AND_CREATE_TOPIC ${topic} from ${channel.remoteAddress}: ${tc.readQueueNums}/${tc.writeQueueNums} perm ${tc.perm}`);
     this.ctx.topicConfigManager.updateTopicConfig(tc);
+    const failure = await this.durable(topic);
+    if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${topic} is updated in memory but its config could not be written: ${failure}`);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 
@@ -97,9 +108,21 @@ export class TopicAdminProcessors {
     this.ctx.logger.info(`DELETE_TOPIC_IN_BROKER ${topic} from ${channel.remoteAddress}`);
     this.ctx.topicConfigManager.deleteTopicConfig(topic);
     this.ctx.consumerOffsetManager.cleanOffsetByTopic(topic);
+    const failure = await this.durable(topic);
     await this.ctx.store.deleteTopics([topic]);
     this.ctx.brokerStats.onTopicDeleted(topic);
+    if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${topic} is deleted in memory but topics.json could not be written: ${failure}`);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  /** Waits until the topic's latest change is on disk; the write's error message, or null. */
+  private async durable(topic: string): Promise<string | null> {
+    try {
+      await this.ctx.topicConfigManager.durable(topic);
+      return null;
+    } catch (e) {
+      return (e as Error).message;
+    }
   }
 
   private refuse(topic: string): string | null {

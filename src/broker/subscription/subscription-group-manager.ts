@@ -99,7 +99,7 @@ export class SubscriptionGroupManager extends ConfigManager {
     const created = this.defaults(group);
     this.table.set(group, created);
     this.logger.info(`auto-created subscription group ${group}`);
-    this.changed();
+    this.changed(group);
     return created;
   }
 
@@ -110,12 +110,12 @@ export class SubscriptionGroupManager extends ConfigManager {
 
   updateSubscriptionGroupConfig(config: SubscriptionGroupConfig): void {
     this.table.set(config.groupName, { ...config, attributes: { ...config.attributes } });
-    this.changed();
+    this.changed(config.groupName);
   }
 
   deleteSubscriptionGroupConfig(group: string): boolean {
     if (!this.table.delete(group)) return false;
-    this.changed();
+    this.changed(group);
     return true;
   }
 
@@ -167,8 +167,8 @@ export class SubscriptionGroupManager extends ConfigManager {
     };
   }
 
-  private changed(): void {
+  private changed(group: string): void {
     this.dataVersion.next();
-    this.persist().catch((e: Error) => this.logger.error(`persist ${this.filePath} failed: ${e.message}`));
+    this.persistChange(group, (m) => this.logger.error(m));
   }
 }

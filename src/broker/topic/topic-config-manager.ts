@@ -10,13 +10,14 @@
  *   (1 without brokerTopicEnable); OFFSET_MOVED_EVENT 1/1 perm 6; SCHEDULE_TOPIC_XXXX one queue
  *   per delay level (at least 18) perm 6; RMQ_SYS_TRACE_TOPIC 1/1 (traceTopicEnable);
  *   <brokerClusterName>_REPLY_TOPIC 1/1 perm 6.
- * Every change bumps the data version, persists, and notifies change listeners (the
- * controller re-registers with the nameservers).
+ * Every change bumps the data version, persists (coalesced: a burst of changes is one write;
+ * `durable(topic)` is the write a request that created the topic waits for before answering),
+ * and notifies change listeners (the controller re-registers with the nameservers, coalesced too).
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
-import { TopicValidator } from '../../common/message/topic-validator.js';
+import { TopicValidator, isSystemTopic, validateTopic } from '../../common/message/topic-validator.js';
 import { ConfigManager, asObject, type ConfigManagerOptions } from '../config-file/config-manager.js';
 import { DataVersion } from '../config-file/data-version.js';
 import { PermName } from '../broker-config.js';
@@ -155,6 +156,32 @@ export class TopicConfigManager extends ConfigManager {
     return true;
   }
 
+  /**
+   * Re-creates the topics that hold ConsumeQueues but have no config (topics.json lost a change:
+   * a crash before the write, or a store written by a broker that crashed that way). Apache has
+   * no such step: there such a topic answers TOPIC_NOT_EXIST (17) while its messages are stored.
+   * Each comes back with queues = highest queue id + 1 and perm read+write (6); system topics and
+   * illegal names are left alone. `queueTable` is the store's topic → queueId → max offset map.
+   * Returns the re-created names (persisted in one write; await `whenPersisted()`).
+   */
+  recoverFromConsumeQueues(queueTable: ReadonlyMap<string, ReadonlyMap<number, number>>): string[] {
+    const recovered: string[] = [];
+    for (const [topic, queues] of queueTable) {
+      if (this.table.has(topic) || isSystemTopic(topic) || validateTopic(topic) !== null || queues.size === 0) continue;
+      const queueNums = Math.max(...queues.keys()) + 1;
+      this.table.set(topic, newTopicConfig(topic, { readQueueNums: queueNums, writeQueueNums: queueNums, perm: PermName.PERM_READ | PermName.PERM_WRITE }));
+      recovered.push(topic);
+    }
+    if (recovered.length > 0) {
+      const shown = recovered.slice(0, 10).join(', ');
+      const more = recovered.length > 10 ? ` and ${recovered.length - 10} more` : '';
+      this.logger.warn(`re-created ${recovered.length} topic(s) found in the ConsumeQueues but missing from ${this.filePath}: ${shown}${more}`);
+      this.dataVersion.next();
+      void this.persist().catch((e: Error) => this.logger.error(`persist ${this.filePath} failed: ${e.message}`));
+    }
+    return recovered;
+  }
+
   /** `{topicConfigTable, dataVersion}` (TopicConfigSerializeWrapper), used by REGISTER_BROKER and GET_ALL_TOPIC_CONFIG. */
   buildSerializeWrapper(permOverride?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } {
     const topicConfigTable: Record<string, TopicConfig> = {};
@@ -188,7 +215,7 @@ export class TopicConfigManager extends ConfigManager {
 
   private changed(topic: string): void {
     this.dataVersion.next();
-    this.persist().catch((e: Error) => this.logger.error(`persist ${this.filePath} failed: ${e.message}`));
+    this.persistChange(topic, (m) => this.logger.error(m));
     for (const l of this.listeners) {
       try {
         l(topic);

@@ -1,6 +1,8 @@
 /** `tsmq namesrv`: runs a nameserver alone (RocketMQ's mqnamesrv). */
 import type { Command } from 'commander';
 import { NamesrvController } from '../../namesrv/namesrv-controller.js';
+import { resolveRegistrationLimits } from '../../namesrv/route/registration-limits.js';
+import { resolveRemotingServerLimits } from '../../remoting/transport/remoting-server-config.js';
 import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
 import { parsePortValue } from '../../common/config/config-spec.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
@@ -22,7 +24,7 @@ export function registerNamesrvCommand(program: Command): void {
       }, opts.option);
       const logger = createLogger('namesrv');
       warnUnknownConfigKeys(cfg, namesrvConfigKeys(), createLogger('config'));
-      const namesrv = new NamesrvController({ listenPort: parsePortValue('listenPort', cfg.listenPort!), host: cfg.host!, logger });
+      const namesrv = new NamesrvController({ listenPort: parsePortValue('listenPort', cfg.listenPort!), host: cfg.host!, logger, limits: resolveRemotingServerLimits(cfg), registrationLimits: resolveRegistrationLimits(cfg) });
       await namesrv.start();
       printAfterLogs(`tsmq nameserver listening on ${cfg.host}:${namesrv.port}`);
       shutdownOnSignals(() => namesrv.shutdown(), (m) => console.log(m));

@@ -4,7 +4,8 @@
  * optional heartbeatTimeoutMillis (long), compressed (boolean, default false), bodyCrc32
  * (int, 0 = unchecked; else must equal crc32(body) & 0x7FFFFFFF).
  * Body: RegisterBrokerBody JSON (register-broker-body.ts). The compressed binary form is not
- * supported (SYSTEM_ERROR).
+ * supported (SYSTEM_ERROR). A body above registerBrokerMaxBodyBytes or with more than
+ * registerBrokerMaxTopicNums topics is refused with SYSTEM_ERROR (route/registration-limits.ts).
  * Reply: SUCCESS; extFields haServerAddr and masterAddr (a slave's master; absent for a master);
  * body KVTable of the ORDER_TOPIC_CONFIG namespace, `{"table":{}}` when empty.
  */
@@ -18,8 +19,11 @@ import { NAMESPACE_ORDER_TOPIC_CONFIG } from '../kv/kv-config-manager.js';
 import { encodeKvTable } from '../route/route-json.js';
 import { parseRegisterBrokerBody } from '../route/register-broker-body.js';
 import type { NamesrvContext } from '../namesrv-context.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import { checkRegistrationBody, checkRegistrationTopics, DEFAULT_REGISTRATION_LIMITS, type RegistrationLimits } from '../route/registration-limits.js';
 
-export function registerBrokerProcessor(ctx: NamesrvContext): RequestHandler {
+export function registerBrokerProcessor(ctx: NamesrvContext, limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS): RequestHandler {
+  const refusals = new RateLimitedLog(ctx.logger);
   return ({ request, channel }) => {
     const ext = request.extFields;
     const brokerName = getString(ext, 'brokerName');
@@ -38,11 +42,21 @@ export function registerBrokerProcessor(ctx: NamesrvContext): RequestHandler {
     if (compressed && request.body && request.body.length > 0) {
       return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'compressed register broker body is not supported');
     }
+    const tooBig = checkRegistrationBody(request.body?.length ?? 0, limits);
+    if (tooBig) {
+      refusals.warn('too-big', `register broker ${brokerName} ${brokerAddr} from ${channel.remoteAddress} refused: ${tooBig}`);
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, tooBig);
+    }
     let body;
     try {
       body = parseRegisterBrokerBody(request.body);
     } catch (e) {
       return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, (e as Error).message);
+    }
+    const tooMany = checkRegistrationTopics(body.topicConfigWrapper.topicConfigTable.size, limits);
+    if (tooMany) {
+      refusals.warn('too-many-topics', `register broker ${brokerName} ${brokerAddr} from ${channel.remoteAddress} refused: ${tooMany}`);
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, tooMany);
     }
     const result = ctx.routes.registerBroker({
       clusterName, brokerAddr, brokerName, brokerId, haServerAddr,

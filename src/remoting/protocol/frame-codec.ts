@@ -125,6 +125,10 @@ export interface FrameDecoderOptions {
  * handed to `onCommand` in order. Buffered chunks are joined only once per frame, so a large
  * body arriving in many chunks costs O(size).
  *
+ * Memory: nothing is allocated for a frame's declared length; an unfinished frame is just the
+ * chunks received so far, so a peer holds at most what it has actually sent, and never more than
+ * maxFrameBytes per connection (a larger declared length fails at once).
+ *
  * On garbage push() throws FrameError and the decoder stays failed (every later push throws
  * the same error): the stream has lost sync and the connection must be closed.
  */
@@ -138,6 +142,7 @@ export class FrameDecoder {
   /** L of the frame being assembled, or -1 while its length field is not complete. */
   private frameLength = -1;
   private failure: FrameError | null = null;
+  private decoded = 0;
 
   constructor(
     private readonly onCommand: (cmd: RemotingCommand) => void,
@@ -150,6 +155,23 @@ export class FrameDecoder {
   /** Bytes received but not yet part of a decoded frame. */
   get bufferedBytes(): number {
     return this.buffered;
+  }
+
+  /** Frames decoded so far (a change tells a caller that a new frame may have begun). */
+  get framesDecoded(): number {
+    return this.decoded;
+  }
+
+  /**
+   * Drops every buffered byte (the connection is closing): the partial frame's chunks become
+   * garbage at once even if something still holds the decoder. Later pushes throw FrameError.
+   */
+  release(): void {
+    this.chunks = [];
+    this.head = 0;
+    this.buffered = 0;
+    this.frameLength = -1;
+    this.failure ??= new FrameError('decoder released');
   }
 
   push(chunk: Buffer): void {
@@ -195,6 +217,7 @@ export class FrameDecoder {
       const n = this.frameLength;
       if (this.buffered < n) return;
       this.frameLength = -1;
+      this.decoded++;
       const first = this.chunks[0]!;
       if (first.length - this.head >= n) {
         const start = this.head;

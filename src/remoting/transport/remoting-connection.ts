@@ -22,6 +22,8 @@ import { isResponse, markOneway } from '../protocol/commands.js';
 import { FrameDecoder, FrameError } from '../protocol/frame-codec.js';
 import { FrameBatch } from '../protocol/frame-batch.js';
 import { RemotingSendRequestError, RemotingTimeoutError } from './remoting-errors.js';
+import type { PartialFrameBudget } from './partial-frame-budget.js';
+import type { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 
 /** Above this much unsent output the peer is considered stuck and the connection is closed. */
 export const DEFAULT_MAX_PENDING_WRITE_BYTES = 64 * 1024 * 1024;
@@ -40,6 +42,13 @@ export interface RemotingConnectionOptions {
   pauseReadOnBackpressure?: boolean;
   /** Close after this long without reads or writes; 0 = never (default). */
   maxIdleMs?: number;
+  /**
+   * Server-wide budget the bytes of this connection's unfinished frame are charged to; a read
+   * that would exceed it closes this connection. Absent: no budget (client side).
+   */
+  partialFrameBudget?: PartialFrameBudget;
+  /** Where bad-input warnings go (rate-limited); absent: `logger` directly, one line per event. */
+  badInputLog?: RateLimitedLog;
   onRequest: (conn: RemotingConnection, request: RemotingCommand) => void;
 }
 
@@ -63,6 +72,12 @@ export class RemotingConnection implements RemotingChannel {
   private readonly out = new FrameBatch();
   private outCallbacks: WriteCallback[] | null = null;
   private flushScheduled = false;
+  /** Bytes of the unfinished frame charged to opts.partialFrameBudget. */
+  private chargedBytes = 0;
+  /** performance.now() when the unfinished frame began (its first byte arrived), or -1. */
+  private partialSinceMs = -1;
+  /** decoder.framesDecoded when partialSinceMs was taken (a change means a new frame began). */
+  private partialFrameSeq = 0;
 
   constructor(private readonly socket: Socket, private readonly opts: RemotingConnectionOptions) {
     this.id = opts.id;
@@ -208,12 +223,58 @@ export class RemotingConnection implements RemotingChannel {
       this.decoder.push(chunk);
     } catch (e) {
       if (e instanceof FrameError) {
-        this.logger.warn(`closing remoting connection ${this.remoteAddress}: ${e.message}`);
+        this.warnBadInput('bad-frame', `closing remoting connection ${this.remoteAddress}: ${e.message}`);
       } else {
         this.logger.error(`closing remoting connection ${this.remoteAddress} after an unexpected error: ${(e as Error).stack ?? e}`);
       }
       this.close();
+      return;
     }
+    if (this.isClosed) return;
+    this.trackPartialFrame();
+  }
+
+  /**
+   * After a read: notes when the unfinished frame began (for frameOverdueMs) and charges its
+   * bytes to the server's budget, closing this connection when the budget is exhausted.
+   */
+  private trackPartialFrame(): void {
+    const buffered = this.decoder.bufferedBytes;
+    if (buffered === 0) {
+      this.partialSinceMs = -1;
+    } else if (this.partialSinceMs < 0 || this.partialFrameSeq !== this.decoder.framesDecoded) {
+      this.partialSinceMs = performance.now();
+      this.partialFrameSeq = this.decoder.framesDecoded;
+    }
+    const budget = this.opts.partialFrameBudget;
+    if (!budget) return;
+    const delta = buffered - this.chargedBytes;
+    if (delta < 0) {
+      budget.release(-delta);
+      this.chargedBytes = buffered;
+    } else if (delta > 0) {
+      if (budget.tryCharge(delta)) {
+        this.chargedBytes = buffered;
+      } else {
+        this.warnBadInput('partial-frame-budget',
+          `closing remoting connection ${this.remoteAddress}: its unfinished frame (${buffered} bytes) would exceed the server-wide budget for unfinished frames (${budget.usedBytes} of ${budget.limitBytes} bytes in use)`);
+        this.close();
+      }
+    }
+  }
+
+  /**
+   * How long the current unfinished frame has been arriving, ms (0 when no frame is unfinished).
+   * A trickle of bytes does not reset it: only completing the frame does.
+   */
+  frameOverdueMs(nowMs: number): number {
+    return this.partialSinceMs < 0 ? 0 : nowMs - this.partialSinceMs;
+  }
+
+  /** Bad-input warning through the rate-limited log when there is one. */
+  warnBadInput(key: string, message: string): void {
+    if (this.opts.badInputLog) this.opts.badInputLog.warn(key, message);
+    else this.logger.warn(message);
   }
 
   private onCommand(cmd: RemotingCommand): void {
@@ -253,6 +314,12 @@ export class RemotingConnection implements RemotingChannel {
   private onSocketClose(): void {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.decoder.release();
+    this.partialSinceMs = -1;
+    if (this.chargedBytes > 0) {
+      this.opts.partialFrameBudget?.release(this.chargedBytes);
+      this.chargedBytes = 0;
+    }
     for (const [opaque, call] of this.pending) {
       clearTimeout(call.timer);
       call.reject(new RemotingSendRequestError(this.remoteAddress, `connection to <${this.remoteAddress}> closed before the response to opaque ${opaque} arrived`));

@@ -12,7 +12,15 @@ import { silentLogger } from '../../common/logging/logger.js';
 import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
 import type { RemotingCommand } from '../protocol/remoting-command.js';
 import { ProcessorTable } from './processor-table.js';
-import { RemotingConnection } from './remoting-connection.js';
+import { RemotingConnection, formatAddress } from './remoting-connection.js';
+import { PartialFrameBudget } from './partial-frame-budget.js';
+import { RateLimitedLog, DEFAULT_BAD_INPUT_LOG_INTERVAL_MS } from '../../common/logging/rate-limited-log.js';
+import {
+  DEFAULT_CHANNEL_MAX_IDLE_MS,
+  DEFAULT_FRAME_READ_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_PARTIAL_FRAME_BUDGET_BYTES,
+} from './remoting-server-config.js';
 
 export interface RemotingServerOptions {
   /** 0 picks a free port (read it back from `port`). */
@@ -31,9 +39,24 @@ export interface RemotingServerOptions {
    * serverChannelMaxIdleTimeSeconds; 0 disables. Clients reconnect on their next call.
    */
   channelMaxIdleMs?: number;
+  /**
+   * Open connections above which new ones are closed at once (one rate-limited warning);
+   * default 10000 (`serverMaxConnections`, remoting-server-config.ts). 0 = no limit.
+   */
+  maxConnections?: number;
+  /**
+   * A frame must be complete this long after its first byte arrived, else the connection is
+   * closed; later bytes do not extend it (a 1 byte/s trickle cannot keep a connection). Default
+   * 30000 (`serverFrameReadTimeoutMs`); 0 disables.
+   */
+  frameReadTimeoutMs?: number;
+  /** Server-wide budget for bytes of unfinished frames; default 256 MiB (`serverPartialFrameBudgetBytes`). */
+  partialFrameBudgetBytes?: number;
+  /** Minimum time between two bad-input warnings of one kind, ms; default 10000. */
+  badInputLogIntervalMs?: number;
 }
 
-export const DEFAULT_CHANNEL_MAX_IDLE_MS = 120_000;
+export { DEFAULT_CHANNEL_MAX_IDLE_MS } from './remoting-server-config.js';
 
 export class RemotingServer {
   private readonly logger: Logger;
@@ -46,11 +69,25 @@ export class RemotingServer {
   private boundHost = '';
   private nextConnectionId = 1;
   private stopping = false;
+  private readonly partialFrameBudget: PartialFrameBudget;
+  private readonly badInputLog: RateLimitedLog;
+  private readonly maxConnections: number;
+  private readonly frameReadTimeoutMs: number;
+  private frameDeadlineTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: RemotingServerOptions) {
     this.logger = opts.logger ?? silentLogger;
     this.name = opts.name ?? 'remoting';
     this.processors = new ProcessorTable(this.logger);
+    this.partialFrameBudget = new PartialFrameBudget(opts.partialFrameBudgetBytes ?? DEFAULT_PARTIAL_FRAME_BUDGET_BYTES);
+    this.badInputLog = new RateLimitedLog(this.logger, opts.badInputLogIntervalMs ?? DEFAULT_BAD_INPUT_LOG_INTERVAL_MS);
+    this.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.frameReadTimeoutMs = opts.frameReadTimeoutMs ?? DEFAULT_FRAME_READ_TIMEOUT_MS;
+  }
+
+  /** Bytes of unfinished inbound frames held over all connections now. */
+  get partialFrameBytes(): number {
+    return this.partialFrameBudget.usedBytes;
   }
 
   registerProcessor(code: number, handler: RequestHandler): void {
@@ -96,6 +133,7 @@ export class RemotingServer {
         this.boundPort = bound.port;
         this.boundHost = bound.address;
         this.logger.info(`${this.name} remoting server listening on ${this.opts.host ?? '*'}:${this.boundPort}`);
+        this.startFrameDeadlineCheck();
         resolve();
       });
     });
@@ -119,6 +157,8 @@ export class RemotingServer {
     const server = this.server;
     if (!server || this.stopping) return;
     this.stopping = true;
+    if (this.frameDeadlineTimer) clearInterval(this.frameDeadlineTimer);
+    this.frameDeadlineTimer = null;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const conn of this.connections.values()) conn.close();
     await closed;
@@ -132,8 +172,34 @@ export class RemotingServer {
     return conn;
   }
 
+  /** Closes connections whose unfinished frame is older than frameReadTimeoutMs; checked 4 times per timeout (at most every second). */
+  private startFrameDeadlineCheck(): void {
+    const timeoutMs = this.frameReadTimeoutMs;
+    if (!(timeoutMs > 0)) return;
+    const everyMs = Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4)));
+    this.frameDeadlineTimer = setInterval(() => {
+      const now = performance.now();
+      for (const conn of this.connections.values()) {
+        const ageMs = conn.frameOverdueMs(now);
+        if (ageMs > timeoutMs) {
+          conn.warnBadInput('frame-read-timeout',
+            `closing remoting connection ${conn.remoteAddress}: a frame begun ${Math.round(ageMs)} ms ago is still incomplete (serverFrameReadTimeoutMs=${timeoutMs})`);
+          conn.close();
+        }
+      }
+    }, everyMs);
+    this.frameDeadlineTimer.unref();
+  }
+
   private accept(socket: net.Socket): void {
     if (this.stopping) {
+      socket.destroy();
+      return;
+    }
+    if (this.maxConnections > 0 && this.connections.size >= this.maxConnections) {
+      this.badInputLog.warn('connection-limit',
+        `${this.name}: refusing connection from ${formatAddress(socket.remoteAddress, socket.remotePort)}: ${this.connections.size} connections are open (serverMaxConnections=${this.maxConnections})`);
+      socket.on('error', () => {});
       socket.destroy();
       return;
     }
@@ -144,6 +210,8 @@ export class RemotingServer {
       maxPendingWriteBytes: this.opts.maxPendingWriteBytes,
       pauseReadOnBackpressure: true,
       maxIdleMs: this.opts.channelMaxIdleMs ?? DEFAULT_CHANNEL_MAX_IDLE_MS,
+      partialFrameBudget: this.partialFrameBudget,
+      badInputLog: this.badInputLog,
       onRequest: (c, request) => {
         void this.processors.dispatch(c, request);
       },

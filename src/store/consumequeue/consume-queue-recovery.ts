@@ -5,10 +5,13 @@
  * 8 tags code; files of 300,000 units by default); the ConsumeQueue applies the returned
  * max physical offset and re-clamps its min offset.
  *
- * - `recoverQueueFiles`: scan from the third-from-last file; a file wholly made of valid entries
- *   continues with the next, the first invalid entry (offset < 0 or size ≤ 0, e.g. a zero slot)
- *   ends the data. Everything after it is truncated (tails zeroed on disk, later files deleted),
- *   an empty last file is dropped while an earlier file exists (B02), flushed/committed := end.
+ * - `recoverQueueFiles`: scan from the third-from-last file, in chunks, reading only up to the
+ *   end of the data (cost proportional to what the queue holds, not to its 6 MB files); a file
+ *   wholly made of valid entries continues with the next, the first invalid entry (offset < 0 or
+ *   size ≤ 0, e.g. a zero slot) ends the data. When a bounded probe finds bytes after the end
+ *   (torn or stale slots) everything after it is truncated (tails zeroed on disk, later files
+ *   deleted); a clean tail only moves positions. An empty last file is dropped while an earlier
+ *   file exists (B02), flushed/committed := end.
  * - `truncateQueueFiles(phy)`: drop every entry whose record starts at or beyond CommitLog
  *   offset `phy`: the last file is rescanned from its start; a file whose first entry is at/after
  *   `phy` (or invalid), or that holds only pre-blanks while an earlier file exists, is deleted and
@@ -33,6 +36,22 @@ export interface QueueRecoveryResult {
   maxPhysicOffset: number;
 }
 
+/**
+ * Units read per chunk during recovery: the first chunk of a file is 1,024 units (20 KiB), each
+ * next one twice as large up to 13,107 units (262,140 bytes), so a queue costs what it holds,
+ * not its 6 MB file size, and a nearly empty queue (the common case with thousands) costs one
+ * small read.
+ */
+const RECOVERY_FIRST_CHUNK_UNITS = 1_024;
+const RECOVERY_MAX_CHUNK_UNITS = 13_107;
+/**
+ * Bytes after the last valid entry examined for leftovers (torn or stale slots). Our writers
+ * only ever append and truncation zeroes tails, so anything non-zero sits right behind the end;
+ * a clean tail costs one small read instead of reading the rest of the file (issue: 5,818 queues
+ * read 94 GB before this bound).
+ */
+export const RECOVERY_TAIL_PROBE_BYTES = 16 * 1024;
+
 export function recoverQueueFiles(mfq: MappedFileQueue): QueueRecoveryResult {
   const files = mfq.getFiles();
   if (files.length === 0) return { validEntries: 0, removedEntries: 0, maxPhysicOffset: -1 };
@@ -41,23 +60,44 @@ export function recoverQueueFiles(mfq: MappedFileQueue): QueueRecoveryResult {
   let processOffset = files[index]!.fileFromOffset;
   let validEntries = 0;
   let maxPhy = -1;
+  const chunk = Buffer.allocUnsafe(Math.min(fileSize, RECOVERY_MAX_CHUNK_UNITS * CQ_STORE_UNIT_SIZE));
   for (; index < files.length; index++) {
     const mf = files[index]!;
-    const data = mf.read(0, fileSize)!;
     let pos = 0;
-    for (; pos < fileSize; pos += CQ_STORE_UNIT_SIZE) {
-      const e = readCqEntry(data, pos / CQ_STORE_UNIT_SIZE);
-      if (!isValidEntry(e)) break;
-      if (!isPreBlank(e)) {
-        maxPhy = e.phyOffset + e.size;
-        validEntries++;
+    let ended = false;
+    let chunkUnits = RECOVERY_FIRST_CHUNK_UNITS;
+    while (pos < fileSize && !ended) {
+      const len = Math.min(chunkUnits * CQ_STORE_UNIT_SIZE, chunk.length, fileSize - pos);
+      chunkUnits = Math.min(chunkUnits * 2, RECOVERY_MAX_CHUNK_UNITS);
+      if (!mf.readInto(pos, chunk, 0, len)) throw new Error(`cannot read ${mf.filePath} at ${pos}`);
+      const units = Math.floor(len / CQ_STORE_UNIT_SIZE);
+      let i = 0;
+      for (; i < units; i++) {
+        const e = readCqEntry(chunk, i);
+        if (!isValidEntry(e)) {
+          ended = true;
+          break;
+        }
+        if (!isPreBlank(e)) {
+          maxPhy = e.phyOffset + e.size;
+          validEntries++;
+        }
       }
+      pos += i * CQ_STORE_UNIT_SIZE;
+      if (units === 0) break;
     }
     processOffset = mf.fileFromOffset + pos;
     if (pos < fileSize) break;
   }
-  const removedEntries = countWrittenSlotsFrom(mfq, processOffset);
-  mfq.truncateDirtyFiles(processOffset);
+  const { removedEntries, dirty } = probeTail(mfq, processOffset);
+  if (dirty) {
+    mfq.truncateDirtyFiles(processOffset);
+  } else {
+    // a clean tail: only positions move (as RocketMQ's recover does); later files hold nothing
+    const later = mfq.getFiles().filter((f) => f.fileFromOffset > processOffset);
+    if (later.length > 0) mfq.truncateDirtyFiles(processOffset);
+    else setWrotePositions(mfq, processOffset);
+  }
   dropEmptyTrailingFiles(mfq);
   mfq.setFlushedWhere(mfq.getMaxOffset());
   mfq.setCommittedWhere(mfq.getMaxOffset());
@@ -99,20 +139,39 @@ export function truncateQueueFiles(mfq: MappedFileQueue, phy: number): { removed
   return { removedEntries: (before - max) / CQ_STORE_UNIT_SIZE, maxPhysicOffset };
 }
 
-/** Slots at or after logic offset `from` (up to each file's loaded length) with any non-zero byte. */
-function countWrittenSlotsFrom(mfq: MappedFileQueue, from: number): number {
+/**
+ * Looks at the first RECOVERY_TAIL_PROBE_BYTES at/after logic offset `from` (within its file and
+ * the next one): `dirty` when any byte there is non-zero; `removedEntries` counts the slots with
+ * a non-zero byte in that window (a lower bound when the window is full of them).
+ */
+function probeTail(mfq: MappedFileQueue, from: number): { removedEntries: number; dirty: boolean } {
   let count = 0;
+  let dirty = false;
+  let budget = RECOVERY_TAIL_PROBE_BYTES;
   for (const mf of mfq.getFiles()) {
+    if (budget <= 0) break;
     const end = mf.fileFromOffset + mf.getWrotePosition();
     if (end <= from) continue;
     const start = Math.max(0, from - mf.fileFromOffset);
-    const data = mf.read(start, end - mf.fileFromOffset - start);
+    const len = Math.min(budget, end - mf.fileFromOffset - start);
+    budget -= len;
+    const data = mf.read(start, len);
     if (!data) continue;
     for (let pos = 0; pos + CQ_STORE_UNIT_SIZE <= data.length; pos += CQ_STORE_UNIT_SIZE) {
-      if (!isZeroSlot(data, pos)) count++;
+      if (!isZeroSlot(data, pos)) {
+        count++;
+        dirty = true;
+      }
     }
   }
-  return count;
+  return { removedEntries: count, dirty };
+}
+
+/** Moves the positions of the file holding `offset` (files wholly below it stay full). */
+function setWrotePositions(mfq: MappedFileQueue, offset: number): void {
+  for (const f of mfq.getFiles()) {
+    if (offset >= f.fileFromOffset && offset < f.fileFromOffset + mfq.fileSize) f.setPositions(offset - f.fileFromOffset);
+  }
 }
 
 /** An empty last file is removed when an earlier file exists (it adds nothing; B02). */

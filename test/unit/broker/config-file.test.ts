@@ -125,10 +125,48 @@ describe('ConfigFile persistence', () => {
     assert.equal(m.dataVersion.counter, 3);
   });
 
-  it('serializes concurrent persists (last write wins, file always valid)', async () => {
+  it('coalesces persists requested while a write is queued: one write of the latest document', async () => {
     const cf = new ConfigFile(join(dir, 'x.json'));
     await Promise.all([cf.persist('{"v":1}'), cf.persist('{"v":2}'), cf.persist('{"v":3}')]);
     assert.equal(readFileSync(join(dir, 'x.json'), 'utf8'), '{"v":3}');
-    assert.equal(readFileSync(join(dir, 'x.json.bak'), 'utf8'), '{"v":2}');
+    assert.equal(cf.writesCompleted, 1, 'three requests in one turn: one write');
+    assert.equal(existsSync(join(dir, 'x.json.bak')), false, 'no earlier document was ever written');
+  });
+
+  it('renders lazily: requests during a running write share one follow-up write of the state when it starts', async () => {
+    const cf = new ConfigFile(join(dir, 'x.json'));
+    let state = 0;
+    let renders = 0;
+    const render = (): string => {
+      renders++;
+      return JSON.stringify({ v: state });
+    };
+    state = 1;
+    const first = cf.persist(render);
+    await new Promise((r) => setImmediate(r)); // the first write is now running
+    assert.equal(cf.busy, true);
+    const later: Promise<void>[] = [];
+    for (let i = 2; i <= 1000; i++) {
+      state = i;
+      later.push(cf.persist(render));
+    }
+    assert.equal(new Set(later).size, 1, '999 requests share one queued write');
+    await first;
+    await Promise.all(later);
+    assert.equal(renders, 2);
+    assert.equal(cf.writesCompleted, 2);
+    assert.equal(readFileSync(join(dir, 'x.json'), 'utf8'), '{"v":1000}');
+    assert.equal(readFileSync(join(dir, 'x.json.bak'), 'utf8'), '{"v":1}');
+  });
+
+  it('idle() waits for the write that covers every change so far, not for later ones', async () => {
+    const cf = new ConfigFile(join(dir, 'x.json'));
+    assert.equal(cf.busy, false);
+    await cf.idle(); // nothing pending: resolves at once
+    void cf.persist('{"v":1}');
+    const covered = cf.idle();
+    await covered;
+    assert.equal(readFileSync(join(dir, 'x.json'), 'utf8'), '{"v":1}');
+    assert.equal(cf.busy, false);
   });
 });

@@ -128,3 +128,44 @@ describe('topic admin requests (17, 21, 215)', () => {
     assert.equal((await h.call(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: 'TBW102' })).code, ResponseCode.SYSTEM_ERROR);
   });
 });
+
+describe('TopicConfigManager.recoverFromConsumeQueues (topics.json behind the data)', () => {
+  it('re-creates topics that have ConsumeQueues but no config, with queues = highest id + 1, perm 6, in one write', async () => {
+    const m = manager();
+    m.updateTopicConfig({ ...m.selectTopicConfig('TBW102')!, topicName: 'Known', readQueueNums: 2, writeQueueNums: 2, perm: 4 });
+    await m.whenPersisted();
+    const before = m.writesCompleted;
+    const queues = new Map<string, Map<number, number>>([
+      ['Known', new Map([[0, 5], [7, 1]])],
+      ['Lost', new Map([[0, 3], [5, 9]])],
+      ['%RETRY%GID_LOST', new Map([[0, 1]])],
+      ['SCHEDULE_TOPIC_XXXX', new Map([[40, 1]])],
+      ['rmq_sys_wheel_timer', new Map([[0, 1]])],
+      ['bad/name', new Map([[0, 1]])],
+    ]);
+    assert.deepEqual(m.recoverFromConsumeQueues(queues), ['Lost', '%RETRY%GID_LOST']);
+    await m.whenPersisted();
+    assert.equal(m.writesCompleted, before + 1);
+    const lost = m.selectTopicConfig('Lost')!;
+    assert.deepEqual([lost.readQueueNums, lost.writeQueueNums, lost.perm], [6, 6, 6]);
+    assert.deepEqual([m.selectTopicConfig('Known')!.readQueueNums, m.selectTopicConfig('Known')!.perm], [2, 4], 'a known topic is kept as configured');
+    assert.equal(m.selectTopicConfig('SCHEDULE_TOPIC_XXXX')!.readQueueNums, 18, 'system topics untouched');
+    assert.equal(m.selectTopicConfig('bad/name'), undefined);
+    const onDisk = JSON.parse(readFileSync(join(dir, 'topics.json'), 'utf8')) as { topicConfigTable: Record<string, { writeQueueNums: number }> };
+    assert.equal(onDisk.topicConfigTable.Lost?.writeQueueNums, 6);
+    assert.deepEqual(m.recoverFromConsumeQueues(queues), [], 'idempotent');
+  });
+
+  it('durable(topic) is the pending write of a topic created by a request, null once it is on disk', async () => {
+    const m = manager();
+    const tc = m.createTopicInSendMessageMethod('NewTopic', 'TBW102', 4, 0)!;
+    assert.equal(tc.writeQueueNums, 4);
+    const pending = m.durable('NewTopic');
+    assert.ok(pending, 'a write is pending');
+    assert.equal(m.durable('TBW102'), null);
+    await pending;
+    assert.equal(m.durable('NewTopic'), null);
+    const onDisk = JSON.parse(readFileSync(join(dir, 'topics.json'), 'utf8')) as { topicConfigTable: Record<string, unknown> };
+    assert.ok('NewTopic' in onDisk.topicConfigTable);
+  });
+});

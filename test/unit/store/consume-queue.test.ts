@@ -271,3 +271,64 @@ test('pre-blank fill interrupted, then a crash: after recovery the re-dispatched
     removeDir(root);
   }
 });
+
+/** Counts the bytes read through pread. */
+class CountingFileSystem extends NodeFileSystem {
+  bytesRead = 0;
+  override pread(fd: number, buf: Buffer, bufOffset: number, length: number, position: number): number {
+    const n = super.pread(fd, buf, bufOffset, length, position);
+    this.bytesRead += n;
+    return n;
+  }
+}
+
+test('ConsumeQueue recovery reads what the queue holds, not its 6 MB file (issue 19: 5,818 queues read 94 GB)', () => {
+  const root = tempDir();
+  try {
+    const fileSize = 300_000 * 20; // RocketMQ's default ConsumeQueue file
+    const cq = newQueue(root, fileSize);
+    for (let q = 0; q < 5; q++) cq.putMessagePositionInfo(q * 100, 100, 7, q);
+    cq.shutdown();
+    const counting = new CountingFileSystem();
+    const again = newQueue(root, fileSize, counting);
+    again.load();
+    assert.deepEqual(again.recover(), { validEntries: 5, removedEntries: 0 });
+    assert.equal(again.getMaxOffsetInQueue(), 5);
+    assert.equal(again.getMaxPhysicOffset(), 500);
+    assert.ok(counting.bytesRead <= 20_480 + 16 * 1024, `read ${counting.bytesRead} bytes of a ${fileSize}-byte file`);
+    // the queue keeps working where it ended
+    assert.equal(again.putMessagePositionInfo(500, 100, 7, 5), true);
+    assert.deepEqual(again.getEntry(5), { phyOffset: 500, size: 100, tagsCode: 7 });
+    again.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('ConsumeQueue recovery: torn bytes right behind the last entry are counted and zeroed on disk', () => {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root, 200);
+    for (let q = 0; q < 3; q++) cq.putMessagePositionInfo(q * 100, 100, 7, q);
+    cq.shutdown();
+    const file = path.join(root, 'T', '0', '00000000000000000000');
+    const fd = fs.openSync(file, 'r+');
+    // entry 3: a torn write (offset written, size not), entry 4 zero, entry 5 garbage
+    const torn = Buffer.alloc(20);
+    torn.writeBigInt64BE(300n, 0);
+    fs.writeSync(fd, torn, 0, 20, 60);
+    fs.writeSync(fd, Buffer.from([9, 9, 9]), 0, 3, 100);
+    fs.closeSync(fd);
+    const again = newQueue(root, 200);
+    again.load();
+    assert.deepEqual(again.recover(), { validEntries: 3, removedEntries: 2 });
+    assert.equal(again.getMaxOffsetInQueue(), 3);
+    again.shutdown();
+    const raw = fs.readFileSync(file);
+    assert.equal(raw.length, 200);
+    assert.equal(raw.subarray(60).every((b) => b === 0), true, 'tail zeroed');
+    assert.equal(raw.readBigInt64BE(40), 200n, 'entries before the end kept');
+  } finally {
+    removeDir(root);
+  }
+});
