@@ -38,7 +38,8 @@ export interface MqadminRun {
   stderr: string;
 }
 
-function stepLine(s: Step): string {
+/** One line of the runner's steps file. */
+export function stepLine(s: Step): string {
   switch (s.op) {
     case 'produce':
       return ['produce', s.as, s.group, s.topic, s.count, s.tag, s.keyPrefix].join('\t');

@@ -70,6 +70,10 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): 
     { op: 'readfile', id: 'groupsAfterDelete', path: groupsFile },
     m('deleteTopic', 'deleteTopic', '-c', CLUSTER, '-t', TOPIC2),
     m('topicRouteDeleted', 'topicRoute', '-t', TOPIC2),
+    // a Java producer may still auto-create it (its own TBW102 fallback); then it routes again
+    { op: 'produce', as: 'p2', group: `${PRODUCER_GROUP}_RECREATE`, topic: TOPIC2, count: 1, tag: 'TagR', keyPrefix: 'recreated' },
+    { op: 'sleep', ms: 300 },
+    m('topicRouteRecreated', 'topicRoute', '-t', TOPIC2),
   ];
   // 4.9.8 has no haStatus sub command: run anyway so the tally shows it (it prints "not exist")
   steps.push(m('haStatus', 'haStatus', '-b', brokerAddr));

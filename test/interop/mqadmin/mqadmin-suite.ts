@@ -330,6 +330,8 @@ export function defineMqadminSuite(version: Version): void {
       const after = cmd('topicRouteDeleted', true);
       assert.equal(after.out.trim(), '');
       assert.match(after.err, new RegExp(`CODE: 17\\s+DESC: No topic route info in name server for the topic: ${TOPIC2}`));
+      assert.equal(run.sent.get('p2')?.ok, 1, 'a Java producer re-creates the deleted topic by sending (auto-create)');
+      assert.match(cmd('topicRouteRecreated').out, /"writeQueueNums":4/);
     });
 
     if (version === 4) {

@@ -38,7 +38,8 @@ import tsmq.interop.common.Json;
  *   readfile ID PATH                               prints {"type":"file","id":ID,"content":...} (a broker file at that moment)
  * 5.x clients stop their NettyEventExecutor by waiting for its 3 s queue poll to time out, so
  * every DefaultMQAdminExt.shutdown() may take 3 s; a watcher interrupts that poll while the main
- * thread is inside NettyRemotingClient.shutdown (the executor treats the interrupt as a wake-up).
+ * thread is inside NettyRemotingClient.shutdown (the executor treats the interrupt as a wake-up);
+ * threads of the long-lived producer/consumer client are left alone.
  * Output: one JSON line per step: {"type":"sent"|"consumed"|"cmd",...}; a cmd line has
  * name, args, out (its stdout), err (its stderr, trimmed), exit (System.exit status if it called it), ms.
  */
@@ -46,6 +47,12 @@ public final class MqAdminRunner {
     private static final Map<String, String> VARS = new HashMap<>();
     private static final Map<String, DefaultMQProducer> PRODUCERS = new LinkedHashMap<>();
     private static final List<DefaultMQPushConsumer> CONSUMERS = new ArrayList<>();
+    /** Threads of the producer's and consumer's client: never interrupted. */
+    private static final java.util.Set<Thread> LONG_LIVED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private static void markLongLivedThreads() {
+        LONG_LIVED.addAll(Thread.getAllStackTraces().keySet());
+    }
 
     private static volatile boolean EXITING = false;
 
@@ -125,7 +132,7 @@ public final class MqAdminRunner {
                 }
                 if (!inShutdown) continue;
                 for (Thread other : Thread.getAllStackTraces().keySet()) {
-                    if (other.getName().startsWith("NettyEventExecutor")) other.interrupt();
+                    if (other.getName().startsWith("NettyEventExecutor") && !LONG_LIVED.contains(other)) other.interrupt();
                 }
             }
         }, "mqadmin-runner-shutdown-nudger");
@@ -166,10 +173,13 @@ public final class MqAdminRunner {
         if (p == null) {
             p = new DefaultMQProducer(group);
             p.setNamesrvAddr(namesrv);
-            p.setInstanceName("mqadmin-runner");
+            // the first producer shares the consumer's client instance; later groups get their own
+            // (5.x: the consumer's client is busy for 10 s after a RESET_CONSUMER_CLIENT_OFFSET)
+            p.setInstanceName(PRODUCERS.isEmpty() ? "mqadmin-runner" : "mqadmin-runner-" + group);
             p.setSendMsgTimeout(5000);
             p.start();
             PRODUCERS.put(group, p);
+            markLongLivedThreads();
         }
         int ok = 0;
         long started = System.currentTimeMillis();
@@ -209,6 +219,7 @@ public final class MqAdminRunner {
         });
         c.start();
         CONSUMERS.add(c);
+        markLongLivedThreads();
         VARS.put(group + ".clientId", c.buildMQClientId());
         long deadline = System.currentTimeMillis() + 20_000;
         while (got.get() < expect && System.currentTimeMillis() < deadline) Thread.sleep(50);
