@@ -27,5 +27,6 @@ export const BENCHES: BenchEntry[] = [
   { name: 'ha-replication', title: 'Master/slave replication: catch-up MB/s, lag under the append load, SYNC_MASTER vs ASYNC_MASTER put latency', file: 'ha/replication.ts', needs: ['disk', 'store-append'] },
   { name: 'redis-streams', title: 'Peer: Redis Streams XADD (appendonly, everysec)', file: 'peer/redis-streams.ts' },
   { name: 'broker-e2e', title: 'Broker end to end over loopback', file: 'broker/e2e.ts', needs: ['redis-streams'] },
+  { name: 'timer', title: 'Timer messages: 1 M due in the same second (lateness), pending timers RSS and SIGKILL recovery', file: 'timer/timer.ts' },
   { name: 'broker-rss', title: 'Broker RSS while holding a large store', file: 'broker/rss.ts', fullOnly: true },
 ];

@@ -31,6 +31,7 @@ export const BROKER_CONFIG_SPEC = {
   brokerId: key<number>({ name: 'brokerId', type: 'number', default: 0, doc: '0 = master, > 0 = slave', validate: nonNegative }),
   namesrvAddr: key<string>({ name: 'namesrvAddr', type: 'string', default: '127.0.0.1:9876', doc: "nameserver list 'host:port;host:port' (empty = do not register)" }),
   listenPort: key<number>({ name: 'listenPort', type: 'number', default: 10911, doc: 'remoting port (0 = any free port)', validate: port }),
+  bindAddress: key<string>({ name: 'bindAddress', type: 'string', default: '', doc: 'address the broker remoting and HA ports bind, empty = every interface (Apache NettyServerConfig.bindAddress; `tsmq start` defaults to 127.0.0.1)' }),
   brokerIP1: key<string>({ name: 'brokerIP1', type: 'string', default: '127.0.0.1', doc: 'IP published to nameservers and written as the store host of records' }),
   brokerIP2: key<string>({ name: 'brokerIP2', type: 'string', default: '', doc: 'HA address IP (empty = brokerIP1)' }),
   haListenPort: key<number>({ name: 'haListenPort', type: 'number', default: -1, doc: 'HA port (-1 = listenPort + 1)', validate: wholeNumberIn(-1, 65535, 'a port in 0..65535, or -1 for listenPort + 1') }),

@@ -7,7 +7,7 @@ import type { Clock } from '../common/time/clock.js';
 import type { Logger } from '../common/logging/logger.js';
 import type { MessageInner, SocketAddress } from '../common/message/message.js';
 import { socketAddressOf } from '../common/message/msgid.js';
-import type { MessageStore, PutMessageResult } from '../store/message-store.js';
+import type { MessageStore, PutMessageResult, PutMessagesResult } from '../store/message-store.js';
 import type { BrokerConfig } from './broker-config.js';
 import type { TopicConfigManager } from './topic/topic-config-manager.js';
 import type { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
@@ -16,6 +16,7 @@ import type { ConsumerManager } from './client/consumer-manager.js';
 import type { ProducerManager } from './client/producer-manager.js';
 import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { applyScheduleRewrite } from './send/schedule-put-hook.js';
+import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
 import { BrokerStatsManager } from './stats/broker-stats-manager.js';
 
@@ -34,6 +35,8 @@ export interface BrokerContextInit {
   random?: () => number;
   /** Put/get counters; default a new BrokerStatsManager on `clock` (started by the controller). */
   brokerStats?: BrokerStatsManager;
+  /** Timer-message rewrite (src/broker/timer); without it TIMER_* properties are stored as is. */
+  timerPutHook?: TimerPutHook;
 }
 
 export class BrokerContext {
@@ -52,6 +55,7 @@ export class BrokerContext {
   readonly filterWarnings: FilterWarnings;
   /** Per-topic / per-group put and get rates (src/broker/stats). */
   readonly brokerStats: BrokerStatsManager;
+  readonly timerPutHook: TimerPutHook | null;
   private listenPort: number;
   private cachedStoreHost: SocketAddress | null = null;
 
@@ -69,6 +73,7 @@ export class BrokerContext {
     this.random = init.random ?? Math.random;
     this.filterWarnings = new FilterWarnings(init.clock, init.logger);
     this.brokerStats = init.brokerStats ?? new BrokerStatsManager(init.clock, init.config.brokerClusterName);
+    this.timerPutHook = init.timerPutHook ?? null;
     this.listenPort = init.config.listenPort;
   }
 
@@ -95,7 +100,9 @@ export class BrokerContext {
   }
 
   /**
-   * Broker put path: delay-level rewrite (5.x put hook), then the store. When the message's topic
+   * Broker put path: timer rewrite then delay-level rewrite (5.x put hooks, HookUtils
+   * .handleScheduleMessage; a refused timer message is answered with the WHEEL_TIMER_* status and
+   * not stored), then the store. When the message's topic
    * was just created by a request (auto-creation, UPDATE_AND_CREATE_TOPIC) and its config is not
    * on disk yet, the answer also waits for that write (run beside the append, not after it), so
    * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
@@ -106,6 +113,8 @@ export class BrokerContext {
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
     const topic = msg.topic;
     const configWrite = this.topicConfigManager.durable(topic);
+    const refused = this.timerPutHook?.apply(msg);
+    if (refused) return configWrite ? this.alsoAwait(Promise.resolve(refused), configWrite) : Promise.resolve(refused);
     applyScheduleRewrite(msg, this.delayLevels);
     const put = this.store.putMessage(msg).then((result) => {
       if (result.appendResult) this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
@@ -119,5 +128,23 @@ export class BrokerContext {
   private async alsoAwait<T>(put: Promise<T>, configWrite: Promise<void>): Promise<T> {
     await configWrite.catch((e: Error) => this.logger.error(`answering a put whose topic config is not durable: ${e.message}`));
     return put;
+  }
+
+  /**
+   * Broker batch put: one atomic append (MessageStore.putMessages), answered after the topic's
+   * config is durable as for `putMessage`. No delay-level rewrite: a batch may not carry DELAY
+   * (the send processor refuses it first, as Apache's CommitLog does). A stored batch counts as
+   * one put call of its message count in `brokerStats` (Apache incTopicPutNums(topic, num, 1)).
+   */
+  putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
+    const topic = msgs.length > 0 ? msgs[0]!.topic : '';
+    const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(topic) : null;
+    const put = this.store.putMessages(msgs).then((result) => {
+      const appended = result.appendResults ?? [];
+      if (appended.length > 0) this.brokerStats.recordPut(topic, appended.length, appended.reduce((sum, a) => sum + a.wroteBytes, 0));
+      else this.brokerStats.recordPutFailed();
+      return result;
+    });
+    return configWrite ? this.alsoAwait(put, configWrite) : put;
   }
 }

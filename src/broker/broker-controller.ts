@@ -13,14 +13,19 @@
  * `brokerConfig` holds raw broker.conf keys (RocketMQ names): broker keys (broker-config.ts) and
  * store keys (src/store/store-config.ts) in one map. Metadata lives in <storePathRootDir>/config.
  *
- * create(): resolve config → open the store (recovery) → load topics.json, consumerOffset.json
- *   (offsets above a queue's max are clamped, case B35), subscriptionGroup.json, delayOffset.json
- *   (progress corrected into the schedule queues, case B37) → build processors.
- * start(): remoting server → long-polling re-check → schedule service → periodic
+ * create(): resolve config → open the store (recovery) → open the timer store (timerwheel,
+ *   timerlog/, config/timercheck; recovery) when timerWheelEnable → load topics.json,
+ *   consumerOffset.json (offsets above a queue's max are clamped, case B35), subscriptionGroup.json,
+ *   delayOffset.json (progress corrected into the schedule queues, case B37) → open the pop state
+ *   (<storePathRootDir>/pop, docs/internals/pop.md) → build processors (RECALL_MESSAGE 370
+ *   included); the timer put hook goes into the BrokerContext.
+ * start(): remoting server → long-polling re-check → schedule service → timer service → periodic
  *   tasks (offset persist every flushConsumerOffsetInterval, client expiry scan every 10 s) →
  *   nameserver registration (awaited once; failures are logged, not fatal).
- * shutdown(): unregister from nameservers → answer held pulls → stop the server → stop the
- *   schedule service (persists delay progress) → persist offsets, topics, groups → store.shutdown().
+ * shutdown(): unregister from nameservers → answer held pulls and parked pops → stop the server →
+ *   stop the schedule service (persists delay progress) → stop the timer service (finishes the slot
+ *   being delivered, checkpoints) → close the pop state (flush + compaction) → persist offsets,
+ *   topics, groups → store.shutdown().
  */
 import * as path from 'node:path';
 import type { Clock } from '../common/time/clock.js';
@@ -53,7 +58,29 @@ import { TransactionalMessageService } from './transaction/transactional-message
 import { transactionBrokerOf } from './transaction/transaction-broker.js';
 import { resolveTransactionConfig } from './transaction/transaction-config.js';
 import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
-import { BrokerHA, buildSlaveSyncHandlers } from './ha/broker-ha.js';
+import { BrokerHA, buildSlaveSyncHandlers, DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS } from './ha/broker-ha.js';
+import { ControllerMode } from './controller/controller-mode.js';
+import { ControllerAdminProcessors } from './controller/controller-admin-processors.js';
+import { resolveControllerConfig } from './controller/controller-config.js';
+import { nodeFileSystem } from '../common/fs/node-file-system.js';
+import { popBrokerOf } from './pop/pop-broker.js';
+import { resolvePopConfig } from './pop/pop-config.js';
+import { PopService } from './pop/pop-service.js';
+import { PopStateStore } from './pop/pop-state-store.js';
+import { buildPopProcessorTable } from './processors/pop-processor-table.js';
+import { resolveAuthConfig, type AuthConfig } from '../auth/auth-config.js';
+import { RemotingAuthGate } from '../auth/remoting-auth-gate.js';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
+import { AuthMetadataManager } from './auth/auth-metadata-manager.js';
+import { buildAuthAdminHandlers } from './auth/auth-admin-processors.js';
+import { brokerAuthContexts } from './auth/remoting-auth-contexts.js';
+import { RequestCode } from '../remoting/codes/request-code.js';
+import { TimerStore } from '../store/timer/timer-store.js';
+import { resolveTimerConfig, type TimerConfig } from './timer/timer-config.js';
+import { TIMER_TOPIC, TimerPutHook } from './timer/timer-put-hook.js';
+import { TimerMessageService, legacyProgressPath } from './timer/timer-message-service.js';
+import { RecallMessageService } from './timer/recall-message-service.js';
+import { recallMessageHandler } from './timer/recall-message-processor.js';
 import { BrokerProperties } from './config-file/broker-properties.js';
 import { commitLogDir } from '../store/store-config.js';
 
@@ -68,6 +95,20 @@ export interface BrokerControllerOptions {
   fs?: FileSystem;
   /** Long-polling re-check period; default 5000 ms (shortPollingTimeMills without long polling). */
   pullHoldCheckIntervalMs?: number;
+  /** Slots per half timer wheel (tests; default Apache's 7 days of slots, a 38.7 MB timerwheel file). */
+  timerSlotsTotal?: number;
+}
+
+/** The durable timer store and its delivery service (absent when timerWheelEnable=false). */
+interface TimerParts {
+  config: TimerConfig;
+  store: TimerStore | null;
+  service: TimerMessageService | null;
+}
+
+/** True for an address only this host can reach (127.0.0.0/8, ::1). */
+export function isLoopback(host: string): boolean {
+  return host === '::1' || host.startsWith('127.') || host === 'localhost' || host.startsWith('::ffff:127.');
 }
 
 /** Apache scans client channels every 10 s. */
@@ -83,17 +124,43 @@ export class BrokerController {
   private server: RemotingServer | null = null;
   private client: RemotingClient | null = null;
   private registrar: NamesrvRegistrar | null = null;
-  /** Replication wiring (src/broker/ha), set by start(). */
+  /** Replication wiring (src/broker/ha), set by start() in classic mode. */
   private ha: BrokerHA | null = null;
+  /** Controller mode (src/broker/controller, enableControllerMode=true), set by start(). */
+  private controllerMode: ControllerMode | null = null;
   private readonly rawConfig: Record<string, string>;
   private timers: NodeJS.Timeout[] = [];
   private state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';
   private shutdownPromise: Promise<void> | null = null;
   /** Half messages, commit/rollback (37) and check-back (39); shared with the gRPC front. */
   readonly transactionService: TransactionalMessageService;
+  /**
+   * Pop consumption over the durable state in <storePathRootDir>/pop: the one PopService both
+   * fronts use (remoting POP_MESSAGE & co., gRPC ReceiveMessage & co.).
+   */
+  readonly popService: PopService;
   private readonly arrivalListeners: Array<(topic: string, queueId: number) => void> = [];
+  /** ACL 2.0 switches (authenticationEnabled, authorizationEnabled...). */
+  readonly authConfig: AuthConfig;
+  /** ACL 2.0 users and ACLs (config/users.json, acls.json), shared with the gRPC front. */
+  readonly authMetadata: AuthMetadataManager;
+  /** Timer messages (src/broker/timer): null when timerWheelEnable=false. */
+  readonly timerMessageService: TimerMessageService | null;
+  /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
+  readonly recallMessageService: RecallMessageService;
+  private readonly timerStore: TimerStore | null;
 
-  private constructor(config: BrokerConfig, ctx: BrokerContext, schedule: ScheduleMessageService, opts: BrokerControllerOptions) {
+  private constructor(
+    config: BrokerConfig,
+    ctx: BrokerContext,
+    schedule: ScheduleMessageService,
+    private readonly popState: PopStateStore,
+    opts: BrokerControllerOptions,
+    auth: { config: AuthConfig; metadata: AuthMetadataManager },
+    timer: TimerParts,
+  ) {
+    this.authConfig = auth.config;
+    this.authMetadata = auth.metadata;
     this.config = config;
     this.ctx = ctx;
     this.logger = ctx.logger;
@@ -114,6 +181,7 @@ export class BrokerController {
       logger: ctx.logger,
     });
     this.transactionService.addChecker(remotingTransactionChecker((g) => ctx.producerManager.channelsOf(g)));
+    this.popService = new PopService({ broker: popBrokerOf(ctx), state: popState, config: resolvePopConfig(opts.brokerConfig), clock: ctx.clock, logger: ctx.logger });
     const storeConfig = resolveStoreConfig(opts.brokerConfig);
     this.handlers = buildProcessorTable(ctx, pull, this.transactionService, {
       properties: new BrokerProperties(config, { ...opts.brokerConfig }, ctx.clock),
@@ -124,12 +192,33 @@ export class BrokerController {
         haMaxGapNotInSyncBytes: storeConfig.haMaxGapNotInSync,
       },
     });
+    const popHandlers = buildPopProcessorTable(ctx, this.popService, { rawConfig: opts.brokerConfig, stopping: () => this.state !== 'started', ...(opts.fs ? { fs: opts.fs } : {}) });
+    for (const [code, h] of popHandlers) this.handlers.set(code, h);
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
+    for (const [code, h] of buildAuthAdminHandlers(auth.metadata, ctx.logger)) this.handlers.set(code, h);
+    this.timerStore = timer.store;
+    this.timerMessageService = timer.service;
+    this.recallMessageService = new RecallMessageService(ctx, timer.config);
+    this.handlers.set(RequestCode.RECALL_MESSAGE, recallMessageHandler(this.recallMessageService, config.regionId));
     this.rawConfig = opts.brokerConfig;
     ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
+      if (topic === TIMER_TOPIC) this.timerMessageService?.wakeup();
       this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties);
+      this.popService.notifyMessageArrived(topic);
       for (const l of this.arrivalListeners) l(topic, queueId);
     });
+  }
+
+  /** Authentication/authorization before every remoting handler, or null when both are off. */
+  private get requestGate(): RemotingAuthGate | null {
+    const gate = new RemotingAuthGate({
+      config: this.authConfig,
+      metadata: this.authMetadata,
+      contextsOf: brokerAuthContexts(this.config.brokerClusterName),
+      refusalLog: new RateLimitedLog(this.logger),
+      name: 'broker',
+    });
+    return gate.enabled ? gate : null;
   }
 
   /** Another consumer front (gRPC) that wants to hear about dispatched messages. */
@@ -145,14 +234,29 @@ export class BrokerController {
   /** Resolves config, opens the store and loads all metadata. @throws ConfigError, ConfigFileCorruptError, store open errors. */
   static async create(opts: BrokerControllerOptions): Promise<BrokerController> {
     const config = resolveBrokerConfig(opts.brokerConfig);
+    const authConfig = resolveAuthConfig(opts.brokerConfig);
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger ?? createLogger('broker');
     const delayLevels = new DelayLevelTable(config.messageDelayLevel);
+    const timerConfig = resolveTimerConfig(opts.brokerConfig);
     const store =
       opts.store ??
       (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+    let popState: PopStateStore | null = null;
+    let timerStore: TimerStore | null = null;
     try {
       const configDir = path.join(config.storePathRootDir, 'config');
+      const fsForTimer = opts.fs ?? nodeFileSystem;
+      if (timerConfig.timerWheelEnable) {
+        timerStore = TimerStore.open({
+          storePathRootDir: config.storePathRootDir,
+          fs: fsForTimer,
+          precisionMs: timerConfig.timerPrecisionMs,
+          timerLogFileSizeBytes: timerConfig.mappedFileSizeTimerLog,
+          ...(opts.timerSlotsTotal !== undefined ? { slotsTotal: opts.timerSlotsTotal } : {}),
+        });
+      }
+      const wheel = timerStore?.wheel ?? null;
       const fileOpts = { logger, ...(opts.fs ? { fs: opts.fs } : {}) };
       const topics = new TopicConfigManager(path.join(configDir, 'topics.json'), {
         ...fileOpts,
@@ -189,6 +293,16 @@ export class BrokerController {
         flushDelayOffsetIntervalMs: config.flushDelayOffsetInterval,
       });
       schedule.load();
+      const popConfig = resolvePopConfig(opts.brokerConfig);
+      popState = PopStateStore.open({
+        dir: path.join(config.storePathRootDir, 'pop'),
+        fs: opts.fs ?? nodeFileSystem,
+        clock,
+        logger,
+        flushIntervalMs: popConfig.popFlushIntervalMs,
+        syncFlush: popConfig.popSyncFlush,
+        compactLogBytes: popConfig.popCompactLogBytes,
+      });
       const ctx = new BrokerContext({
         config,
         store,
@@ -200,9 +314,27 @@ export class BrokerController {
         consumerManager: new ConsumerManager(clock, config.channelExpiredTimeout, logger),
         producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
         delayLevels,
+        timerPutHook: new TimerPutHook({ config: timerConfig, clock, congestNumOf: (ms) => wheel?.getSlot(ms).num ?? 0 }),
       });
-      return new BrokerController(config, ctx, schedule, opts);
+      let timerService: TimerMessageService | null = null;
+      if (timerStore) {
+        topics.createTopicInSendMessageBackMethod(TIMER_TOPIC, 1, PermName.PERM_READ | PermName.PERM_WRITE, 0);
+        timerService = new TimerMessageService({
+          timerStore,
+          store,
+          config: timerConfig,
+          clock,
+          logger: logger.child({ component: 'timer' }),
+          legacyProgress: { fs: fsForTimer, path: legacyProgressPath(config.storePathRootDir) },
+        });
+        const service = timerService;
+        store.setRetentionHold?.(() => service.retentionHoldOffset()); // CommitLog files holding pending timers are kept
+      }
+      const authMetadata = await AuthMetadataManager.open(configDir, authConfig, fileOpts);
+      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata }, { config: timerConfig, store: timerStore, service: timerService });
     } catch (e) {
+      await popState?.close().catch(() => undefined);
+      timerStore?.close();
       await store.shutdown().catch(() => undefined);
       throw e;
     }
@@ -225,6 +357,11 @@ export class BrokerController {
     return this.ha;
   }
 
+  /** Controller mode (elections on etcd, live role changes); null in classic mode or before start(). */
+  get controller(): ControllerMode | null {
+    return this.controllerMode;
+  }
+
   /** `brokerIP1:port`. */
   get brokerAddr(): string {
     return this.ctx.brokerAddr;
@@ -234,8 +371,24 @@ export class BrokerController {
     if (this.state !== 'created') throw new Error(`broker cannot start: it is ${this.state}`);
     this.state = 'started';
     const ctx = this.ctx;
-    const server = new RemotingServer({ listenPort: this.config.listenPort, logger: this.logger, name: 'broker', ...resolveRemotingServerLimits(this.rawConfig) });
+    const server = new RemotingServer({
+      listenPort: this.config.listenPort,
+      ...(this.config.bindAddress ? { host: this.config.bindAddress } : {}),
+      logger: this.logger,
+      name: 'broker',
+      ...resolveRemotingServerLimits(this.rawConfig),
+      ...(this.requestGate ? { requestGate: this.requestGate } : {}),
+    });
     for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
+    const controllerConfig = resolveControllerConfig(this.rawConfig);
+    const controllerAdmin = new ControllerAdminProcessors({
+      config: this.config,
+      controller: controllerConfig,
+      brokerAddr: () => ctx.brokerAddr,
+      mode: () => this.controllerMode,
+      maxPhyOffset: () => ctx.store.getMaxPhyOffset(),
+    });
+    for (const [code, handler] of controllerAdmin.handlers()) server.registerProcessor(code, handler);
     server.onChannelClose((ch) => {
       ctx.consumerManager.doChannelCloseEvent(ch);
       ctx.producerManager.doChannelCloseEvent(ch);
@@ -243,12 +396,32 @@ export class BrokerController {
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
-    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
+    if (controllerConfig.enableControllerMode) {
+      if (!(ctx.store instanceof DefaultMessageStore)) throw new Error('enableControllerMode needs the default message store');
+      const rawInterval = Number(this.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
+      this.controllerMode = await ControllerMode.start({
+        config: this.config,
+        controller: controllerConfig,
+        ctx,
+        store: ctx.store,
+        schedule: this.scheduleMessageService,
+        transactions: this.transactionService,
+        timers: this.timerMessageService,
+        haPort: this.config.haListenPort > 0 ? this.config.haListenPort : server.port + 1,
+        slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
+        logger: this.logger,
+      });
+      this.controllerMode.onRoleChange(() => void this.registrar?.registerNow());
+    } else {
+      this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
+    }
 
     this.pullRequestHoldService.start();
     ctx.brokerStats.start();
-    if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
-    if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
+    const writer = !this.controllerMode && this.config.brokerRole !== 'SLAVE'; // a slave takes delay progress and timers from its master
+    if (writer) await this.transactionService.start();
+    if (writer) this.scheduleMessageService.start();
+    if (writer) await this.timerMessageService?.start();
     this.every(this.config.flushConsumerOffsetInterval, () => {
       this.persistOffsets();
       this.retryFailedConfigWrites();
@@ -269,7 +442,7 @@ export class BrokerController {
           brokerName: this.config.brokerName,
           brokerAddr: ctx.brokerAddr,
           brokerId: this.config.brokerId,
-          haServerAddr: this.ha?.haServerAddr ?? `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
+          haServerAddr: this.controllerMode?.haServerAddr ?? this.ha?.haServerAddr ?? `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
         }),
         topics: () => this.topicsForRegistration(),
         periodMs: this.config.registerNameServerPeriod,
@@ -279,6 +452,9 @@ export class BrokerController {
       this.registrar = registrar;
       ctx.topicConfigManager.onChange(() => void registrar.registerNow());
       await registrar.start();
+    }
+    if (!isLoopback(server.host) && !this.authConfig.authenticationEnabled) {
+      this.logger.warn(`broker remoting port ${server.host}:${server.port} is reachable from other hosts and authenticationEnabled=false: anyone who can reach it can send, consume, delete topics and reset offsets; set authenticationEnabled=true and authorizationEnabled=true (docs/security.md) or bindAddress=127.0.0.1`);
     }
     this.logger.info(`broker ${this.config.brokerName} started at ${ctx.brokerAddr}`);
   }
@@ -302,12 +478,18 @@ export class BrokerController {
     };
     await step('unregister from nameservers', () => this.registrar?.shutdown());
     await step('stop slave synchronize', () => this.ha?.shutdown());
+    await step('leave the controller group', () => this.controllerMode?.shutdown());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
     this.ctx.brokerStats.shutdown();
+    this.popService.waitQueue.notifyAll();
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());
+    await step('stop timer service', () => this.timerMessageService?.shutdown());
+    this.ctx.store.setRetentionHold?.(null);
+    await step('close timer store', () => this.timerStore?.close());
     await step('stop transaction service', () => this.transactionService.shutdown());
+    await step('close pop state', () => this.popState.close());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());
     await step('persist topics', () => this.ctx.topicConfigManager.persist());
     await step('persist subscription groups', () => this.ctx.subscriptionGroupManager.persist());

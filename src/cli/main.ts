@@ -8,6 +8,7 @@ import { registerNamesrvCommand } from './commands/namesrv.js';
 import { registerBrokerCommand } from './commands/broker.js';
 import { registerAdminCommands } from './commands/admin-delete-expired.js';
 import { registerAdminToolCommands } from './commands/admin-commands.js';
+import { registerStoreCommands } from './commands/store-verify.js';
 import { configureTopLevel } from './top-level.js';
 
 const program = new Command();
@@ -18,6 +19,13 @@ registerNamesrvCommand(program);
 registerBrokerCommand(program);
 registerAdminCommands(program);
 registerAdminToolCommands(program);
+registerStoreCommands(program);
+
+if (process.argv.length <= 2) {
+  // `tsmq` alone: the help on stdout and success, as `git` or `npm` alone do.
+  program.outputHelp();
+  process.exit(0);
+}
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

@@ -1,5 +1,8 @@
+import { flushLogsSync } from '../common/logging/logger.js';
+
 /**
- * Runs `shutdown` once on SIGINT/SIGTERM, then exits. A second signal exits at once.
+ * Runs `shutdown` once on SIGINT/SIGTERM, then exits. A second signal exits at once. The log
+ * lines of the shutdown are written out before `shutdown complete`, which is the last line.
  */
 export function shutdownOnSignals(shutdown: () => Promise<void>, log: (msg: string) => void): void {
   let stopping = false;
@@ -12,10 +15,12 @@ export function shutdownOnSignals(shutdown: () => Promise<void>, log: (msg: stri
     log(`${signal} received: shutting down (flush, checkpoint, remove abort file)`);
     shutdown().then(
       () => {
+        flushLogsSync();
         log('shutdown complete');
         process.exit(0);
       },
       (err: unknown) => {
+        flushLogsSync();
         log(`shutdown failed: ${err instanceof Error ? err.stack : String(err)}`);
         process.exit(1);
       },

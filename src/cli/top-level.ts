@@ -1,6 +1,6 @@
 /**
  * Top-level behaviour of the `tsmq` command line: there is no default command, so `tsmq` alone
- * prints the help (commander: on stderr, exit code 1) and an unknown command is an error that
+ * prints the help (on stdout, exit code 0: main.ts) and an unknown command is an error that
  * lists the commands (exit code 1) instead of being taken as an argument of `start`.
  */
 import type { Command } from 'commander';

@@ -3,32 +3,35 @@
  * itself over the broker's services (BrokerContext). Wiring and lifecycle only.
  *
  * Usage (see docs/grpc.md):
- *   const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig, transactions?, logger? });
+ *   const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig, transactions?, logger? });
  *   await front.start();          // binds grpcListenHost:grpcListenPort (0 = free port)
  *   front.port;                   // port actually bound
  *   front.notifyMessageArriving(topic);   // call from the store's arrival listener
  *   await front.shutdown();       // before the broker's own shutdown
  *
- * create(): resolve config → open the durable pop state (<storePathRootDir>/pop) → build
- * PopService, TimerMessageService (<storePathRootDir>/timer), the transaction service when none is
- * shared by the broker, the handlers. start(): timer service, transaction service (when owned),
- * gRPC server, session expiry, push-delivery auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
- * MESSAGE_NOT_FOUND), timer, transactions (when owned), pop state close (flush + compaction).
+ * create(): resolve config → build the transaction service when none is shared by the broker and
+ * the handlers. Pop consumption uses the broker's PopService (the same durable state its remoting
+ * POP_MESSAGE & co. use; the broker opens and closes it). Timer messages (delivery_timestamp) go
+ * through the broker's put path and its durable timer wheel (src/broker/timer); RecallMessage uses
+ * the broker's RecallMessageService when given. start(): transaction service (when owned), gRPC
+ * server (accepting any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery
+ * auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
+ * MESSAGE_NOT_FOUND), transactions (when owned).
  */
 import * as path from 'node:path';
+import type { BrokerController } from '../broker/broker-controller.js';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../common/logging/logger.js';
 import { createLogger } from '../common/logging/logger.js';
 import type { FileSystem } from '../common/fs/file-system.js';
 import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import type { BrokerContext } from '../broker/broker-context.js';
-import { popBrokerOf } from '../broker/pop/pop-broker.js';
-import { resolvePopConfig } from '../broker/pop/pop-config.js';
-import { PopService } from '../broker/pop/pop-service.js';
-import { PopStateStore } from '../broker/pop/pop-state-store.js';
+import type { PopService } from '../broker/pop/pop-service.js';
 import { transactionBrokerOf } from '../broker/transaction/transaction-broker.js';
 import { resolveTransactionConfig } from '../broker/transaction/transaction-config.js';
 import { TransactionalMessageService } from '../broker/transaction/transactional-message-service.js';
+import { RecallMessageService } from '../broker/timer/recall-message-service.js';
+import { resolveTimerConfig } from '../broker/timer/timer-config.js';
 import { ClientSessions } from './client-sessions.js';
 import { consumeHandlers } from './consume-handlers.js';
 import { resolveGrpcConfig, type GrpcConfig } from './grpc-config.js';
@@ -38,17 +41,27 @@ import { messagingServiceDefinition } from './proto/messaging-service.js';
 import { routeHandlers } from './route-handlers.js';
 import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
-import { TimerMessageService } from './timer-message-service.js';
+import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
+import { guardGrpcHandlers } from './grpc-auth.js';
+import type { AuthConfig } from '../auth/auth-config.js';
+import type { AuthMetadata } from '../auth/auth-evaluator.js';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 
 export interface GrpcFrontOptions {
   ctx: BrokerContext;
-  /** Raw broker.conf keys (gRPC, pop and transaction keys are read from it). */
+  /** The broker's pop consumption service (BrokerController.popService), shared with remoting pop. */
+  pop: PopService;
+  /** Raw broker.conf keys (gRPC and transaction keys are read from it). */
   rawConfig: Record<string, string>;
   /** The broker's transaction service, shared with END_TRANSACTION (37); created here when absent. */
   transactions?: TransactionalMessageService;
+  /** The broker's recall service (BrokerController.recallMessageService); built from ctx and rawConfig when absent. */
+  recall?: RecallMessageService;
   fs?: FileSystem;
   logger?: Logger;
+  /** ACL 2.0 (BrokerController.authConfig / authMetadata); absent or both switches off: no checks. */
+  auth?: { config: AuthConfig; metadata: AuthMetadata };
 }
 
 const SESSION_SCAN_MS = 10_000;
@@ -56,7 +69,7 @@ const SESSION_SCAN_MS = 10_000;
 export class GrpcFront {
   readonly config: GrpcConfig;
   readonly pop: PopService;
-  readonly timer: TimerMessageService;
+  readonly recall: RecallMessageService;
   readonly transactions: TransactionalMessageService;
   readonly sessions: ClientSessions;
   readonly renewer: ReceiptRenewer;
@@ -68,14 +81,12 @@ export class GrpcFront {
 
   private constructor(
     private readonly opts: GrpcFrontOptions,
-    private readonly state: PopStateStore,
     private readonly ownsTransactions: boolean,
   ) {
     const ctx = opts.ctx;
     this.logger = opts.logger ?? createLogger('grpc');
     this.config = resolveGrpcConfig(opts.rawConfig);
-    const popConfig = resolvePopConfig(opts.rawConfig);
-    this.pop = new PopService({ broker: popBrokerOf(ctx), state, config: popConfig, clock: ctx.clock, logger: this.logger });
+    this.pop = opts.pop;
     this.sessions = new ClientSessions(() => ctx.clock.nowMs());
     this.renewer = new ReceiptRenewer({
       pop: this.pop,
@@ -86,17 +97,7 @@ export class GrpcFront {
       maxRenewMs: this.config.grpcMaxRenewMs,
       logger: this.logger,
     });
-    this.timer = new TimerMessageService({
-      store: ctx.store,
-      putMessage: (m) => ctx.store.putMessage(m),
-      ensureTopic: (t) => void ctx.topicConfigManager.createTopicInSendMessageBackMethod(t, 1, 6, 0),
-      onDelivered: (t) => this.pop.notifyMessageArrived(t),
-      dir: path.join(ctx.config.storePathRootDir, 'timer'),
-      fs: opts.fs ?? nodeFileSystem,
-      clock: ctx.clock,
-      precisionMs: this.config.timerPrecisionMs,
-      logger: this.logger,
-    });
+    this.recall = opts.recall ?? new RecallMessageService(ctx, resolveTimerConfig(opts.rawConfig));
     this.transactions =
       opts.transactions ??
       new TransactionalMessageService({
@@ -114,22 +115,32 @@ export class GrpcFront {
     return resolveGrpcConfig(rawConfig).grpcListenPort >= 0;
   }
 
-  /** Resolves config and opens the pop state. @throws ConfigError, or Error for a corrupt pop snapshot. */
+  /**
+   * Creates and starts the front beside a started broker when `grpcListenPort` ≥ 0 (default
+   * 8081), sharing the broker's services: pop, transactions, recall and ACL. Null when disabled.
+   * Used by `tsmq start`, `tsmq broker` and the library's `startBroker`. @throws ConfigError, listen errors.
+   */
+  static async startBeside(broker: BrokerController, rawConfig: Record<string, string>, logger?: Logger): Promise<GrpcFront | null> {
+    if (!GrpcFront.isEnabled(rawConfig)) return null;
+    // The broker's PopService already hears every dispatched message (no extra arrival listener).
+    const front = await GrpcFront.create({
+      ctx: broker.ctx,
+      pop: broker.popService,
+      rawConfig,
+      transactions: broker.transactionService,
+      recall: broker.recallMessageService,
+      ...(logger ? { logger } : {}),
+      auth: { config: broker.authConfig, metadata: broker.authMetadata },
+    });
+    await front.start();
+    return front;
+  }
+
+  /** Resolves config. @throws ConfigError. */
   static async create(opts: GrpcFrontOptions): Promise<GrpcFront> {
-    const ctx = opts.ctx;
-    const popConfig = resolvePopConfig(opts.rawConfig);
     resolveGrpcConfig(opts.rawConfig);
     const logger = opts.logger ?? createLogger('grpc');
-    const state = PopStateStore.open({
-      dir: path.join(ctx.config.storePathRootDir, 'pop'),
-      fs: opts.fs ?? nodeFileSystem,
-      clock: ctx.clock,
-      logger,
-      flushIntervalMs: popConfig.popFlushIntervalMs,
-      syncFlush: popConfig.popSyncFlush,
-      compactLogBytes: popConfig.popCompactLogBytes,
-    });
-    return new GrpcFront({ ...opts, logger }, state, opts.transactions === undefined);
+    return new GrpcFront({ ...opts, logger }, opts.transactions === undefined);
   }
 
   /** Port actually bound. @throws before start(). */
@@ -146,13 +157,12 @@ export class GrpcFront {
   /** @throws Error when the port cannot be bound or the front is switched off (grpcListenPort -1). */
   async start(): Promise<void> {
     if (this.config.grpcListenPort < 0) throw new Error('the gRPC front is switched off (grpcListenPort=-1)');
-    await this.timer.start();
     if (this.ownsTransactions) await this.transactions.start();
     const services: GrpcServices = {
       ctx: this.opts.ctx,
       config: this.config,
       pop: this.pop,
-      timer: this.timer,
+      recall: this.recall,
       transactions: this.transactions,
       sessions: this.sessions,
       renewer: this.renewer,
@@ -160,14 +170,22 @@ export class GrpcFront {
       port: () => this.boundPort,
       stopping: () => this.stopped,
     };
-    const server = new grpc.Server({ 'grpc.max_receive_message_length': this.config.grpcMaxBodySizeBytes + 1024 * 1024 });
-    server.addService(messagingServiceDefinition(), {
+    const { server, deadlineClampInstalled } = createDeadlineTolerantServer({ 'grpc.max_receive_message_length': this.config.grpcMaxBodySizeBytes + 1024 * 1024 });
+    if (!deadlineClampInstalled) {
+      this.logger.warn('the installed @grpc/grpc-js has no createHttp2Server hook: calls with a grpc-timeout over 24.8 days (rocketmq-client-java 5.0.x Telemetry) end at once with DEADLINE_EXCEEDED');
+    }
+    const handlers: Record<string, grpc.UntypedHandleCall> = {
       ...routeHandlers(services),
       ...sendHandlers(services),
       ...consumeHandlers(services),
       ...offsetHandlers(services),
       Telemetry: telemetryHandler(services),
-    });
+    };
+    const auth = this.opts.auth;
+    const guarded = auth && (auth.config.authenticationEnabled || auth.config.authorizationEnabled)
+      ? guardGrpcHandlers(handlers, { config: auth.config, metadata: auth.metadata, refusalLog: new RateLimitedLog(this.logger) })
+      : handlers;
+    server.addService(messagingServiceDefinition(), guarded);
     const addr = `${this.config.grpcListenHost}:${this.config.grpcListenPort}`;
     this.boundPort = await new Promise<number>((resolve, reject) =>
       server.bindAsync(addr, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
@@ -199,9 +217,7 @@ export class GrpcFront {
         });
       });
     }
-    await this.timer.shutdown().catch((e: Error) => this.logger.error(`timer shutdown: ${e.message}`));
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
-    await this.state.close().catch((e: Error) => this.logger.error(`pop state close: ${e.message}`));
     this.logger.info('gRPC front stopped');
   }
 }

@@ -19,7 +19,13 @@ export type PutMessageStatus =
   | 'MESSAGE_ILLEGAL'
   | 'PROPERTIES_SIZE_EXCEEDED'
   | 'OS_PAGE_CACHE_BUSY'
-  | 'UNKNOWN_ERROR';
+  | 'UNKNOWN_ERROR'
+  /** Timer message refused by per-slot flow control (timerCongestNumEachSlot). */
+  | 'WHEEL_TIMER_FLOW_CONTROL'
+  /** Timer message with an unparsable time, a delay over timerMaxDelaySec, or a deletion marker for a past time. */
+  | 'WHEEL_TIMER_MSG_ILLEGAL'
+  /** Timer message while timerWheelEnable=false. */
+  | 'WHEEL_TIMER_NOT_ENABLE';
 
 /** Where an appended message landed (RocketMQ `AppendMessageResult`). */
 export interface AppendResult {
@@ -40,6 +46,16 @@ export interface PutMessageResult {
   appendResult?: AppendResult;
   /** Human-readable cause for any non-PUT_OK status, e.g. "message body size 4194305 exceeds maxMessageSize 4194304". */
   remark?: string;
+}
+
+/**
+ * Result of a batch put (`putMessages`). `appendResult` sums the batch as RocketMQ's batch
+ * AppendMessageResult does (first record's offset, the block's size, comma-joined msgIds, first
+ * queue offset); `appendResults` has one entry per message, in batch order, whenever the batch
+ * was appended.
+ */
+export interface PutMessagesResult extends PutMessageResult {
+  appendResults?: AppendResult[];
 }
 
 /** RocketMQ `GetMessageStatus`. */
@@ -103,6 +119,12 @@ export interface QueryMessageResult {
 export interface MessageStore {
   /** Appends one message. Never throws for bad input: returns MESSAGE_ILLEGAL etc. with a remark. */
   putMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /**
+   * Appends a batch atomically (RocketMQ `putMessages` with a MessageExtBatch): all messages of
+   * one topic and queue, non-transactional, with consecutive queue offsets and CommitLog
+   * positions and one store timestamp, or none of them (MESSAGE_ILLEGAL etc. with a remark).
+   */
+  putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult>;
   /** Pull path, see store-format.md §7 for statuses and nextBeginOffset rules. */
   getMessage(
     group: string,
@@ -149,6 +171,12 @@ export interface MessageStore {
   dispatchBehindBytes?(): number;
   /** Store time of the oldest record in the CommitLog, -1 when empty. Optional. */
   getEarliestMessageTimeOfStore?(): Promise<number>;
+  /**
+   * Registers the CommitLog offset from which a component still needs records (pending timer
+   * messages): retention keeps files ending above it unless the disk must be freed at once.
+   * Optional: stores without retention omit it.
+   */
+  setRetentionHold?(hold: (() => number) | null): void;
   /** Clean shutdown: flush everything, write the checkpoint, remove the abort file. */
   shutdown(): Promise<void>;
 }

@@ -19,10 +19,10 @@ export class FaultyFileSystem implements FileSystem {
   /** When set, pwrite throws this error code (e.g. 'ENOSPC'). */
   pwriteErrorCode: string | null = null;
   /** Per-file faults, e.g. `(op, p) => op === 'open' && p.includes('/consumequeue/') ? 'EIO' : null`. */
-  pathFault: ((op: 'open' | 'pwrite' | 'fdatasync', path: string) => string | null) | null = null;
+  pathFault: ((op: 'open' | 'pwrite' | 'fdatasync' | 'ftruncate', path: string) => string | null) | null = null;
   readonly #paths = new Map<number, string>();
 
-  #inject(op: 'open' | 'pwrite' | 'fdatasync', p: string | undefined): void {
+  #inject(op: 'open' | 'pwrite' | 'fdatasync' | 'ftruncate', p: string | undefined): void {
     const code = p === undefined ? null : (this.pathFault?.(op, p) ?? null);
     if (code) throw Object.assign(new Error(`injected ${code}`), { code });
   }
@@ -46,6 +46,7 @@ export class FaultyFileSystem implements FileSystem {
     return this.real.pwrite(fd, buf, off, len, pos);
   }
   ftruncate(fd: number, len: number): void {
+    this.#inject('ftruncate', this.#paths.get(fd));
     this.real.ftruncate(fd, len);
   }
   async fdatasync(fd: number): Promise<void> {

@@ -10,6 +10,12 @@
  * `powerLoss()` closes every fd and resets every file to its durable image; files never synced
  * keep their durable length (0 bytes of data for a file that was created but never synced,
  * but the length set by ftruncate at creation is treated as durable metadata).
+ *
+ * fsyncgate (`failNextSync`): the next fdatasync/fsync of a matching file rejects (EIO) and, like
+ * Linux after a writeback error, marks the file's dirty pages clean without writing them: from
+ * then on a sync writes only 4 KiB pages changed after the failure, so the bytes dirty at the
+ * failure never reach the durable image although later syncs succeed (reads still see them
+ * until `powerLoss()`).
  */
 import * as path from 'node:path';
 import type { FileStat, FileSystem, OpenMode } from '../../src/common/fs/file-system.js';
@@ -18,7 +24,11 @@ interface SimFile {
   volatile: Buffer;
   durable: Buffer;
   mtimeMs: number;
+  /** After a failed sync: what the "kernel" believes is on the device; syncs write only pages differing from it. */
+  clean?: Buffer;
 }
+
+const SIM_PAGE_BYTES = 4096;
 
 function enoent(p: string): Error {
   return Object.assign(new Error(`ENOENT: no such file or directory, ${p}`), { code: 'ENOENT' });
@@ -33,6 +43,15 @@ export class SimulatedFileSystem implements FileSystem {
   private generation = 0;
   syncDelayMs = 0;
   syncCalls = 0;
+  /** Pending fsyncgate faults: the next sync of a file whose path matches fails with `code`. */
+  private readonly syncFaults: Array<{ match: (p: string) => boolean; code: string }> = [];
+  /** Paths whose sync failed (fsyncgate), in order. */
+  readonly failedSyncs: string[] = [];
+
+  /** The next fdatasync/fsync of a file whose path matches rejects with `code` and drops its dirty pages (see the file comment). */
+  failNextSync(match: (p: string) => boolean, code = 'EIO'): void {
+    this.syncFaults.push({ match, code });
+  }
 
   private file(fd: number): SimFile {
     const p = this.fds.get(fd);
@@ -86,11 +105,32 @@ export class SimulatedFileSystem implements FileSystem {
   async fdatasync(fd: number): Promise<void> {
     this.syncCalls++;
     const f = this.file(fd);
+    const p = this.fds.get(fd)!;
     const image = Buffer.from(f.volatile);
     const generation = this.generation;
+    const fault = this.syncFaults.findIndex((x) => x.match(p));
     if (this.syncDelayMs > 0) await new Promise((r) => setTimeout(r, this.syncDelayMs));
     else await new Promise((r) => setImmediate(r));
-    if (generation === this.generation) f.durable = image;
+    if (generation !== this.generation) return;
+    if (fault >= 0) {
+      const { code } = this.syncFaults.splice(fault, 1)[0]!;
+      f.clean = image; // dirty pages marked clean, not written
+      this.failedSyncs.push(p);
+      throw Object.assign(new Error(`injected ${code}`), { code });
+    }
+    if (!f.clean) {
+      f.durable = image;
+      return;
+    }
+    const durable = Buffer.alloc(image.length);
+    f.durable.copy(durable, 0, 0, Math.min(image.length, f.durable.length));
+    for (let pos = 0; pos < image.length; pos += SIM_PAGE_BYTES) {
+      const end = Math.min(image.length, pos + SIM_PAGE_BYTES);
+      const before = f.clean.subarray(pos, Math.min(end, f.clean.length));
+      if (before.length !== end - pos || !before.equals(image.subarray(pos, end))) image.copy(durable, pos, pos, end);
+    }
+    f.durable = durable;
+    f.clean = image;
   }
   fsync(fd: number): Promise<void> {
     return this.fdatasync(fd);
@@ -154,7 +194,10 @@ export class SimulatedFileSystem implements FileSystem {
   powerLoss(): void {
     this.generation++;
     this.fds.clear();
-    for (const f of this.files.values()) f.volatile = Buffer.from(f.durable);
+    for (const f of this.files.values()) {
+      f.volatile = Buffer.from(f.durable);
+      delete f.clean;
+    }
   }
 
   /** Direct access for assertions and fault injection. */

@@ -93,7 +93,7 @@ export class BrokerHA {
     if (config.brokerRole !== 'SLAVE') {
       let replication: StoreReplication | null = null;
       try {
-        replication = await store.startHA({ listenPort: haPort });
+        replication = await store.startHA({ listenPort: haPort, ...(config.bindAddress ? { host: config.bindAddress } : {}) });
       } catch (e) {
         if (explicitPort) throw new Error(`cannot listen on haListenPort ${haPort}: ${(e as Error).message}`, { cause: e });
         logger.error(`cannot listen on the HA port ${haPort} (listenPort + 1): ${(e as Error).message}; running without replication (set haListenPort)`);

@@ -15,6 +15,10 @@ export const POP_CONFIG_SPEC = {
   popFlushIntervalMs: key<number>({ name: 'popFlushIntervalMs', type: 'number', default: 200, doc: 'fdatasync period of the pop state log (ms)', validate: positive }),
   popSyncFlush: key<boolean>({ name: 'popSyncFlush', type: 'boolean', default: false, doc: 'answer receive/ack/change only after their pop log record is fdatasync-ed' }),
   popCompactLogBytes: key<number>({ name: 'popCompactLogBytes', type: 'number', default: 16 * 1024 * 1024, doc: 'compact the pop log (snapshot + fresh log) once it is this large (bytes)', validate: positive }),
+  maxPopPollingSize: key<number>({ name: 'maxPopPollingSize', type: 'number', default: 100_000, doc: 'most remoting POP_MESSAGE / NOTIFICATION requests parked for long polling at once; more are answered POLLING_FULL (209) (Apache maxPopPollingSize)', validate: positive }),
+  defaultMessageRequestMode: key<string>({ name: 'defaultMessageRequestMode', type: 'string', default: 'PULL', doc: 'QUERY_ASSIGNMENT mode of a topic/group that SET_MESSAGE_REQUEST_MODE never set: PULL or POP (Apache defaultMessageRequestMode)', validate: (v: string) => (v === 'PULL' || v === 'POP' ? null : 'must be PULL or POP') }),
+  defaultPopShareQueueNum: key<number>({ name: 'defaultPopShareQueueNum', type: 'number', default: -1, doc: 'popShareQueueNum of a topic/group in POP mode by default; ≤ 0: every consumer pops every queue (Apache defaultPopShareQueueNum)', validate: (v: number) => (Number.isInteger(v) ? null : 'must be an integer') }),
+  serverLoadBalancerEnable: key<boolean>({ name: 'serverLoadBalancerEnable', type: 'boolean', default: true, doc: 'QUERY_ASSIGNMENT splits the queues among the group\'s clients; false: every client gets every queue (Apache serverLoadBalancerEnable)' }),
   popMaxScanMessages: key<number>({ name: 'popMaxScanMessages', type: 'number', default: 2048, doc: 'most queue entries one pop looks at per queue before giving up', validate: positive }),
 } as const;
 

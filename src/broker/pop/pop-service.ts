@@ -1,5 +1,7 @@
 /**
- * Pop consumption (RocketMQ 5 semantics, served to gRPC v2 consumers): per consumer group, hand
+ * Pop consumption (RocketMQ 5 semantics; one instance per broker, owned by BrokerController and
+ * used by both the gRPC front's ReceiveMessage & co. and the remoting POP_MESSAGE & co.
+ * processors): per consumer group, hand
  * out messages that are neither acked nor invisible, make them invisible for a while, count
  * deliveries, accept acks / invisibility changes by receipt handle, and move messages that ran out
  * of attempts to `%DLQ%<group>`. State lives in PopStateStore (durable, see docs/internals/pop.md).
@@ -40,10 +42,19 @@ export interface PopRequest {
   batchSize: number;
   invisibleMs: number;
   fifo: boolean;
+  /** Only this queue (remoting POP_MESSAGE with queueId ≥ 0); undefined or < 0 = every readable queue. */
+  queueId?: number;
+  /**
+   * Where a group that never consumed a queue (and has no committed offset) starts: true = min
+   * offset (Apache ConsumeInitMode.MIN); false/undefined = the `popInitFromMin` config.
+   */
+  initFromMin?: boolean;
 }
 
 export interface PoppedMessage {
   message: MessageExt;
+  /** The stored record as read from the CommitLog (remoting replies carry it, like a pull body). */
+  record: Buffer;
   receiptHandle: string;
   /** Delivery attempt, 1 for the first delivery. */
   attempt: number;
@@ -52,8 +63,24 @@ export interface PoppedMessage {
 
 export interface PopResult {
   messages: PoppedMessage[];
+  /** Epoch ms the deliveries of this pop were made at: every one is invisible until popTimeMs + invisibleMs. */
+  popTimeMs: number;
+  /** Messages left in the looked-at queues after this pop (max offset − where the scan stopped), Apache's `restNum`. */
+  restNum: number;
   /** Earliest time an in-flight message of this group/topic becomes visible again, if any was seen. */
   nextVisibleAtMs?: number;
+}
+
+/**
+ * One delivery named by where the message is and when its invisibility ends, as Apache's remoting
+ * clients name it (the `POP_CK` extra info: popTime + invisibleTime, queue id, queue offset).
+ */
+export interface DeliveryRef {
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  /** popTime + invisibleTime of the delivery (or of its last invisibility change). */
+  invisibleUntilMs: number;
 }
 
 export type HandleCheck = { ok: true; handle: ReceiptHandle } | { ok: false; reason: string };
@@ -85,28 +112,88 @@ export class PopService {
     return this.opts.broker;
   }
 
-  /** Pops up to `batchSize` messages over all readable queues of the topic. */
+  /** Pops up to `batchSize` messages over all readable queues of the topic (or the one `req.queueId`). */
   async pop(req: PopRequest): Promise<PopResult> {
     const queueNums = this.broker.readQueueNums(req.topic) ?? 0;
     const out: PoppedMessage[] = [];
-    const result: PopResult = { messages: out };
+    const result: PopResult = { messages: out, popTimeMs: this.opts.clock.nowMs(), restNum: 0 };
     if (queueNums <= 0 || req.batchSize <= 0) return result;
     if (req.fifo) this.fifoGroups.add(req.group);
+    if (req.queueId !== undefined && req.queueId >= 0) {
+      if (req.queueId < queueNums) await this.popQueue(req, req.queueId, result);
+      return result;
+    }
     const rotKey = `${req.group}\u0001${req.topic}`;
     const start = (this.rotation.get(rotKey) ?? 0) % queueNums;
     this.rotation.set(rotKey, start + 1);
-    for (let i = 0; i < queueNums && out.length < req.batchSize; i++) {
-      await this.popQueue(req, (start + i) % queueNums, result);
+    for (let i = 0; i < queueNums; i++) {
+      const queueId = (start + i) % queueNums;
+      if (out.length < req.batchSize) await this.popQueue(req, queueId, result);
+      else {
+        const from = this.opts.state.table.get(req.group, req.topic, queueId)?.ackOffset ?? this.broker.store.getMinOffsetInQueue(req.topic, queueId);
+        result.restNum += Math.max(0, this.broker.store.getMaxOffsetInQueue(req.topic, queueId) - from);
+      }
     }
     return result;
   }
 
-  private queueState(group: string, topic: string, queueId: number): PopQueueState {
+  /**
+   * Reads up to `max` messages from the group's consume position (its ack offset) on, without
+   * changing any state (Apache PEEK_MESSAGE): in-flight messages are included.
+   * queueId < 0: every readable queue in turn.
+   */
+  async peek(group: string, topic: string, queueId: number, max: number, filter: MessageFilter | null): Promise<{ messages: Array<{ message: MessageExt; record: Buffer }>; restNum: number }> {
+    const queueNums = this.broker.readQueueNums(topic) ?? 0;
+    const out: Array<{ message: MessageExt; record: Buffer }> = [];
+    let restNum = 0;
+    const ids = queueId >= 0 ? (queueId < queueNums ? [queueId] : []) : Array.from({ length: queueNums }, (_, i) => i);
+    for (const q of ids) {
+      const store = this.broker.store;
+      const st = this.opts.state.table.get(group, topic, q);
+      const committed = this.broker.committedOffset(group, topic, q);
+      let offset = Math.max(st?.ackOffset ?? (committed >= 0 ? committed : 0), store.getMinOffsetInQueue(topic, q));
+      const maxOffset = store.getMaxOffsetInQueue(topic, q);
+      while (out.length < max && offset < maxOffset) {
+        const got = await store.getMessage(group, topic, q, offset, Math.min(READ_CHUNK, max - out.length), filter);
+        for (const rec of got.messages) out.push({ message: decodeRecord(rec, 0), record: rec });
+        if (got.nextBeginOffset <= offset) break;
+        offset = got.nextBeginOffset;
+      }
+      restNum += Math.max(0, maxOffset - offset);
+    }
+    return { messages: out, restNum };
+  }
+
+  /**
+   * True when a pop of the group on the topic (or on one queue) could hand something out right now
+   * without reading the log: some queue has an offset ≥ its ack offset that was never delivered or
+   * whose invisibility is over (Apache NOTIFICATION's `hasMsg`; filters are not applied).
+   */
+  hasVisibleMessage(group: string, topic: string, queueId: number): boolean {
+    const queueNums = this.broker.readQueueNums(topic) ?? 0;
+    const now = this.opts.clock.nowMs();
+    const ids = queueId >= 0 ? (queueId < queueNums ? [queueId] : []) : Array.from({ length: queueNums }, (_, i) => i);
+    for (const q of ids) {
+      const maxOffset = this.broker.store.getMaxOffsetInQueue(topic, q);
+      const st = this.opts.state.table.get(group, topic, q);
+      if (!st) {
+        if (maxOffset > Math.max(0, this.broker.committedOffset(group, topic, q), this.opts.config.popInitFromMin ? this.broker.store.getMinOffsetInQueue(topic, q) : maxOffset)) return true;
+        continue;
+      }
+      let cursor = Math.max(st.ackOffset, this.broker.store.getMinOffsetInQueue(topic, q));
+      for (let e = st.entries.get(cursor); cursor < maxOffset && e && (e.acked || e.invisibleUntilMs > now); e = st.entries.get(cursor)) cursor++;
+      if (cursor < maxOffset) return true;
+    }
+    return false;
+  }
+
+  private queueState(group: string, topic: string, queueId: number, initFromMin = false): PopQueueState {
     const existing = this.opts.state.table.get(group, topic, queueId);
     if (existing) return existing;
     const store = this.broker.store;
     const committed = this.broker.committedOffset(group, topic, queueId);
-    const start = committed >= 0 ? committed : this.opts.config.popInitFromMin ? store.getMinOffsetInQueue(topic, queueId) : store.getMaxOffsetInQueue(topic, queueId);
+    const fromMin = initFromMin || this.opts.config.popInitFromMin;
+    const start = committed >= 0 ? committed : fromMin ? store.getMinOffsetInQueue(topic, queueId) : store.getMaxOffsetInQueue(topic, queueId);
     this.record({ type: 'MOVE', group, topic, queueId, offset: Math.max(0, start) });
     return this.opts.state.table.get(group, topic, queueId)!;
   }
@@ -114,7 +201,7 @@ export class PopService {
   private async popQueue(req: PopRequest, queueId: number, result: PopResult): Promise<void> {
     const { group, topic } = req;
     const store = this.broker.store;
-    let st = this.queueState(group, topic, queueId);
+    let st = this.queueState(group, topic, queueId, req.initFromMin);
     const minOffset = store.getMinOffsetInQueue(topic, queueId);
     if (st.ackOffset < minOffset) this.move(group, topic, queueId, minOffset);
     let cursor = st.ackOffset;
@@ -122,6 +209,7 @@ export class PopService {
     const blocked = new Set<string>();
     const maxAttempts = this.broker.maxDeliveryAttempts(group);
     let scanned = 0;
+    let cursorAfterLast = -1;
     while (result.messages.length < req.batchSize && scanned < this.opts.config.popMaxScanMessages) {
       const maxOffset = store.getMaxOffsetInQueue(topic, queueId);
       if (!req.fifo) {
@@ -178,14 +266,18 @@ export class PopService {
           if (msgGroup !== undefined) blocked.add(msgGroup);
           continue;
         }
-        result.messages.push(this.deliver(group, message, queueId, offset, attempt, now + req.invisibleMs));
+        result.messages.push(this.deliver(group, message, got.messages[i]!, queueId, offset, attempt, result.popTimeMs + req.invisibleMs));
+        cursorAfterLast = offset + 1;
       }
       if (got.nextBeginOffset <= cursor) break;
       cursor = got.nextBeginOffset;
     }
+    // Apache restNum: what is left after where this pop stopped (the whole chunk read counts as looked at).
+    const stoppedAt = result.messages.length >= req.batchSize && cursorAfterLast >= 0 ? cursorAfterLast : cursor;
+    result.restNum += Math.max(0, store.getMaxOffsetInQueue(topic, queueId) - stoppedAt);
   }
 
-  private deliver(group: string, message: MessageExt, queueId: number, offset: number, attempt: number, invisibleUntilMs: number): PoppedMessage {
+  private deliver(group: string, message: MessageExt, record: Buffer, queueId: number, offset: number, attempt: number, invisibleUntilMs: number): PoppedMessage {
     const version = this.opts.state.nextVersion();
     this.record({ type: 'POP', group, topic: message.topic, queueId, offset, attempts: attempt, invisibleUntilMs, version });
     const receiptHandle = encodeReceiptHandle({
@@ -198,7 +290,7 @@ export class PopService {
       invisibleUntilMs,
       attempt,
     });
-    return { message, receiptHandle, attempt, invisibleUntilMs };
+    return { message, record, receiptHandle, attempt, invisibleUntilMs };
   }
 
   /** Claims the message (so no other pop takes it), stores the DLQ copy, then acks it. */
@@ -225,13 +317,20 @@ export class PopService {
     return true;
   }
 
-  /** Validates a handle against the group's state: decodable, message still in flight, current version. */
-  checkHandle(group: string, text: string): HandleCheck {
+  /**
+   * Validates a handle against the group's state: decodable (when text), message still in flight,
+   * current version.
+   */
+  checkHandle(group: string, handle: string | ReceiptHandle): HandleCheck {
     let h: ReceiptHandle;
-    try {
-      h = decodeReceiptHandle(text);
-    } catch (e) {
-      return { ok: false, reason: (e as ReceiptHandleError).message };
+    if (typeof handle === 'string') {
+      try {
+        h = decodeReceiptHandle(handle);
+      } catch (e) {
+        return { ok: false, reason: (e as ReceiptHandleError).message };
+      }
+    } else {
+      h = handle;
     }
     const st = this.opts.state.table.get(group, h.topic, h.queueId);
     if (!st) return { ok: false, reason: `group ${group} never received from ${h.topic} queue ${h.queueId}` };
@@ -243,9 +342,53 @@ export class PopService {
     return { ok: true, handle: h };
   }
 
-  /** Acks one delivery. Resolves with a HandleCheck (ok false = INVALID_RECEIPT_HANDLE). */
-  async ack(group: string, text: string): Promise<HandleCheck> {
+  /**
+   * checkHandle, and the delivery must still be invisible: once its invisible time is over the
+   * handle is expired (Apache's proxy refuses ack / changeInvisibleDuration of an expired handle
+   * with INVALID_RECEIPT_HANDLE "receipt handle is expired", since the message may already be
+   * handed to another consumer). The entry's current invisible-until time is used, so deliveries
+   * kept alive by renew() stay valid under their original handle.
+   */
+  checkLiveHandle(group: string, text: string | ReceiptHandle): HandleCheck {
     const c = this.checkHandle(group, text);
+    if (!c.ok) return c;
+    const entry = this.opts.state.table.get(group, c.handle.topic, c.handle.queueId)!.entries.get(c.handle.queueOffset)!;
+    const overMs = this.opts.clock.nowMs() - entry.invisibleUntilMs;
+    if (overMs >= 0) return { ok: false, reason: `receipt handle is expired: the invisible time ended ${overMs} ms ago` };
+    return c;
+  }
+
+  /**
+   * The current handle of a delivery named the remoting way (DeliveryRef): valid only while that
+   * message is in flight to the group with exactly that invisible-until time, i.e. it was not
+   * redelivered, acked or changed since. The returned handle has commitLogOffset -1 (unknown).
+   */
+  resolveDelivery(group: string, ref: DeliveryRef): HandleCheck {
+    const st = this.opts.state.table.get(group, ref.topic, ref.queueId);
+    if (!st) return { ok: false, reason: `group ${group} never received from ${ref.topic} queue ${ref.queueId}` };
+    if (ref.queueOffset < st.ackOffset) return { ok: false, reason: `message at offset ${ref.queueOffset} is already acked` };
+    const e = st.entries.get(ref.queueOffset);
+    if (!e) return { ok: false, reason: `message at offset ${ref.queueOffset} was not delivered to ${group}` };
+    if (e.acked) return { ok: false, reason: `message at offset ${ref.queueOffset} is already acked` };
+    if (e.invisibleUntilMs !== ref.invisibleUntilMs) {
+      return { ok: false, reason: 'the pop check point is stale: the message was redelivered or its invisible time changed since' };
+    }
+    const handle: ReceiptHandle = {
+      brokerName: this.broker.brokerName,
+      topic: ref.topic,
+      queueId: ref.queueId,
+      queueOffset: ref.queueOffset,
+      commitLogOffset: -1,
+      version: e.version,
+      invisibleUntilMs: e.invisibleUntilMs,
+      attempt: Math.max(1, e.attempts),
+    };
+    return { ok: true, handle };
+  }
+
+  /** Acks one delivery (receipt handle text, or a handle from resolveDelivery; it must be current and not expired). Resolves with a HandleCheck (ok false = INVALID_RECEIPT_HANDLE). */
+  async ack(group: string, text: string | ReceiptHandle): Promise<HandleCheck> {
+    const c = this.checkLiveHandle(group, text);
     if (!c.ok) return c;
     const h = c.handle;
     await this.record({ type: 'ACK', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, version: h.version });
@@ -253,9 +396,13 @@ export class PopService {
     return c;
   }
 
-  /** Moves the invisible-until time to now + invisibleMs and issues a new handle. */
-  async changeInvisibleDuration(group: string, text: string, invisibleMs: number): Promise<HandleCheck & { receiptHandle?: string }> {
-    const c = this.checkHandle(group, text);
+  /**
+   * Moves the invisible-until time to now + invisibleMs and issues a new handle; `invisibleUntilMs`
+   * is the new end (so now = invisibleUntilMs − invisibleMs, Apache's new popTime). The handle must
+   * be current and not expired.
+   */
+  async changeInvisibleDuration(group: string, text: string | ReceiptHandle, invisibleMs: number): Promise<HandleCheck & { receiptHandle?: string; invisibleUntilMs?: number }> {
+    const c = this.checkLiveHandle(group, text);
     if (!c.ok) return c;
     const h = c.handle;
     const entry = this.opts.state.table.get(group, h.topic, h.queueId)!.entries.get(h.queueOffset)!;
@@ -263,8 +410,8 @@ export class PopService {
     const invisibleUntilMs = this.opts.clock.nowMs() + invisibleMs;
     await this.record({ type: 'POP', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, attempts: entry.attempts, invisibleUntilMs, version });
     if (invisibleMs <= 0) this.waitQueue.notifyTopic(h.topic);
-    const receiptHandle = encodeReceiptHandle({ ...h, version, invisibleUntilMs, attempt: entry.attempts });
-    return { ...c, receiptHandle };
+    const receiptHandle = encodeReceiptHandle({ ...h, commitLogOffset: Math.max(0, h.commitLogOffset), version, invisibleUntilMs, attempt: Math.max(1, entry.attempts) });
+    return { ...c, receiptHandle, invisibleUntilMs };
   }
 
   /**

@@ -31,6 +31,7 @@ import { MessageSysFlag } from '../../common/message/sysflag.js';
 import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
 import { decodeBatchBody } from '../../common/message/batch-codec.js';
+import { recallHandleOf } from '../timer/recall-handle.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
 import { PermName } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -69,6 +70,8 @@ interface SendReplyFields {
   msgId: string;
   queueId: number;
   queueOffset: number;
+  /** Timer messages of single sends (Apache `attachRecallHandle`). */
+  recallHandle?: string;
 }
 
 type Check = { response: RemotingCommand } | { topicConfig: TopicConfig; queueId: number };
@@ -123,7 +126,8 @@ export class SendMessageProcessor {
     const mapped = mapPutResult(result);
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
     const a = result.appendResult!;
-    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset });
+    const recallHandle = recallHandleOf(msg, this.ctx.config.brokerName);
+    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, ...(recallHandle ? { recallHandle } : {}) });
   }
 
   /** Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils (the limit applies to the body as received). */
@@ -194,9 +198,11 @@ export class SendMessageProcessor {
   }
 
   /**
-   * SEND_BATCH_MESSAGE: every item is stored in the chosen queue, in order. Unlike Apache the
-   * items are appended one by one (the store has no batch append), so another producer's message
-   * may land between them. Reply: comma-joined msgIds, queueId, first queueOffset.
+   * SEND_BATCH_MESSAGE (Apache `sendBatchMessage`): the items are stored in the chosen queue as
+   * one atomic block (MessageStore.putMessages): consecutive queue offsets and CommitLog
+   * positions, one store time, all or none. Each item keeps its own properties, completed by the
+   * header's (the batch's) properties, plus CLUSTER. Reply: comma-joined offset msgIds, queueId,
+   * queueOffset of the first item.
    */
   private async sendBatch(request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, queueId: number, channel: RemotingChannel): Promise<RemotingCommand> {
     if (isRetryTopic(header.topic)) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, 'batch request does not support retry group');
@@ -216,46 +222,46 @@ export class SendMessageProcessor {
       }
     }
     const batchProps = decodeProperties(header.properties ?? '');
-    const ids: string[] = [];
-    let firstOffset = -1;
-    let code: number = ResponseCode.SUCCESS;
-    let remark: string | null = null;
-    for (const item of items) {
+    const sysFlag = this.sysFlagFor(header, tc);
+    const bornHost = bornHostOfChannel(channel);
+    const storeHost = this.ctx.storeHost;
+    const cluster = this.ctx.config.brokerClusterName;
+    const msgs: MessageInner[] = items.map((item) => {
       const props = new Map(item.properties);
       for (const [k, v] of batchProps) if (!props.has(k)) props.set(k, v);
-      props.set(MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
-      const result = await this.ctx.putMessage({
+      props.set(MessageConst.CLUSTER, cluster);
+      return {
         topic: header.topic,
         queueId,
         flag: item.flag,
         body: item.body,
         properties: props,
-        sysFlag: this.sysFlagFor(header, tc),
+        sysFlag,
         bornTimestamp: header.bornTimestamp,
-        bornHost: bornHostOfChannel(channel),
-        storeHost: this.ctx.storeHost,
+        bornHost,
+        storeHost,
         reconsumeTimes: 0,
         preparedTransactionOffset: 0,
-      });
-      const mapped = mapPutResult(result);
-      if (!mapped.stored) {
-        const stored = ids.length > 0 ? ` (${ids.length} of ${items.length} items were stored before)` : '';
-        return this.reply(request, mapped.code, `${mapped.remark ?? 'put failed'}${stored}`);
-      }
-      if (mapped.code !== ResponseCode.SUCCESS) {
-        code = mapped.code;
-        remark = mapped.remark;
-      }
-      ids.push(result.appendResult!.msgId);
-      if (firstOffset < 0) firstOffset = result.appendResult!.queueOffset;
-    }
-    return this.reply(request, code, remark, { msgId: ids.join(','), queueId, queueOffset: firstOffset });
+      };
+    });
+    const result = await this.ctx.putMessages(msgs);
+    const mapped = mapPutResult(result);
+    if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
+    const a = result.appendResult!;
+    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId, queueOffset: a.queueOffset });
   }
 
   private reply(request: RemotingCommand, code: number, remark?: string | null, ext?: SendReplyFields): RemotingCommand {
     const cfg = this.ctx.config;
     const extFields: Record<string, string | number> = ext
-      ? { msgId: ext.msgId, queueId: ext.queueId, queueOffset: ext.queueOffset, MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' }
+      ? {
+          msgId: ext.msgId,
+          queueId: ext.queueId,
+          queueOffset: ext.queueOffset,
+          ...(ext.recallHandle ? { recallHandle: ext.recallHandle } : {}),
+          MSG_REGION: cfg.regionId,
+          TRACE_ON: cfg.traceOn ? 'true' : 'false',
+        }
       : { MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' };
     return createResponseCommand(request, code, remark ?? null, extFields);
   }

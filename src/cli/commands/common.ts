@@ -65,14 +65,7 @@ export function describeBroker(b: BrokerBanner, more: string[] = []): string {
   return parts.join(', ') + (wildcard ? '; * and 0.0.0.0 mean every interface' : '');
 }
 
-/**
- * Starts the gRPC v2 front beside a started broker when `grpcListenPort` ≥ 0 (default 8081),
- * sharing the broker's services and transaction service. Returns null when disabled.
- */
-export async function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
-  if (!GrpcFront.isEnabled(cfg)) return null;
-  const front = await GrpcFront.create({ ctx: broker.ctx, rawConfig: cfg, transactions: broker.transactionService, logger: createLogger('grpc') });
-  await front.start();
-  broker.addMessageArrivingListener((topic) => front.notifyMessageArriving(topic));
-  return front;
+/** Starts the gRPC v2 front beside a started broker (GrpcFront.startBeside); null when grpcListenPort < 0. */
+export function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
+  return GrpcFront.startBeside(broker, cfg, createLogger('grpc'));
 }

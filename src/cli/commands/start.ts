@@ -39,7 +39,8 @@ export async function runStart(opts: StartOptions): Promise<void> {
   const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv') });
   await namesrv.start();
   const cfg = mergeConfig(
-    { listenPort: '10911', storePathRootDir: defaultStoreRoot() },
+    // Safe default: only this host can connect until told otherwise (docs/security.md).
+    { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1' },
     opts.config,
     { listenPort: opts.listenPort, storePathRootDir: opts.store },
     opts.option,
@@ -52,7 +53,9 @@ export async function runStart(opts: StartOptions): Promise<void> {
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
   // once its socket listens); printed through the log stream so that it also comes out after
   // their "listening" log lines. Scripts wait for /tsmq started/.
-  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc))}`);
+  const loopbackOnly = cfg.bindAddress === '127.0.0.1' && (!grpc || cfg.grpcListenHost === '127.0.0.1');
+  const openHint = loopbackOnly ? ['only this host can connect (to open: -o bindAddress=0.0.0.0 -o grpcListenHost=0.0.0.0, with authenticationEnabled=true; docs/security.md)'] : [];
+  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc), openHint)}`);
   shutdownOnSignals(
     async () => {
       await grpc?.shutdown();

@@ -72,7 +72,7 @@ export function wrapPino(base: PinoLogger, bindings: Record<string, unknown> = {
 
 let root: Logger | null = null;
 /** The root logger's stdout stream (pino's default: SonicBoom on fd 1, asynchronous writes). */
-let rootStream: { write(chunk: string): unknown } | null = null;
+let rootStream: { write(chunk: string): unknown; flushSync?(): void } | null = null;
 
 /** The process-wide root logger (JSON lines on stdout). */
 export function rootLogger(): Logger {
@@ -94,6 +94,18 @@ export function rootLogger(): Logger {
 export function printAfterLogs(line: string): void {
   if (rootStream) rootStream.write(`${line}\n`);
   else console.log(line);
+}
+
+/**
+ * Writes out every log line taken so far (pino's stdout stream is asynchronous), so that what is
+ * printed next comes after them, e.g. `shutdown complete` as the very last line. Never throws.
+ */
+export function flushLogsSync(): void {
+  try {
+    rootStream?.flushSync?.();
+  } catch {
+    // a closed or busy stdout: nothing more can be done before exit
+  }
 }
 
 /** A child logger for one component, e.g. `createLogger('commitlog')`. */

@@ -4,7 +4,9 @@
  * - handler throws (HeaderError included): SYSTEM_ERROR (1), remark = the error message;
  * - a returned response gets the request's opaque, the response flag and the request's
  *   serialize type; null means "no reply now" (the handler may answer later via the channel);
- * - requests flagged oneway never get a reply.
+ * - requests flagged oneway never get a reply;
+ * - a RequestGate (request-gate.ts), when set, runs after the handler lookup and before the
+ *   handler; its refusal is answered instead.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
@@ -13,11 +15,19 @@ import { RPC_TYPE_RESPONSE } from '../protocol/remoting-command.js';
 import { createResponseCommand, isOneway } from '../protocol/commands.js';
 import { ResponseCode } from '../codes/response-code.js';
 import { requestCodeName } from '../codes/request-code.js';
+import type { RequestGate } from './request-gate.js';
 
 export class ProcessorTable {
   private readonly handlers = new Map<number, RequestHandler>();
 
+  private gate: RequestGate | null = null;
+
   constructor(private readonly logger: Logger) {}
+
+  /** Sets the check run before every handler (request-gate.ts); null removes it. */
+  setGate(gate: RequestGate | null): void {
+    this.gate = gate;
+  }
 
   register(code: number, handler: RequestHandler): void {
     if (!Number.isInteger(code)) throw new RangeError(`request code must be an integer: ${code}`);
@@ -40,6 +50,13 @@ export class ProcessorTable {
     }
     let response: RemotingCommand | null;
     try {
+      if (this.gate) {
+        const refusal = await this.gate.check(channel, request);
+        if (refusal) {
+          if (!oneway) channel.send(createResponseCommand(request, refusal.code, refusal.remark));
+          return;
+        }
+      }
       response = await handler({ channel, request });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);

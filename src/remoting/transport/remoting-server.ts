@@ -12,6 +12,7 @@ import { silentLogger } from '../../common/logging/logger.js';
 import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
 import type { RemotingCommand } from '../protocol/remoting-command.js';
 import { ProcessorTable } from './processor-table.js';
+import type { RequestGate } from './request-gate.js';
 import { RemotingConnection, formatAddress } from './remoting-connection.js';
 import { PartialFrameBudget } from './partial-frame-budget.js';
 import { RateLimitedLog, DEFAULT_BAD_INPUT_LOG_INTERVAL_MS } from '../../common/logging/rate-limited-log.js';
@@ -54,6 +55,8 @@ export interface RemotingServerOptions {
   partialFrameBudgetBytes?: number;
   /** Minimum time between two bad-input warnings of one kind, ms; default 10000. */
   badInputLogIntervalMs?: number;
+  /** Check run before every request handler (authentication/authorization); see request-gate.ts. */
+  requestGate?: RequestGate;
 }
 
 export { DEFAULT_CHANNEL_MAX_IDLE_MS } from './remoting-server-config.js';
@@ -79,6 +82,7 @@ export class RemotingServer {
     this.logger = opts.logger ?? silentLogger;
     this.name = opts.name ?? 'remoting';
     this.processors = new ProcessorTable(this.logger);
+    if (opts.requestGate) this.processors.setGate(opts.requestGate);
     this.partialFrameBudget = new PartialFrameBudget(opts.partialFrameBudgetBytes ?? DEFAULT_PARTIAL_FRAME_BUDGET_BYTES);
     this.badInputLog = new RateLimitedLog(this.logger, opts.badInputLogIntervalMs ?? DEFAULT_BAD_INPUT_LOG_INTERVAL_MS);
     this.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;

@@ -7,7 +7,8 @@
  * offset (NOT/COMMIT transaction types only; 0 for PREPARED/ROLLBACK), and append. A record of
  * length L that does not fit (L + 8 > bytes left) makes the file end with the 8-byte blank
  * filler `[int bytesLeft][int BLANK_MAGIC_CODE]` and goes to the next segment, its
- * PHYSICALOFFSET patched to the new position.
+ * PHYSICALOFFSET patched to the new position. A batch (`appendBatch`) is appended the same way
+ * as one block: consecutive records, one store time, rolled whole to the next segment.
  *
  * Reads return copies (records never span segments).
  */
@@ -21,6 +22,7 @@ import {
   RecordEncodeError,
   newRecordPlan,
   planRecord,
+  type RecordPlan,
   readStoreTimestamp,
   writeBlankRecord,
   writeRecord,
@@ -33,6 +35,7 @@ import type { AppendResult, PutMessageStatus } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
 import type { PrewriteOptions } from '../mapped-file/segment-prewriter.js';
+import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import { buildDispatchRequest } from '../dispatch/build-dispatch-request.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 
@@ -62,10 +65,20 @@ export interface CommitLogOptions {
    * (PREWRITE_YIELD_TO_FLUSHES_MS).
    */
   prewrite?: PrewriteOptions | null;
+  /** Told once per segment whose fdatasync fails (fsyncgate: the store refuses writes until restart). */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 export type AppendOutcome =
   | { status: 'PUT_OK'; appendResult: AppendResult; dispatch: DispatchRequest }
+  | { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string };
+
+/**
+ * Outcome of `appendBatch`: on PUT_OK one AppendResult and one DispatchRequest per message, in
+ * batch order; the records are contiguous, so `wroteBytes` is their summed size from `wroteOffset`.
+ */
+export type BatchAppendOutcome =
+  | { status: 'PUT_OK'; wroteOffset: number; wroteBytes: number; appendResults: AppendResult[]; dispatches: DispatchRequest[] }
   | { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string };
 
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
@@ -90,6 +103,7 @@ export class CommitLog {
       logger: opts.logger,
       preallocate: true,
       prewrite: opts.prewrite ? { yieldToFlushesWithinMs: PREWRITE_YIELD_TO_FLUSHES_MS, ...opts.prewrite } : null,
+      ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     });
   }
 
@@ -115,8 +129,8 @@ export class CommitLog {
     return record;
   }
 
-  /** Checks a message against the put rules and lays it out into `recordPlan`; null when it may be stored. */
-  private plan(msg: MessageInner): { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } | null {
+  /** Checks a message against the put rules and lays it out into `into`; null when it may be stored. */
+  private plan(msg: MessageInner, into: RecordPlan = this.recordPlan): { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } | null {
     const topicProblem = this.checkTopic(msg.topic);
     if (topicProblem) return { status: 'MESSAGE_ILLEGAL', remark: topicProblem };
     if (!Buffer.isBuffer(msg.body)) return { status: 'MESSAGE_ILLEGAL', remark: 'message body is missing' };
@@ -125,12 +139,12 @@ export class CommitLog {
       return { status: 'MESSAGE_ILLEGAL', remark: `message body size ${msg.body.length} exceeds maxMessageSize ${max}` };
     }
     try {
-      planRecord(msg, undefined, this.recordPlan);
+      planRecord(msg, undefined, into);
     } catch (e) {
       if (e instanceof RecordEncodeError) return { status: e.status, remark: e.message };
       return { status: 'MESSAGE_ILLEGAL', remark: `message cannot be encoded: ${(e as Error).message}` };
     }
-    const size = this.recordPlan.size;
+    const size = into.size;
     if (size > max + RECORD_SIZE_SLACK_BYTES) {
       return { status: 'MESSAGE_ILLEGAL', remark: `message record size ${size} exceeds maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
     }
@@ -200,6 +214,84 @@ export class CommitLog {
     };
     const dispatch = buildDispatchRequest(msg, appendResult, plan.sysFlag, this.opts.delayLevelTableMs);
     return { status: 'PUT_OK', appendResult, dispatch };
+  }
+
+  /**
+   * Appends a batch as one block (RocketMQ `CommitLog.asyncPutMessages` with a `MessageExtBatch`):
+   * every message is validated and laid out first, and the batch is refused whole when one of
+   * them is not storable (remark prefixed `batch message <i>: `). All messages must target the
+   * same topic and queue and be non-transactional (Apache refuses a transactional batch:
+   * MESSAGE_ILLEGAL). The whole block must fit `maxMessageSize + RECORD_SIZE_SLACK_BYTES` and a
+   * segment; when it does not fit the rest of the current segment, the segment gets its
+   * end-of-file filler and the whole batch goes to the next one (a batch never spans segments).
+   *
+   * Synchronous, like `append`: the messages get consecutive queue offsets starting at the
+   * queue's next offset, consecutive physical offsets (each record directly follows the previous
+   * one) and one store timestamp. Nothing is written and no queue offset is taken when it fails.
+   */
+  appendBatch(msgs: readonly MessageInner[], queueOffsets: QueueOffsetTable): BatchAppendOutcome {
+    const n = msgs.length;
+    if (n === 0) return { status: 'MESSAGE_ILLEGAL', remark: 'batch holds no message' };
+    const { topic, queueId } = msgs[0]!;
+    const plans: RecordPlan[] = new Array<RecordPlan>(n);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const msg = msgs[i]!;
+      if (msg.topic !== topic || msg.queueId !== queueId) {
+        return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${i}: topic/queue ${msg.topic}-${msg.queueId} differs from the batch's ${topic}-${queueId}` };
+      }
+      if (getTransactionValue(msg.sysFlag) !== MessageSysFlag.TRANSACTION_NOT_TYPE) {
+        return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${i}: transactional messages cannot be sent in a batch` };
+      }
+      const plan = newRecordPlan();
+      const problem = this.plan(msg, plan);
+      if (problem) return { status: problem.status, remark: `batch message ${i}: ${problem.remark}` };
+      plans[i] = plan;
+      total += plan.size;
+    }
+    const max = this.opts.maxMessageSize;
+    if (total > max + RECORD_SIZE_SLACK_BYTES) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes, exceeding maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
+    }
+    if (total + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes and does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
+    }
+    let mf: MappedFile;
+    try {
+      mf = this.mfq.getLastMappedFileOrCreate(0);
+      if (total + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
+        this.appendBlank(mf);
+        mf = this.mfq.getLastMappedFileOrCreate(0);
+      }
+    } catch (e) {
+      this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
+      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}` };
+    }
+    const now = this.opts.clock.nowMs();
+    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
+    const wroteOffset = mf.getWroteOffset();
+    const firstQueueOffset = queueOffsets.get(topic, queueId);
+    const at = mf.reserve(total);
+    const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
+    const base = at >= 0 ? at : 0;
+    const appendResults: AppendResult[] = new Array<AppendResult>(n);
+    let pos = 0;
+    for (let i = 0; i < n; i++) {
+      const plan = plans[i]!;
+      const offset = wroteOffset + pos;
+      writeRecord(target, base + pos, plan, firstQueueOffset + i, offset, storeTimestamp);
+      appendResults[i] = { wroteOffset: offset, wroteBytes: plan.size, msgId: createMessageId(msgs[i]!.storeHost, offset), queueOffset: firstQueueOffset + i, storeTimestamp };
+      pos += plan.size;
+    }
+    if (at >= 0) mf.advance(total);
+    else mf.append(target);
+    // written: only now are the queue offsets taken (a throw above leaves the table untouched)
+    queueOffsets.set(topic, queueId, firstQueueOffset + n);
+    mf.storeTimestamp = storeTimestamp;
+    this.lastStoreTimestamp = storeTimestamp;
+    const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
+    for (let i = 0; i < n; i++) dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
+    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, dispatches };
   }
 
   /** Writes the 8-byte end-of-file filler and marks the segment full. */

@@ -9,9 +9,16 @@
  *   soon as the previous fdatasync returns. A request still pending at its deadline
  *   (`timeoutMs` = syncFlushTimeout) resolves FLUSH_DISK_TIMEOUT; the message stays stored.
  *   Messages with WAIT=false only wake the service.
+ *
+ * A failed fdatasync (SyncFailedError, fsyncgate) is final: the segment stays failed and its
+ * flushed position never moves (mapped-file.ts), the store refuses puts until restart (the
+ * SyncFailureReporter logs it and sets the running flag). The group commit then answers every
+ * waiter FLUSH_DISK_TIMEOUT at once (not after syncFlushTimeout, and never PUT_OK for bytes
+ * behind the failure) and stops flushing; the real-time service stops logging the repeats.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
+import { findSyncFailure } from '../mapped-file/sync-failed-error.js';
 
 export type FlushStatus = 'PUT_OK' | 'FLUSH_DISK_TIMEOUT';
 
@@ -71,7 +78,7 @@ export class FlushRealTimeService implements FlushManager {
       const after = await this.mfq.flush(leastPages);
       if (after !== before || leastPages === 0) this.onFlushed(after, leastPages === 0 ? this.mfq.getStoreTimestamp() : null);
     } catch (e) {
-      this.logger.error({ err: e }, 'CommitLog flush failed');
+      if (!findSyncFailure(e)) this.logger.error({ err: e }, 'CommitLog flush failed'); // a failed sync was reported once by the store
     }
   }
 
@@ -88,6 +95,7 @@ export class FlushRealTimeService implements FlushManager {
       try {
         await this.mfq.flush(0);
       } catch (e) {
+        if (findSyncFailure(e)) break; // final: the next start's abnormal recovery re-checks the data
         this.logger.error({ err: e, attempt: i + 1 }, 'CommitLog flush at shutdown failed');
       }
     }
@@ -129,6 +137,8 @@ export class GroupCommitService implements FlushManager {
   private retryTimer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Set by a failed fdatasync (SyncFailedError): nothing will be flushed again until restart. */
+  private syncFailed = false;
 
   constructor(
     private readonly mfq: MappedFileQueue,
@@ -146,6 +156,7 @@ export class GroupCommitService implements FlushManager {
       this.wakeup();
       return 'PUT_OK';
     }
+    if (this.syncFailed) return 'FLUSH_DISK_TIMEOUT';
     const p = new Promise<FlushStatus>((resolve) => {
       this.requests.push({ nextOffset, deadlineMs: Date.now() + this.timeoutMs, resolve });
     });
@@ -161,7 +172,7 @@ export class GroupCommitService implements FlushManager {
 
   /** Makes sure a flush runs for what is written: on the next setImmediate (so every append of this turn joins it) unless one is in flight. */
   wakeup(): void {
-    if (this.inFlight || this.retryTimer || this.stopped) return;
+    if (this.inFlight || this.retryTimer || this.stopped || this.syncFailed) return;
     this.scheduleKick();
   }
 
@@ -187,12 +198,16 @@ export class GroupCommitService implements FlushManager {
   }
 
   private flushIfNeeded(): void {
-    if (this.inFlight || this.stopped || !this.hasWork()) return;
+    if (this.inFlight || this.stopped || this.syncFailed || !this.hasWork()) return;
     const before = this.mfq.getFlushedWhere();
     // mfq.flush commits and issues the fdatasync synchronously, before its first await
     this.inFlight = this.mfq.flush(0).then(
       () => this.afterFlush(before, false),
       (e: unknown) => {
+        if (findSyncFailure(e)) {
+          this.failAfterSyncFailure(before);
+          return;
+        }
         this.logger.error({ err: e }, 'CommitLog group commit flush failed');
         this.afterFlush(before, true);
       },
@@ -216,6 +231,28 @@ export class GroupCommitService implements FlushManager {
       this.unreported = { flushed, storeTimestamp: this.mfq.getStoreTimestamp() };
       this.scheduleKick(); // the producers just answered append first; the kick flushes, then reports
     }
+  }
+
+  /**
+   * fsyncgate: an fdatasync failed. Waiters covered by what was flushed before it get PUT_OK
+   * (a multi-file flush may have completed earlier files), every other one FLUSH_DISK_TIMEOUT
+   * now; no more flushes (they could only "succeed" without the lost pages).
+   */
+  private failAfterSyncFailure(before: number): void {
+    this.inFlight = null;
+    this.syncFailed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const flushed = this.mfq.getFlushedWhere();
+    this.resolveCovered(flushed);
+    if (flushed !== before) this.onFlushed(flushed, this.mfq.getStoreTimestamp());
+    this.failPending();
+  }
+
+  /** Answers every pending waiter FLUSH_DISK_TIMEOUT. */
+  private failPending(): void {
+    while (this.head < this.requests.length) this.requests[this.head++]!.resolve('FLUSH_DISK_TIMEOUT');
+    this.compact();
   }
 
   private resolveCovered(flushed: number): void {
@@ -270,10 +307,11 @@ export class GroupCommitService implements FlushManager {
   async shutdown(): Promise<void> {
     this.stopped = true;
     while (this.inFlight) await this.inFlight;
-    for (let i = 0; i < 10 && this.hasWork(); i++) {
+    for (let i = 0; i < 10 && this.hasWork() && !this.syncFailed; i++) {
       try {
         await this.mfq.flush(0);
       } catch (e) {
+        if (findSyncFailure(e)) break; // final: the next start's abnormal recovery re-checks the data
         this.logger.error({ err: e, attempt: i + 1 }, 'CommitLog flush at shutdown failed');
       }
     }

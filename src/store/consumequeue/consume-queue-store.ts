@@ -10,13 +10,15 @@
  * fdatasyncs per queue and goes on with the other queues. Failing queues are retried every
  * `writeRetryIntervalMs` (commit; flush(0) when the flush had failed) and by every later
  * commit/flush; the flag clears once no queue fails. Entries are never dropped meanwhile (they
- * stay in the segments' write buffers).
+ * stay in the segments' write buffers). A failed fdatasync is the exception (fsyncgate): that
+ * queue is neither flushed nor retried again and stays failing until restart.
  */
 import * as path from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
 import { ConsumeQueue } from './consume-queue.js';
+import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import { CQ_WRITE_RETRY_INTERVAL_MS, ConsumeQueueWriteError, ConsumeQueueWriteErrors, type FailedQueueWrite } from './consume-queue-write-errors.js';
 
 /** Default minimum time between two "still failing" lines of one queue, ms. */
@@ -35,6 +37,8 @@ export interface ConsumeQueueStoreOptions {
   writeRetryIntervalMs?: number;
   /** Minimum time between two "still failing" lines of one queue, ms (default 10 s). */
   logIntervalMs?: number;
+  /** Told once per ConsumeQueue segment whose fdatasync fails (fsyncgate: refuse writes until restart). */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 export class ConsumeQueueStore {
@@ -81,8 +85,8 @@ export class ConsumeQueueStore {
     }
     let cq = byId.get(queueId);
     if (!cq) {
-      const { rootDir, fileSize, fs, clock, logger } = this.opts;
-      cq = new ConsumeQueue({ topic, queueId, rootDir, fileSize, fs, clock, logger });
+      const { rootDir, fileSize, fs, clock, logger, onSyncFailed } = this.opts;
+      cq = new ConsumeQueue({ topic, queueId, rootDir, fileSize, fs, clock, logger, ...(onSyncFailed ? { onSyncFailed } : {}) });
       byId.set(queueId, cq);
     }
     return cq;
@@ -186,8 +190,12 @@ export class ConsumeQueueStore {
     return true;
   }
 
-  /** Flushes one queue (leastPages 0 while its writes fail), recording a failure or a recovery. */
+  /**
+   * Flushes one queue (leastPages 0 while its writes fail), recording a failure or a recovery.
+   * A queue whose fdatasync failed is not flushed again (fsyncgate: it stays failed until restart).
+   */
   private async flushQueue(cq: ConsumeQueue, leastPages: number): Promise<boolean> {
+    if (this.writeErrors.isUntilRestart(cq)) return false;
     try {
       await cq.flush(this.writeErrors.has(cq) ? 0 : leastPages);
     } catch (e) {
@@ -208,6 +216,7 @@ export class ConsumeQueueStore {
         this.writeErrors.forget(q); // deleted meanwhile
         continue;
       }
+      if (this.writeErrors.isUntilRestart(cq)) continue; // a failed fdatasync is not retried (fsyncgate)
       if (this.writeErrors.failedOp(cq) === 'flush') await this.flushQueue(cq, 0);
       else this.commitQueue(cq);
     }

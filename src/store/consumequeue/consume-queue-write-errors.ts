@@ -18,13 +18,19 @@
  *
  * RocketMQ retries a failed ConsumeQueue write 30 times, 1 s apart, inside the dispatch thread,
  * then sets the flag for good (until restart), and only logs failed flushes; here dispatch never
- * waits, failures of the background commit and flush raise the flag too, and it is cleared when
- * the write works again.
+ * waits, failures of the background commit and flush raise the flag too, and a failed commit
+ * (pwrite: the bytes are still buffered) is cleared when the write works again.
+ *
+ * A failed fdatasync is different (fsyncgate, mapped-file/sync-failed-error.ts): the kernel may
+ * have dropped the pages, so a later successful flush proves nothing. Such a queue is recorded
+ * `untilRestart`: never retried, never cleared (`succeeded` ignores it); the next start's
+ * abnormal recovery rebuilds the queue from the CommitLog.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import { LogRateLimiter } from '../../common/logging/log-rate-limiter.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
 import type { Clock } from '../../common/time/clock.js';
+import { findSyncFailure } from '../mapped-file/sync-failed-error.js';
 
 /** `commit`: pwrite of buffered entries; `flush`: fdatasync of written ones. */
 export type ConsumeQueueWriteOp = 'commit' | 'flush';
@@ -66,6 +72,8 @@ export interface FailedQueueWrite {
   reason: string;
   attempts: number;
   sinceMs: number;
+  /** An fdatasync of the queue failed: the failure stays until restart (fsyncgate). */
+  untilRestart: boolean;
 }
 
 export interface ConsumeQueueWriteErrorsOptions {
@@ -123,27 +131,40 @@ export class ConsumeQueueWriteErrors {
     const f = this.failing.get(q);
     if (f) {
       f.attempts++;
-      f.reason = e.reason;
+      if (!f.untilRestart) f.reason = e.reason; // once an fdatasync failed, that stays the reason
       // a failed flush does not hide a failed commit: the commit must work first
       if (e.op === 'commit') f.op = 'commit';
+      if (findSyncFailure(e) && !f.untilRestart) {
+        f.untilRestart = true;
+        f.reason = e.reason;
+      }
       const suppressed = this.limiter.take(key);
       if (suppressed !== null) this.o.logger.error({ err: e.cause, topic: q.topic, queueId: q.queueId, attempts: f.attempts, suppressed }, `ConsumeQueue write still failing: ${e.reason}`);
     } else {
-      this.failing.set(q, { topic: q.topic, queueId: q.queueId, op: e.op, reason: e.reason, attempts: 1, sinceMs: this.o.clock.nowMs() });
+      const untilRestart = findSyncFailure(e) !== null;
+      this.failing.set(q, { topic: q.topic, queueId: q.queueId, op: e.op, reason: e.reason, attempts: 1, sinceMs: this.o.clock.nowMs(), untilRestart });
       this.limiter.reset(key);
       this.limiter.take(key);
       this.o.logger.error(
         { err: e.cause, topic: q.topic, queueId: q.queueId },
-        `${e.reason}; the entries stay buffered and are retried, puts are refused until they are written`,
+        untilRestart
+          ? `${e.reason}; the kernel may have dropped the unwritten entries, so they are not retried: puts are refused until restart (recovery rebuilds the queue from the CommitLog)`
+          : `${e.reason}; the entries stay buffered and are retried, puts are refused until they are written`,
       );
     }
     this.push();
     this.scheduleRetry();
   }
 
+  /** True when `queue` failed an fdatasync: it stays failing until restart. */
+  isUntilRestart(queue: QueueId): boolean {
+    return this.failing.get(queue)?.untilRestart ?? false;
+  }
+
+  /** `queue`'s write worked again: forgotten, unless it failed an fdatasync (kept until restart). */
   succeeded(queue: QueueId): void {
     const f = this.failing.get(queue);
-    if (!f) return;
+    if (!f || f.untilRestart) return;
     this.failing.delete(queue);
     this.o.logger.info({ topic: f.topic, queueId: f.queueId, attempts: f.attempts, failedMs: this.o.clock.nowMs() - f.sinceMs }, 'ConsumeQueue written again');
     this.push();
@@ -160,7 +181,8 @@ export class ConsumeQueueWriteErrors {
   /** While a queue fails, runs `retry` once after `retryIntervalMs` (then again while failures remain). */
   scheduleRetry(): void {
     const retry = this.o.retry;
-    if (this.failing.size === 0 || !retry || this.retryTimer || this.retrying || this.stopped) return;
+    if (!retry || this.retryTimer || this.retrying || this.stopped) return;
+    if (![...this.failing.values()].some((f) => !f.untilRestart)) return; // nothing a retry could fix
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.stopped) return;

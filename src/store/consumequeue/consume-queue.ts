@@ -37,6 +37,7 @@ import { earliestMessageTime, findMinLogicOffset, getDataEntry, offsetInQueueByT
 import { recoverQueueFiles, truncateQueueFiles } from './consume-queue-recovery.js';
 import type { StoreTimeLookup } from './consume-queue-time-search.js';
 import { ConsumeQueueWriteError } from './consume-queue-write-errors.js';
+import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 
 export { CQ_STORE_UNIT_SIZE, readCqEntry, type CqEntry } from './consume-queue-entry.js';
 
@@ -50,6 +51,8 @@ export interface ConsumeQueueOptions {
   fs: FileSystem;
   clock: Clock;
   logger: Logger;
+  /** Told once per segment whose fdatasync fails (fsyncgate). */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 export class ConsumeQueue {
@@ -78,11 +81,21 @@ export class ConsumeQueue {
       logger: opts.logger,
       writeBufferBytes: Math.min(opts.fileSize, 16 * 1024),
       commitThresholdBytes: Math.min(opts.fileSize, 16 * 1024),
+      ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     });
   }
 
   load(): void {
     this.mfq.load();
+  }
+
+  /** The first failed fdatasync of one of this queue's files (sticky, fsyncgate), or null. */
+  getSyncFailure(): SyncFailedError | null {
+    for (const f of this.mfq.getFiles()) {
+      const e = f.getSyncFailure();
+      if (e) return e;
+    }
+    return null;
   }
 
   getMappedFileQueue(): MappedFileQueue {

@@ -17,7 +17,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { Logger } from '../../common/logging/logger.js';
-import { encodeReport, FrameReader, HA_CONNECT_TIMEOUT_MS, HA_RECONNECT_INTERVAL_MS, HAProtocolError } from './ha-protocol.js';
+import { encodeHello, encodeReport, FrameReader, HA_CONNECT_TIMEOUT_MS, HA_RECONNECT_INTERVAL_MS, HAProtocolError } from './ha-protocol.js';
 import type { TruncateReport } from './replicated-log.js';
 
 /** What the client needs from the slave's store (DefaultMessageStore implements it). */
@@ -39,6 +39,8 @@ export interface HAClientOptions {
   housekeepingIntervalMs: number;
   /** Default 5000 ms (RocketMQ). */
   reconnectIntervalMs?: number;
+  /** Controller mode: sent as a hello before the first report (ha-protocol.ts `encodeHello`). */
+  helloReplicaId?: number;
   logger: Logger;
 }
 
@@ -155,6 +157,7 @@ export class HAClient {
     this.connects++;
     this.reader = new FrameReader(this.opts.store.commitLogFileSize);
     this.lastReadMs = Date.now();
+    if (this.opts.helloReplicaId !== undefined) socket.write(encodeHello(this.opts.helloReplicaId));
     this.report(this.opts.store.getMaxPhyOffset());
     this.logger.info({ master: addr, reportedOffset: this.reportedOffset }, 'connected to the master HA port');
     this.tickTimer = setInterval(() => this.tick(socket), Math.min(1000, this.opts.heartbeatIntervalMs));

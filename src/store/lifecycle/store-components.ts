@@ -10,11 +10,14 @@
  *   running flags → StoreState.setWritable (puts refused with the flags' reason);
  *   dispatch blocked/resumed → runningFlags.setLogicsQueueError (LOGICS_QUEUE_ERROR);
  *   ConsumeQueue commit/flush failing/written again → the same flag, source 'consume-queue-write';
+ *   a failed fdatasync of any CommitLog or ConsumeQueue segment → runningFlags.setSyncFailed
+ *   (sticky until restart; sync-failure-reporter.ts);
  *   dispatch retries go up to `dispatchLimit` (flushed offset under SYNC_FLUSH, written under ASYNC).
  *
  * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when the root
- *   is already open, ConfigError for bad values; whatever was opened is closed again and the
- *   lock released before the error propagates.
+ *   is already open, StoreStartError when the lock cannot be written on a full disk, ConfigError
+ *   for bad values; whatever was opened is closed again and the lock released before the error
+ *   propagates.
  */
 import * as path from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
@@ -35,8 +38,12 @@ import { StoreCheckpoint } from '../recovery/store-checkpoint.js';
 import { StoreLock } from '../recovery/store-files.js';
 import { StatfsDiskUsageProbe, type DiskUsageProbe } from '../retention/disk-usage-probe.js';
 import { RunningFlags } from '../retention/running-flags.js';
+import { prewriteSpaceGate } from '../retention/prewrite-space-gate.js';
+import { retentionRatios } from '../retention/retention-policy.js';
 import { commitLogDir, parseDelayLevels, type StoreConfig } from '../store-config.js';
 import { StoreState } from '../store-state.js';
+import { SyncFailureReporter } from './sync-failure-reporter.js';
+import { isDiskFullError, storeStartError } from './store-start-error.js';
 
 /** Rate limit of background segment pre-writing, bytes/s (measured choice: docs/internals/io-engine.md, "Pre-writing"). */
 const WARM_MAX_BYTES_PER_SEC = 32_000_000;
@@ -98,13 +105,21 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
   const clock = deps.clock ?? systemClock;
   const root = config.storePathRootDir;
   fs.mkdirp(root);
-  const lock = StoreLock.acquire(fs, root, path.join(root, 'lock'));
+  const diskUsageProbe = deps.diskUsageProbe ?? new StatfsDiskUsageProbe();
+  let lock: StoreLock;
+  try {
+    lock = StoreLock.acquire(fs, root, path.join(root, 'lock'));
+  } catch (e) {
+    if (!isDiskFullError(e)) throw e;
+    throw storeStartError(`cannot write the store lock ${path.join(root, 'lock')}`, root, diskUsageProbe, e, 'Free disk space and start again.');
+  }
   if (lock.tookOverStale) logger.info(`store lock taken over: ${lock.tookOverStale}`);
   let commitLog: CommitLog | undefined;
   let consumeQueueStore: ConsumeQueueStore | undefined;
   try {
     const state = new StoreState();
     const runningFlags = new RunningFlags((writable, reason) => state.setWritable(writable, reason));
+    const syncFailures = new SyncFailureReporter(runningFlags, logger.child({ component: 'store' }), clock);
     const delayLevelTableMs = parseDelayLevels(config.messageDelayLevel);
     const cl = new CommitLog({
       dir: commitLogDir(config),
@@ -114,7 +129,14 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       logger: logger.child({ component: 'commitlog' }),
       maxMessageSize: config.maxMessageSize,
       delayLevelTableMs,
-      prewrite: config.warmMapedFileEnable ? { syncEveryBytes: config.flushLeastPagesWhenWarmMapedFile * 4096, maxBytesPerSec: WARM_MAX_BYTES_PER_SEC } : null,
+      prewrite: config.warmMapedFileEnable
+        ? {
+            syncEveryBytes: config.flushLeastPagesWhenWarmMapedFile * 4096,
+            maxBytesPerSec: WARM_MAX_BYTES_PER_SEC,
+            spaceGate: prewriteSpaceGate(diskUsageProbe, retentionRatios(config)),
+          }
+        : null,
+      onSyncFailed: syncFailures.report,
     });
     commitLog = cl;
     const cqStore = new ConsumeQueueStore({
@@ -124,6 +146,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       clock,
       logger: logger.child({ component: 'consumequeue' }),
       onWriteErrorChange: (reason) => runningFlags.setLogicsQueueError(reason, 'consume-queue-write'),
+      onSyncFailed: syncFailures.report,
     });
     consumeQueueStore = cqStore;
     const logics = { latestTimestamp: 0 };
@@ -160,7 +183,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       fs,
       clock,
       logger,
-      diskUsageProbe: deps.diskUsageProbe ?? new StatfsDiskUsageProbe(),
+      diskUsageProbe,
       state,
       runningFlags,
       lock,

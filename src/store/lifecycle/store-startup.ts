@@ -8,20 +8,23 @@
  *    returns its report; a required dispatcher (ConsumeQueue) failing here makes start-up fail
  *    with DispatchBlockedError rather than open a store with a hole in a queue;
  * 4. dispatch continues from the recovered CommitLog end;
- * 5. warmMapedFileEnable on a writable role: the first segment is pre-written before puts;
+ * 5. on a writable role without CommitLog segments the first one is created before puts
+ *    (pre-written with warmMapedFileEnable when the disk has room; first-segment.ts); a disk
+ *    that cannot hold it fails the start with StoreStartError (a sentence, no file left);
  * 6. the background services start, then the abort file is created.
  */
 import { recoverStore, type RecoveryReport } from '../recovery/store-recovery.js';
 import { createAbortFile } from '../recovery/store-files.js';
 import type { StoreComponents } from './store-components.js';
 import { StoreServices } from './store-services.js';
+import { prepareFirstSegment } from './first-segment.js';
 
 export interface StartedStore {
   recoveryReport: RecoveryReport;
   services: StoreServices;
 }
 
-/** See the file comment. @throws recovery and I/O errors (the caller closes the parts). */
+/** See the file comment. @throws recovery and I/O errors, StoreStartError when the first segment cannot be created (the caller closes the parts). */
 export async function recoverAndStart(c: StoreComponents): Promise<StartedStore> {
   const lastExitOK = !c.fs.exists(c.abortPath);
   const pageCacheIntact = !lastExitOK && c.lock.previousHolderSameBoot;
@@ -43,7 +46,7 @@ export async function recoverAndStart(c: StoreComponents): Promise<StartedStore>
   });
   c.logics.latestTimestamp = c.checkpoint.logicsMsgTimestamp;
   c.reput.setReputFromOffset(c.commitLog.getMaxOffset());
-  if (c.config.warmMapedFileEnable && c.config.brokerRole !== 'SLAVE') await c.commitLog.mfq.prepareFirstFile(c.commitLog.getMaxOffset());
+  if (c.config.brokerRole !== 'SLAVE') await prepareFirstSegment(c);
   const services = StoreServices.start(c);
   createAbortFile(c.fs, c.abortPath);
   return { recoveryReport, services };

@@ -16,6 +16,7 @@ import { AllocateMappedFileService } from './allocate-mapped-file-service.js';
 import { fileNameToOffset, isSegmentFileName, offsetToFileName } from './file-names.js';
 import { MappedFile, type MappedFileOptions } from './mapped-file.js';
 import type { PrewriteOptions } from './segment-prewriter.js';
+import type { SyncFailedError } from './sync-failed-error.js';
 
 export interface MappedFileQueueOptions {
   dir: string;
@@ -29,6 +30,8 @@ export interface MappedFileQueueOptions {
   preallocate?: boolean;
   /** With `preallocate`: also pre-write it with zeros (warmMapedFileEnable). */
   prewrite?: PrewriteOptions | null;
+  /** Told once per file when its fdatasync/fsync fails (MappedFileOptions.onSyncFailed). */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 /** Thrown by `load()` when a segment has the wrong length or a file name is malformed. */
@@ -63,6 +66,7 @@ export class MappedFileQueue {
       clock: opts.clock ?? systemClock,
       ...(opts.writeBufferBytes !== undefined ? { writeBufferBytes: opts.writeBufferBytes } : {}),
       ...(opts.commitThresholdBytes !== undefined ? { commitThresholdBytes: opts.commitThresholdBytes } : {}),
+      ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     };
     const clock = this.clock;
     const pw = opts.prewrite ?? null;
@@ -160,6 +164,7 @@ export class MappedFileQueue {
   /**
    * When the queue has no file yet, creates (and with pre-writing, fully pre-writes) the one
    * that the first append at `startOffset` will use. Resolves when it is ready; no-op otherwise.
+   * @throws the creation error (e.g. ENOSPC), with no file left behind.
    */
   async prepareFirstFile(startOffset: number): Promise<void> {
     if (this.files.length > 0 || !this.allocator) return;

@@ -26,6 +26,7 @@ import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Clock } from '../../common/time/clock.js';
 import { systemClock } from '../../common/time/clock.js';
 import { ReferenceResource } from './reference-resource.js';
+import { SyncFailedError } from './sync-failed-error.js';
 
 /** OS page size used by the flush/commit page rules (RocketMQ `OS_PAGE_SIZE`). */
 export const OS_PAGE_SIZE = 4096;
@@ -37,6 +38,11 @@ export interface MappedFileOptions {
   writeBufferBytes?: number;
   /** Commit synchronously once this many bytes are pending. Default 256 KiB (the buffer prefix in use stays cache-resident; see io-engine.md). */
   commitThresholdBytes?: number;
+  /**
+   * Told once, synchronously, when an fdatasync/fsync of the file fails (fsyncgate: the file is
+   * then sync-failed for good, see `getSyncFailure`).
+   */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 const DEFAULT_WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -61,6 +67,9 @@ export class MappedFile extends ReferenceResource {
   storeTimestamp = 0;
   /** Error of the last failed commit (pwrite) of buffered bytes, null after a successful one (disk full detection). */
   commitError: Error | null = null;
+  /** The first failed fdatasync/fsync; sticky (fsyncgate, sync-failed-error.ts). */
+  private syncFailure: SyncFailedError | null = null;
+  private readonly onSyncFailed: ((e: SyncFailedError) => void) | undefined;
 
   private constructor(
     readonly filePath: string,
@@ -78,6 +87,7 @@ export class MappedFile extends ReferenceResource {
     this.flushedPosition = initialPosition;
     this.writeBufferBytes = Math.min(fileSize, opts.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES);
     this.commitThresholdBytes = Math.min(this.writeBufferBytes, opts.commitThresholdBytes ?? DEFAULT_COMMIT_THRESHOLD_BYTES);
+    this.onSyncFailed = opts.onSyncFailed;
   }
 
   /** Creates (or re-creates, truncating) a zero-filled file of exactly `fileSize` bytes; positions 0. */
@@ -261,19 +271,29 @@ export class MappedFile extends ReferenceResource {
     if (this.isFull()) this.writeBuffer = null; // a full file never buffers again
   }
 
+  /** The first failed sync of this file, or null. Once set it stays set (fsyncgate). */
+  getSyncFailure(): SyncFailedError | null {
+    return this.syncFailure;
+  }
+
   /**
    * Commits, then fdatasyncs (off the loop) if the page rule (on wrote vs flushed) allows.
    * Returns the flushed position. Concurrent calls share one fdatasync at a time.
+   * @throws SyncFailedError when this fdatasync, or any earlier one of the file, failed: the
+   *   kernel may have dropped the unwritten pages, so a later "successful" fdatasync proves
+   *   nothing and flushedPosition stays where it was (fsyncgate, sync-failed-error.ts). A failed
+   *   commit (pwrite) throws its own error.
    */
   async flush(leastPages: number): Promise<number> {
-    while (this.flushInFlight) await this.flushInFlight;
+    while (this.flushInFlight) await this.flushInFlight.catch(() => undefined);
+    if (this.syncFailure) throw this.syncFailure;
     if (!MappedFile.isAbleTo(this.wrotePosition, this.flushedPosition, this.fileSize, leastPages)) return this.flushedPosition;
     if (!this.hold()) return this.flushedPosition;
     const run = async (): Promise<number> => {
       try {
         this.commitNow();
         const target = this.committedPosition;
-        await this.onFd((fd) => this.fs.fdatasync(fd));
+        await this.syncFd(target, false);
         if (target > this.flushedPosition) this.flushedPosition = target;
         return this.flushedPosition;
       } finally {
@@ -319,14 +339,49 @@ export class MappedFile extends ReferenceResource {
     this.flushedPosition = position;
   }
 
-  /** Forces the file (data + size metadata) regardless of positions, e.g. after `truncateTo`. */
+  /**
+   * Forces the file (data + size metadata) regardless of positions, e.g. after `truncateTo`.
+   * @throws SyncFailedError as `flush` (a failed fsync makes the file sync-failed for good).
+   */
   async force(): Promise<void> {
+    if (this.syncFailure) throw this.syncFailure;
     if (!this.hold()) return;
     try {
       this.commitNow();
-      await this.onFd((fd) => this.fs.fsync(fd));
+      await this.syncFd(this.committedPosition, true);
     } finally {
       this.release();
+    }
+  }
+
+  /**
+   * fdatasync for the segment pre-writer (its zeros). A failure makes the file sync-failed only
+   * when appends already went into it (it was taken while the pre-write ran: the kernel may have
+   * dropped their pages too); a failure on a file nobody uses yet only costs zeros.
+   */
+  async syncPrewritten(): Promise<void> {
+    try {
+      await this.onFd((fd) => this.fs.fdatasync(fd));
+    } catch (e) {
+      if (this.wrotePosition > 0 && !this.fdClosed && !this.syncFailure) {
+        this.syncFailure = new SyncFailedError(this.filePath, this.flushedPosition, this.committedPosition, e);
+        this.onSyncFailed?.(this.syncFailure);
+      }
+      throw e;
+    }
+  }
+
+  /** fdatasync (or fsync with `full`); a failure becomes the file's sticky SyncFailedError. */
+  private async syncFd(target: number, full: boolean): Promise<void> {
+    try {
+      await this.onFd((fd) => (full ? this.fs.fsync(fd) : this.fs.fdatasync(fd)));
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'EBADF' && this.fdClosed) throw e; // closed under us: not a device failure
+      if (!this.syncFailure) {
+        this.syncFailure = new SyncFailedError(this.filePath, this.flushedPosition, target, e);
+        this.onSyncFailed?.(this.syncFailure);
+      }
+      throw this.syncFailure;
     }
   }
 

@@ -39,7 +39,16 @@ export interface PrewriteOptions {
    * (it builds `yieldWhile` from it). 0 or absent: never yield.
    */
   yieldToFlushesWithinMs?: number;
+  /**
+   * For the AllocateMappedFileService: asked before a segment is pre-written; null = go ahead,
+   * otherwise why not (the segment then stays sparse). The store checks free disk space with it
+   * (retention/prewrite-space-gate.ts). Absent: always pre-write.
+   */
+  spaceGate?: PrewriteSpaceGate;
 }
+
+/** See PrewriteOptions.spaceGate. `fileSizeBytes`: bytes the pre-write would allocate. */
+export type PrewriteSpaceGate = (filePath: string, fileSizeBytes: number) => string | null;
 
 export type PrewriteOutcome = 'done' | 'cancelled' | 'failed';
 
@@ -56,6 +65,8 @@ export class SegmentPrewriter {
   bytesWritten = 0;
   /** Number of waits because `yieldWhile` answered true. */
   yields = 0;
+  /** What made the pre-write fail (outcome 'failed'), e.g. an ENOSPC error. */
+  failure: unknown = null;
   readonly done: Promise<PrewriteOutcome>;
 
   constructor(
@@ -116,7 +127,7 @@ export class SegmentPrewriter {
         if (this.opts.syncEveryBytes > 0 && sinceSync >= this.opts.syncEveryBytes) {
           if (!(await yieldIfBusy())) return 'cancelled';
           sinceSync = 0;
-          await mf.onFd((fd) => this.fs.fdatasync(fd));
+          await mf.syncPrewritten();
         }
         if (this.opts.maxBytesPerSec > 0) {
           const dueMs = ((this.bytesWritten - budgetBase) / this.opts.maxBytesPerSec) * 1000 - (Date.now() - t0);
@@ -124,10 +135,12 @@ export class SegmentPrewriter {
         }
       }
       if (!(await yieldIfBusy())) return 'cancelled';
-      await mf.onFd((fd) => this.fs.fdatasync(fd));
+      await mf.syncPrewritten();
       return 'done';
-    } catch {
-      return this.cancelled ? 'cancelled' : 'failed';
+    } catch (e) {
+      if (this.cancelled) return 'cancelled';
+      this.failure = e;
+      return 'failed';
     } finally {
       mf.release();
     }

@@ -16,18 +16,23 @@
  * 4. Waits (skipped when the message's WAIT property is "false"): the disk flush covering the
  *    record (FLUSH_DISK_TIMEOUT after syncFlushTimeout under SYNC_FLUSH) and, on a SYNC_MASTER,
  *    a slave ack in parallel (FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE, 4.x semantics,
- *    docs/ha.md). The record is stored in every case; `appendResult` says where.
+ *    docs/ha.md). The record is stored in every case; `appendResult` says where. After a failed
+ *    fdatasync (fsyncgate) waiters get FLUSH_DISK_TIMEOUT at once with "sync flush failed:
+ *    <reason>", and the running flag refuses every later put until restart.
+ *
+ * `putMessages` does the same for a batch (RocketMQ `asyncPutMessages`): one atomic append
+ * (CommitLog.appendBatch), one flush/slave wait covering the whole block.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { MessageInner } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
-import type { AppendOutcome, CommitLog } from '../commitlog/commit-log.js';
+import type { AppendOutcome, BatchAppendOutcome, CommitLog } from '../commitlog/commit-log.js';
 import type { FlushManager } from '../commitlog/flush-services.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { ReputMessageService } from '../dispatch/reput-message-service.js';
 import type { HandleHAResult } from '../ha/ha-service.js';
-import type { PutMessageResult } from '../message-store.js';
+import type { AppendResult, PutMessageResult, PutMessagesResult } from '../message-store.js';
 import type { RunningFlags } from '../retention/running-flags.js';
 import type { StoreConfig } from '../store-config.js';
 import type { StoreState } from '../store-state.js';
@@ -49,7 +54,9 @@ export interface PutPathParts {
   flushManager: Pick<FlushManager, 'handleDiskFlush'>;
   /** The replication role once started (null before startHA). */
   replication: () => ReplicaAck | null;
-  flags: Pick<RunningFlags, 'hasWriteError' | 'setWriteError'>;
+  /** Controller mode: why puts are refused right now (a fenced master), or null (default: never). */
+  fence?: () => string | null;
+  flags: Pick<RunningFlags, 'hasWriteError' | 'setWriteError' | 'isSyncFailed' | 'reason'>;
   logger: Logger;
 }
 
@@ -59,7 +66,7 @@ export class PutMessageService {
   async putMessage(msg: MessageInner): Promise<PutMessageResult> {
     const refused = this.checkStoreStatus();
     if (refused) return refused;
-    const { commitLog, config } = this.p;
+    const { commitLog } = this.p;
     let out: AppendOutcome;
     try {
       out = commitLog.append(msg, this.p.queueOffsets);
@@ -73,16 +80,58 @@ export class PutMessageService {
     }
     const r = out.appendResult;
     this.p.dispatch.enqueue(out.dispatch);
+    return this.handleDiskFlushAndHA(r, r.wroteOffset + r.wroteBytes, msg.properties.get(MessageConst.WAIT) !== 'false');
+  }
+
+  /**
+   * Stores a batch as one block (see CommitLog.appendBatch for the rules and refusals). On
+   * success `appendResults` has one entry per message, in order, and `appendResult` sums the
+   * batch the way RocketMQ's batch AppendMessageResult does: wroteOffset of the first record,
+   * wroteBytes of the block, msgId = the records' offset ids comma-joined, queueOffset of the
+   * first message, the batch's one storeTimestamp. The waits are skipped when the first
+   * message's WAIT property is "false" (the batch's WAIT).
+   */
+  async putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
+    const refused = this.checkStoreStatus();
+    if (refused) return refused;
+    const { commitLog } = this.p;
+    let out: BatchAppendOutcome;
+    try {
+      out = commitLog.appendBatch(msgs, this.p.queueOffsets);
+    } catch (e) {
+      return this.refuseAfterWriteError(e);
+    }
+    if (out.status !== 'PUT_OK') {
+      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? commitLog.mfq.getLastMappedFile()?.commitError : null;
+      return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
+    }
+    const results = out.appendResults;
+    const first = results[0]!;
+    let msgIds = first.msgId;
+    for (let i = 1; i < results.length; i++) msgIds += ',' + results[i]!.msgId;
+    const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: msgIds, queueOffset: first.queueOffset, storeTimestamp: first.storeTimestamp };
+    for (const d of out.dispatches) this.p.dispatch.enqueue(d);
+    const put = await this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
+    return { ...put, appendResults: results };
+  }
+
+  /**
+   * After an append ending at `nextOffset` (RocketMQ `handleDiskFlushAndHA`): dispatch under
+   * ASYNC_FLUSH, wake replication, then (when `wait`) the flush and, on a SYNC_MASTER, the slave ack.
+   */
+  private async handleDiskFlushAndHA(r: AppendResult, nextOffset: number, wait: boolean): Promise<PutMessageResult> {
+    const { commitLog, config } = this.p;
     if (config.flushDiskType === 'ASYNC_FLUSH') this.p.dispatch.drive(commitLog.getMaxOffset());
-    const nextOffset = r.wroteOffset + r.wroteBytes;
     const replication = this.p.replication();
     replication?.notifyAppended();
-    const wait = msg.properties.get(MessageConst.WAIT) !== 'false';
     const flush = this.p.flushManager.handleDiskFlush(nextOffset, wait);
     // SYNC_MASTER (4.x semantics, docs/ha.md): wait for a slave ack in parallel with the flush
     const replica = wait && config.brokerRole === 'SYNC_MASTER' ? (replication?.handleHA(nextOffset) ?? { status: 'SLAVE_NOT_AVAILABLE' as const, remark: 'HA service not started' }) : null;
     const status = typeof flush === 'string' ? flush : await flush;
-    if (status !== 'PUT_OK') return { status, appendResult: r, remark: 'sync flush did not complete within syncFlushTimeout' };
+    if (status !== 'PUT_OK') {
+      const remark = this.p.flags.isSyncFailed() ? `sync flush failed: ${this.p.flags.reason()}` : 'sync flush did not complete within syncFlushTimeout';
+      return { status, appendResult: r, remark };
+    }
     const rs = replica === null ? null : replica instanceof Promise ? await replica : replica;
     return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
   }
@@ -97,6 +146,8 @@ export class PutMessageService {
     const { state, config, commitLog } = this.p;
     if (!state.isRunning()) return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store has been shut down' };
     if (config.brokerRole === 'SLAVE') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store is a slave; puts are refused' };
+    const fenced = this.p.fence?.() ?? null;
+    if (fenced !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: fenced };
     const failedCommit = commitLog.mfq.getLastMappedFile()?.commitError;
     if (failedCommit) this.noteWriteError(failedCommit);
     if (state.notWritableReason !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${state.notWritableReason}` };

@@ -2,6 +2,11 @@
  * Why the store refuses writes, one flag per cause (the idea of RocketMQ `RunningFlags`:
  * DISK_FULL bit, WRITE_LOGICS_QUEUE_ERROR bit, and a WRITE_ERROR for a failed CommitLog write).
  *
+ * - syncFailed:        an fdatasync/fsync of a CommitLog or ConsumeQueue file failed (fsyncgate,
+ *                      mapped-file/sync-failed-error.ts); set once, NEVER cleared: only a restart
+ *                      (abnormal recovery, CRC-checked from the checkpoint) can tell what is on
+ *                      disk. PostgreSQL's answer to fsyncgate (PANIC on a failed fsync); RocketMQ
+ *                      only logs a failed flush and keeps going.
  * - diskFull:          disk usage above diskSpaceWarningLevelRatio; set and cleared by the disk check.
  * - writeError:        a CommitLog write (pwrite) failed, e.g. ENOSPC or EIO; set by the put path,
  *                      cleared by the disk check once buffered bytes could be written again.
@@ -12,7 +17,7 @@
  *                      cannot be committed or flushed, cleared once they are (retried, kept buffered).
  *                      The flag is set while either source is.
  *
- * `reason()` is the first set of: disk full, write error, "logics queue error: <reason>" (the
+ * `reason()` is the first set of: sync failed, disk full, write error, "logics queue error: <reason>" (the
  * reason of the logics source that was set first).
  * Every change of the combined state is pushed to `sink(writable, reason)` (the store's
  * `setWritable`). Only transitions are pushed, so a reason set on the store by someone else is
@@ -26,6 +31,7 @@ export type WritableSink = (writable: boolean, reason: string) => void;
 export type LogicsQueueErrorSource = 'dispatch' | 'consume-queue-write';
 
 export class RunningFlags {
+  private syncFailedReason: string | null = null;
   private diskFullReason: string | null = null;
   private writeErrorReason: string | null = null;
   /** Reasons by source, in the order they were set. */
@@ -33,6 +39,21 @@ export class RunningFlags {
   private lastPushed: string | null = null;
 
   constructor(private readonly sink: WritableSink) {}
+
+  /** True once a sync failed (never cleared). */
+  isSyncFailed(): boolean {
+    return this.syncFailedReason !== null;
+  }
+
+  /**
+   * Records a failed fdatasync for good; the first reason is kept (later ones are ignored), so
+   * the remark keeps naming the first file that failed.
+   */
+  setSyncFailed(reason: string): void {
+    if (this.syncFailedReason !== null) return;
+    this.syncFailedReason = reason;
+    this.push();
+  }
 
   isDiskFull(): boolean {
     return this.diskFullReason !== null;
@@ -52,8 +73,9 @@ export class RunningFlags {
     return this.reason() === null;
   }
 
-  /** The reason writes are refused (disk full first, then write error, then logics queue error), or null. */
+  /** The reason writes are refused (sync failed first, then disk full, write error, logics queue error), or null. */
   reason(): string | null {
+    if (this.syncFailedReason !== null) return this.syncFailedReason;
     if (this.diskFullReason !== null) return this.diskFullReason;
     if (this.writeErrorReason !== null) return this.writeErrorReason;
     const logics = this.logicsQueueErrors.values().next();

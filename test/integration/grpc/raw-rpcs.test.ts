@@ -1,14 +1,19 @@
 /**
  * RPCs the Node client never calls, driven with a raw grpc-js client over the same protos:
  * QueryOffset / GetOffset / UpdateOffset / PullMessage (Java PullConsumer), plus error answers
- * (unknown topic, garbage receipt handle, bad invisible time) and the Telemetry settings reply.
+ * (unknown topic, garbage receipt handle, bad invisible time), the Telemetry settings reply, and a
+ * raw HTTP/2 Telemetry stream with the 60-year deadline rocketmq-client-java 5.0.x sends.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoIncludeDir } from '../../../src/grpc/proto/messaging-service.js';
 import { startHarness, type Harness } from './grpc-harness.js';
+import { rawInvoke } from '../../support/raw-remoting.js';
+import { RequestCode } from '../../../src/remoting/codes/request-code.js';
+import { decodeRecord } from '../../../src/common/message/record-codec.js';
 
 type Client = grpc.Client & Record<string, (...args: unknown[]) => unknown>;
 
@@ -16,6 +21,13 @@ function newClient(endpoints: string): Client {
   const def = protoLoader.loadSync('apache/rocketmq/v2/service.proto', { includeDirs: [protoIncludeDir()], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
   const pkg = grpc.loadPackageDefinition(def) as unknown as { apache: { rocketmq: { v2: { MessagingService: new (a: string, c: grpc.ChannelCredentials) => Client } } } };
   return new pkg.apache.rocketmq.v2.MessagingService(endpoints, grpc.credentials.createInsecure());
+}
+
+/** Serializers of the Telemetry method (request TelemetryCommand, response TelemetryCommand). */
+function telemetryCodec(): grpc.MethodDefinition<object, Record<string, unknown>> {
+  const def = protoLoader.loadSync('apache/rocketmq/v2/service.proto', { includeDirs: [protoIncludeDir()], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as { apache: { rocketmq: { v2: { MessagingService: { service: grpc.ServiceDefinition } } } } };
+  return pkg.apache.rocketmq.v2.MessagingService.service.Telemetry as grpc.MethodDefinition<object, Record<string, unknown>>;
 }
 
 function call<T>(c: Client, rpc: string, req: object): Promise<T> {
@@ -97,6 +109,47 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     assert.equal(end.status.code, 'INVALID_TRANSACTION_ID');
   });
 
+  it('remoting POP_MESSAGE and gRPC ReceiveMessage share one pop state: no message is handed out twice', async () => {
+    const topic = 'RAW_MIX';
+    const group = 'RAW_MIX_G';
+    for (const k of ['a', 'b']) {
+      const msg = { topic: { name: topic }, user_properties: {}, body: Buffer.from(k), system_properties: { keys: [k], message_id: `MIX${k}`, body_encoding: 'IDENTITY', message_type: 'NORMAL', queue_id: 0, born_host: 'h' } };
+      assert.equal((await call<{ status: { code: string } }>(client, 'SendMessage', { messages: [msg] })).status.code, 'OK');
+    }
+    const receive = () =>
+      stream<Record<string, unknown>>(client, 'ReceiveMessage', {
+        group: { name: group },
+        message_queue: mq(topic, 0),
+        filter_expression: { type: 'TAG', expression: '*' },
+        batch_size: 1,
+        invisible_duration: { seconds: 30, nanos: 0 },
+        long_polling_timeout: { seconds: 0, nanos: 0 },
+      });
+    const got = (await receive()).filter((p) => p.content === 'message').map((p) => p.message as { body: Buffer; system_properties: { receipt_handle: string } });
+    assert.equal(got.length, 1);
+    const addr = `127.0.0.1:${h.broker.port}`;
+    const pop = () =>
+      rawInvoke(addr, {
+        code: RequestCode.POP_MESSAGE,
+        extFields: { consumerGroup: group, topic, queueId: '-1', maxMsgNums: '32', invisibleTime: '30000', pollTime: '0', bornTime: String(Date.now()), initMode: '0' },
+      });
+    const popped = await pop();
+    assert.equal(popped.header.code, 0);
+    const rec = decodeRecord(popped.body, 0);
+    assert.equal(popped.body.length, rec.storeSize, 'one message');
+    assert.deepEqual([got[0]!.body.toString(), rec.body.toString()].sort(), ['a', 'b']);
+    assert.equal((await pop()).header.code, 210);
+    assert.equal(((await receive())[0]!.status as { code: string }).code, 'MESSAGE_NOT_FOUND');
+    const grpcAck = await call<{ status: { code: string } }>(client, 'AckMessage', { group: { name: group }, topic: { name: topic }, entries: [{ message_id: 'x', receipt_handle: got[0]!.system_properties.receipt_handle }] });
+    assert.equal(grpcAck.status.code, 'OK');
+    const x = popped.header.extFields!;
+    const extraInfo = `${rec.queueOffset} ${x.popTime} ${x.invisibleTime} ${x.reviveQid} 0 ${h.broker.config.brokerName} ${rec.queueId} ${rec.queueOffset}`;
+    const ack = await rawInvoke(addr, { code: RequestCode.ACK_MESSAGE, extFields: { consumerGroup: group, topic, queueId: String(rec.queueId), offset: String(rec.queueOffset), extraInfo } });
+    assert.equal(ack.header.code, 0, ack.header.remark);
+    const offset = await rawInvoke(addr, { code: RequestCode.QUERY_CONSUMER_OFFSET, extFields: { consumerGroup: group, topic, queueId: '0' } });
+    assert.equal(offset.header.extFields!.offset, '2');
+  });
+
   it('telemetry answers settings at once', async () => {
     const md = new grpc.Metadata();
     md.set('x-mq-client-id', 'raw-telemetry@1');
@@ -109,5 +162,55 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     assert.equal(settings.publishing.max_body_size, 4 * 1024 * 1024);
     assert.equal(settings.backoff_policy.exponential_backoff.initial.seconds, 1);
     duplex.end();
+  });
+
+  it('telemetry with grpc-timeout 31536000M (rocketmq-client-java 5.0.x) over raw HTTP/2: the stream stays open and answers settings', async () => {
+    const codec = telemetryCodec();
+    const session = http2.connect(`http://${h.endpoints}`);
+    try {
+      const req = session.request({
+        ':method': 'POST',
+        ':path': '/apache.rocketmq.v2.MessagingService/Telemetry',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'grpc-timeout': '31536000M',
+        'x-mq-client-id': 'raw-java5@1',
+      });
+      let status: string | undefined;
+      req.on('trailers', (t) => (status = String(t['grpc-status'])));
+      req.on('response', (hd) => hd['grpc-status'] !== undefined && (status = String(hd['grpc-status'])));
+      const replies: Array<Record<string, unknown>> = [];
+      let pending = Buffer.alloc(0);
+      req.on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        while (pending.length >= 5 && pending.length >= 5 + pending.readUInt32BE(1)) {
+          const len = pending.readUInt32BE(1);
+          replies.push(codec.responseDeserialize(pending.subarray(5, 5 + len)));
+          pending = pending.subarray(5 + len);
+        }
+      });
+      const sendSettings = (): void => {
+        const body = codec.requestSerialize({ settings: { client_type: 'PRODUCER', publishing: { topics: [{ name: 'RAW_T' }] }, user_agent: { language: 'JAVA', version: '5.0.8' } } });
+        const head = Buffer.alloc(5);
+        head.writeUInt32BE(body.length, 1);
+        req.write(Buffer.concat([head, body]));
+      };
+      const waitReplies = async (n: number): Promise<void> => {
+        for (let i = 0; i < 200 && replies.length < n && status === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      sendSettings();
+      await waitReplies(1);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(status, undefined, `Telemetry ended with grpc-status ${status}`);
+      sendSettings();
+      await waitReplies(2);
+      assert.deepEqual(replies.map((r) => r.command), ['settings', 'settings']);
+      assert.equal(status, undefined);
+      req.end();
+      await new Promise<void>((resolve) => req.on('close', () => resolve()));
+      assert.equal(status, '0');
+    } finally {
+      session.close();
+    }
   });
 });

@@ -39,13 +39,13 @@ test('an unknown command is an error listing the commands; a close one is sugges
   assert.equal(typo.stderr.split('\n')[0], "error: unknown command 'strat' (did you mean start?)");
 });
 
-test('bare tsmq prints the help and starts nothing', () => {
+test('bare tsmq prints the help on stdout, starts nothing and exits 0', () => {
   const bare = runCli([]);
-  assert.equal(bare.status, 1);
-  assert.equal(bare.stdout, '');
-  assert.match(bare.stderr, /^Usage: tsmq \[options\] \[command\]/);
-  assert.match(bare.stderr, /\n {2}start \[options\] +run nameserver \+ broker in one process/);
-  assert.match(bare.stderr, /`tsmq start` runs a nameserver and a broker in one process/);
+  assert.equal(bare.status, 0);
+  assert.equal(bare.stderr, '');
+  assert.match(bare.stdout, /^Usage: tsmq \[options\] \[command\]/);
+  assert.match(bare.stdout, /\n {2}start \[options\] +run nameserver \+ broker in one process/);
+  assert.match(bare.stdout, /`tsmq start` runs a nameserver and a broker in one process/);
 });
 
 test('tsmq broker: one warning per unknown key, banner with the real binds and the effective brokerId', { timeout: 90_000 }, async () => {
@@ -79,6 +79,8 @@ test('tsmq broker: one warning per unknown key, banner with the real binds and t
         [40, 'config key brokername is not used by tsmq and is ignored (did you mean brokerName?)'],
       ],
     );
+    // every interface and no authentication: one warning naming the fix (docs/security.md)
+    assert.ok(lines.some((l) => l.includes('is reachable from other hosts and authenticationEnabled=false') && l.includes('"level":40')), out);
     const banner = lines.find((l) => l.startsWith('tsmq broker started'));
     assert.equal(
       banner,
@@ -137,11 +139,14 @@ test('tsmq start: the banner comes after every listener is bound and after their
       `namesrv remoting server listening on 127.0.0.1:${namesrvPort}`,
       `broker remoting server listening on `,
       'HA service listening',
-      `gRPC front listening on 0.0.0.0:${grpcPort}`,
+      `gRPC front listening on 127.0.0.1:${grpcPort}`,
     ]) {
       assert.ok(msgs.some((m) => m.startsWith(listening)), `"${listening}" logged before the banner:\n${lines.slice(0, bannerAt + 1).join('\n')}`);
     }
-    assert.match(lines[bannerAt]!, new RegExp(`^tsmq started: nameserver 127\\.0\\.0\\.1:${namesrvPort}, broker broker-a \\(brokerId 0\\) listening on .*:${port} .*HA .*:${haPort}, gRPC 0\\.0\\.0\\.0:${grpcPort}, `));
+    // safe default (docs/security.md): every broker port on loopback, and the banner says how to open them
+    assert.match(lines[bannerAt]!, new RegExp(`^tsmq started: nameserver 127\\.0\\.0\\.1:${namesrvPort}, broker broker-a \\(brokerId 0\\) listening on 127\\.0\\.0\\.1:${port} .*HA 127\\.0\\.0\\.1:${haPort}, gRPC 127\\.0\\.0\\.1:${grpcPort}, `));
+    assert.match(lines[bannerAt]!, /only this host can connect \(to open: -o bindAddress=0\.0\.0\.0 -o grpcListenHost=0\.0\.0\.0, with authenticationEnabled=true; docs\/security\.md\)/);
+    assert.ok(!msgs.some((m) => m.includes('authenticationEnabled=false')), 'no open-port warning on loopback');
   } finally {
     child.kill('SIGTERM');
     assert.equal(await exited, 0, out);

@@ -100,6 +100,31 @@ test('change invisible duration issues a new handle and invalidates the old one'
   }
 });
 
+test('a handle whose invisible time is over is expired: ack and changeInvisibleDuration refused (as Apache proxy), the message comes back', async () => {
+  const r = rig();
+  try {
+    r.broker.createTopic('T', 1);
+    r.broker.send('T', 0, 'a');
+    const [m] = (await r.pop.pop(req({ invisibleMs: 1000 }))).messages;
+    r.clock.advance(999);
+    assert.equal(r.pop.checkLiveHandle('G', m!.receiptHandle).ok, true, 'still valid 1 ms before the end');
+    r.clock.advance(1);
+    const ack = await r.pop.ack('G', m!.receiptHandle);
+    assert.equal(ack.ok, false);
+    assert.match((ack as { reason: string }).reason, /receipt handle is expired: the invisible time ended 0 ms ago/);
+    const change = await r.pop.changeInvisibleDuration('G', m!.receiptHandle, 5000);
+    assert.equal(change.ok, false);
+    assert.match((change as { reason: string }).reason, /expired/);
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 0, 'nothing acked');
+    const again = (await r.pop.pop(req())).messages;
+    assert.deepEqual(again.map((x) => [x.message.body.toString(), x.attempt]), [['a', 2]]);
+    assert.equal((await r.pop.ack('G', again[0]!.receiptHandle)).ok, true);
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 1);
+  } finally {
+    await r.close();
+  }
+});
+
 test('renew extends the invisibility and keeps the handle valid', async () => {
   const r = rig();
   try {

@@ -4,6 +4,8 @@
  * the queue and the error, the entries stay buffered (still readable) and are retried, the flag
  * clears once they are written, and nothing is lost — also across a restart, and across a
  * shutdown while the disk still refuses them (the abort file stays; recovery rebuilds them).
+ * A failed flush (fdatasync) is different (fsyncgate): the flag stays until restart, whose
+ * abnormal recovery rebuilds the queue from the CommitLog.
  * Faults come from the fs port (`pathFault` on one ConsumeQueue file).
  */
 import { test } from 'node:test';
@@ -156,35 +158,64 @@ test('shutdown while a ConsumeQueue commit still fails: the abort file stays and
   }
 });
 
-test('ConsumeQueue flush (fdatasync) fails: puts refused naming the queue and error, cleared once a flush works', async () => {
+test('ConsumeQueue flush (fdatasync) fails once (fsyncgate): puts refused until restart, the flag stays when fdatasync works again, the next open rebuilds the queue', async () => {
   const root = tempDir();
   try {
     const fsPort = new FaultyFileSystem();
+    const logger = capturingLogger();
     const cfg = smallConfig(root, { flushIntervalConsumeQueue: 20, flushConsumeQueueLeastPages: 0 });
-    const store = await openStore(cfg, { fs: fsPort });
+    const store = await openStore(cfg, { fs: fsPort, logger });
     const cqDir = path.join(root, 'consumequeue', 'T') + path.sep;
-    fsPort.pathFault = (op, p) => (op === 'fdatasync' && p.startsWith(cqDir) ? 'EIO' : null);
+    let failures = 0;
+    fsPort.pathFault = (op, p) => (op === 'fdatasync' && p.startsWith(cqDir) && failures++ === 0 ? 'EIO' : null); // once, then it would work
     const wrote: number[] = [];
     for (let i = 0; i < 3; i++) wrote.push((await put(store)).wroteOffset);
     await waitFor(() => !store.isWritable()); // the next flush round
-    const reason = 'ConsumeQueue flush failed (topic T, queue 0, entries from queue offset 0 not flushed): write failed: EIO injected EIO';
+    const syncReason =
+      `fdatasync of ${cqFile0(root)} failed with EIO (injected EIO); data written since the last successful flush may not be on disk, ` +
+      'writes are refused: restart the broker: recovery re-checks the data';
     assert.deepEqual(await store.putMessage(makeMessage({ topic: 'T' })), {
       status: 'SERVICE_NOT_AVAILABLE',
-      remark: `message store is not writable: logics queue error: ${reason}`,
+      remark: `message store is not writable: ${syncReason}`,
     });
-    assert.equal(store.consumeQueueStore.failedWrites()[0]!.op, 'flush');
+    const failed = store.consumeQueueStore.failedWrites();
+    assert.deepEqual(
+      failed.map(({ topic, op, untilRestart }) => ({ topic, op, untilRestart })),
+      [{ topic: 'T', op: 'flush', untilRestart: true }],
+    );
+    assert.match(failed[0]!.reason, /^ConsumeQueue flush failed \(topic T, queue 0, entries from queue offset 0 not flushed\): .*fdatasync of .* failed with EIO/);
     const mfq = store.consumeQueueStore.find('T', 0)!.getMappedFileQueue();
     assert.equal(mfq.getFlushedWhere(), 0);
     assert.deepEqual([0, 1, 2].map((q) => onDisk(root, q)), wrote, 'written (page cache), not forced');
 
-    fsPort.pathFault = null;
-    await waitFor(() => store.isWritable());
-    assert.equal(mfq.getFlushedWhere(), 60, 'entries 0..2 forced to disk');
-    wrote.push((await put(store)).wroteOffset);
+    // fdatasync works again: nothing may clear the failure (a "successful" retry proves nothing)
+    const callsBefore = fsPort.fdatasyncCalls;
+    await new Promise((r) => setTimeout(r, 300)); // > 10 CQ flush rounds, > 1 retry interval
+    assert.equal(store.isWritable(), false);
+    assert.equal(store.runningFlags.isSyncFailed(), true);
+    assert.equal(mfq.getFlushedWhere(), 0, 'the flushed position never moves past the failure');
+    assert.ok(
+      fsPort.fdatasyncCalls - callsBefore < 10,
+      `the failed ConsumeQueue file is not synced again (${fsPort.fdatasyncCalls - callsBefore} fdatasyncs, CommitLog and checkpoint included)`,
+    );
+    store.setWritable(true); // not even by hand
+    assert.equal(store.isWritable(), false);
+    // reads keep working
     await assertQueueIs(store, wrote);
+    assert.equal(lines(logger, 'error', 'fdatasync of').length, 1, 'one error line');
     await store.shutdown();
+    assert.equal(fs.existsSync(path.join(root, 'abort')), true, 'the abort file stays: the next start runs abnormal recovery');
+
+    // what a power loss leaves of the dropped pages: the entries were never forced
+    const raw = fs.readFileSync(cqFile0(root));
+    raw.fill(0, 0, 60);
+    fs.writeFileSync(cqFile0(root), raw);
     const again = await openStore(cfg);
-    assert.equal(again.recoveryReport.mode, 'normal');
+    assert.equal(again.recoveryReport.mode, 'abnormal');
+    assert.equal(again.recoveryReport.cqEntriesRebuilt, 3, 'rebuilt from the CommitLog');
+    assert.equal(again.isWritable(), true);
+    await assertQueueIs(again, wrote);
+    wrote.push((await put(again)).wroteOffset);
     await assertQueueIs(again, wrote);
     await again.shutdown();
   } finally {
@@ -192,7 +223,7 @@ test('ConsumeQueue flush (fdatasync) fails: puts refused naming the queue and er
   }
 });
 
-test('ConsumeQueueStore: two failing queues — the first one is reported, then the other, cleared once both are written; a failed flush does not stop the others', async () => {
+test('ConsumeQueueStore: two failing queues — the first one is reported, then the other, cleared once both are written; a failed flush does not stop the others and is kept until restart', async () => {
   const root = tempDir();
   try {
     const fsPort = new FaultyFileSystem();
@@ -233,9 +264,16 @@ test('ConsumeQueueStore: two failing queues — the first one is reported, then 
       'B and C flushed although A failed',
     );
     fsPort.pathFault = null;
-    await waitFor(() => cqs.failedWrites().length === 0);
-    assert.equal(await cqs.flushAll(0), true);
-    assert.equal(changes[changes.length - 1], null);
+    // a failed fdatasync stays (fsyncgate): A is neither retried nor cleared, B and C keep flushing
+    await new Promise((r) => setTimeout(r, 50)); // > 4 retry intervals
+    assert.deepEqual(cqs.failedWrites().map((f) => [f.topic, f.op, f.untilRestart]), [['A', 'flush', true]]);
+    cqs.putMessagePositionInfo('C', 0, 300, 100, 0, 1);
+    assert.equal(await cqs.flushAll(0), false);
+    assert.deepEqual(
+      ['A', 'B', 'C'].map((t) => cqs.find(t, 0)!.getMappedFileQueue().getFlushedWhere()),
+      [0, 20, 40],
+    );
+    assert.match(changes[changes.length - 1]!, /^ConsumeQueue flush failed \(topic A, queue 0, entries from queue offset 0 not flushed\): .*fdatasync of .* failed with EIO/);
     cqs.shutdown();
   } finally {
     removeDir(root);

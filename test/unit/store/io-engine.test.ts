@@ -253,7 +253,7 @@ test('MappedFileQueue.destroy while a flush holds a file: files and directory go
   }
 });
 
-test('SYNC_FLUSH group commit: waiters covered by one fdatasync resolve together; a failing fdatasync is retried, not spun on', async () => {
+test('SYNC_FLUSH group commit: waiters covered by one fdatasync resolve together; a failing fdatasync answers FLUSH_DISK_TIMEOUT at once and is not retried (fsyncgate)', async () => {
   const root = tempDir();
   try {
     const faulty = new FaultyFileSystem();
@@ -272,12 +272,15 @@ test('SYNC_FLUSH group commit: waiters covered by one fdatasync resolve together
 
     faulty.fdatasyncDelayMs = 0;
     faulty.fdatasyncErrorCode = 'EIO';
-    const failing = store.putMessage(makeMessage({ body: 'retried' }));
     const callsAtError = faulty.fdatasyncCalls;
-    await until(() => faulty.fdatasyncCalls >= callsAtError + 3, 'retries of the failing flush');
-    faulty.fdatasyncErrorCode = null;
-    const r = await failing;
-    assert.equal(r.status, 'PUT_OK', 'the waiter is answered by the first flush that works');
+    const t0 = Date.now();
+    const r = await store.putMessage(makeMessage({ body: 'not durable' }));
+    assert.equal(r.status, 'FLUSH_DISK_TIMEOUT');
+    assert.ok(Date.now() - t0 < 2000, `answered after ${Date.now() - t0} ms, not after syncFlushTimeout`);
+    faulty.fdatasyncErrorCode = null; // the next fdatasync would "succeed": it must not be trusted
+    await new Promise((res) => setTimeout(res, 50));
+    assert.equal(faulty.fdatasyncCalls, callsAtError + 1, 'one fdatasync failed, none retried');
+    assert.equal((await store.putMessage(makeMessage({ body: 'after' }))).status, 'SERVICE_NOT_AVAILABLE');
     await store.shutdown();
   } finally {
     removeDir(root);

@@ -19,6 +19,7 @@ import type {
   MessageFilter,
   MessageStore,
   PutMessageResult,
+  PutMessagesResult,
   PutMessageStatus,
   QueryMessageResult,
 } from '../../../../src/store/message-store.js';
@@ -94,6 +95,20 @@ export class FakeMessageStore implements MessageStore {
     const msgId = createMessageId(msg.storeHost, phys);
     this.listener?.(msg.topic, msg.queueId, queueOffset + 1, tagsCode, now, new Map(msg.properties));
     return { status: 'PUT_OK', appendResult: { wroteOffset: phys, wroteBytes: buf.length, msgId, queueOffset, storeTimestamp: now } };
+  }
+
+  /** Batch put: checked whole first, then the messages are put back to back (no await between them). */
+  async putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
+    const tooBig = msgs.findIndex((m) => m.body.length > this.maxMessageSize);
+    if (tooBig >= 0) return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${tooBig}: body exceeds maxMessageSize ${this.maxMessageSize}` };
+    const results = await Promise.all(msgs.map((m) => this.putMessage(m)));
+    const failed = results.find((r) => r.status !== 'PUT_OK');
+    if (failed) return failed;
+    const appendResults = results.map((r) => r.appendResult!);
+    const first = appendResults[0]!;
+    const wroteBytes = appendResults.reduce((n, a) => n + a.wroteBytes, 0);
+    const msgId = appendResults.map((a) => a.msgId).join(',');
+    return { status: 'PUT_OK', appendResult: { ...first, wroteBytes, msgId }, appendResults };
   }
 
   async getMessage(_group: string, topic: string, queueId: number, offset: number, maxMsgNums: number, filter?: MessageFilter | null): Promise<GetMessageResult> {

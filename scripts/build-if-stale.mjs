@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// Builds dist/ (tsc -p tsconfig.build.json) only when it is missing or older than the sources,
+// so `npm start` and `npm run tsmq` start from the prepared build instead of recompiling every
+// time. "Older" = a file under src/, tsconfig*.json or package.json changed after the last build,
+// or a source file was added or removed (the stamp lists them; removal also clears dist/).
+// `--quiet` prints nothing when the build is fresh; a build prints one line on stderr.
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const stampPath = join(root, 'dist', '.build-stamp');
+const files = [];
+function walk(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    if (st.isDirectory()) walk(p);
+    else if (name.endsWith('.ts')) files.push({ p, mtimeMs: st.mtimeMs });
+  }
+}
+walk(join(root, 'src'));
+for (const f of ['tsconfig.json', 'tsconfig.build.json', 'package.json']) files.push({ p: join(root, f), mtimeMs: statSync(join(root, f)).mtimeMs });
+const list = files.map((f) => f.p.slice(root.length + 1)).sort().join('\n');
+const newest = Math.max(...files.map((f) => f.mtimeMs));
+
+let reason = null;
+if (!existsSync(stampPath)) reason = 'no build yet';
+else {
+  const stamp = statSync(stampPath);
+  const previous = readFileSync(stampPath, 'utf8');
+  if (previous !== list) reason = 'source files added or removed';
+  else if (newest > stamp.mtimeMs) reason = 'sources changed';
+}
+if (reason === null) {
+  if (!process.argv.includes('--quiet')) console.error('dist/ is up to date');
+  process.exit(0);
+}
+if (reason === 'source files added or removed') rmSync(join(root, 'dist'), { recursive: true, force: true });
+console.error(`building dist/ (${reason})`);
+let tsc;
+try {
+  tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+} catch {
+  console.error('cannot build: typescript is not installed (run npm install)');
+  process.exit(1);
+}
+const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+if (r.status !== 0) process.exit(r.status ?? 1);
+writeFileSync(stampPath, list);

@@ -1,0 +1,140 @@
+/**
+ * Apache RocketMQ 5.3.3 remoting client in POP mode against `tsmq start` (child process, free
+ * ports, temp store). The Java side is test/interop/java/rocketmq5 PopPeer (one JVM per scenario
+ * group, JSON lines): `mqadmin setConsumeMode -m POP` (SET_MESSAGE_REQUEST_MODE 401), then a
+ * DefaultMQPushConsumer with clientRebalance=false that learns POP mode from QUERY_ASSIGNMENT (400)
+ * and consumes with POP_MESSAGE / ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME. An RPC hook counts
+ * every request code and answer. Skips when `java` or `mvn` is missing. See docs/internals/pop.md.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TsmqProcess } from '../support/tsmq-process.js';
+import { assertRanOk, buildPeer, javaSkipReason, runJava, type BuiltPeer, type JavaRun } from './support/java-peers.js';
+
+type Line = Record<string, unknown>;
+interface Rpc {
+  requests: Record<string, number>;
+  responses: Record<string, number>;
+  pulledTopics: string[];
+}
+const linesOf = (run: JavaRun, type: string): Line[] => run.lines.filter((l) => l.type === type);
+const rpcOf = (run: JavaRun): Rpc => linesOf(run, 'rpc')[0] as unknown as Rpc;
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+function explain(run: JavaRun): string {
+  const errs = linesOf(run, 'error').map((e) => `${e.op as string}: ${e.message as string}`);
+  return `${errs.length ? `\nerrors:\n  ${errs.join('\n  ')}` : ''}\nrpc: ${JSON.stringify(rpcOf(run))}\nstderr (tail):\n${run.stderr.split('\n').filter((l) => !/^\s+at /.test(l)).slice(-20).join('\n')}`;
+}
+
+/** Deliveries per key, in arrival order. */
+function deliveriesByKey(run: JavaRun): Map<string, Line[]> {
+  const m = new Map<string, Line[]>();
+  for (const l of linesOf(run, 'recv')) {
+    const k = l.key as string;
+    m.set(k, [...(m.get(k) ?? []), l]);
+  }
+  return m;
+}
+
+describe('Apache RocketMQ 5.3.3 remoting client in POP mode against tsmq start', { skip: javaSkipReason(), timeout: 240_000 }, () => {
+  let storeDir: string;
+  let broker: TsmqProcess;
+  let peer: BuiltPeer;
+
+  before(async () => {
+    peer = await buildPeer('rocketmq5');
+    storeDir = mkdtempSync(join(tmpdir(), 'tsmq-interop-pop-'));
+    broker = await TsmqProcess.start({ storeDir });
+  });
+
+  after(async () => {
+    await broker?.stop();
+    if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  async function popPeer(opts: Record<string, string | number | boolean>, timeoutMs = 60_000): Promise<JavaRun> {
+    const run = await runJava(peer, 'tsmq.interop.PopPeer', [broker.namesrvAddr, 'run', ...Object.entries(opts).map(([k, v]) => `${k}=${v}`)], { timeoutMs });
+    assertRanOk(run, 'PopPeer');
+    assert.deepEqual(linesOf(run, 'error'), [], explain(run));
+    return run;
+  }
+
+  it('mqadmin setConsumeMode switches the group to POP; every message is consumed and acked once; failed ones come back after the invisible time', async () => {
+    const topic = 'PopIopA';
+    const n = 40;
+    const failKeys = [`${topic}-3`, `${topic}-17`];
+    const run = await popPeer({ topic, group: 'GPopIopA', n, failKeys: failKeys.join(','), expect: n, invisibleMs: 5000, timeoutMs: 30_000 });
+    const mode = linesOf(run, 'mode')[0]?.output as string;
+    assert.match(mode, new RegExp(`set consume mode to ${broker.brokerAddr} success`), mode);
+    assert.equal(linesOf(run, 'sent').filter((s) => s.status === 'SEND_OK').length, n);
+
+    const rpc = rpcOf(run);
+    assert.equal(rpc.responses['401:0'], 1, explain(run));
+    assert.ok((rpc.responses['400:0'] ?? 0) >= 1, explain(run));
+    assert.ok((rpc.responses['200050:0'] ?? 0) >= 1, explain(run));
+    // every ack the client sent succeeded: one per message, none for a failed first delivery
+    assert.equal(rpc.requests['200051'], n, explain(run));
+    assert.equal(rpc.responses['200051:0'], n, explain(run));
+    assert.equal(rpc.responses['200053:0'], failKeys.length, explain(run));
+    assert.ok(!rpc.pulledTopics.includes(topic), `the consumer pulled ${topic}: not in POP mode`);
+
+    const byKey = deliveriesByKey(run);
+    const keys = range(n).map((i) => `${topic}-${i}`);
+    assert.deepEqual([...byKey.keys()].sort(), [...keys].sort(), 'every message delivered');
+    const duplicates = keys.filter((k) => !failKeys.includes(k) && byKey.get(k)!.length !== 1);
+    assert.deepEqual(duplicates, [], 'no message delivered again after its ack');
+    for (const k of keys) {
+      const d = byKey.get(k)!;
+      assert.equal(d.filter((x) => x.result === 'ack').length, 1, `${k} acked once`);
+      const ck = (d[0]!.popCk as string).split(' ');
+      assert.equal(ck.length, 8, `POP_CK of ${k}: ${d[0]!.popCk as string}`);
+      assert.equal(ck[2], '5000');
+      assert.equal(ck[5], 'broker-a');
+      assert.equal(Number(ck[6]), d[0]!.queueId);
+      assert.equal(Number(ck[7]), d[0]!.queueOffset);
+    }
+    for (const k of failKeys) {
+      const d = byKey.get(k)!;
+      assert.deepEqual(
+        d.map((x) => `${x.result as string}:${x.reconsumeTimes as number}`),
+        ['fail:0', 'ack:1'],
+        `${k}: failed once, redelivered with reconsumeTimes 1`,
+      );
+      const gap = (d[1]!.at as number) - (d[0]!.at as number);
+      assert.ok(gap >= 900 && gap < 5000, `${k} came back ${gap} ms after the failure (invisible time 1 s)`);
+    }
+  });
+
+  it('across a clean broker restart unacked deliveries come back after their invisible time and acked ones do not', async () => {
+    const topic = 'PopIopB';
+    const group = 'GPopIopB';
+    const n = 12;
+    const holdKeys = [`${topic}-2`, `${topic}-5`, `${topic}-9`];
+    const first = await popPeer({ topic, group, n, holdKeys: holdKeys.join(','), expect: n - holdKeys.length, invisibleMs: 8000, idleMs: 800, timeoutMs: 20_000 });
+    const firstByKey = deliveriesByKey(first);
+    assert.equal(firstByKey.size, n, explain(first));
+    for (const [k, d] of firstByKey) assert.deepEqual(d.map((x) => x.result), [holdKeys.includes(k) ? 'hold' : 'ack'], `${k} in the first run`);
+    assert.equal(rpcOf(first).responses['200051:0'], n - holdKeys.length, explain(first));
+    const firstPopAt = Math.min(...holdKeys.map((k) => firstByKey.get(k)![0]!.at as number));
+
+    assert.equal(await broker.stop(), 0, 'tsmq stopped cleanly');
+    broker = await TsmqProcess.start({ storeDir, namesrvPort: broker.namesrvPort, listenPort: broker.listenPort, grpcPort: broker.grpcPort });
+
+    // no setConsumeMode this time: the POP mode was persisted (config/messageRequestMode.json)
+    const second = await popPeer({ topic, group, produce: false, setMode: false, expect: holdKeys.length, invisibleMs: 8000, idleMs: 1500, timeoutMs: 30_000 });
+    const secondByKey = deliveriesByKey(second);
+    assert.deepEqual([...secondByKey.keys()].sort(), [...holdKeys].sort(), `only the unacked messages come back${explain(second)}`);
+    for (const k of holdKeys) {
+      const d = secondByKey.get(k)!;
+      assert.deepEqual(d.map((x) => `${x.result as string}:${x.reconsumeTimes as number}`), ['ack:1'], `${k} redelivered once as the second attempt`);
+      assert.ok((d[0]!.at as number) - firstPopAt >= 7500, `${k} came back ${(d[0]!.at as number) - firstPopAt} ms after its first pop (invisible 8 s)`);
+    }
+    const rpc = rpcOf(second);
+    assert.ok((rpc.responses['200050:0'] ?? 0) >= 1, explain(second));
+    assert.equal(rpc.responses['200051:0'], holdKeys.length, explain(second));
+    assert.ok(!rpc.pulledTopics.includes(topic), explain(second));
+  });
+});
