@@ -139,12 +139,34 @@ export class BrokerContext {
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
     const topic = msgs.length > 0 ? msgs[0]!.topic : '';
     const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(topic) : null;
-    const put = this.store.putMessages(msgs).then((result) => {
-      const appended = result.appendResults ?? [];
-      if (appended.length > 0) this.brokerStats.recordPut(topic, appended.length, appended.reduce((sum, a) => sum + a.wroteBytes, 0));
-      else this.brokerStats.recordPutFailed();
-      return result;
-    });
+    const refused = this.applyTimerHookToBatch(msgs);
+    const put = refused
+      ? Promise.resolve(refused)
+      : this.store.putMessages(msgs).then((result) => {
+          const appended = result.appendResults ?? [];
+          if (appended.length > 0) this.brokerStats.recordPut(topic, appended.length, appended.reduce((sum, a) => sum + a.wroteBytes, 0));
+          else this.brokerStats.recordPutFailed();
+          return result;
+        });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
+  }
+
+  /**
+   * Timers in a batch: each item goes through the timer hook (so a batch of timer messages is
+   * one atomic block in rmq_sys_wheel_timer, each item filed in the wheel at its own time). A
+   * batch mixing timer and plain items would span two queues and could not be atomic: it is
+   * refused whole (MESSAGE_ILLEGAL), as is a batch with one item the hook refuses.
+   */
+  private applyTimerHookToBatch(msgs: readonly MessageInner[]): PutMessagesResult | null {
+    if (!this.timerPutHook || msgs.length === 0) return null;
+    for (const [i, m] of msgs.entries()) {
+      const refused = this.timerPutHook.apply(m);
+      if (refused) return { ...refused, remark: `batch message ${i}: ${refused.remark ?? refused.status}` };
+    }
+    const first = msgs[0]!;
+    if (msgs.some((m) => m.topic !== first.topic || m.queueId !== first.queueId)) {
+      return { status: 'MESSAGE_ILLEGAL', remark: 'a batch may not mix timer messages (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) with plain ones: it could not be stored as one block' };
+    }
+    return null;
   }
 }

@@ -4,10 +4,8 @@
  * their delivery timestamp; SendReceipt.getRecallHandle + Producer.recallMessage cancel one; a
  * bad handle is refused. One JVM, one broker. Skips without java/mvn.
  *
- * Skipped unless TSMQ_GRPC5_TIMER=1: on this branch the 5.0.8 producer does not start against
- * tsmq's gRPC front at all ("Stream is already completed, no further calls are allowed" on the
- * Telemetry stream), a gRPC-front issue outside the timer work (the gRPC Java judge is fixed in
- * parallel); enable once that is merged.
+ * (The 5.0.8 client starts since the gRPC front accepts its 31536000M grpc-timeout; see
+ * src/grpc/grpc-timeout-header.ts.)
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +19,7 @@ import { assertRanOk, buildPeer, javaSkipReason, runJava, type JavaRun } from '.
 const N = 6;
 type Line = Record<string, unknown>;
 
-const skip = javaSkipReason() || (process.env.TSMQ_GRPC5_TIMER === '1' ? false : 'set TSMQ_GRPC5_TIMER=1 once the rocketmq-client-java 5.0.8 producer starts against the gRPC front');
+const skip = javaSkipReason();
 
 describe('rocketmq-client-java 5.0.8 (gRPC): timer messages and recall against tsmq start', { skip, timeout: 300_000 }, () => {
   let storeDir: string;

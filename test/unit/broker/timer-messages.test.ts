@@ -165,6 +165,20 @@ describe('timer messages (remoting, real broker)', { timeout: 60_000 }, () => {
     for (const m of got) assert.ok(m.storeTimestamp >= deliverMs);
   });
 
+  it('a batch mixing timer and plain items is refused whole (it could not be one atomic block)', async () => {
+    const before = broker.ctx.store.getMaxOffsetInQueue('rmq_sys_wheel_timer', 0);
+    const items = [
+      { flag: 0, body: Buffer.from('timed'), properties: new Map([['UNIQ_KEY', 'MIX0'], ['TIMER_DELAY_MS', '500']]) },
+      { flag: 0, body: Buffer.from('plain'), properties: new Map([['UNIQ_KEY', 'MIX1']]) },
+    ];
+    const req = createRequestCommand(RequestCode.SEND_BATCH_MESSAGE, { a: 'PG', b: 'TT_MIX', c: 'TBW102', d: 4, e: 0, f: 0, g: Date.now(), h: 0, i: '', j: 0, k: false, m: true }, encodeBatchBody(items));
+    const r = await client.invokeSync(addr, req, 3000);
+    assert.equal(r.code, ResponseCode.MESSAGE_ILLEGAL);
+    assert.match(r.remark ?? '', /may not mix timer messages/);
+    assert.equal(broker.ctx.store.getMaxOffsetInQueue('rmq_sys_wheel_timer', 0), before, 'nothing filed in the wheel');
+    assert.equal(broker.ctx.store.getMaxOffsetInQueue('TT_MIX', 0), 0, 'nothing stored in the topic');
+  });
+
   it('RECALL_MESSAGE (370): a recalled timer is never delivered; bad and expired handles get ILLEGAL_OPERATION', async () => {
     const keep = await send('TT_E', { TIMER_DELAY_MS: '600' }, 'keep');
     const drop = await send('TT_E', { TIMER_DELAY_MS: '600' }, 'drop');
