@@ -18,6 +18,7 @@ import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { applyScheduleRewrite } from './send/schedule-put-hook.js';
 import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
+import { BrokerStatsManager } from './stats/broker-stats-manager.js';
 
 export interface BrokerContextInit {
   config: BrokerConfig;
@@ -32,6 +33,8 @@ export interface BrokerContextInit {
   delayLevels: DelayLevelTable;
   /** Random source in [0, 1) for queue picks (tests pass a fixed one). */
   random?: () => number;
+  /** Put/get counters; default a new BrokerStatsManager on `clock` (started by the controller). */
+  brokerStats?: BrokerStatsManager;
   /** Timer-message rewrite (src/broker/timer); without it TIMER_* properties are stored as is. */
   timerPutHook?: TimerPutHook;
 }
@@ -50,6 +53,8 @@ export class BrokerContext {
   readonly random: () => number;
   /** Rate-limited warnings about filter expressions the broker cannot use. */
   readonly filterWarnings: FilterWarnings;
+  /** Per-topic / per-group put and get rates (src/broker/stats). */
+  readonly brokerStats: BrokerStatsManager;
   readonly timerPutHook: TimerPutHook | null;
   private listenPort: number;
   private cachedStoreHost: SocketAddress | null = null;
@@ -67,6 +72,7 @@ export class BrokerContext {
     this.delayLevels = init.delayLevels;
     this.random = init.random ?? Math.random;
     this.filterWarnings = new FilterWarnings(init.clock, init.logger);
+    this.brokerStats = init.brokerStats ?? new BrokerStatsManager(init.clock, init.config.brokerClusterName);
     this.timerPutHook = init.timerPutHook ?? null;
     this.listenPort = init.config.listenPort;
   }
@@ -101,13 +107,20 @@ export class BrokerContext {
    * on disk yet, the answer also waits for that write (run beside the append, not after it), so
    * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
    * logged and does not fail the put: recovery re-derives topics from the ConsumeQueue directory.
+   * A stored message is counted in `brokerStats` under the topic the client sent to (Apache
+   * counts before the schedule rewrite too), a refused one as a failed put.
    */
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
-    const configWrite = this.topicConfigManager.durable(msg.topic);
+    const topic = msg.topic;
+    const configWrite = this.topicConfigManager.durable(topic);
     const refused = this.timerPutHook?.apply(msg);
     if (refused) return configWrite ? this.alsoAwait(Promise.resolve(refused), configWrite) : Promise.resolve(refused);
     applyScheduleRewrite(msg, this.delayLevels);
-    const put = this.store.putMessage(msg);
+    const put = this.store.putMessage(msg).then((result) => {
+      if (result.appendResult) this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
+      else this.brokerStats.recordPutFailed();
+      return result;
+    });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
   }
 
@@ -120,12 +133,21 @@ export class BrokerContext {
   /**
    * Broker batch put: one atomic append (MessageStore.putMessages), answered after the topic's
    * config is durable as for `putMessage`. No delay-level rewrite: a batch may not carry DELAY
-   * (the send processor refuses it first, as Apache's CommitLog does).
+   * (the send processor refuses it first, as Apache's CommitLog does). A stored batch counts as
+   * one put call of its message count in `brokerStats` (Apache incTopicPutNums(topic, num, 1)).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
-    const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(msgs[0]!.topic) : null;
+    const topic = msgs.length > 0 ? msgs[0]!.topic : '';
+    const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(topic) : null;
     const refused = this.applyTimerHookToBatch(msgs);
-    const put = refused ? Promise.resolve(refused) : this.store.putMessages(msgs);
+    const put = refused
+      ? Promise.resolve(refused)
+      : this.store.putMessages(msgs).then((result) => {
+          const appended = result.appendResults ?? [];
+          if (appended.length > 0) this.brokerStats.recordPut(topic, appended.length, appended.reduce((sum, a) => sum + a.wroteBytes, 0));
+          else this.brokerStats.recordPutFailed();
+          return result;
+        });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
   }
 

@@ -81,6 +81,8 @@ import { TIMER_TOPIC, TimerPutHook } from './timer/timer-put-hook.js';
 import { TimerMessageService, legacyProgressPath } from './timer/timer-message-service.js';
 import { RecallMessageService } from './timer/recall-message-service.js';
 import { recallMessageHandler } from './timer/recall-message-processor.js';
+import { BrokerProperties } from './config-file/broker-properties.js';
+import { commitLogDir } from '../store/store-config.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -180,7 +182,16 @@ export class BrokerController {
     });
     this.transactionService.addChecker(remotingTransactionChecker((g) => ctx.producerManager.channelsOf(g)));
     this.popService = new PopService({ broker: popBrokerOf(ctx), state: popState, config: resolvePopConfig(opts.brokerConfig), clock: ctx.clock, logger: ctx.logger });
-    this.handlers = buildProcessorTable(ctx, pull, this.transactionService);
+    const storeConfig = resolveStoreConfig(opts.brokerConfig);
+    this.handlers = buildProcessorTable(ctx, pull, this.transactionService, {
+      properties: new BrokerProperties(config, { ...opts.brokerConfig }, ctx.clock),
+      runtime: {
+        commitLogDir: commitLogDir(storeConfig),
+        consumeQueueDir: path.join(storeConfig.storePathRootDir, 'consumequeue'),
+        haStats: () => this.ha?.stats() ?? null,
+        haMaxGapNotInSyncBytes: storeConfig.haMaxGapNotInSync,
+      },
+    });
     const popHandlers = buildPopProcessorTable(ctx, this.popService, { rawConfig: opts.brokerConfig, stopping: () => this.state !== 'started', ...(opts.fs ? { fs: opts.fs } : {}) });
     for (const [code, h] of popHandlers) this.handlers.set(code, h);
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
@@ -406,6 +417,7 @@ export class BrokerController {
     }
 
     this.pullRequestHoldService.start();
+    ctx.brokerStats.start();
     const writer = !this.controllerMode && this.config.brokerRole !== 'SLAVE'; // a slave takes delay progress and timers from its master
     if (writer) await this.transactionService.start();
     if (writer) this.scheduleMessageService.start();
@@ -468,6 +480,7 @@ export class BrokerController {
     await step('stop slave synchronize', () => this.ha?.shutdown());
     await step('leave the controller group', () => this.controllerMode?.shutdown());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
+    this.ctx.brokerStats.shutdown();
     this.popService.waitQueue.notifyAll();
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());

@@ -165,6 +165,12 @@ export interface MessageStore {
    * stores without retention omit it.
    */
   executeDeleteFilesManually?(): Promise<unknown>;
+  /** CommitLog position forced to disk (runtime info `remainHowManyDataToFlush`). Optional. */
+  getFlushedPhyOffset?(): number;
+  /** Bytes written to the CommitLog but not yet dispatched to ConsumeQueues. Optional. */
+  dispatchBehindBytes?(): number;
+  /** Store time of the oldest record in the CommitLog, -1 when empty. Optional. */
+  getEarliestMessageTimeOfStore?(): Promise<number>;
   /**
    * Registers the CommitLog offset from which a component still needs records (pending timer
    * messages): retention keeps files ending above it unless the disk must be freed at once.

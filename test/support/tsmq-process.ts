@@ -59,7 +59,23 @@ export class TsmqProcess {
     return this.output;
   }
 
+  /**
+   * Starts `tsmq start` on free ports. A port picked by freePort() can be taken by someone else
+   * (e.g. a JVM's outgoing connection) before tsmq binds it: when the process exits with
+   * EADDRINUSE and the ports were not given, it is started again on new ports (3 attempts).
+   */
   static async start(opts: TsmqProcessOptions): Promise<TsmqProcess> {
+    const fixedPorts = opts.namesrvPort !== undefined || opts.listenPort !== undefined || opts.grpcPort !== undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await TsmqProcess.startOnce(opts);
+      } catch (e) {
+        if (fixedPorts || attempt >= 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
+      }
+    }
+  }
+
+  private static async startOnce(opts: TsmqProcessOptions): Promise<TsmqProcess> {
     const namesrvPort = opts.namesrvPort ?? (await freePort());
     const listenPort = opts.listenPort ?? (await freePort());
     const grpcPort = opts.grpcPort ?? (await freePort());
@@ -73,7 +89,12 @@ export class TsmqProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const p = new TsmqProcess(child, namesrvPort, listenPort, grpcPort);
-    await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 30_000);
+    try {
+      await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 30_000);
+    } catch (e) {
+      await p.kill();
+      throw e;
+    }
     return p;
   }
 
