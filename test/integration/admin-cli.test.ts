@@ -237,7 +237,7 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
     assert.equal(bogus.stdout, '');
     assert.equal(
       bogus.stderr,
-      "error: unknown command 'bogus'\nadmin commands: delete-expired-commitlog, update-topic, topic-list, topic-route, topic-status, consumer-progress (tsmq admin --help describes them)\n",
+      "error: unknown command 'bogus'\nadmin commands: delete-expired-commitlog, update-topic, topic-list, topic-route, topic-status, consumer-progress, get-controller-metadata, get-sync-state-set, get-broker-epoch, elect-master (tsmq admin --help describes them)\n",
     );
     const typo = await runMain(['topic-rout']);
     assert.equal(typo.code, 1);
