@@ -48,6 +48,8 @@ export interface WalkOptions {
   checkCrc: boolean;
   delayLevelTableMs: number[];
   onRecord?: (d: DispatchRequest, sizeBytes: number) => void;
+  /** Start at this segment (records never span segments, so each starts with a record); default 0. */
+  fromSegmentIndex?: number;
   /** Bytes of CommitLog files read so far (whole segments, for progress). */
   onBytes?: (n: number) => void;
 }
@@ -82,7 +84,7 @@ export function walkCommitLog(root: string, opts: WalkOptions): CommitLogWalk {
   };
   const problem = (file: string, offset: number, message: string): void => void out.problems.push({ file, offset, message });
   let ended = false;
-  for (let i = 0; i < names.length; i++) {
+  for (let i = opts.fromSegmentIndex ?? 0; i < names.length; i++) {
     const name = names[i]!;
     const file = `commitlog/${name}`;
     const base = Number(name);

@@ -33,6 +33,11 @@ export interface QueueCheck {
   files: string[];
   /** First queue offset holding data (after pre-blanks); equals maxOffset when empty. */
   minOffset: number;
+  /**
+   * First queue offset whose record is still in the CommitLog (RocketMQ's corrected min offset:
+   * units of records deleted by retention do not count); maxOffset when none.
+   */
+  minLiveOffset: number;
   /** Queue offset after the last unit before the end (a zero unit or the end of the files), as written. */
   maxOffset: number;
   entries: number;
@@ -46,7 +51,8 @@ export interface QueueCheckContext {
   root: string;
   cqFileBytes: number;
   minPhysicalOffset: number;
-  probe: RecordProbe;
+  /** Null: the units are not checked against the CommitLog (`tsmq store stat`). */
+  probe: RecordProbe | null;
   problem: (p: StoreProblem) => void;
   onBytes?: (n: number) => void;
 }
@@ -66,6 +72,7 @@ export function checkQueue(q: { topic: string; queueId: number; dir: string }, c
     queueId: q.queueId,
     files: names.map(rel),
     minOffset: -1,
+    minLiveOffset: -1,
     maxOffset: names.length > 0 ? Number(names[0]) / 20 : 0,
     entries: 0,
     firstPhysicalOffset: -1,
@@ -119,7 +126,8 @@ export function checkQueue(q: { topic: string; queueId: number; dir: string }, c
         out.lastPhysicalOffset = phy;
         out.entries++;
         if (phy < ctx.minPhysicalOffset) continue; // its CommitLog file was deleted by retention
-        if (out.firstBad) continue; // cut anyway; only the first wrong unit is named
+        if (out.minLiveOffset < 0) out.minLiveOffset = queueOffset;
+        if (out.firstBad || !ctx.probe) continue; // cut anyway; only the first wrong unit is named
         if (phy < 0 || sz <= 0) {
           bad(queueOffset, file, p, `entry ${queueOffset}: invalid unit (physical offset ${phy}, size ${sz})`);
           continue;
@@ -144,5 +152,6 @@ export function checkQueue(q: { topic: string; queueId: number; dir: string }, c
     }
   }
   if (out.minOffset < 0) out.minOffset = out.maxOffset;
+  if (out.minLiveOffset < 0) out.minLiveOffset = out.maxOffset;
   return out;
 }

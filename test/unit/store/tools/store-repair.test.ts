@@ -135,7 +135,7 @@ for (const [shape, cutAt] of SHAPES) {
           : { file: CL0, offset: fifth.offset, message: /invalid record/ },
         plan: (p) => {
           assert.equal(p.commitLogEnd, fifth.offset);
-          const clCut = p.actions.find((a) => a.kind === 'cut' && a.file === CL0);
+          const clCut = p.actions.find((a) => a.kind === 'cut' && a.file === CL0) as { offset: number; lengthBytes: number } | undefined;
           // the bytes before the cut up to the last non-zero one (a TOTALSIZE < 64 KiB starts with 2 zero bytes: nothing left)
           const kept = fs.readFileSync(path.join(root, CL0)).subarray(fifth.offset, fifth.offset + cut);
           let dirty = kept.length;
