@@ -54,12 +54,15 @@ export interface WalkOptions {
   onBytes?: (n: number) => void;
 }
 
-/** First non-zero byte of [from, file end) of an open reader, or -1. */
+const ZEROS = Buffer.alloc(1024 * 1024);
+
+/** First non-zero byte of [from, file end) of an open reader, or -1 (zero chunks compared with memcmp). */
 export function firstNonZero(r: WindowReader, from: number): number {
-  const step = 1024 * 1024;
+  const step = ZEROS.length;
   for (let pos = from; pos < r.sizeBytes; pos += step) {
     const v = r.view(pos, step);
     const chunk = r.buf.subarray(v.at, v.at + Math.min(step, v.available));
+    if (chunk.equals(ZEROS.subarray(0, chunk.length))) continue;
     for (let i = 0; i < chunk.length; i++) if (chunk[i] !== 0) return pos + i;
     if (v.available === 0) break;
   }

@@ -95,8 +95,8 @@ export function checkIndexFile(root: string, name: string, ctx: IndexCheckContex
       if (prev < 0 || prev >= e) problem(at, `entry ${e}: previous entry ${prev} is not an earlier entry`);
       if (timeDiff < 0) problem(at, `entry ${e}: negative time difference ${timeDiff}`);
       if (phy >= ctx.minPhysicalOffset) {
-        const rec = ctx.probe.at(phy);
-        if (rec.kind === 'invalid') problem(at, `entry ${e} points at physical offset ${phy}, ${rec.reason.startsWith('past the end') ? rec.reason : `where no record starts (${rec.reason})`}`);
+        const why = ctx.probe.startsAt(phy);
+        if (why !== null) problem(at, `entry ${e} points at physical offset ${phy}, ${why.startsWith('past the end') ? why : `where no record starts (${why})`}`);
       }
     }
     return out;

@@ -6,7 +6,8 @@
  * walk did that). Memory: at most `MAX_OPEN` segment readers with a 64 KiB window each.
  */
 import { join } from 'node:path';
-import { checkRecord, type DispatchRequest } from '../../common/message/record-codec.js';
+import { checkRecord, readLong, type DispatchRequest } from '../../common/message/record-codec.js';
+import { MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2 } from '../../common/message/record-layout.js';
 import { offsetToFileName } from '../mapped-file/file-names.js';
 import { MAX_SCANNED_RECORD_BYTES } from '../recovery/segment-scanner.js';
 import { WindowReader } from './store-file-reader.js';
@@ -48,6 +49,27 @@ export class RecordProbe {
     }
     this.readers.set(base, r);
     return r;
+  }
+
+  /**
+   * Whether a record starts at `phy` judged by its header only (TOTALSIZE fits the file, magic
+   * V1/V2, PHYSICALOFFSET = phy): the index-entry check. Null when one does, else the reason.
+   */
+  startsAt(phy: number): string | null {
+    if (phy < this.minPhysicalOffset) return `before the first CommitLog file (${this.minPhysicalOffset})`;
+    if (phy >= this.maxPhysicalOffset) return `past the end of the CommitLog data (${this.maxPhysicalOffset})`;
+    const base = Math.floor(phy / this.segmentBytes) * this.segmentBytes;
+    const r = this.reader(base);
+    if (!r) return `CommitLog file ${offsetToFileName(base)} is missing`;
+    const pos = phy - base;
+    const h = r.view(pos, 36);
+    if (h.available < 36) return 'no record header there';
+    const total = r.buf.readInt32BE(h.at);
+    const magic = r.buf.readInt32BE(h.at + 4);
+    if (magic !== MESSAGE_MAGIC_CODE_V1 && magic !== MESSAGE_MAGIC_CODE_V2) return `no record starts there (magic code ${magic})`;
+    if (total <= 36 || total > r.sizeBytes - pos) return `no record starts there (TOTALSIZE would be ${total})`;
+    const stored = readLong(r.buf, h.at + 28);
+    return stored === phy ? null : `no record starts there (PHYSICALOFFSET there is ${stored})`;
   }
 
   /** The record starting at `phy`, or why none does there. */

@@ -81,6 +81,7 @@ function dirtyEnd(path: string, from: number): number {
     for (let pos = firstNonZero(r, from); pos >= 0 && pos < r.sizeBytes; pos += step) {
       const v = r.view(pos, step);
       const chunk = r.buf.subarray(v.at, v.at + Math.min(step, v.available));
+      if (chunk.equals(Buffer.alloc(chunk.length))) continue;
       for (let i = chunk.length - 1; i >= 0; i--) {
         if (chunk[i] !== 0) {
           end = pos + i + 1;
