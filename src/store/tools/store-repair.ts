@@ -26,6 +26,7 @@ import { closeSync, copyFileSync, existsSync, fsyncSync, ftruncateSync, mkdirSyn
 import { dirname, join } from 'node:path';
 import { nodeFileSystem } from '../../common/fs/node-file-system.js';
 import { writeCqEntry } from '../consumequeue/consume-queue-entry.js';
+import { isConsumeQueueRecord } from '../dispatch/consume-queue-dispatcher.js';
 import { procProbe } from '../recovery/process-identity.js';
 import { StoreLock } from '../recovery/store-files.js';
 import { parseDelayLevels } from '../store-config.js';
@@ -269,6 +270,7 @@ function rebuildQueues(root: string, config: VerifyConfig, targets: Map<string, 
     checkCrc: true,
     delayLevelTableMs: parseDelayLevels(config.messageDelayLevel),
     onRecord: (d, size) => {
+      if (!isConsumeQueueRecord(d.sysFlag)) return; // PREPARED / ROLLBACK transaction records own no unit (RocketMQ's dispatcher)
       const key = qkey(d.topic, d.queueId);
       let t = targets.get(key);
       if (!t) {

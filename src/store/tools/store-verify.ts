@@ -19,6 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { judgeLockRecord, parseLockRecord } from '../recovery/store-files.js';
 import { procProbe } from '../recovery/process-identity.js';
+import { isConsumeQueueRecord } from '../dispatch/consume-queue-dispatcher.js';
 import { parseDelayLevels, type StoreConfig } from '../store-config.js';
 import { walkCommitLog, type StoreProblem } from './commit-log-walk.js';
 import { checkQueue, cqPosition } from './consume-queue-check.js';
@@ -110,6 +111,7 @@ export function verifyStore(root: string, config: VerifyConfig, progress?: Verif
     delayLevelTableMs: delayTable,
     onBytes: advance,
     onRecord: (d) => {
+      if (!isConsumeQueueRecord(d.sysFlag)) return; // PREPARED / ROLLBACK transaction records own no unit
       const key = `${d.topic}\u0000${d.queueId}`;
       const q = clQueueMax.get(key);
       if (!q) clQueueMax.set(key, { topic: d.topic, queueId: d.queueId, next: d.consumeQueueOffset + 1, physicalOffset: d.commitLogOffset });

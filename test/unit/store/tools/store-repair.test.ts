@@ -290,6 +290,32 @@ test('B02 CommitLog lost the tail holding T while T/0 had rolled to an empty Con
   }
 });
 
+test('prepared transaction records own no ConsumeQueue unit: verify is clean, repair rebuilds only the committed ones', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root));
+    const prepared = 0x4; // MessageSysFlag.TRANSACTION_PREPARED_TYPE
+    for (let i = 0; i < 6; i++) await store.putMessage(makeMessage({ keys: `k${i}`, sysFlag: i % 2 === 1 ? prepared : 0 }));
+    await store.shutdown();
+    const config = completeStoreConfig(smallConfig(root));
+    assert.deepEqual(verifyStore(root, config).problems, []);
+    assert.deepEqual(planRepair(root, config).actions, []);
+    fs.rmSync(path.join(root, 'consumequeue'), { recursive: true });
+    const plan = planRepair(root, config);
+    assert.deepEqual(plan.actions.map((a) => a.kind === 'rebuild' && [a.topic, a.fromQueueOffset, a.toQueueOffset]), [['T', 0, 3]]);
+    applyRepair(root, config);
+    assert.deepEqual(verifyStore(root, config).problems, []);
+    const again = await openStore(smallConfig(root));
+    try {
+      assert.equal(again.getMaxOffsetInQueue('T', 0), 3);
+    } finally {
+      await again.shutdown();
+    }
+  } finally {
+    removeDir(root);
+  }
+});
+
 test('a clean store: the plan is empty and --apply changes nothing (no backup directory)', async () => {
   const root = tempDir();
   try {
