@@ -15,7 +15,7 @@
  * per-store state is one counter per queue. At most `MAX_PROBLEMS_PER_FILE` problems are listed
  * per file, then one line counting the rest.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { judgeLockRecord, parseLockRecord } from '../recovery/store-files.js';
 import { procProbe } from '../recovery/process-identity.js';
@@ -54,8 +54,12 @@ export type VerifyConfig = Pick<StoreConfig, 'mappedFileSizeCommitLog' | 'mapped
 
 const SEGMENT_NAME = /^\d{20}$/;
 
-/** @throws StoreInUseError when the store's lock names a live process. */
+/**
+ * @throws StoreInUseError when the store's lock names a live process; Error when `root` is not a
+ * directory (a mistyped --store must not read as an empty, clean store).
+ */
 export function assertStoreStopped(root: string): void {
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`no store at ${root}: not a directory (give the storePathRootDir with --store)`);
   const lockPath = join(root, 'lock');
   if (!existsSync(lockPath)) return;
   const verdict = judgeLockRecord(parseLockRecord(readFileSync(lockPath, 'utf8')), procProbe);

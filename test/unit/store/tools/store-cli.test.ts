@@ -117,3 +117,9 @@ test('repair: the dry run exits 2 listing file @ offset and changes nothing; --a
     await store.shutdown();
   }
 });
+
+test('a --store that is not a directory is an error (exit 1), not an empty clean store', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'store', 'verify', '--store', join(root, 'no-such-dir')], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, new RegExp(`no store at ${join(root, 'no-such-dir')}: not a directory`));
+});
