@@ -8,7 +8,7 @@ import { registerNamesrvCommand } from './commands/namesrv.js';
 import { registerBrokerCommand } from './commands/broker.js';
 import { registerAdminCommands } from './commands/admin-delete-expired.js';
 import { registerAdminToolCommands } from './commands/admin-commands.js';
-import { registerStoreCommands } from './commands/store-verify.js';
+import { registerStoreCommands } from './commands/store-commands.js';
 import { configureTopLevel } from './top-level.js';
 
 const program = new Command();

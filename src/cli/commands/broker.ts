@@ -6,13 +6,14 @@ import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { brokerPortRoles, exitOnPortInUse } from '../port-holder.js';
 
 export function registerBrokerCommand(program: Command): void {
   program
     .command('broker')
     .description('run a broker that registers with the nameservers in namesrvAddr')
     .option('-c, --config <file>', 'broker.conf with RocketMQ key=value lines')
-    .option('-n, --namesrv-addr <addr>', 'nameserver address list, host:port;host:port')
+    .option('-n, --namesrv-addr <addr>', "nameserver address list host:port;host:port to register with, as mqbroker -n (default 127.0.0.1:9876)")
     .option('-p, --listen-port <port>', 'remoting port (default 10911)')
     .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
     .option('-o, --option <key=value>', 'any broker/store config key, repeatable (grpcListenPort=8081 starts the gRPC front)', collectOption)
@@ -25,9 +26,10 @@ export function registerBrokerCommand(program: Command): void {
       );
       warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
       const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
-      await broker.start();
+      const roles = brokerPortRoles(cfg, { listenFlag: '-p', grpc: cfg.grpcListenPort !== undefined });
+      await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
       // Several brokers may share a host (master + slave): the gRPC front only on request.
-      const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg) : null;
+      const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir)) : null;
       printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`])}`);
       shutdownOnSignals(
         async () => {

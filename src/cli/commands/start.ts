@@ -2,7 +2,7 @@
  * `tsmq start`: nameserver + broker in one process with embedded defaults
  * (nameserver 127.0.0.1:9876, broker 10911, store ~/tsmq/store).
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { BrokerController } from '../../broker/broker-controller.js';
 import { NamesrvController } from '../../namesrv/namesrv-controller.js';
 import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
@@ -11,9 +11,13 @@ import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { brokerPortRoles, exitOnPortInUse, type PortRole } from '../port-holder.js';
 
 export interface StartOptions {
   config?: string;
+  /** `-n`: the embedded nameserver's address, `host:port` or a bare port. */
+  namesrvAddr?: string;
+  /** `--namesrv-port` (hidden, older spelling of `-n <port>`). */
   namesrvPort?: string;
   listenPort?: string;
   store?: string;
@@ -25,7 +29,8 @@ export function registerStartCommand(program: Command): void {
     .command('start')
     .description('run nameserver + broker in one process (embedded defaults)')
     .option('-c, --config <file>', 'broker.conf with RocketMQ key=value lines')
-    .option('-n, --namesrv-port <port>', 'nameserver port (default 9876)')
+    .option('-n, --namesrv-addr <host:port>', "the embedded nameserver's address, what clients and brokers are given with -n (default 127.0.0.1:9876; a bare port works too). To join existing nameservers instead, run `tsmq broker -n <addr;addr>`")
+    .addOption(new Option('--namesrv-port <port>', 'nameserver port (same as -n <port>)').hideHelp())
     .option('-p, --listen-port <port>', 'broker remoting port (default 10911)')
     .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
     .option('-o, --option <key=value>', 'any broker/store config key, repeatable', collectOption)
@@ -34,10 +39,23 @@ export function registerStartCommand(program: Command): void {
     });
 }
 
+/**
+ * The embedded nameserver's port from `-n`: RocketMQ's `-n` is a nameserver address list
+ * (mqbroker, mqadmin, clients); `tsmq start` starts the nameserver itself on 127.0.0.1, so it
+ * takes one local `host:port` (or a bare port) and says what to do with anything else.
+ */
+export function embeddedNamesrvPort(value: string): number {
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return parsePortValue('namesrvAddr (-n)', v);
+  if (v.includes(';')) throw new Error(`-n ${value}: tsmq start runs its own nameserver on one local address; to register a broker with the nameservers ${value}, run \`tsmq broker -n '${value}'\``);
+  const m = /^(.*):(\d+)$/.exec(v);
+  if (!m) throw new Error(`-n ${value}: expected host:port (127.0.0.1:9876) or a port`);
+  if (!['127.0.0.1', 'localhost'].includes(m[1]!)) throw new Error(`-n ${value}: tsmq start's nameserver listens on 127.0.0.1 only; give -n 127.0.0.1:${m[2]}, or run \`tsmq broker -n ${value}\` to register with the nameserver at ${value}`);
+  return parsePortValue('namesrvAddr (-n)', m[2]!);
+}
+
 export async function runStart(opts: StartOptions): Promise<void> {
-  const namesrvPort = parsePortValue('namesrvPort (-n)', opts.namesrvPort ?? '9876');
-  const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv') });
-  await namesrv.start();
+  const namesrvPort = opts.namesrvAddr !== undefined ? embeddedNamesrvPort(opts.namesrvAddr) : parsePortValue('namesrvPort', opts.namesrvPort ?? '9876');
   const cfg = mergeConfig(
     // Safe default: only this host can connect until told otherwise (docs/security.md).
     { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1' },
@@ -46,10 +64,13 @@ export async function runStart(opts: StartOptions): Promise<void> {
     opts.option,
   );
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
+  const roles: PortRole[] = [{ port: namesrvPort, what: 'nameserver', setting: '-n 127.0.0.1:<port>' }, ...brokerPortRoles(cfg, { listenFlag: '-p', grpc: true })];
+  const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv') });
+  await namesrv.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
   const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
-  await broker.start();
-  const grpc = await startGrpcFront(broker, cfg);
+  await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
+  const grpc = await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
   // once its socket listens); printed through the log stream so that it also comes out after
   // their "listening" log lines. Scripts wait for /tsmq started/.
