@@ -15,6 +15,9 @@
  *   UPDATE_CONSUMER_OFFSET (15) when `force` or when it moves back. Prints `reset consumer offset
  *   by specified consumerGroup[…], …` and the table #brokerName, #queueId, #brokerOffset,
  *   #consumerOffset, #timestampOffset, #resetOffset.
+ *   Also taken when the broker answers SYSTEM_ERROR "THe consumer group <g> not exist" (the group
+ *   has no committed offset on the topic there): mqadmin stops with that error; here the group's
+ *   offsets are set from each queue's min offset, so a group that never consumed can be placed.
  * - `-b -q`: one queue of one broker: the offset for the time (29), or -o, committed with 15
  *   when > 0 (as mqadmin; 0 is left alone there, so a reset to the start of a queue uses the
  *   topic-wide form).
@@ -72,6 +75,8 @@ async function resetOnline(brokers: Map<string, string>, group: string, topic: s
   for (const [, broker] of brokers) {
     const { addr, response } = await invokeAdmin([broker], RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, { topic, group, timestamp, isForce: force }, timeoutMs);
     if (response.code === ResponseCode.CONSUMER_NOT_ONLINE) throw new GroupOffline(response.remark ?? 'consumer not online');
+    // the broker's answer when the group has no committed offset on a queue of the topic
+    if (response.code === ResponseCode.SYSTEM_ERROR && /consumer group .* not exist/i.test(response.remark ?? '')) throw new GroupOffline(response.remark ?? '');
     const table = objectField(parseFastjson(successBody(addr, response).toString('utf8')), 'offsetTable');
     for (const [key, value] of Object.entries(table)) {
       const mq = JSON.parse(key) as { brokerName: string; queueId: number };
