@@ -406,6 +406,9 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
     assert.deepEqual(c.out.slice(2), ['', 'Below is subscription:', '#Topic     #SubExpression', 'ADMIN_MSG  TagA || TagB', '', 'ConsumeType: CONSUME_PASSIVELY', 'MessageModel: CLUSTERING', 'ConsumeFromWhere: CONSUME_FROM_FIRST_OFFSET']);
     const cj = await json<{ brokerAddr: string; connectionSet: Array<{ clientId: string; versionDesc: string; version: number }> }>(['consumer-connection', '-b', broker, '-g', 'GID_LIVE']);
     assert.deepEqual(cj.connectionSet.map((x) => [x.clientId, x.version, x.versionDesc]), [['127.0.0.1@admin-live', 401, 'V4_9_4']]);
+    // with -n: the brokers of the route of %RETRY%GID_LIVE (the heartbeat created that topic)
+    await waitForRoute('%RETRY%GID_LIVE');
+    assert.deepEqual((await runCli(['consumer-connection', '-n', namesrv, '-g', 'GID_LIVE'])).out, c.out);
     assert.equal((await runCli(['consumer-connection', '-b', broker, '-g', 'GID_NOBODY'])).error?.message, `${broker} refused: code 206 (CONSUMER_NOT_ONLINE), the consumer group[GID_NOBODY] not online`);
     const p = await runCli(['producer-connection', '-n', namesrv, '-g', 'PID_LIVE', '-t', MSG_TOPIC]);
     assert.equal(p.error, null, p.error?.message);

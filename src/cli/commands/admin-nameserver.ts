@@ -4,9 +4,9 @@
  * address has broker name Y", and a topic's route (GET_ROUTEINFO_BY_TOPIC 105) for "which
  * brokers serve topic T". Broker ids follow RocketMQ: 0 is the master.
  */
-import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
 import { addressList, invokeAdmin, parseFastjson, successBody } from './admin-support.js';
+export { withNamesrvOption } from './admin-support.js';
 import { topicRouteOf, type TopicRouteJson } from './admin-topic-route.js';
 
 /** One broker group of the cluster info: its cluster, name and `brokerId → host:port`. */
@@ -20,14 +20,6 @@ export interface BrokerGroup {
 export interface ClusterInfo {
   brokerAddrTable: Record<string, BrokerGroup>;
   clusterAddrTable: Record<string, string[]>;
-}
-
-/** `-n, --namesrv-addr`, defaulting to $NAMESRV_ADDR as mqadmin does. */
-export function withNamesrvOption(cmd: Command): Command {
-  const fromEnv = process.env.NAMESRV_ADDR;
-  return fromEnv
-    ? cmd.option('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port', fromEnv)
-    : cmd.requiredOption('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port (or set NAMESRV_ADDR)');
 }
 
 /** The cluster info from the first nameserver of `namesrv` (`host:port;host:port`) that answers. */

@@ -30,6 +30,14 @@ export function adminCommand(program: Command): Command {
   return admin;
 }
 
+/** `-n, --namesrv-addr`, defaulting to $NAMESRV_ADDR as mqadmin does. */
+export function withNamesrvOption(cmd: Command): Command {
+  const fromEnv = process.env.NAMESRV_ADDR;
+  return fromEnv
+    ? cmd.option('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port', fromEnv)
+    : cmd.requiredOption('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port (or set NAMESRV_ADDR)');
+}
+
 /** Options every admin command takes. */
 export interface CommonAdminOptions {
   timeout: string;
