@@ -392,7 +392,7 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
     }
     const j = await json<Array<{ message: Record<string, unknown>; tracks: unknown[] }>>(['query-msg-by-id', '-i', single.offsetMsgId]);
     assert.deepEqual([j[0]!.message.msgId, j[0]!.message.queueOffset, j[0]!.message.bodyBytes, j[0]!.tracks], [single.msgId, 0, 11, []]);
-    assert.match((await runCli(['query-msg-by-id', '-n', namesrv, '-t', MSG_TOPIC, '-i', 'AC11000100002A9F0000000000FFFFFF'])).error?.message ?? '', /^message AC11000100002A9F0000000000FFFFFF not found in topic ADMIN_MSG by unique key, nor as an offset message id: /);
+    assert.match((await runCli(['query-msg-by-id', '-n', namesrv, '-t', MSG_TOPIC, '-i', '7F00000100000001000000000000FFFF'])).error?.message ?? '', /^message 7F00000100000001000000000000FFFF not found in topic ADMIN_MSG by unique key, nor as an offset message id: /);
     assert.equal((await runCli(['query-msg-by-offset', '-n', namesrv, '-t', MSG_TOPIC, '-b', 'broker-a', '-i', '1', '-o', '11'])).error?.message, 'no message at ADMIN_MSG broker-a queue 1 offset 11: NO_NEW_MSG (queue offsets 0..11)');
     assert.equal((await runCli(['query-msg-by-offset', '-n', namesrv, '-t', MSG_TOPIC, '-b', 'broker-b', '-i', '1', '-o', '0'])).error?.message, 'broker broker-b has no master in the route of topic ADMIN_MSG');
   });
