@@ -83,6 +83,7 @@ import { RecallMessageService } from './timer/recall-message-service.js';
 import { recallMessageHandler } from './timer/recall-message-processor.js';
 import { BrokerProperties } from './config-file/broker-properties.js';
 import { commitLogDir } from '../store/store-config.js';
+import type { BrokerStatsListener } from './stats/broker-stats-listener.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -109,6 +110,20 @@ interface TimerParts {
 /** True for an address only this host can reach (127.0.0.0/8, ::1). */
 export function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.') || host === 'localhost' || host.startsWith('::ffff:127.');
+}
+
+/**
+ * `handler` reporting each answer's latency to the stats listener (rocketmq_rpc_latency). Only
+ * wrapped when a listener is set before start(); a request answered later (held pull) or by the
+ * auth gate is not timed.
+ */
+function timedHandler(code: number, handler: RequestHandler, listener: BrokerStatsListener): RequestHandler {
+  return async (reqCtx) => {
+    const t0 = performance.now();
+    const response = await handler(reqCtx);
+    if (response) listener.onRpc(code, response.code, performance.now() - t0);
+    return response;
+  };
 }
 
 /** Apache scans client channels every 10 s. */
@@ -362,6 +377,11 @@ export class BrokerController {
     return this.controllerMode;
   }
 
+  /** The raw broker.conf keys this broker was created with (read-only view; the console reads store keys from it). */
+  get rawBrokerConfig(): Readonly<Record<string, string>> {
+    return this.rawConfig;
+  }
+
   /** `brokerIP1:port`. */
   get brokerAddr(): string {
     return this.ctx.brokerAddr;
@@ -379,7 +399,8 @@ export class BrokerController {
       ...resolveRemotingServerLimits(this.rawConfig),
       ...(this.requestGate ? { requestGate: this.requestGate } : {}),
     });
-    for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
+    const statsListener = ctx.brokerStats.listener;
+    for (const [code, handler] of this.handlers) server.registerProcessor(code, statsListener ? timedHandler(code, handler, statsListener) : handler);
     const controllerConfig = resolveControllerConfig(this.rawConfig);
     const controllerAdmin = new ControllerAdminProcessors({
       config: this.config,

@@ -6,6 +6,7 @@ import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { prepareMetrics, startObservability } from './observability.js';
 
 export function registerBrokerCommand(program: Command): void {
   program
@@ -25,12 +26,15 @@ export function registerBrokerCommand(program: Command): void {
       );
       warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
       const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+      const metrics = prepareMetrics(broker, cfg);
       await broker.start();
+      const observability = await startObservability(broker, metrics, cfg, createLogger('console'), cfg);
       // Several brokers may share a host (master + slave): the gRPC front only on request.
       const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg) : null;
-      printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`])}`);
+      printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`, ...observability.describe()])}`);
       shutdownOnSignals(
         async () => {
+          await observability.shutdown();
           await grpc?.shutdown();
           await broker.shutdown();
         },

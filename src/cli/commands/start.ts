@@ -11,6 +11,10 @@ import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { prepareMetrics, startObservability } from './observability.js';
+
+/** `tsmq start` serves the web console here unless consolePort says otherwise. */
+const DEFAULT_START_CONSOLE_PORT = '8080';
 
 export interface StartOptions {
   config?: string;
@@ -40,7 +44,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   await namesrv.start();
   const cfg = mergeConfig(
     // Safe default: only this host can connect until told otherwise (docs/security.md).
-    { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1' },
+    { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1', metricsExporterType: 'PROM' },
     opts.config,
     { listenPort: opts.listenPort, storePathRootDir: opts.store },
     opts.option,
@@ -48,16 +52,20 @@ export async function runStart(opts: StartOptions): Promise<void> {
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
   const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+  const metrics = prepareMetrics(broker, cfg);
   await broker.start();
   const grpc = await startGrpcFront(broker, cfg);
+  // The console is on by default here (8080); `consolePort` in cfg wins, -1 turns it off.
+  const observability = await startObservability(broker, metrics, { consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, createLogger('console'), cfg);
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
   // once its socket listens); printed through the log stream so that it also comes out after
   // their "listening" log lines. Scripts wait for /tsmq started/.
   const loopbackOnly = cfg.bindAddress === '127.0.0.1' && (!grpc || cfg.grpcListenHost === '127.0.0.1');
   const openHint = loopbackOnly ? ['only this host can connect (to open: -o bindAddress=0.0.0.0 -o grpcListenHost=0.0.0.0, with authenticationEnabled=true; docs/security.md)'] : [];
-  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc), openHint)}`);
+  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc), [...observability.describe(), ...openHint])}`);
   shutdownOnSignals(
     async () => {
+      await observability.shutdown();
       await grpc?.shutdown();
       await broker.shutdown();
       await namesrv.shutdown();

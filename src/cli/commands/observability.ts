@@ -1,0 +1,84 @@
+/**
+ * Metrics endpoint and web console beside a broker (`tsmq start`, `tsmq broker`).
+ *
+ * `tsmq start` turns both on by default (metricsExporterType=PROM on 127.0.0.1:5557,
+ * consolePort=8080 on 127.0.0.1); `tsmq broker` only when configured, as Apache. When a port was
+ * left at its default and is taken (another tsmq on this host), that one part is skipped with a
+ * warning and the broker keeps running; an explicitly configured port that is taken fails the
+ * start (EADDRINUSE), like every other listener.
+ */
+import type { BrokerController } from '../../broker/broker-controller.js';
+import type { Logger } from '../../common/logging/logger.js';
+import { BrokerMetrics } from '../../metrics/broker-metrics.js';
+import { resolveMetricsConfig } from '../../metrics/metrics-config.js';
+import { MetricsServer } from '../../metrics/metrics-server.js';
+import { ConsoleServer } from '../../console/console-server.js';
+import { resolveConsoleConfig } from '../../console/console-config.js';
+
+export interface Observability {
+  metrics: MetricsServer | null;
+  console: ConsoleServer | null;
+  /** Banner parts, e.g. `metrics http://127.0.0.1:5557/metrics`. */
+  describe(): string[];
+  shutdown(): Promise<void>;
+}
+
+/** Prepared before broker.start() (rpc latency is wired at start); `listen()` after it. */
+export function prepareMetrics(broker: BrokerController, cfg: Record<string, string>): BrokerMetrics | null {
+  if (!resolveMetricsConfig(cfg).enabled) return null;
+  const metrics = new BrokerMetrics();
+  metrics.attach(broker);
+  return metrics;
+}
+
+function isAddrInUse(e: unknown): boolean {
+  return (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
+}
+
+/** Starts the metrics endpoint and the console of a started broker. @throws listen errors of configured ports, ConsoleRefusedError. */
+/**
+ * `cfg` holds the effective keys (command defaults included); `userCfg` what the user set (a
+ * default port that is taken is skipped, a configured one fails).
+ */
+export async function startObservability(
+  broker: BrokerController,
+  metrics: BrokerMetrics | null,
+  cfg: Record<string, string>,
+  logger: Logger,
+  userCfg: Record<string, string>,
+): Promise<Observability> {
+  let metricsServer: MetricsServer | null = null;
+  if (metrics) {
+    const mc = resolveMetricsConfig(cfg);
+    try {
+      metricsServer = await MetricsServer.start(metrics, { host: mc.host, port: mc.port, logger });
+    } catch (e) {
+      if (!isAddrInUse(e) || userCfg.metricsPromExporterPort !== undefined) throw e;
+      logger.warn(`metrics endpoint not started: ${mc.host}:${mc.port} is in use (set metricsPromExporterPort)`);
+      metrics.detach();
+    }
+  }
+  let consoleServer: ConsoleServer | null = null;
+  const cc = resolveConsoleConfig(cfg);
+  if (cc.port >= 0) {
+    try {
+      consoleServer = await ConsoleServer.start({ broker, config: cc, logger });
+    } catch (e) {
+      if (!isAddrInUse(e) || userCfg.consolePort !== undefined) throw e;
+      logger.warn(`console not started: ${cc.host}:${cc.port} is in use (set consolePort, -1 = off)`);
+    }
+  }
+  return {
+    metrics: metricsServer,
+    console: consoleServer,
+    describe: () => [
+      ...(metricsServer ? [`metrics http://${metricsServer.host}:${metricsServer.port}/metrics`] : []),
+      ...(consoleServer ? [`console ${consoleServer.url}`] : []),
+    ],
+    async shutdown() {
+      await consoleServer?.close();
+      await metricsServer?.close();
+      metrics?.detach();
+    },
+  };
+}
