@@ -13,6 +13,7 @@ const fmtBytes = (b) => {
   while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
   return `${b.toFixed(i === 0 ? 0 : 1)} ${u[i]}`;
 };
+const fmtTps = (text) => String(text ?? '').split(' ').map((x) => Number(x).toFixed(2)).join(' · ');
 const fmtTime = (ms) => (ms > 0 ? new Date(ms).toISOString().replace('T', ' ').replace('Z', '') : '');
 
 async function api(path, opts = {}) {
@@ -56,7 +57,7 @@ const pages = {
       <div class="cards">${card('Brokers', c.brokers.length)}${card('Nameservers', c.nameservers.length)}${card('Disk used (CommitLog partition)', b.commitLogDiskRatio >= 0 ? `${(b.commitLogDiskRatio * 100).toFixed(1)} %` : '?')}${card('CommitLog max offset', fmtNum(b.commitLogMaxOffset))}</div>
       <div class="charts">${chart('Messages per second (last minutes)', [{ name: 'put', values: rates.putTps, color: COLORS[0] }, { name: 'get', values: rates.getTps, color: COLORS[1] }])}</div>
       <h2>Brokers</h2>${table(['Name', 'Id', 'Address', 'Role', 'Version', 'Put TPS (10s 60s 600s)', 'Get TPS', 'Uptime', 'Disk', 'Store'],
-        c.brokers.map((x) => [esc(x.brokerName), x.brokerId, esc(x.address), esc(x.role), `${esc(x.version)} <span class="muted">tsmq ${esc(x.tsmqVersion)}</span>`, esc(x.putTps), esc(x.getTransferredTps), esc(x.runtime), esc(x.commitLogDirCapacity), esc(x.storePathRootDir)]))}
+        c.brokers.map((x) => [esc(x.brokerName), x.brokerId, esc(x.address), esc(x.role), `${esc(x.version)} <span class="muted">tsmq ${esc(x.tsmqVersion)}</span>`, fmtTps(x.putTps), fmtTps(x.getTransferredTps), esc(x.runtime), esc(x.commitLogDirCapacity), esc(x.storePathRootDir)]))}
       <h2>Nameservers</h2>${table(['Address'], c.nameservers.map((n) => [esc(n)]))}`;
   },
 

@@ -102,7 +102,7 @@ describe('web console in headless Chromium', { timeout: 240_000, skip: CHROMIUM 
     await page.fill('#msg-form input[name=offset]', String(sent.queueOffset));
     await page.selectOption('#msg-form select[name=view]', 'text');
     await page.click('#msg-form button');
-    await page.waitForFunction(() => document.querySelector('[data-testid="body"]')?.textContent?.includes('"n":12'));
+    await page.waitForFunction(`document.querySelector('[data-testid="body"]')?.textContent?.includes('"n":12')`);
     assert.equal(await page.innerText('[data-testid="body"]'), bodyOf(12));
   });
 
