@@ -84,6 +84,7 @@ import { recallMessageHandler } from './timer/recall-message-processor.js';
 import { BrokerProperties } from './config-file/broker-properties.js';
 import { commitLogDir } from '../store/store-config.js';
 import type { BrokerStatsListener } from './stats/broker-stats-listener.js';
+import type { RecoveryProgressListener } from '../store/recovery/recovery-progress.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -98,6 +99,8 @@ export interface BrokerControllerOptions {
   pullHoldCheckIntervalMs?: number;
   /** Slots per half timer wheel (tests; default Apache's 7 days of slots, a 38.7 MB timerwheel file). */
   timerSlotsTotal?: number;
+  /** Hears the store's start-up recovery progress every few seconds (the console shows it). */
+  onRecoveryProgress?: RecoveryProgressListener;
 }
 
 /** The durable timer store and its delivery service (absent when timerWheelEnable=false). */
@@ -256,7 +259,12 @@ export class BrokerController {
     const timerConfig = resolveTimerConfig(opts.brokerConfig);
     const store =
       opts.store ??
-      (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+      (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), {
+        clock,
+        logger: logger.child({ component: 'store' }),
+        ...(opts.fs ? { fs: opts.fs } : {}),
+        ...(opts.onRecoveryProgress ? { onRecoveryProgress: opts.onRecoveryProgress } : {}),
+      }));
     let popState: PopStateStore | null = null;
     let timerStore: TimerStore | null = null;
     try {

@@ -31,15 +31,7 @@ import { BrokerView } from './broker-view.js';
 import { ConsoleActions, ConsoleActionError } from './console-actions.js';
 import { MessageSearch, SearchError } from './message-search.js';
 import { RateHistory } from './rate-history.js';
-
-/** Start-up recovery progress shown while the broker is not listening yet. */
-export interface RecoveryProgress {
-  phase: string;
-  scannedBytes: number;
-  totalBytes: number;
-  bytesPerSecond: number;
-  etaMs: number | null;
-}
+import type { RecoveryProgress } from '../store/recovery/recovery-progress.js';
 
 export class ConsoleRefusedError extends Error {}
 

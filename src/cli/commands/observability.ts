@@ -3,12 +3,17 @@
  *
  * `tsmq start` turns both on by default (metricsExporterType=PROM on 127.0.0.1:5557,
  * consolePort=8080 on 127.0.0.1); `tsmq broker` only when configured, as Apache. When a port was
- * left at its default and is taken (another tsmq on this host), that one part is skipped with a
+ * left at its default and is taken (another tsmq on this host), that part is skipped with a
  * warning and the broker keeps running; an explicitly configured port that is taken fails the
  * start (EADDRINUSE), like every other listener.
+ *
+ * Order: startConsole() before BrokerController.create (the console shows "recovering" and the
+ * recovery progress while the store opens), prepareMetrics() before broker.start() (rpc latency
+ * is wired at start), then startObservability() once the broker listens.
  */
 import type { BrokerController } from '../../broker/broker-controller.js';
 import type { Logger } from '../../common/logging/logger.js';
+import { resolveAuthConfig } from '../../auth/auth-config.js';
 import { BrokerMetrics } from '../../metrics/broker-metrics.js';
 import { resolveMetricsConfig } from '../../metrics/metrics-config.js';
 import { MetricsServer } from '../../metrics/metrics-server.js';
@@ -23,7 +28,28 @@ export interface Observability {
   shutdown(): Promise<void>;
 }
 
-/** Prepared before broker.start() (rpc latency is wired at start); `listen()` after it. */
+function isAddrInUse(e: unknown): boolean {
+  return (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
+}
+
+/**
+ * Starts the console before the broker exists (it answers "recovering" until setBroker()); null
+ * when consolePort=-1 or a default port is taken. `cfg`: effective keys (command defaults
+ * included); `userCfg`: what the user set. @throws ConsoleRefusedError, listen errors of a configured port.
+ */
+export async function startConsole(cfg: Record<string, string>, userCfg: Record<string, string>, logger: Logger): Promise<ConsoleServer | null> {
+  const cc = resolveConsoleConfig(cfg);
+  if (cc.port < 0) return null;
+  try {
+    return await ConsoleServer.start({ config: cc, logger, auth: { config: resolveAuthConfig(cfg), metadata: null } });
+  } catch (e) {
+    if (!isAddrInUse(e) || userCfg.consolePort !== undefined) throw e;
+    logger.warn(`console not started: ${cc.host}:${cc.port} is in use (set consolePort, -1 = off)`);
+    return null;
+  }
+}
+
+/** The metrics collector attached to `broker`, or null when metricsExporterType is not PROM. */
 export function prepareMetrics(broker: BrokerController, cfg: Record<string, string>): BrokerMetrics | null {
   if (!resolveMetricsConfig(cfg).enabled) return null;
   const metrics = new BrokerMetrics();
@@ -31,21 +57,14 @@ export function prepareMetrics(broker: BrokerController, cfg: Record<string, str
   return metrics;
 }
 
-function isAddrInUse(e: unknown): boolean {
-  return (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
-}
-
-/** Starts the metrics endpoint and the console of a started broker. @throws listen errors of configured ports, ConsoleRefusedError. */
-/**
- * `cfg` holds the effective keys (command defaults included); `userCfg` what the user set (a
- * default port that is taken is skipped, a configured one fails).
- */
+/** Starts the metrics endpoint and hands the started broker to the console. @throws listen errors of a configured port. */
 export async function startObservability(
   broker: BrokerController,
   metrics: BrokerMetrics | null,
+  consoleServer: ConsoleServer | null,
   cfg: Record<string, string>,
-  logger: Logger,
   userCfg: Record<string, string>,
+  logger: Logger,
 ): Promise<Observability> {
   let metricsServer: MetricsServer | null = null;
   if (metrics) {
@@ -58,16 +77,7 @@ export async function startObservability(
       metrics.detach();
     }
   }
-  let consoleServer: ConsoleServer | null = null;
-  const cc = resolveConsoleConfig(cfg);
-  if (cc.port >= 0) {
-    try {
-      consoleServer = await ConsoleServer.start({ broker, config: cc, logger });
-    } catch (e) {
-      if (!isAddrInUse(e) || userCfg.consolePort !== undefined) throw e;
-      logger.warn(`console not started: ${cc.host}:${cc.port} is in use (set consolePort, -1 = off)`);
-    }
-  }
+  consoleServer?.setBroker(broker);
   return {
     metrics: metricsServer,
     console: consoleServer,

@@ -11,7 +11,7 @@ import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
-import { prepareMetrics, startObservability } from './observability.js';
+import { prepareMetrics, startConsole, startObservability } from './observability.js';
 
 /** `tsmq start` serves the web console here unless consolePort says otherwise. */
 const DEFAULT_START_CONSOLE_PORT = '8080';
@@ -51,12 +51,21 @@ export async function runStart(opts: StartOptions): Promise<void> {
   );
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
-  const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+  // The console is on by default here (8080; `consolePort` wins, -1 turns it off) and starts
+  // first, so that it shows the recovery progress while the store opens.
+  const consoleLogger = createLogger('console');
+  const consoleServer = await startConsole({ consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, cfg, consoleLogger);
+  let broker: BrokerController;
+  try {
+    broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker'), onRecoveryProgress: (p) => consoleServer?.setRecoveryProgress(p) });
+  } catch (e) {
+    await consoleServer?.close();
+    throw e;
+  }
   const metrics = prepareMetrics(broker, cfg);
   await broker.start();
   const grpc = await startGrpcFront(broker, cfg);
-  // The console is on by default here (8080); `consolePort` in cfg wins, -1 turns it off.
-  const observability = await startObservability(broker, metrics, { consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, createLogger('console'), cfg);
+  const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger);
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
   // once its socket listens); printed through the log stream so that it also comes out after
   // their "listening" log lines. Scripts wait for /tsmq started/.
