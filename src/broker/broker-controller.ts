@@ -121,11 +121,17 @@ export function isLoopback(host: string): boolean {
  * auth gate is not timed.
  */
 function timedHandler(code: number, handler: RequestHandler, listener: BrokerStatsListener): RequestHandler {
-  return async (reqCtx) => {
+  return (reqCtx) => {
     const t0 = performance.now();
-    const response = await handler(reqCtx);
-    if (response) listener.onRpc(code, response.code, performance.now() - t0);
-    return response;
+    const r = handler(reqCtx);
+    if (r instanceof Promise) {
+      return r.then((response) => {
+        if (response) listener.onRpc(code, response.code, performance.now() - t0);
+        return response;
+      });
+    }
+    if (r) listener.onRpc(code, r.code, performance.now() - t0);
+    return r;
   };
 }
 

@@ -3,8 +3,9 @@
  * RocketMQ 5.x's BrokerMetricsManager where Apache has the metric. Every series carries Apache's
  * common labels cluster, node_type ("broker") and node_id (brokerName).
  *
- * Hot-path events arrive through BrokerStatsListener (message type, size) and the CommitLog flush
- * observer; each costs one Map lookup and a few increments on cached label children. Everything
+ * Hot-path events arrive through BrokerStatsListener (message type, size, rpc latency) and the
+ * CommitLog flush observer; a put costs two Map lookups and a few additions (BucketHistogram and
+ * plain counters turned into Prometheus series at scrape time). Everything
  * else is read from the broker's own services when Prometheus scrapes (gauges with `collect`):
  * BrokerStatsManager counters (messages/bytes out, DLQ, commit/rollback), offsets, clients, store.
  *
@@ -42,6 +43,7 @@ import type { BrokerController } from '../broker/broker-controller.js';
 import type { BrokerStatsListener, MetricsMessageType } from '../broker/stats/broker-stats-listener.js';
 import { Stats } from '../broker/stats/broker-stats-manager.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
+import { BucketHistogram, HistogramSeries } from './bucket-histogram.js';
 
 /** Apache's message size buckets (bytes). */
 export const MESSAGE_SIZE_BUCKETS_BYTES = [1024, 4 * 1024, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
@@ -52,10 +54,10 @@ const FLUSH_LATENCY_BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 
 /** Disk usage is walked at most this often (a scrape every few seconds must not walk the store each time). */
 const STORAGE_SIZE_CACHE_MS = 15_000;
 
-interface PutChildren {
-  messages: Counter.Internal;
-  bytes: Counter.Internal;
-  size: Histogram.Internal<string>;
+interface PutSeries {
+  messages: number;
+  bytes: number;
+  size: HistogramSeries;
 }
 
 /** Offsets of one (topic, group) summed over its queues. */
@@ -132,23 +134,35 @@ export async function diskUsageBytes(dir: string): Promise<number> {
 export class BrokerMetrics implements BrokerStatsListener {
   readonly registry = new Registry();
   private broker: BrokerController | null = null;
-  private readonly messagesIn: Counter;
-  private readonly throughputIn: Counter;
-  private readonly messageSize: Histogram;
-  private readonly rpcLatency: Histogram;
+  private readonly messageSize: BucketHistogram;
+  private readonly rpcLatency: BucketHistogram;
   private readonly flushBatch: Histogram;
   private readonly flushLatency: Histogram;
-  private readonly putChildren = new Map<string, PutChildren>();
-  private readonly rpcChildren = new Map<number, Histogram.Internal<string>>();
+  /** topic → message type → counters and size series (no string is built per put). */
+  private readonly putSeries = new Map<string, Map<MetricsMessageType, PutSeries>>();
+  private readonly rpcSeries = new Map<number, HistogramSeries>();
   private storageSize = { bytes: 0, atMs: Number.NEGATIVE_INFINITY, walking: null as Promise<void> | null };
 
   constructor() {
     const r = [this.registry];
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
-    this.messagesIn = new Counter({ name: 'rocketmq_messages_in_total', help: 'Messages stored by sends', labelNames: ['topic', 'message_type'], registers: r });
-    this.throughputIn = new Counter({ name: 'rocketmq_throughput_in_total', help: 'Bytes stored by sends', labelNames: ['topic', 'message_type'], registers: r });
-    this.messageSize = new Histogram({ name: 'rocketmq_message_size', help: 'Size of stored messages in bytes', labelNames: ['topic', 'message_type'], buckets: MESSAGE_SIZE_BUCKETS_BYTES, registers: r });
-    this.rpcLatency = new Histogram({ name: 'rocketmq_rpc_latency', help: 'Remoting request latency in ms', labelNames: ['protocol_type', 'request_code', 'response_code'], buckets: RPC_LATENCY_BUCKETS_MS, registers: r });
+    const self = this;
+    const putCounter = (name: string, help: string, pick: (p: PutSeries) => number): void => {
+      new Counter({
+        name,
+        help,
+        labelNames: ['topic', 'message_type'],
+        registers: r,
+        collect() {
+          this.reset();
+          for (const [topic, types] of self.putSeries) for (const [type, p] of types) this.inc({ topic, message_type: type }, pick(p));
+        },
+      });
+    };
+    putCounter('rocketmq_messages_in_total', 'Messages stored by sends', (p) => p.messages);
+    putCounter('rocketmq_throughput_in_total', 'Bytes stored by sends', (p) => p.bytes);
+    this.messageSize = new BucketHistogram('rocketmq_message_size', 'Size of stored messages in bytes', ['topic', 'message_type'], MESSAGE_SIZE_BUCKETS_BYTES, this.registry);
+    this.rpcLatency = new BucketHistogram('rocketmq_rpc_latency', 'Remoting request latency in ms', ['protocol_type', 'request_code', 'response_code'], RPC_LATENCY_BUCKETS_MS, this.registry);
     this.flushBatch = new Histogram({ name: 'tsmq_commitlog_flush_batch_bytes', help: 'Bytes made durable by one CommitLog flush (group-commit batch under SYNC_FLUSH)', buckets: FLUSH_BATCH_BUCKETS_BYTES, registers: r });
     this.flushLatency = new Histogram({ name: 'tsmq_commitlog_flush_latency_seconds', help: 'Duration of one CommitLog flush (fdatasync)', buckets: FLUSH_LATENCY_BUCKETS_S, registers: r });
     this.defineScrapedMetrics();
@@ -180,25 +194,27 @@ export class BrokerMetrics implements BrokerStatsListener {
   }
 
   onPut(topic: string, messageType: MetricsMessageType, msgNum: number, sizeBytes: number): void {
-    const key = `${topic}\u0001${messageType}`;
-    let c = this.putChildren.get(key);
-    if (!c) {
-      const labels = { topic, message_type: messageType };
-      c = { messages: this.messagesIn.labels(labels), bytes: this.throughputIn.labels(labels), size: this.messageSize.labels(labels) };
-      this.putChildren.set(key, c);
+    let types = this.putSeries.get(topic);
+    if (!types) {
+      types = new Map();
+      this.putSeries.set(topic, types);
     }
-    c.messages.inc(msgNum);
-    c.bytes.inc(sizeBytes);
-    if (msgNum === 1) c.size.observe(sizeBytes);
-    else for (let i = 0, avg = sizeBytes / msgNum; i < msgNum; i++) c.size.observe(avg);
+    let p = types.get(messageType);
+    if (!p) {
+      p = { messages: 0, bytes: 0, size: this.messageSize.series({ topic, message_type: messageType }) };
+      types.set(messageType, p);
+    }
+    p.messages += msgNum;
+    p.bytes += sizeBytes;
+    p.size.observe(msgNum === 1 ? sizeBytes : sizeBytes / msgNum, msgNum);
   }
 
   onRpc(requestCode: number, responseCode: number, latencyMs: number): void {
     const key = requestCode * 100_000 + responseCode;
-    let h = this.rpcChildren.get(key);
+    let h = this.rpcSeries.get(key);
     if (!h) {
-      h = this.rpcLatency.labels({ protocol_type: 'remoting', request_code: String(requestCode), response_code: String(responseCode) });
-      this.rpcChildren.set(key, h);
+      h = this.rpcLatency.series({ protocol_type: 'remoting', request_code: String(requestCode), response_code: String(responseCode) });
+      this.rpcSeries.set(key, h);
     }
     h.observe(latencyMs);
   }
