@@ -12,7 +12,7 @@
  * is wired at start), then startObservability() once the broker listens.
  */
 import type { BrokerController } from '../../broker/broker-controller.js';
-import type { Logger } from '../../common/logging/logger.js';
+import { createLogger, type Logger } from '../../common/logging/logger.js';
 import { resolveAuthConfig } from '../../auth/auth-config.js';
 import { BrokerMetrics } from '../../metrics/broker-metrics.js';
 import { resolveMetricsConfig } from '../../metrics/metrics-config.js';
@@ -70,7 +70,7 @@ export async function startObservability(
   if (metrics) {
     const mc = resolveMetricsConfig(cfg);
     try {
-      metricsServer = await MetricsServer.start(metrics, { host: mc.host, port: mc.port, logger });
+      metricsServer = await MetricsServer.start(metrics, { host: mc.host, port: mc.port, logger: createLogger('metrics') });
     } catch (e) {
       if (!isAddrInUse(e) || userCfg.metricsPromExporterPort !== undefined) throw e;
       logger.warn(`metrics endpoint not started: ${mc.host}:${mc.port} is in use (set metricsPromExporterPort)`);
