@@ -19,6 +19,8 @@ import { applyScheduleRewrite } from './send/schedule-put-hook.js';
 import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
 import { BrokerStatsManager } from './stats/broker-stats-manager.js';
+import type { MetricsMessageType } from './stats/broker-stats-listener.js';
+import { MessageConst } from '../common/message/message-const.js';
 
 export interface BrokerContextInit {
   config: BrokerConfig;
@@ -112,16 +114,33 @@ export class BrokerContext {
    */
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
     const topic = msg.topic;
+    const listener = this.brokerStats.listener;
+    const messageType = listener ? this.messageTypeOf(msg) : 'Normal';
     const configWrite = this.topicConfigManager.durable(topic);
     const refused = this.timerPutHook?.apply(msg);
     if (refused) return configWrite ? this.alsoAwait(Promise.resolve(refused), configWrite) : Promise.resolve(refused);
     applyScheduleRewrite(msg, this.delayLevels);
     const put = this.store.putMessage(msg).then((result) => {
-      if (result.appendResult) this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
-      else this.brokerStats.recordPutFailed();
+      if (result.appendResult) {
+        this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
+        listener?.onPut(topic, messageType, 1, result.appendResult.wroteBytes);
+      } else this.brokerStats.recordPutFailed();
       return result;
     });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
+  }
+
+  /**
+   * Apache's metrics message type of a send (BrokerMetricsManager.getMessageType): a transaction
+   * (TRAN_MSG=true), a delay or timer message (DELAY, TIMER_*), a FIFO message (5.x sharding key,
+   * or an order topic), else Normal. Read before the put hooks rewrite the properties.
+   */
+  private messageTypeOf(msg: MessageInner): MetricsMessageType {
+    const p = msg.properties;
+    if (p.get(MessageConst.TRAN_MSG) === 'true') return 'Transaction';
+    if (p.has(MessageConst.DELAY) || p.has(MessageConst.TIMER_DELIVER_MS) || p.has(MessageConst.TIMER_DELAY_SEC) || p.has(MessageConst.TIMER_DELAY_MS)) return 'Delay';
+    if (p.has(MessageConst.SHARDING_KEY) || this.topicConfigManager.isOrderTopic(msg.topic)) return 'FIFO';
+    return 'Normal';
   }
 
   /** `put`'s result, answered once `configWrite` settled too (its failure is only logged). */
@@ -144,8 +163,11 @@ export class BrokerContext {
       ? Promise.resolve(refused)
       : this.store.putMessages(msgs).then((result) => {
           const appended = result.appendResults ?? [];
-          if (appended.length > 0) this.brokerStats.recordPut(topic, appended.length, appended.reduce((sum, a) => sum + a.wroteBytes, 0));
-          else this.brokerStats.recordPutFailed();
+          if (appended.length > 0) {
+            const sizeBytes = appended.reduce((sum, a) => sum + a.wroteBytes, 0);
+            this.brokerStats.recordPut(topic, appended.length, sizeBytes);
+            this.brokerStats.listener?.onPut(topic, this.messageTypeOf(msgs[0]!), appended.length, sizeBytes);
+          } else this.brokerStats.recordPutFailed();
           return result;
         });
     return configWrite ? this.alsoAwait(put, configWrite) : put;

@@ -83,6 +83,8 @@ import { RecallMessageService } from './timer/recall-message-service.js';
 import { recallMessageHandler } from './timer/recall-message-processor.js';
 import { BrokerProperties } from './config-file/broker-properties.js';
 import { commitLogDir } from '../store/store-config.js';
+import type { BrokerStatsListener } from './stats/broker-stats-listener.js';
+import type { RecoveryProgressListener } from '../store/recovery/recovery-progress.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -97,6 +99,8 @@ export interface BrokerControllerOptions {
   pullHoldCheckIntervalMs?: number;
   /** Slots per half timer wheel (tests; default Apache's 7 days of slots, a 38.7 MB timerwheel file). */
   timerSlotsTotal?: number;
+  /** Hears the store's start-up recovery progress every few seconds (the console shows it). */
+  onRecoveryProgress?: RecoveryProgressListener;
 }
 
 /** The durable timer store and its delivery service (absent when timerWheelEnable=false). */
@@ -109,6 +113,26 @@ interface TimerParts {
 /** True for an address only this host can reach (127.0.0.0/8, ::1). */
 export function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.') || host === 'localhost' || host.startsWith('::ffff:127.');
+}
+
+/**
+ * `handler` reporting each answer's latency to the stats listener (rocketmq_rpc_latency). Only
+ * wrapped when a listener is set before start(); a request answered later (held pull) or by the
+ * auth gate is not timed.
+ */
+function timedHandler(code: number, handler: RequestHandler, listener: BrokerStatsListener): RequestHandler {
+  return (reqCtx) => {
+    const t0 = performance.now();
+    const r = handler(reqCtx);
+    if (r instanceof Promise) {
+      return r.then((response) => {
+        if (response) listener.onRpc(code, response.code, performance.now() - t0);
+        return response;
+      });
+    }
+    if (r) listener.onRpc(code, r.code, performance.now() - t0);
+    return r;
+  };
 }
 
 /** Apache scans client channels every 10 s. */
@@ -241,7 +265,12 @@ export class BrokerController {
     const timerConfig = resolveTimerConfig(opts.brokerConfig);
     const store =
       opts.store ??
-      (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+      (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), {
+        clock,
+        logger: logger.child({ component: 'store' }),
+        ...(opts.fs ? { fs: opts.fs } : {}),
+        ...(opts.onRecoveryProgress ? { onRecoveryProgress: opts.onRecoveryProgress } : {}),
+      }));
     let popState: PopStateStore | null = null;
     let timerStore: TimerStore | null = null;
     try {
@@ -362,6 +391,11 @@ export class BrokerController {
     return this.controllerMode;
   }
 
+  /** The raw broker.conf keys this broker was created with (read-only view; the console reads store keys from it). */
+  get rawBrokerConfig(): Readonly<Record<string, string>> {
+    return this.rawConfig;
+  }
+
   /** `brokerIP1:port`. */
   get brokerAddr(): string {
     return this.ctx.brokerAddr;
@@ -379,7 +413,8 @@ export class BrokerController {
       ...resolveRemotingServerLimits(this.rawConfig),
       ...(this.requestGate ? { requestGate: this.requestGate } : {}),
     });
-    for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
+    const statsListener = ctx.brokerStats.listener;
+    for (const [code, handler] of this.handlers) server.registerProcessor(code, statsListener ? timedHandler(code, handler, statsListener) : handler);
     const controllerConfig = resolveControllerConfig(this.rawConfig);
     const controllerAdmin = new ControllerAdminProcessors({
       config: this.config,

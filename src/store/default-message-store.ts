@@ -328,6 +328,11 @@ export class DefaultMessageStore implements MessageStore {
     return this.consumeQueueStore.getTopicQueueTable();
   }
 
+  /** Hears every CommitLog flush that wrote bytes: bytes made durable and the flush's duration in ms (metrics); null = none. */
+  setFlushObserver(observer: ((bytes: number, latencyMs: number) => void) | null): void {
+    this.commitLog.mfq.setFlushObserver(observer);
+  }
+
   setRetentionHold(hold: (() => number) | null): void {
     this.cleanService?.setRetentionHold(hold);
   }

@@ -54,6 +54,16 @@ export class TsmqProcess {
     return `127.0.0.1:${this.listenPort}`;
   }
 
+  /** `http://127.0.0.1:<port>/metrics` from the start-up banner, or null when metrics are off. */
+  get metricsUrl(): string | null {
+    return /metrics (http:\/\/\S+\/metrics)/.exec(this.output)?.[1] ?? null;
+  }
+
+  /** `http://127.0.0.1:<port>` of the web console from the start-up banner, or null when it is off. */
+  get consoleUrl(): string | null {
+    return /console (http:\/\/[^\s,]+)/.exec(this.output)?.[1] ?? null;
+  }
+
   /** Everything the process printed so far (for failure messages). */
   get log(): string {
     return this.output;
@@ -81,7 +91,8 @@ export class TsmqProcess {
     const grpcPort = opts.grpcPort ?? (await freePort());
     const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir];
     // haListenPort=0: a free HA port, so the default listenPort+1 never collides with another test's broker.
-    const options = { grpcListenPort: String(grpcPort), haListenPort: '0', ...(opts.options ?? {}) };
+    // metrics on a free port, no console (parallel tests never fight for 5557/8080); read them back from metricsUrl/consoleUrl.
+    const options = { grpcListenPort: String(grpcPort), haListenPort: '0', metricsPromExporterPort: '0', consolePort: '-1', ...(opts.options ?? {}) };
     for (const [k, v] of Object.entries(options)) args.push('-o', `${k}=${v}`);
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,

@@ -93,7 +93,9 @@ export class SendBackProcessor {
     const result = await ctx.putMessage(msg); // a DLQ copy has no DELAY, so the schedule hook leaves it alone
     const mapped = mapPutResult(result);
     if (mapped.stored) {
-      ctx.brokerStats.recordSendBack(group, getOptionalString(ext, 'originTopic') ?? original.topic);
+      const originTopic = getOptionalString(ext, 'originTopic') ?? original.topic;
+      ctx.brokerStats.recordSendBack(group, originTopic);
+      if (toDlq) ctx.brokerStats.recordDlq(group, properties.get(MessageConst.RETRY_TOPIC) ?? originTopic);
       return fail(ResponseCode.SUCCESS, null);
     }
     return fail(ResponseCode.SYSTEM_ERROR, mapped.remark ?? result.status);

@@ -18,6 +18,7 @@
  */
 import type { Clock } from '../../common/time/clock.js';
 import { StatsItem, type StatsSnapshot, type StatsWindow } from './stats-item.js';
+import type { BrokerStatsListener } from './broker-stats-listener.js';
 
 export const Stats = {
   TOPIC_PUT_NUMS: 'TOPIC_PUT_NUMS',
@@ -27,6 +28,11 @@ export const Stats = {
   SNDBCK_PUT_NUMS: 'SNDBCK_PUT_NUMS',
   BROKER_PUT_NUMS: 'BROKER_PUT_NUMS',
   BROKER_GET_NUMS: 'BROKER_GET_NUMS',
+  /** Messages a consumer group's send-back moved to its DLQ, key `<topic>@<group>` (Apache DLQ_PUT_NUMS). */
+  DLQ_PUT_NUMS: 'DLQ_PUT_NUMS',
+  /** Transactional messages committed / rolled back, key `<topic>` (the half message's real topic). */
+  TX_COMMIT_NUMS: 'TX_COMMIT_NUMS',
+  TX_ROLLBACK_NUMS: 'TX_ROLLBACK_NUMS',
 } as const;
 
 /** Store-wide cumulative counters (Apache StoreStatsService). */
@@ -63,6 +69,8 @@ export class BrokerStatsManager {
   private morning = { putYesterday: 0, putToday: 0, getYesterday: 0, getToday: 0 };
   private morningDay: string;
   readonly bootTimestampMs: number;
+  /** Per-event hooks of an exporter (src/metrics); null = none (the hot paths skip them). */
+  listener: BrokerStatsListener | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -136,6 +144,26 @@ export class BrokerStatsManager {
   /** A consumer of `group` sent a message of `topic` back for retry. */
   recordSendBack(group: string, topic: string): void {
     this.item(Stats.SNDBCK_PUT_NUMS, `${topic}@${group}`).add(1, 1);
+  }
+
+  /** A consumer of `group` sent a message of `topic` back and it went to the group's DLQ (max reconsume times reached). */
+  recordDlq(group: string, topic: string): void {
+    this.item(Stats.DLQ_PUT_NUMS, `${topic}@${group}`).add(1, 1);
+  }
+
+  /** A transactional message of `topic` was committed or rolled back (a producer's end or a check). */
+  recordTransactionEnd(topic: string, resolution: 'COMMIT' | 'ROLLBACK'): void {
+    this.item(resolution === 'COMMIT' ? Stats.TX_COMMIT_NUMS : Stats.TX_ROLLBACK_NUMS, topic).add(1, 1);
+  }
+
+  /** Sets (or clears) the exporter's per-event hooks. */
+  setListener(listener: BrokerStatsListener | null): void {
+    this.listener = listener;
+  }
+
+  /** Every counter of one set (e.g. Stats.TOPIC_PUT_NUMS), for exporters; empty when none was recorded. */
+  itemsOf(statsName: string): Iterable<StatsItem> {
+    return this.sets.get(statsName)?.values() ?? [];
   }
 
   /** The counter, or undefined when nothing was ever recorded under that name and key (Apache: the 315 error). */

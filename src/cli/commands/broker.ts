@@ -7,6 +7,7 @@ import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
 import { brokerPortRoles, exitOnPortInUse } from '../port-holder.js';
+import { prepareMetrics, startConsole, startObservability } from './observability.js';
 
 export function registerBrokerCommand(program: Command): void {
   program
@@ -25,14 +26,25 @@ export function registerBrokerCommand(program: Command): void {
         opts.option,
       );
       warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
-      const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+      const consoleLogger = createLogger('console');
+      const consoleServer = await startConsole(cfg, cfg, consoleLogger); // consolePort set: up during recovery
+      let broker: BrokerController;
+      try {
+        broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker'), onRecoveryProgress: (p) => consoleServer?.setRecoveryProgress(p) });
+      } catch (e) {
+        await consoleServer?.close();
+        throw e;
+      }
+      const metrics = prepareMetrics(broker, cfg);
       const roles = brokerPortRoles(cfg, { listenFlag: '-p', grpc: cfg.grpcListenPort !== undefined });
       await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
+      const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger);
       // Several brokers may share a host (master + slave): the gRPC front only on request.
       const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir)) : null;
-      printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`])}`);
+      printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`, ...observability.describe()])}`);
       shutdownOnSignals(
         async () => {
+          await observability.shutdown();
           await grpc?.shutdown();
           await broker.shutdown();
         },

@@ -12,6 +12,10 @@ import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
 import { brokerPortRoles, exitOnPortInUse, type PortRole } from '../port-holder.js';
+import { prepareMetrics, startConsole, startObservability } from './observability.js';
+
+/** `tsmq start` serves the web console here unless consolePort says otherwise. */
+const DEFAULT_START_CONSOLE_PORT = '8080';
 
 export interface StartOptions {
   config?: string;
@@ -58,7 +62,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   const namesrvPort = opts.namesrvAddr !== undefined ? embeddedNamesrvPort(opts.namesrvAddr) : parsePortValue('namesrvPort', opts.namesrvPort ?? '9876');
   const cfg = mergeConfig(
     // Safe default: only this host can connect until told otherwise (docs/security.md).
-    { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1' },
+    { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1', metricsExporterType: 'PROM' },
     opts.config,
     { listenPort: opts.listenPort, storePathRootDir: opts.store },
     opts.option,
@@ -68,17 +72,30 @@ export async function runStart(opts: StartOptions): Promise<void> {
   const namesrv = new NamesrvController({ listenPort: namesrvPort, host: '127.0.0.1', logger: createLogger('namesrv') });
   await namesrv.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   cfg.namesrvAddr = `127.0.0.1:${namesrv.port}`;
-  const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
+  // The console is on by default here (8080; `consolePort` wins, -1 turns it off) and starts
+  // first, so that it shows the recovery progress while the store opens.
+  const consoleLogger = createLogger('console');
+  const consoleServer = await startConsole({ consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, cfg, consoleLogger);
+  let broker: BrokerController;
+  try {
+    broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker'), onRecoveryProgress: (p) => consoleServer?.setRecoveryProgress(p) });
+  } catch (e) {
+    await consoleServer?.close();
+    throw e;
+  }
+  const metrics = prepareMetrics(broker, cfg);
   await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   const grpc = await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
+  const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger);
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
   // once its socket listens); printed through the log stream so that it also comes out after
   // their "listening" log lines. Scripts wait for /tsmq started/.
   const loopbackOnly = cfg.bindAddress === '127.0.0.1' && (!grpc || cfg.grpcListenHost === '127.0.0.1');
   const openHint = loopbackOnly ? ['only this host can connect (to open: -o bindAddress=0.0.0.0 -o grpcListenHost=0.0.0.0, with authenticationEnabled=true; docs/security.md)'] : [];
-  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc), openHint)}`);
+  printAfterLogs(`tsmq started: nameserver 127.0.0.1:${namesrv.port}, ${describeBroker(brokerBanner(broker, cfg, grpc), [...observability.describe(), ...openHint])}`);
   shutdownOnSignals(
     async () => {
+      await observability.shutdown();
       await grpc?.shutdown();
       await broker.shutdown();
       await namesrv.shutdown();

@@ -43,6 +43,7 @@ export async function recoverAndStart(c: StoreComponents): Promise<StartedStore>
     checkCrc: c.config.checkCRCOnRecover,
     delayLevelTableMs: c.delayLevelTableMs,
     logger: c.logger,
+    onProgress: c.onRecoveryProgress,
   });
   for (const p of c.plugins) p.recovered?.(c.commitLog.getMaxOffset());
   c.logics.latestTimestamp = c.checkpoint.logicsMsgTimestamp;

@@ -55,6 +55,7 @@ export class MappedFileQueue {
   private storeTimestamp = 0;
   /** Flushes running and when the last one started or ended (epoch ms): the pre-writer yields to them. */
   private readonly flushActivity = { inFlight: 0, lastMs: Number.NEGATIVE_INFINITY };
+  private flushObserver: ((bytes: number, latencyMs: number) => void) | null = null;
 
   constructor(opts: MappedFileQueueOptions) {
     if (!Number.isSafeInteger(opts.fileSize) || opts.fileSize <= 0) throw new RangeError(`bad fileSize ${opts.fileSize}`);
@@ -280,12 +281,25 @@ export class MappedFileQueue {
   async flush(leastPages: number): Promise<number> {
     this.flushActivity.inFlight++;
     this.flushActivity.lastMs = this.clock.nowMs();
+    const observer = this.flushObserver;
+    const before = this.flushedWhere;
+    const t0 = observer ? performance.now() : 0;
     try {
-      return await this.flushFiles(leastPages);
+      const flushed = await this.flushFiles(leastPages);
+      if (observer && flushed > before) observer(flushed - before, performance.now() - t0);
+      return flushed;
     } finally {
       this.flushActivity.inFlight--;
       this.flushActivity.lastMs = this.clock.nowMs();
     }
+  }
+
+  /**
+   * Called after each flush that wrote bytes: `bytes` made durable by it (one fdatasync per
+   * segment touched) and its duration in ms (fractional), for metrics; null = none.
+   */
+  setFlushObserver(observer: ((bytes: number, latencyMs: number) => void) | null): void {
+    this.flushObserver = observer;
   }
 
   private async flushFiles(leastPages: number): Promise<number> {

@@ -18,6 +18,7 @@ import type { DispatchRequest } from '../../common/message/record-codec.js';
 import type { CommitLog } from '../commitlog/commit-log.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
+import type { RecoveryProgressListener } from './recovery-progress.js';
 import { recoverCommitLog, type CommitLogRecoveryResult, type RecoveryMode } from './commit-log-recovery.js';
 import type { StoreCheckpoint } from './store-checkpoint.js';
 
@@ -43,6 +44,8 @@ export interface StoreRecoveryContext {
   checkCrc: boolean;
   delayLevelTableMs: number[];
   logger: Logger;
+  /** Hears the CommitLog scan's progress every few seconds. */
+  onProgress?: RecoveryProgressListener | null;
 }
 
 export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext): Promise<RecoveryReport> {
@@ -65,6 +68,7 @@ export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext
     delayLevelTableMs: ctx.delayLevelTableMs,
     checkpointMinTimestamp: ctx.checkpoint.getMinTimestamp(),
     logger: ctx.logger,
+    onProgress: ctx.onProgress ?? null,
   });
   if (mode === 'abnormal') {
     await ctx.cqStore.flushAll(0);
