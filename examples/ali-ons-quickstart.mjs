@@ -14,13 +14,19 @@ const producer = new Producer({ httpclient: {}, nameSrv, producerGroup: 'PID_QUI
 await producer.ready();
 const runId = Date.now().toString(36);
 let produced = 0;
+const notOk = new Map(); // sendStatus -> count (SLAVE_NOT_AVAILABLE from a SYNC_MASTER without a slave, ...)
 for (let i = 0; i < count; i++) {
   const msg = new Message(topic, i % 2 === 0 ? 'TagA' : 'TagB', Buffer.from(`hello tsmq #${i}`));
   msg.keys = [`${runId}-${i}`];
   const r = await producer.send(msg);
   if (r.sendStatus === 'SEND_OK') produced++;
+  else notOk.set(r.sendStatus, (notOk.get(r.sendStatus) ?? 0) + 1);
 }
 console.log(`produced ${produced} messages to ${topic}`);
+for (const [status, n] of notOk) {
+  // the message is stored in these cases too; the status is about replication or the disk
+  console.log(`${n} send(s) answered ${status}${status === 'SLAVE_NOT_AVAILABLE' ? ': a SYNC_MASTER without a slave in sync (examples/ha/README.md)' : ''}; not counted`);
+}
 
 const consumer = new Consumer({
   httpclient: {},

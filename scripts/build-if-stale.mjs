@@ -49,4 +49,6 @@ try {
 }
 const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
 if (r.status !== 0) process.exit(r.status ?? 1);
+const copy = spawnSync(process.execPath, [join(root, 'scripts', 'copy-console-web.mjs')], { stdio: 'inherit', cwd: root });
+if (copy.status !== 0) process.exit(copy.status ?? 1);
 writeFileSync(stampPath, list);

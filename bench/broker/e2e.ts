@@ -68,7 +68,7 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
   warmPageCache(ctx.workDir, 2 * GiB);
   const namesrvPort = await freePort();
   const brokerPort = await freePort();
-  const broker = BenchChild.start(ctx.repoRoot, join(ctx.repoRoot, 'src/cli/main.ts'), ['start', '-n', String(namesrvPort), '-p', String(brokerPort), '--store', join(ctx.workDir, 'store'), '-o', 'grpcListenPort=-1'], {
+  const broker = BenchChild.start(ctx.repoRoot, join(ctx.repoRoot, 'src/cli/main.ts'), ['start', '-n', String(namesrvPort), '-p', String(brokerPort), '--store', join(ctx.workDir, 'store'), '-o', 'grpcListenPort=-1', '-o', 'metricsPromExporterPort=0', '-o', 'consolePort=-1'], {
     label: 'tsmq start',
   });
   const phases: Phase[] = [];

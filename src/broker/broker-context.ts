@@ -16,7 +16,11 @@ import type { ConsumerManager } from './client/consumer-manager.js';
 import type { ProducerManager } from './client/producer-manager.js';
 import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { applyScheduleRewrite } from './send/schedule-put-hook.js';
+import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
+import { BrokerStatsManager } from './stats/broker-stats-manager.js';
+import type { MetricsMessageType } from './stats/broker-stats-listener.js';
+import { MessageConst } from '../common/message/message-const.js';
 
 export interface BrokerContextInit {
   config: BrokerConfig;
@@ -31,6 +35,10 @@ export interface BrokerContextInit {
   delayLevels: DelayLevelTable;
   /** Random source in [0, 1) for queue picks (tests pass a fixed one). */
   random?: () => number;
+  /** Put/get counters; default a new BrokerStatsManager on `clock` (started by the controller). */
+  brokerStats?: BrokerStatsManager;
+  /** Timer-message rewrite (src/broker/timer); without it TIMER_* properties are stored as is. */
+  timerPutHook?: TimerPutHook;
 }
 
 export class BrokerContext {
@@ -47,6 +55,9 @@ export class BrokerContext {
   readonly random: () => number;
   /** Rate-limited warnings about filter expressions the broker cannot use. */
   readonly filterWarnings: FilterWarnings;
+  /** Per-topic / per-group put and get rates (src/broker/stats). */
+  readonly brokerStats: BrokerStatsManager;
+  readonly timerPutHook: TimerPutHook | null;
   private listenPort: number;
   private cachedStoreHost: SocketAddress | null = null;
 
@@ -63,6 +74,8 @@ export class BrokerContext {
     this.delayLevels = init.delayLevels;
     this.random = init.random ?? Math.random;
     this.filterWarnings = new FilterWarnings(init.clock, init.logger);
+    this.brokerStats = init.brokerStats ?? new BrokerStatsManager(init.clock, init.config.brokerClusterName);
+    this.timerPutHook = init.timerPutHook ?? null;
     this.listenPort = init.config.listenPort;
   }
 
@@ -89,17 +102,45 @@ export class BrokerContext {
   }
 
   /**
-   * Broker put path: delay-level rewrite (5.x put hook), then the store. When the message's topic
+   * Broker put path: timer rewrite then delay-level rewrite (5.x put hooks, HookUtils
+   * .handleScheduleMessage; a refused timer message is answered with the WHEEL_TIMER_* status and
+   * not stored), then the store. When the message's topic
    * was just created by a request (auto-creation, UPDATE_AND_CREATE_TOPIC) and its config is not
    * on disk yet, the answer also waits for that write (run beside the append, not after it), so
    * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
    * logged and does not fail the put: recovery re-derives topics from the ConsumeQueue directory.
+   * A stored message is counted in `brokerStats` under the topic the client sent to (Apache
+   * counts before the schedule rewrite too), a refused one as a failed put.
    */
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
-    const configWrite = this.topicConfigManager.durable(msg.topic);
+    const topic = msg.topic;
+    const listener = this.brokerStats.listener;
+    const messageType = listener ? this.messageTypeOf(msg) : 'Normal';
+    const configWrite = this.topicConfigManager.durable(topic);
+    const refused = this.timerPutHook?.apply(msg);
+    if (refused) return configWrite ? this.alsoAwait(Promise.resolve(refused), configWrite) : Promise.resolve(refused);
     applyScheduleRewrite(msg, this.delayLevels);
-    const put = this.store.putMessage(msg);
+    const put = this.store.putMessage(msg).then((result) => {
+      if (result.appendResult) {
+        this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
+        listener?.onPut(topic, messageType, 1, result.appendResult.wroteBytes);
+      } else this.brokerStats.recordPutFailed();
+      return result;
+    });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
+  }
+
+  /**
+   * Apache's metrics message type of a send (BrokerMetricsManager.getMessageType): a transaction
+   * (TRAN_MSG=true), a delay or timer message (DELAY, TIMER_*), a FIFO message (5.x sharding key,
+   * or an order topic), else Normal. Read before the put hooks rewrite the properties.
+   */
+  private messageTypeOf(msg: MessageInner): MetricsMessageType {
+    const p = msg.properties;
+    if (p.get(MessageConst.TRAN_MSG) === 'true') return 'Transaction';
+    if (p.has(MessageConst.DELAY) || p.has(MessageConst.TIMER_DELIVER_MS) || p.has(MessageConst.TIMER_DELAY_SEC) || p.has(MessageConst.TIMER_DELAY_MS)) return 'Delay';
+    if (p.has(MessageConst.SHARDING_KEY) || this.topicConfigManager.isOrderTopic(msg.topic)) return 'FIFO';
+    return 'Normal';
   }
 
   /** `put`'s result, answered once `configWrite` settled too (its failure is only logged). */
@@ -111,11 +152,43 @@ export class BrokerContext {
   /**
    * Broker batch put: one atomic append (MessageStore.putMessages), answered after the topic's
    * config is durable as for `putMessage`. No delay-level rewrite: a batch may not carry DELAY
-   * (the send processor refuses it first, as Apache's CommitLog does).
+   * (the send processor refuses it first, as Apache's CommitLog does). A stored batch counts as
+   * one put call of its message count in `brokerStats` (Apache incTopicPutNums(topic, num, 1)).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
-    const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(msgs[0]!.topic) : null;
-    const put = this.store.putMessages(msgs);
+    const topic = msgs.length > 0 ? msgs[0]!.topic : '';
+    const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(topic) : null;
+    const refused = this.applyTimerHookToBatch(msgs);
+    const put = refused
+      ? Promise.resolve(refused)
+      : this.store.putMessages(msgs).then((result) => {
+          const appended = result.appendResults ?? [];
+          if (appended.length > 0) {
+            const sizeBytes = appended.reduce((sum, a) => sum + a.wroteBytes, 0);
+            this.brokerStats.recordPut(topic, appended.length, sizeBytes);
+            this.brokerStats.listener?.onPut(topic, this.messageTypeOf(msgs[0]!), appended.length, sizeBytes);
+          } else this.brokerStats.recordPutFailed();
+          return result;
+        });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
+  }
+
+  /**
+   * Timers in a batch: each item goes through the timer hook (so a batch of timer messages is
+   * one atomic block in rmq_sys_wheel_timer, each item filed in the wheel at its own time). A
+   * batch mixing timer and plain items would span two queues and could not be atomic: it is
+   * refused whole (MESSAGE_ILLEGAL), as is a batch with one item the hook refuses.
+   */
+  private applyTimerHookToBatch(msgs: readonly MessageInner[]): PutMessagesResult | null {
+    if (!this.timerPutHook || msgs.length === 0) return null;
+    for (const [i, m] of msgs.entries()) {
+      const refused = this.timerPutHook.apply(m);
+      if (refused) return { ...refused, remark: `batch message ${i}: ${refused.remark ?? refused.status}` };
+    }
+    const first = msgs[0]!;
+    if (msgs.some((m) => m.topic !== first.topic || m.queueId !== first.queueId)) {
+      return { status: 'MESSAGE_ILLEGAL', remark: 'a batch may not mix timer messages (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) with plain ones: it could not be stored as one block' };
+    }
+    return null;
   }
 }

@@ -13,16 +13,19 @@
  * `brokerConfig` holds raw broker.conf keys (RocketMQ names): broker keys (broker-config.ts) and
  * store keys (src/store/store-config.ts) in one map. Metadata lives in <storePathRootDir>/config.
  *
- * create(): resolve config → open the store (recovery) → load topics.json, consumerOffset.json
- *   (offsets above a queue's max are clamped, case B35), subscriptionGroup.json, delayOffset.json
- *   (progress corrected into the schedule queues, case B37) → open the pop state
- *   (<storePathRootDir>/pop, docs/internals/pop.md) → build processors.
- * start(): remoting server → long-polling re-check → schedule service → periodic
+ * create(): resolve config → open the store (recovery) → open the timer store (timerwheel,
+ *   timerlog/, config/timercheck; recovery) when timerWheelEnable → load topics.json,
+ *   consumerOffset.json (offsets above a queue's max are clamped, case B35), subscriptionGroup.json,
+ *   delayOffset.json (progress corrected into the schedule queues, case B37) → open the pop state
+ *   (<storePathRootDir>/pop, docs/internals/pop.md) → build processors (RECALL_MESSAGE 370
+ *   included); the timer put hook goes into the BrokerContext.
+ * start(): remoting server → long-polling re-check → schedule service → timer service → periodic
  *   tasks (offset persist every flushConsumerOffsetInterval, client expiry scan every 10 s) →
  *   nameserver registration (awaited once; failures are logged, not fatal).
  * shutdown(): unregister from nameservers → answer held pulls and parked pops → stop the server →
- *   stop the schedule service (persists delay progress) → close the pop state (flush + compaction)
- *   → persist offsets, topics, groups → store.shutdown().
+ *   stop the schedule service (persists delay progress) → stop the timer service (finishes the slot
+ *   being delivered, checkpoints) → close the pop state (flush + compaction) → persist offsets,
+ *   topics, groups → store.shutdown().
  */
 import * as path from 'node:path';
 import type { Clock } from '../common/time/clock.js';
@@ -58,7 +61,10 @@ import { TransactionalMessageService } from './transaction/transactional-message
 import { transactionBrokerOf } from './transaction/transaction-broker.js';
 import { resolveTransactionConfig } from './transaction/transaction-config.js';
 import { remotingTransactionChecker } from './transaction/remoting-transaction-checker.js';
-import { BrokerHA, buildSlaveSyncHandlers } from './ha/broker-ha.js';
+import { BrokerHA, buildSlaveSyncHandlers, DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS } from './ha/broker-ha.js';
+import { ControllerMode } from './controller/controller-mode.js';
+import { ControllerAdminProcessors } from './controller/controller-admin-processors.js';
+import { resolveControllerConfig } from './controller/controller-config.js';
 import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import { popBrokerOf } from './pop/pop-broker.js';
 import { resolvePopConfig } from './pop/pop-config.js';
@@ -71,6 +77,17 @@ import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import { AuthMetadataManager } from './auth/auth-metadata-manager.js';
 import { buildAuthAdminHandlers } from './auth/auth-admin-processors.js';
 import { brokerAuthContexts } from './auth/remoting-auth-contexts.js';
+import { RequestCode } from '../remoting/codes/request-code.js';
+import { TimerStore } from '../store/timer/timer-store.js';
+import { resolveTimerConfig, type TimerConfig } from './timer/timer-config.js';
+import { TIMER_TOPIC, TimerPutHook } from './timer/timer-put-hook.js';
+import { TimerMessageService, legacyProgressPath } from './timer/timer-message-service.js';
+import { RecallMessageService } from './timer/recall-message-service.js';
+import { recallMessageHandler } from './timer/recall-message-processor.js';
+import { BrokerProperties } from './config-file/broker-properties.js';
+import { commitLogDir } from '../store/store-config.js';
+import type { BrokerStatsListener } from './stats/broker-stats-listener.js';
+import type { RecoveryProgressListener } from '../store/recovery/recovery-progress.js';
 
 export interface BrokerControllerOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -83,11 +100,42 @@ export interface BrokerControllerOptions {
   fs?: FileSystem;
   /** Long-polling re-check period; default 5000 ms (shortPollingTimeMills without long polling). */
   pullHoldCheckIntervalMs?: number;
+  /** Slots per half timer wheel (tests; default Apache's 7 days of slots, a 38.7 MB timerwheel file). */
+  timerSlotsTotal?: number;
+  /** Hears the store's start-up recovery progress every few seconds (the console shows it). */
+  onRecoveryProgress?: RecoveryProgressListener;
+}
+
+/** The durable timer store and its delivery service (absent when timerWheelEnable=false). */
+interface TimerParts {
+  config: TimerConfig;
+  store: TimerStore | null;
+  service: TimerMessageService | null;
 }
 
 /** True for an address only this host can reach (127.0.0.0/8, ::1). */
 export function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.') || host === 'localhost' || host.startsWith('::ffff:127.');
+}
+
+/**
+ * `handler` reporting each answer's latency to the stats listener (rocketmq_rpc_latency). Only
+ * wrapped when a listener is set before start(); a request answered later (held pull) or by the
+ * auth gate is not timed.
+ */
+function timedHandler(code: number, handler: RequestHandler, listener: BrokerStatsListener): RequestHandler {
+  return (reqCtx) => {
+    const t0 = performance.now();
+    const r = handler(reqCtx);
+    if (r instanceof Promise) {
+      return r.then((response) => {
+        if (response) listener.onRpc(code, response.code, performance.now() - t0);
+        return response;
+      });
+    }
+    if (r) listener.onRpc(code, r.code, performance.now() - t0);
+    return r;
+  };
 }
 
 /** Apache scans client channels every 10 s. */
@@ -103,8 +151,10 @@ export class BrokerController {
   private server: RemotingServer | null = null;
   private client: RemotingClient | null = null;
   private registrar: NamesrvRegistrar | null = null;
-  /** Replication wiring (src/broker/ha), set by start(). */
+  /** Replication wiring (src/broker/ha), set by start() in classic mode. */
   private ha: BrokerHA | null = null;
+  /** Controller mode (src/broker/controller, enableControllerMode=true), set by start(). */
+  private controllerMode: ControllerMode | null = null;
   private readonly rawConfig: Record<string, string>;
   private timers: NodeJS.Timeout[] = [];
   private state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';
@@ -121,6 +171,11 @@ export class BrokerController {
   readonly authConfig: AuthConfig;
   /** ACL 2.0 users and ACLs (config/users.json, acls.json), shared with the gRPC front. */
   readonly authMetadata: AuthMetadataManager;
+  /** Timer messages (src/broker/timer): null when timerWheelEnable=false. */
+  readonly timerMessageService: TimerMessageService | null;
+  /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
+  readonly recallMessageService: RecallMessageService;
+  private readonly timerStore: TimerStore | null;
 
   private constructor(
     config: BrokerConfig,
@@ -129,6 +184,7 @@ export class BrokerController {
     private readonly popState: PopStateStore,
     opts: BrokerControllerOptions,
     auth: { config: AuthConfig; metadata: AuthMetadataManager },
+    timer: TimerParts,
     /** `tls.server.*` of broker.conf: the remoting port's TLS (also read by the gRPC front and HA). */
     readonly tls: TlsServerSettings,
   ) {
@@ -155,13 +211,27 @@ export class BrokerController {
     });
     this.transactionService.addChecker(remotingTransactionChecker((g) => ctx.producerManager.channelsOf(g)));
     this.popService = new PopService({ broker: popBrokerOf(ctx), state: popState, config: resolvePopConfig(opts.brokerConfig), clock: ctx.clock, logger: ctx.logger });
-    this.handlers = buildProcessorTable(ctx, pull, this.transactionService);
+    const storeConfig = resolveStoreConfig(opts.brokerConfig);
+    this.handlers = buildProcessorTable(ctx, pull, this.transactionService, {
+      properties: new BrokerProperties(config, { ...opts.brokerConfig }, ctx.clock),
+      runtime: {
+        commitLogDir: commitLogDir(storeConfig),
+        consumeQueueDir: path.join(storeConfig.storePathRootDir, 'consumequeue'),
+        haStats: () => this.ha?.stats() ?? null,
+        haMaxGapNotInSyncBytes: storeConfig.haMaxGapNotInSync,
+      },
+    });
     const popHandlers = buildPopProcessorTable(ctx, this.popService, { rawConfig: opts.brokerConfig, stopping: () => this.state !== 'started', ...(opts.fs ? { fs: opts.fs } : {}) });
     for (const [code, h] of popHandlers) this.handlers.set(code, h);
     for (const [code, h] of buildSlaveSyncHandlers(ctx, schedule)) if (!this.handlers.has(code)) this.handlers.set(code, h);
     for (const [code, h] of buildAuthAdminHandlers(auth.metadata, ctx.logger)) this.handlers.set(code, h);
+    this.timerStore = timer.store;
+    this.timerMessageService = timer.service;
+    this.recallMessageService = new RecallMessageService(ctx, timer.config);
+    this.handlers.set(RequestCode.RECALL_MESSAGE, recallMessageHandler(this.recallMessageService, config.regionId));
     this.rawConfig = opts.brokerConfig;
     ctx.store.setMessageArrivingListener((topic, queueId, logicOffset, tagsCode, _ts, properties) => {
+      if (topic === TIMER_TOPIC) this.timerMessageService?.wakeup();
       this.pullRequestHoldService.notifyMessageArriving(topic, queueId, logicOffset, tagsCode, properties);
       this.popService.notifyMessageArrived(topic);
       for (const l of this.arrivalListeners) l(topic, queueId);
@@ -199,12 +269,30 @@ export class BrokerController {
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger ?? createLogger('broker');
     const delayLevels = new DelayLevelTable(config.messageDelayLevel);
+    const timerConfig = resolveTimerConfig(opts.brokerConfig);
     const store =
       opts.store ??
-      (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), { clock, logger: logger.child({ component: 'store' }), ...(opts.fs ? { fs: opts.fs } : {}) }));
+      (await DefaultMessageStore.open(resolveStoreConfig(opts.brokerConfig), {
+        clock,
+        logger: logger.child({ component: 'store' }),
+        ...(opts.fs ? { fs: opts.fs } : {}),
+        ...(opts.onRecoveryProgress ? { onRecoveryProgress: opts.onRecoveryProgress } : {}),
+      }));
     let popState: PopStateStore | null = null;
+    let timerStore: TimerStore | null = null;
     try {
       const configDir = path.join(config.storePathRootDir, 'config');
+      const fsForTimer = opts.fs ?? nodeFileSystem;
+      if (timerConfig.timerWheelEnable) {
+        timerStore = TimerStore.open({
+          storePathRootDir: config.storePathRootDir,
+          fs: fsForTimer,
+          precisionMs: timerConfig.timerPrecisionMs,
+          timerLogFileSizeBytes: timerConfig.mappedFileSizeTimerLog,
+          ...(opts.timerSlotsTotal !== undefined ? { slotsTotal: opts.timerSlotsTotal } : {}),
+        });
+      }
+      const wheel = timerStore?.wheel ?? null;
       const fileOpts = { logger, ...(opts.fs ? { fs: opts.fs } : {}) };
       const topics = new TopicConfigManager(path.join(configDir, 'topics.json'), {
         ...fileOpts,
@@ -262,11 +350,27 @@ export class BrokerController {
         consumerManager: new ConsumerManager(clock, config.channelExpiredTimeout, logger),
         producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
         delayLevels,
+        timerPutHook: new TimerPutHook({ config: timerConfig, clock, congestNumOf: (ms) => wheel?.getSlot(ms).num ?? 0 }),
       });
+      let timerService: TimerMessageService | null = null;
+      if (timerStore) {
+        topics.createTopicInSendMessageBackMethod(TIMER_TOPIC, 1, PermName.PERM_READ | PermName.PERM_WRITE, 0);
+        timerService = new TimerMessageService({
+          timerStore,
+          store,
+          config: timerConfig,
+          clock,
+          logger: logger.child({ component: 'timer' }),
+          legacyProgress: { fs: fsForTimer, path: legacyProgressPath(config.storePathRootDir) },
+        });
+        const service = timerService;
+        store.setRetentionHold?.(() => service.retentionHoldOffset()); // CommitLog files holding pending timers are kept
+      }
       const authMetadata = await AuthMetadataManager.open(configDir, authConfig, fileOpts);
-      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata }, tls);
+      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata }, { config: timerConfig, store: timerStore, service: timerService }, tls);
     } catch (e) {
       await popState?.close().catch(() => undefined);
+      timerStore?.close();
       await store.shutdown().catch(() => undefined);
       throw e;
     }
@@ -289,6 +393,16 @@ export class BrokerController {
     return this.ha;
   }
 
+  /** Controller mode (elections on etcd, live role changes); null in classic mode or before start(). */
+  get controller(): ControllerMode | null {
+    return this.controllerMode;
+  }
+
+  /** The raw broker.conf keys this broker was created with (read-only view; the console reads store keys from it). */
+  get rawBrokerConfig(): Readonly<Record<string, string>> {
+    return this.rawConfig;
+  }
+
   /** `brokerIP1:port`. */
   get brokerAddr(): string {
     return this.ctx.brokerAddr;
@@ -307,7 +421,17 @@ export class BrokerController {
       ...(this.requestGate ? { requestGate: this.requestGate } : {}),
       tls: this.tls,
     });
-    for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
+    const statsListener = ctx.brokerStats.listener;
+    for (const [code, handler] of this.handlers) server.registerProcessor(code, statsListener ? timedHandler(code, handler, statsListener) : handler);
+    const controllerConfig = resolveControllerConfig(this.rawConfig);
+    const controllerAdmin = new ControllerAdminProcessors({
+      config: this.config,
+      controller: controllerConfig,
+      brokerAddr: () => ctx.brokerAddr,
+      mode: () => this.controllerMode,
+      maxPhyOffset: () => ctx.store.getMaxPhyOffset(),
+    });
+    for (const [code, handler] of controllerAdmin.handlers()) server.registerProcessor(code, handler);
     server.onChannelClose((ch) => {
       ctx.consumerManager.doChannelCloseEvent(ch);
       ctx.producerManager.doChannelCloseEvent(ch);
@@ -315,11 +439,33 @@ export class BrokerController {
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
+    if (controllerConfig.enableControllerMode) {
+      if (!(ctx.store instanceof DefaultMessageStore)) throw new Error('enableControllerMode needs the default message store');
+      const rawInterval = Number(this.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
+      this.controllerMode = await ControllerMode.start({
+        config: this.config,
+        controller: controllerConfig,
+        ctx,
+        store: ctx.store,
+        schedule: this.scheduleMessageService,
+        transactions: this.transactionService,
+        timers: this.timerMessageService,
+        haPort: this.config.haListenPort > 0 ? this.config.haListenPort : server.port + 1,
+        slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
+        logger: this.logger,
+      });
+      this.controllerMode.onRoleChange(() => void this.registrar?.registerNow());
+    } else {
+      this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
+    }
     this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger, tls: this.tls, ...innerRequestSigner(this.authConfig) });
 
     this.pullRequestHoldService.start();
-    if (this.config.brokerRole !== 'SLAVE') await this.transactionService.start();
-    if (this.config.brokerRole !== 'SLAVE') this.scheduleMessageService.start(); // a slave takes delay progress from its master
+    ctx.brokerStats.start();
+    const writer = !this.controllerMode && this.config.brokerRole !== 'SLAVE'; // a slave takes delay progress and timers from its master
+    if (writer) await this.transactionService.start();
+    if (writer) this.scheduleMessageService.start();
+    if (writer) await this.timerMessageService?.start();
     this.every(this.config.flushConsumerOffsetInterval, () => {
       this.persistOffsets();
       this.retryFailedConfigWrites();
@@ -341,7 +487,7 @@ export class BrokerController {
           brokerName: this.config.brokerName,
           brokerAddr: ctx.brokerAddr,
           brokerId: this.config.brokerId,
-          haServerAddr: this.ha?.haServerAddr ?? `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
+          haServerAddr: this.controllerMode?.haServerAddr ?? this.ha?.haServerAddr ?? `${this.config.brokerIP2}:${this.config.haListenPort >= 0 ? this.config.haListenPort : server.port + 1}`,
         }),
         topics: () => this.topicsForRegistration(),
         periodMs: this.config.registerNameServerPeriod,
@@ -377,11 +523,16 @@ export class BrokerController {
     };
     await step('unregister from nameservers', () => this.registrar?.shutdown());
     await step('stop slave synchronize', () => this.ha?.shutdown());
+    await step('leave the controller group', () => this.controllerMode?.shutdown());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
+    this.ctx.brokerStats.shutdown();
     this.popService.waitQueue.notifyAll();
     this.ctx.store.setMessageArrivingListener(null);
     await step('stop remoting server', () => this.server?.shutdown());
     await step('stop schedule service', () => this.scheduleMessageService.shutdown());
+    await step('stop timer service', () => this.timerMessageService?.shutdown());
+    this.ctx.store.setRetentionHold?.(null);
+    await step('close timer store', () => this.timerStore?.close());
     await step('stop transaction service', () => this.transactionService.shutdown());
     await step('close pop state', () => this.popState.close());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());

@@ -8,8 +8,14 @@ import { registerNamesrvCommand } from './commands/namesrv.js';
 import { registerBrokerCommand } from './commands/broker.js';
 import { registerAdminCommands } from './commands/admin-delete-expired.js';
 import { registerAdminToolCommands } from './commands/admin-commands.js';
-import { registerStoreCommands } from './commands/store-verify.js';
+import { registerStoreCommands } from './commands/store-commands.js';
 import { configureTopLevel } from './top-level.js';
+
+// `tsmq admin … | head`: a reader that closes the pipe ends the output quietly, as Unix tools do.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
 
 const program = new Command();
 program.name('tsmq').description('RocketMQ-compatible message broker').version('0.1.0');

@@ -34,7 +34,6 @@ export const GRPC_CONFIG_SPEC = {
   grpcBackoffMaxMs: key<number>({ name: 'grpcBackoffMaxMs', type: 'number', default: 10_000, doc: 'consumer retry backoff: largest delay (ms)', validate: nonNegative }),
   grpcBackoffMultiplier: key<number>({ name: 'grpcBackoffMultiplier', type: 'number', default: 2, doc: 'consumer retry backoff multiplier', validate: (v: number) => (v >= 1 ? null : 'must be >= 1') }),
   grpcProducerMaxAttempts: key<number>({ name: 'grpcProducerMaxAttempts', type: 'number', default: 3, doc: 'backoff_policy.max_attempts sent to producers', validate: positive }),
-  timerPrecisionMs: key<number>({ name: 'timerPrecisionMs', type: 'number', default: 100, doc: 'tick of the delivery-time (timer) service (ms)', validate: positive }),
 } as const;
 
 export type GrpcConfig = ReturnType<typeof resolveGrpcConfig>;

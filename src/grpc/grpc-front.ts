@@ -9,18 +9,20 @@
  *   front.notifyMessageArriving(topic);   // call from the store's arrival listener
  *   await front.shutdown();       // before the broker's own shutdown
  *
- * create(): resolve config → build TimerMessageService (<storePathRootDir>/timer), the
- * transaction service when none is shared by the broker, the handlers. Pop consumption uses the
- * broker's PopService (the same durable state its remoting POP_MESSAGE & co. use; the broker opens
- * and closes it). start(): timer service, transaction service (when owned), gRPC server (accepting
- * any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery auto-renewal.
- * shutdown(): stop accepting calls (in-flight long polls are answered MESSAGE_NOT_FOUND), timer,
- * transactions (when owned).
+ * create(): resolve config → build the transaction service when none is shared by the broker and
+ * the handlers. Pop consumption uses the broker's PopService (the same durable state its remoting
+ * POP_MESSAGE & co. use; the broker opens and closes it). Timer messages (delivery_timestamp) go
+ * through the broker's put path and its durable timer wheel (src/broker/timer); RecallMessage uses
+ * the broker's RecallMessageService when given. start(): transaction service (when owned), gRPC
+ * server (accepting any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery
+ * auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
+ * MESSAGE_NOT_FOUND), transactions (when owned).
  */
 import net from 'node:net';
 import { sniffTls } from '../common/tls/tls-acceptor.js';
 import { TLS_DISABLED, type TlsServerSettings } from '../common/tls/tls-server-config.js';
 import * as path from 'node:path';
+import type { BrokerController } from '../broker/broker-controller.js';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../common/logging/logger.js';
 import { createLogger } from '../common/logging/logger.js';
@@ -31,6 +33,8 @@ import type { PopService } from '../broker/pop/pop-service.js';
 import { transactionBrokerOf } from '../broker/transaction/transaction-broker.js';
 import { resolveTransactionConfig } from '../broker/transaction/transaction-config.js';
 import { TransactionalMessageService } from '../broker/transaction/transactional-message-service.js';
+import { RecallMessageService } from '../broker/timer/recall-message-service.js';
+import { resolveTimerConfig } from '../broker/timer/timer-config.js';
 import { ClientSessions } from './client-sessions.js';
 import { consumeHandlers } from './consume-handlers.js';
 import { resolveGrpcConfig, type GrpcConfig } from './grpc-config.js';
@@ -41,7 +45,6 @@ import { routeHandlers } from './route-handlers.js';
 import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
-import { TimerMessageService } from './timer-message-service.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
 import { guardGrpcHandlers } from './grpc-auth.js';
 import type { AuthConfig } from '../auth/auth-config.js';
@@ -56,6 +59,8 @@ export interface GrpcFrontOptions {
   rawConfig: Record<string, string>;
   /** The broker's transaction service, shared with END_TRANSACTION (37); created here when absent. */
   transactions?: TransactionalMessageService;
+  /** The broker's recall service (BrokerController.recallMessageService); built from ctx and rawConfig when absent. */
+  recall?: RecallMessageService;
   fs?: FileSystem;
   logger?: Logger;
   /** ACL 2.0 (BrokerController.authConfig / authMetadata); absent or both switches off: no checks. */
@@ -72,7 +77,7 @@ const SESSION_SCAN_MS = 10_000;
 export class GrpcFront {
   readonly config: GrpcConfig;
   readonly pop: PopService;
-  readonly timer: TimerMessageService;
+  readonly recall: RecallMessageService;
   readonly transactions: TransactionalMessageService;
   readonly sessions: ClientSessions;
   readonly renewer: ReceiptRenewer;
@@ -103,17 +108,7 @@ export class GrpcFront {
       maxRenewMs: this.config.grpcMaxRenewMs,
       logger: this.logger,
     });
-    this.timer = new TimerMessageService({
-      store: ctx.store,
-      putMessage: (m) => ctx.store.putMessage(m),
-      ensureTopic: (t) => void ctx.topicConfigManager.createTopicInSendMessageBackMethod(t, 1, 6, 0),
-      onDelivered: (t) => this.pop.notifyMessageArrived(t),
-      dir: path.join(ctx.config.storePathRootDir, 'timer'),
-      fs: opts.fs ?? nodeFileSystem,
-      clock: ctx.clock,
-      precisionMs: this.config.timerPrecisionMs,
-      logger: this.logger,
-    });
+    this.recall = opts.recall ?? new RecallMessageService(ctx, resolveTimerConfig(opts.rawConfig));
     this.transactions =
       opts.transactions ??
       new TransactionalMessageService({
@@ -129,6 +124,28 @@ export class GrpcFront {
   /** False when `grpcListenPort` is -1 (the gRPC front is switched off). @throws ConfigError on a bad value. */
   static isEnabled(rawConfig: Record<string, string>): boolean {
     return resolveGrpcConfig(rawConfig).grpcListenPort >= 0;
+  }
+
+  /**
+   * Creates and starts the front beside a started broker when `grpcListenPort` ≥ 0 (default
+   * 8081), sharing the broker's services: pop, transactions, recall and ACL. Null when disabled.
+   * Used by `tsmq start`, `tsmq broker` and the library's `startBroker`. @throws ConfigError, listen errors.
+   */
+  static async startBeside(broker: BrokerController, rawConfig: Record<string, string>, logger?: Logger): Promise<GrpcFront | null> {
+    if (!GrpcFront.isEnabled(rawConfig)) return null;
+    // The broker's PopService already hears every dispatched message (no extra arrival listener).
+    const front = await GrpcFront.create({
+      ctx: broker.ctx,
+      pop: broker.popService,
+      rawConfig,
+      transactions: broker.transactionService,
+      recall: broker.recallMessageService,
+      ...(logger ? { logger } : {}),
+      auth: { config: broker.authConfig, metadata: broker.authMetadata },
+      tls: broker.tls,
+    });
+    await front.start();
+    return front;
   }
 
   /** Resolves config. @throws ConfigError. */
@@ -152,13 +169,12 @@ export class GrpcFront {
   /** @throws Error when the port cannot be bound or the front is switched off (grpcListenPort -1). */
   async start(): Promise<void> {
     if (this.config.grpcListenPort < 0) throw new Error('the gRPC front is switched off (grpcListenPort=-1)');
-    await this.timer.start();
     if (this.ownsTransactions) await this.transactions.start();
     const services: GrpcServices = {
       ctx: this.opts.ctx,
       config: this.config,
       pop: this.pop,
-      timer: this.timer,
+      recall: this.recall,
       transactions: this.transactions,
       sessions: this.sessions,
       renewer: this.renewer,
@@ -253,7 +269,6 @@ export class GrpcFront {
         });
       });
     }
-    await this.timer.shutdown().catch((e: Error) => this.logger.error(`timer shutdown: ${e.message}`));
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
     this.logger.info('gRPC front stopped');
   }

@@ -9,17 +9,18 @@ import { socketAddressOf } from '../common/message/msgid.js';
 import type { BrokerContext } from '../broker/broker-context.js';
 import type { PopService } from '../broker/pop/pop-service.js';
 import type { TransactionalMessageService } from '../broker/transaction/transactional-message-service.js';
+import type { RecallMessageService } from '../broker/timer/recall-message-service.js';
 import type { ClientSessions } from './client-sessions.js';
 import type { GrpcConfig } from './grpc-config.js';
 import { Code, status, type Endpoints, type Status } from './proto/v2-types.js';
-import type { TimerMessageService } from './timer-message-service.js';
 import type { ReceiptRenewer } from './receipt-renewer.js';
 
 export interface GrpcServices {
   ctx: BrokerContext;
   config: GrpcConfig;
   pop: PopService;
-  timer: TimerMessageService;
+  /** Recall of timer messages (the broker's, src/broker/timer). */
+  recall: RecallMessageService;
   transactions: TransactionalMessageService;
   sessions: ClientSessions;
   renewer: ReceiptRenewer;

@@ -131,6 +131,7 @@ export function fromProtoMessage(
     if (!sp.delivery_timestamp) return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: 'DELAY message without delivery_timestamp' };
     if (deliverMs - opts.nowMs > MAX_DELAY_MS) return { code: Code.ILLEGAL_DELIVERY_TIME, message: `delivery time is more than ${MAX_DELAY_MS / 3_600_000} h away` };
     out.deliverMs = deliverMs;
+    props.set(MessageConst.TIMER_DELIVER_MS, String(deliverMs));
   } else if (sp.delivery_timestamp) {
     return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: `delivery_timestamp on a ${kind} message` };
   }

@@ -8,8 +8,9 @@
  * queue = system_properties.queue_id when valid (the 1.0.8 client always sends 0), else a message
  * group hash (FIFO) or a random writable queue. Then by type:
  *   NORMAL / FIFO   the broker put path
- *   DELAY           TimerMessageService (delivered at delivery_timestamp; a time already passed
- *                   is stored directly)
+ *   DELAY           the broker put path with TIMER_DELIVER_MS: its timer put hook files the message
+ *                   in the durable timer wheel (src/broker/timer; a time already passed is stored
+ *                   directly) and the entry carries the recall handle
  *   TRANSACTION     a half message via TransactionalMessageService; transaction_id returned
  * Entry: {status, message_id (the client's id = UNIQ_KEY), transaction_id, offset (queue offset)}.
  *
@@ -29,6 +30,8 @@ import { javaStringHashCode } from '../common/message/java-hash.js';
 import { PermName } from '../broker/broker-config.js';
 import type { PutMessageResult, PutMessageStatus } from '../store/message-store.js';
 import { decodeTransactionId } from '../broker/transaction/transactional-message-service.js';
+import { recallHandleOf } from '../broker/timer/recall-handle.js';
+import { ResponseCode } from '../remoting/codes/response-code.js';
 import { clientIdOf, peerAddress, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { fromProtoMessage, isInboundError, type Inbound } from './message-converter.js';
 import { findTopic, isStatus } from './route-handlers.js';
@@ -54,16 +57,19 @@ const PUT_CODE: Record<PutMessageStatus, CodeName> = {
   PROPERTIES_SIZE_EXCEEDED: Code.MESSAGE_PROPERTIES_TOO_LARGE,
   OS_PAGE_CACHE_BUSY: Code.TOO_MANY_REQUESTS,
   UNKNOWN_ERROR: Code.INTERNAL_SERVER_ERROR,
+  WHEEL_TIMER_FLOW_CONTROL: Code.INTERNAL_SERVER_ERROR,
+  WHEEL_TIMER_MSG_ILLEGAL: Code.ILLEGAL_DELIVERY_TIME,
+  WHEEL_TIMER_NOT_ENABLE: Code.INTERNAL_SERVER_ERROR,
 };
 
-function entryOf(r: PutMessageResult, messageId: string, transactionId = ''): SendResultEntry {
+function entryOf(r: PutMessageResult, messageId: string, transactionId = '', recallHandle = ''): SendResultEntry {
   const code = PUT_CODE[r.status] ?? Code.INTERNAL_SERVER_ERROR;
   return {
     status: code === Code.OK ? OK_STATUS : status(code, r.remark ?? r.status),
     message_id: messageId,
     transaction_id: transactionId,
     offset: r.appendResult?.queueOffset ?? 0,
-    recall_handle: '',
+    recall_handle: code === Code.OK ? recallHandle : '',
   };
 }
 
@@ -81,7 +87,7 @@ async function sendOne(s: GrpcServices, m: Message, peer: string): Promise<SendR
     return failed(Code.FORBIDDEN, `topic ${tc.topicName} is not writable`, parsed.uniqKey);
   }
   parsed.msg.queueId = chooseQueue(s, parsed, tc.writeQueueNums);
-  return await store(s, parsed, now);
+  return await store(s, parsed);
 }
 
 function chooseQueue(s: GrpcServices, p: Inbound, writeQueueNums: number): number {
@@ -92,20 +98,15 @@ function chooseQueue(s: GrpcServices, p: Inbound, writeQueueNums: number): numbe
   return s.ctx.randomInt(writeQueueNums);
 }
 
-async function store(s: GrpcServices, p: Inbound, now: number): Promise<SendResultEntry> {
+async function store(s: GrpcServices, p: Inbound): Promise<SendResultEntry> {
   const topic = p.msg.topic;
   if (p.kind === 'TRANSACTION') {
     const { result, transactionId } = await s.transactions.prepare(p.msg);
     return entryOf(result, p.uniqKey, transactionId ?? '');
   }
-  let r: PutMessageResult;
-  if (p.kind === 'DELAY' && p.deliverMs !== undefined && p.deliverMs > now) {
-    r = await s.timer.schedule(p.msg, p.deliverMs);
-  } else {
-    r = await s.ctx.putMessage(p.msg);
-    if (r.appendResult) s.pop.notifyMessageArrived(topic);
-  }
-  return entryOf(r, p.uniqKey);
+  const r = await s.ctx.putMessage(p.msg);
+  if (r.appendResult && p.msg.topic === topic) s.pop.notifyMessageArrived(topic);
+  return entryOf(r, p.uniqKey, '', recallHandleOf(p.msg, s.ctx.config.brokerName) ?? '');
 }
 
 /** The messages form one batch (see the file comment): null when they must be sent one by one. */
@@ -198,7 +199,17 @@ export function sendHandlers(s: GrpcServices): Record<string, grpc.UntypedHandle
       return { status: status(r.reason === 'PUT_FAILED' ? Code.INTERNAL_SERVER_ERROR : Code.INVALID_TRANSACTION_ID, r.message) };
     }),
 
-    RecallMessage: unary<unknown, StatusOnly & { message_id: string }>(s, 'RecallMessage', () => ({ status: status(Code.UNSUPPORTED, 'recalling messages is not supported'), message_id: '' })),
+    // Apache proxy: a handle that does not decode → INTERNAL_SERVER_ERROR; broker refusals keep
+    // their text, TOPIC_NOT_EXIST → TOPIC_NOT_FOUND, every other broker code → INTERNAL_SERVER_ERROR.
+    RecallMessage: unary<{ topic: Resource | null; recall_handle: string }, StatusOnly & { message_id: string }>(s, 'RecallMessage', async (req, call) => {
+      s.sessions.touch(clientIdOf(call));
+      const refused = checkTopicName(req.topic?.name);
+      if (refused) return { status: refused, message_id: '' };
+      const r = await s.recall.recall({ topic: req.topic!.name, recallHandle: req.recall_handle ?? '', bornHost: peerAddress(call.getPeer()) });
+      if (r.ok) return { status: OK_STATUS, message_id: r.msgId };
+      const code = r.code === ResponseCode.TOPIC_NOT_EXIST ? Code.TOPIC_NOT_FOUND : Code.INTERNAL_SERVER_ERROR;
+      return { status: status(code, r.remark), message_id: '' };
+    }),
     SyncLiteSubscription: unary<unknown, StatusOnly>(s, 'SyncLiteSubscription', () => ({ status: status(Code.UNSUPPORTED, 'lite topics are not supported') })),
   };
 }

@@ -103,11 +103,9 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
     stops.push(() => broker.shutdown());
     await broker.start();
     let grpcEndpoint: string | null = null;
-    if (GrpcFront.isEnabled(cfg)) {
-      const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: cfg, transactions: broker.transactionService, logger: logger(level, 'grpc'), tls: broker.tls });
-      await front.start();
+    const front = await GrpcFront.startBeside(broker, cfg, logger(level, 'grpc'));
+    if (front) {
       stops.push(() => front.shutdown());
-      broker.addMessageArrivingListener((topic) => front.notifyMessageArriving(topic));
       grpcEndpoint = `127.0.0.1:${front.port}`;
     }
     const inner = broker.ctx.store;

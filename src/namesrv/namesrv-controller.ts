@@ -28,6 +28,11 @@ import { queryDataVersionProcessor } from './processors/query-data-version.js';
 import { brokerHeartbeatProcessor } from './processors/broker-heartbeat.js';
 import type { TlsServerSettings } from '../common/tls/tls-server-config.js';
 import type { RequestGate } from '../remoting/transport/request-gate.js';
+import { writePermOfBrokerProcessor } from './processors/write-perm-of-broker.js';
+import { getTopicsByClusterProcessor } from './processors/get-topics-by-cluster.js';
+import { getNamesrvConfigProcessor, updateNamesrvConfigProcessor } from './processors/namesrv-config.js';
+import { NamesrvConfigTable } from './config/namesrv-config-table.js';
+import { getSystemTopicListProcessor } from './processors/get-system-topic-list.js';
 
 export interface NamesrvControllerOptions {
   /** 9876 by convention; 0 picks a free port. */
@@ -54,6 +59,8 @@ export class NamesrvController {
   readonly routes: RouteInfoManager;
   readonly kv = new KvConfigManager();
   readonly server: RemotingServer;
+  /** What GET_NAMESRV_CONFIG shows (Apache NamesrvConfig + NettyServerConfig names). */
+  readonly config: NamesrvConfigTable;
   private readonly logger: Logger;
   private scanTimer: NodeJS.Timeout | null = null;
 
@@ -71,7 +78,18 @@ export class NamesrvController {
       ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.requestGate ? { requestGate: opts.requestGate } : {}),
     });
-    this.registerProcessors({ routes: this.routes, kv: this.kv, logger: this.logger });
+    this.config = new NamesrvConfigTable({
+      listenPort: String(opts.listenPort),
+      bindAddress: opts.host ?? '0.0.0.0',
+      scanNotActiveBrokerInterval: String(opts.scanNotActiveBrokerIntervalMs ?? 5000),
+      defaultTopicQueueNums: String(opts.routes?.defaultTopicQueueNums ?? 4),
+      deleteTopicWithBrokerRegistration: String(opts.routes?.deleteTopicWithBrokerRegistration ?? false),
+      orderMessageEnable: 'false',
+      clusterTest: 'false',
+      productEnvName: 'center',
+      serverChannelMaxIdleTimeSeconds: '120',
+    });
+    this.registerProcessors({ routes: this.routes, kv: this.kv, logger: this.logger, config: this.config });
     this.server.onChannelClose((ch) => {
       this.routes.onChannelDestroy(ch.id);
     });
@@ -116,5 +134,11 @@ export class NamesrvController {
     s.registerProcessor(RequestCode.DELETE_TOPIC_IN_NAMESRV, deleteTopicInNamesrvProcessor(ctx));
     s.registerProcessor(RequestCode.QUERY_DATA_VERSION, queryDataVersionProcessor(ctx));
     s.registerProcessor(RequestCode.BROKER_HEARTBEAT, brokerHeartbeatProcessor(ctx));
+    s.registerProcessor(RequestCode.WIPE_WRITE_PERM_OF_BROKER, writePermOfBrokerProcessor(ctx, 'wipe'));
+    s.registerProcessor(RequestCode.ADD_WRITE_PERM_OF_BROKER, writePermOfBrokerProcessor(ctx, 'add'));
+    s.registerProcessor(RequestCode.GET_TOPICS_BY_CLUSTER, getTopicsByClusterProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS, getSystemTopicListProcessor(ctx));
+    s.registerProcessor(RequestCode.GET_NAMESRV_CONFIG, getNamesrvConfigProcessor(ctx));
+    s.registerProcessor(RequestCode.UPDATE_NAMESRV_CONFIG, updateNamesrvConfigProcessor(ctx));
   }
 }

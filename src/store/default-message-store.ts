@@ -37,7 +37,7 @@ import type {
   PutMessagesResult,
   QueryMessageResult,
 } from './message-store.js';
-import { PutMessageService } from './put/put-message-service.js';
+import { PutMessageService, type ReplicaAck } from './put/put-message-service.js';
 import { StoreReads } from './query/store-reads.js';
 import type { StoreCheckpoint } from './recovery/store-checkpoint.js';
 import type { RecoveryReport } from './recovery/store-recovery.js';
@@ -65,6 +65,9 @@ export class DefaultMessageStore implements MessageStore {
   private replicaStore!: ReplicaStoreAdapter;
   /** Classic master/slave replication (src/store/ha), null until startHA(). */
   private replication: StoreReplication | null = null;
+  private replicatedTimeDispatcher = false;
+  private fence: (() => string | null) | null = null;
+  private ackOverride: ReplicaAck | null = null;
 
   private constructor(c: StoreComponents) {
     this.c = c;
@@ -112,7 +115,8 @@ export class DefaultMessageStore implements MessageStore {
       queueOffsets: c.queueOffsets,
       dispatch: c.reput,
       flushManager: services.flushManager,
-      replication: () => this.replication,
+      replication: () => this.ackOverride ?? this.replication,
+      fence: () => this.fence?.() ?? null,
       flags: c.runningFlags,
       logger: c.logger,
     });
@@ -141,9 +145,80 @@ export class DefaultMessageStore implements MessageStore {
   async startHA(opts: StartHAOptions): Promise<StoreReplication> {
     this.c.state.assertOpen();
     if (this.replication) throw new Error('HA already started');
-    if (this.config.brokerRole === 'SLAVE') this.reput.addDispatcher(new ReplicatedStoreTimeDispatcher(this.commitLog));
+    if (this.config.brokerRole === 'SLAVE') {
+      this.replicatedTimeDispatcher = true;
+      this.reput.addDispatcher(new ReplicatedStoreTimeDispatcher(this.commitLog));
+    }
     this.replication = await StoreReplication.start(this.config, this.commitLog, this.replicaStore, opts, this.c.logger.child({ component: 'ha' }));
     return this.replication;
+  }
+
+  /**
+   * Controller mode (docs/failover.md): stops the current replication and starts it again as
+   * `role`, setting the store's brokerRole (SLAVE, or SYNC_MASTER so puts wait for the
+   * replica ack of `setControllerHooks`). Puts are refused by a SLAVE store at once.
+   * @throws the master's listen error; SERVICE_NOT_AVAILABLE after shutdown.
+   */
+  async switchReplication(role: 'SLAVE' | 'MASTER', opts: StartHAOptions): Promise<StoreReplication> {
+    this.c.state.assertOpen();
+    const old = this.replication;
+    this.replication = null;
+    (this.config as { brokerRole: string }).brokerRole = role === 'SLAVE' ? 'SLAVE' : 'SYNC_MASTER';
+    await old?.shutdown();
+    if (role === 'SLAVE' && !this.replicatedTimeDispatcher) {
+      this.replicatedTimeDispatcher = true;
+      this.reput.addDispatcher(new ReplicatedStoreTimeDispatcher(this.commitLog));
+    }
+    this.replication = await StoreReplication.start(this.config, this.commitLog, this.replicaStore, { ...opts, role }, this.c.logger.child({ component: 'ha' }));
+    return this.replication;
+  }
+
+  /**
+   * Controller mode hooks: `fence()` returns why puts are refused now (a master whose lease may
+   * have expired) or null; `ack` replaces the replication's SYNC_MASTER wait (all sync-state-set
+   * members). Pass nulls to remove them.
+   */
+  setControllerHooks(hooks: { fence: (() => string | null) | null; ack: ReplicaAck | null }): void {
+    this.fence = hooks.fence;
+    this.ackOverride = hooks.ack;
+  }
+
+  /**
+   * Controller mode, a replica becoming master (Apache truncates invalid tail data the same
+   * way): dispatches every whole replicated record (waits up to `timeoutMs`), drops a torn
+   * record at the CommitLog end (replication stopped mid-record), then rebuilds the queue-offset
+   * table from the ConsumeQueues so new messages continue each queue. Returns the CommitLog
+   * offset where writes continue.
+   */
+  async prepareReplicaForWrites(timeoutMs = 10_000): Promise<number> {
+    this.c.state.assertOpen();
+    const deadline = Date.now() + timeoutMs;
+    let last = -1;
+    let stillSince = Date.now();
+    for (;;) {
+      this.reput.drive(this.commitLog.getMaxOffset());
+      const at = this.reput.getReputFromOffset();
+      if (at >= this.commitLog.getMaxOffset()) break;
+      if (at !== last) {
+        last = at;
+        stillSince = Date.now();
+      } else if (Date.now() - stillSince > 200) break; // a torn record: no progress
+      if (Date.now() > deadline) throw new Error(`dispatch did not catch up within ${timeoutMs} ms (at ${at} of ${this.commitLog.getMaxOffset()})`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const end = this.reput.getReputFromOffset();
+    if (end < this.commitLog.getMaxOffset()) {
+      this.c.logger.warn({ from: this.commitLog.getMaxOffset(), to: end }, 'dropping a torn record at the CommitLog end before taking writes');
+      await this.replicaStore.truncateFiles(end);
+    }
+    this.c.queueOffsets.clear();
+    for (const q of this.consumeQueueStore.all()) this.c.queueOffsets.set(q.topic, q.queueId, q.getMaxOffsetInQueue());
+    return this.commitLog.getMaxOffset();
+  }
+
+  /** Drops CommitLog data at and after `offset` with ConsumeQueues and index (replica-store-adapter.ts). */
+  truncateReplica(offset: number): Promise<TruncateReport> {
+    return this.replicaStore.truncateFiles(offset);
   }
 
   /** The replication role started by startHA (null before). */
@@ -251,6 +326,15 @@ export class DefaultMessageStore implements MessageStore {
 
   getTopicQueueTable(): Map<string, Map<number, number>> {
     return this.consumeQueueStore.getTopicQueueTable();
+  }
+
+  /** Hears every CommitLog flush that wrote bytes: bytes made durable and the flush's duration in ms (metrics); null = none. */
+  setFlushObserver(observer: ((bytes: number, latencyMs: number) => void) | null): void {
+    this.commitLog.mfq.setFlushObserver(observer);
+  }
+
+  setRetentionHold(hold: (() => number) | null): void {
+    this.cleanService?.setRetentionHold(hold);
   }
 
   setMessageArrivingListener(listener: MessageArrivingListener | null): void {

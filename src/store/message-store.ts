@@ -19,7 +19,13 @@ export type PutMessageStatus =
   | 'MESSAGE_ILLEGAL'
   | 'PROPERTIES_SIZE_EXCEEDED'
   | 'OS_PAGE_CACHE_BUSY'
-  | 'UNKNOWN_ERROR';
+  | 'UNKNOWN_ERROR'
+  /** Timer message refused by per-slot flow control (timerCongestNumEachSlot). */
+  | 'WHEEL_TIMER_FLOW_CONTROL'
+  /** Timer message with an unparsable time, a delay over timerMaxDelaySec, or a deletion marker for a past time. */
+  | 'WHEEL_TIMER_MSG_ILLEGAL'
+  /** Timer message while timerWheelEnable=false. */
+  | 'WHEEL_TIMER_NOT_ENABLE';
 
 /** Where an appended message landed (RocketMQ `AppendMessageResult`). */
 export interface AppendResult {
@@ -159,6 +165,18 @@ export interface MessageStore {
    * stores without retention omit it.
    */
   executeDeleteFilesManually?(): Promise<unknown>;
+  /** CommitLog position forced to disk (runtime info `remainHowManyDataToFlush`). Optional. */
+  getFlushedPhyOffset?(): number;
+  /** Bytes written to the CommitLog but not yet dispatched to ConsumeQueues. Optional. */
+  dispatchBehindBytes?(): number;
+  /** Store time of the oldest record in the CommitLog, -1 when empty. Optional. */
+  getEarliestMessageTimeOfStore?(): Promise<number>;
+  /**
+   * Registers the CommitLog offset from which a component still needs records (pending timer
+   * messages): retention keeps files ending above it unless the disk must be freed at once.
+   * Optional: stores without retention omit it.
+   */
+  setRetentionHold?(hold: (() => number) | null): void;
   /** Clean shutdown: flush everything, write the checkpoint, remove the abort file. */
   shutdown(): Promise<void>;
 }

@@ -77,11 +77,11 @@ export class LeanClient {
   }
 
   /** SEND_MESSAGE_V2 (310) with ali-ons style single-letter headers. */
-  send(topic: string, queueId: number, body: Buffer, props: Record<string, string> = {}): Promise<LeanReply> {
+  send(topic: string, queueId: number, body: Buffer, props: Record<string, string> = {}, timeoutMs = 15_000): Promise<LeanReply> {
     const i = Object.entries(props)
       .map(([k, v]) => `${k}\u0001${v}\u0002`)
       .join('');
-    return this.invoke(310, { a: 'PID_LEAN', b: topic, c: 'TBW102', d: 4, e: queueId, f: 0, g: Date.now(), h: 0, i, j: 0, k: false }, body);
+    return this.invoke(310, { a: 'PID_LEAN', b: topic, c: 'TBW102', d: 4, e: queueId, f: 0, g: Date.now(), h: 0, i, j: 0, k: false }, body, timeoutMs);
   }
 
   /** PULL_MESSAGE (11) without suspension; returns the raw reply (body = packed records). */

@@ -56,18 +56,45 @@ export class TsmqProcess {
     return `127.0.0.1:${this.listenPort}`;
   }
 
+  /** `http://127.0.0.1:<port>/metrics` from the start-up banner, or null when metrics are off. */
+  get metricsUrl(): string | null {
+    return /metrics (http:\/\/\S+\/metrics)/.exec(this.output)?.[1] ?? null;
+  }
+
+  /** `http://127.0.0.1:<port>` of the web console from the start-up banner, or null when it is off. */
+  get consoleUrl(): string | null {
+    return /console (http:\/\/[^\s,]+)/.exec(this.output)?.[1] ?? null;
+  }
+
   /** Everything the process printed so far (for failure messages). */
   get log(): string {
     return this.output;
   }
 
+  /**
+   * Starts `tsmq start` on free ports. A port picked by freePort() can be taken by someone else
+   * (e.g. a JVM's outgoing connection) before tsmq binds it: when the process exits with
+   * EADDRINUSE and the ports were not given, it is started again on new ports (3 attempts).
+   */
   static async start(opts: TsmqProcessOptions): Promise<TsmqProcess> {
+    const fixedPorts = opts.namesrvPort !== undefined || opts.listenPort !== undefined || opts.grpcPort !== undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await TsmqProcess.startOnce(opts);
+      } catch (e) {
+        if (fixedPorts || attempt >= 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
+      }
+    }
+  }
+
+  private static async startOnce(opts: TsmqProcessOptions): Promise<TsmqProcess> {
     const namesrvPort = opts.namesrvPort ?? (await freePort());
     const listenPort = opts.listenPort ?? (await freePort());
     const grpcPort = opts.grpcPort ?? (await freePort());
     const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir, ...(opts.extraArgs ?? [])];
     // haListenPort=0: a free HA port, so the default listenPort+1 never collides with another test's broker.
-    const options = { grpcListenPort: String(grpcPort), haListenPort: '0', ...(opts.options ?? {}) };
+    // metrics on a free port, no console (parallel tests never fight for 5557/8080); read them back from metricsUrl/consoleUrl.
+    const options = { grpcListenPort: String(grpcPort), haListenPort: '0', metricsPromExporterPort: '0', consolePort: '-1', ...(opts.options ?? {}) };
     for (const [k, v] of Object.entries(options)) args.push('-o', `${k}=${v}`);
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
@@ -75,7 +102,12 @@ export class TsmqProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const p = new TsmqProcess(child, namesrvPort, listenPort, grpcPort);
-    await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 30_000);
+    try {
+      await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 30_000);
+    } catch (e) {
+      await p.kill();
+      throw e;
+    }
     return p;
   }
 

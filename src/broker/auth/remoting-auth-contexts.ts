@@ -117,6 +117,15 @@ const queryAssignment: Rule = (_ext, req) => {
   return [topicOrRetryGroup(doc.topic, ['Sub']), { resource: groupResource(doc.consumerGroup), actions: ['Sub'] }];
 };
 
+/** UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: the group named in the body (SubscriptionGroupConfig.groupName). */
+const subscriptionGroupBody: Rule = (_ext, req, c) => {
+  const doc = parseLenientJson((req.body ?? Buffer.alloc(0)).toString('utf8')) as Record<string, unknown> | null;
+  if (!doc || typeof doc !== 'object') throw new AuthorizationError('parse authorization context error.');
+  return typeof doc.groupName === 'string' && doc.groupName !== ''
+    ? [{ resource: groupResource(doc.groupName), actions: ['Update'] }]
+    : [{ resource: clusterResource(c), actions: ['Update'] }];
+};
+
 const C = RequestCode;
 
 const RULES = new Map<number, Rule>([
@@ -151,6 +160,30 @@ const RULES = new Map<number, Rule>([
   [C.GET_EARLIEST_MSG_STORETIME, fields(['Get'], [['topic', 'Topic']])],
   [C.DELETE_EXPIRED_COMMITLOG, cluster(['Update'])],
   [C.CHECK_CLIENT_CONFIG, () => []],
+  // admin codes used by mqadmin and the Dashboard (Apache's header annotations; cluster-wide views need Cluster Get)
+  [C.UPDATE_BROKER_CONFIG, cluster(['Update'])],
+  [C.GET_BROKER_CONFIG, cluster(['Get'])],
+  [C.GET_BROKER_RUNTIME_INFO, cluster(['Get'])],
+  [C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, subscriptionGroupBody],
+  [C.DELETE_SUBSCRIPTIONGROUP, fields(['Delete'], [['groupName', 'Group']], true)],
+  [C.GET_CONSUMER_CONNECTION_LIST, fields(['Get'], [['consumerGroup', 'Group']], true)],
+  [C.GET_PRODUCER_CONNECTION_LIST, fields(['Get'], [['producerGroup', 'Group']], true)],
+  [C.QUERY_TOPIC_CONSUME_BY_WHO, fields(['Get'], [['topic', 'Topic']], true)],
+  [C.QUERY_TOPICS_BY_CONSUMER, fields(['Get'], [['group', 'Group']], true)],
+  [C.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, cluster(['Get'])],
+  [C.CLEAN_EXPIRED_CONSUMEQUEUE, cluster(['Update'])],
+  [C.GET_CONSUMER_RUNNING_INFO, fields(['Get'], [['consumerGroup', 'Group']], true)],
+  [C.CONSUME_MESSAGE_DIRECTLY, fields(['Sub'], [['consumerGroup', 'Group'], ['topic', 'Topic']], true)],
+  [C.CLONE_GROUP_OFFSET, fields(['Update'], [['srcGroup', 'Group'], ['destGroup', 'Group'], ['topic', 'Topic']], true)],
+  [C.VIEW_BROKER_STATS_DATA, cluster(['Get'])],
+  [C.GET_BROKER_CONSUME_STATS, cluster(['Get'])],
+  [C.GET_TOPIC_CONFIG, fields(['Get'], [['topic', 'Topic']], true)],
+  [C.GET_BROKER_HA_STATUS, cluster(['Get'])],
+  [C.RECALL_MESSAGE, fields(['Pub'], [['topic', 'Topic']], true)],
+  [C.CONTROLLER_GET_METADATA_INFO, cluster(['Get'])],
+  [C.CONTROLLER_GET_SYNC_STATE_DATA, cluster(['Get'])],
+  [C.GET_BROKER_EPOCH_CACHE, cluster(['Get'])],
+  [C.CONTROLLER_ELECT_MASTER, cluster(['Update'])],
   [C.POP_MESSAGE, fields(['Sub'], [['consumerGroup', 'Group'], ['topic', 'Topic']])],
   [C.ACK_MESSAGE, fields(['Sub'], [['consumerGroup', 'Group'], ['topic', 'Topic']])],
   [C.PEEK_MESSAGE, fields(['Sub'], [['topic', 'Topic'], ['consumerGroup', 'Group']])],

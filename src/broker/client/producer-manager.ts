@@ -37,6 +37,11 @@ export class ProducerManager {
     return g ? distinctClientIds(g) : [];
   }
 
+  /** Live producer entries of a group (one per connection). */
+  entriesOf(group: string): ClientChannelInfo[] {
+    return [...(this.groups.get(group)?.values() ?? [])];
+  }
+
   groupNames(): string[] {
     return this.groups.names();
   }

@@ -37,6 +37,9 @@ export class ConsumerOffsetManager extends ConfigManager {
   readonly dataVersion: DataVersion;
   private readonly logger: Logger;
 
+  /** topic@group → queueId → end of the last pull (not persisted). */
+  private readonly pullOffsets = new Map<string, Map<number, number>>();
+
   constructor(filePath: string, opts: ConsumerOffsetManagerOptions) {
     super(filePath, opts);
     this.logger = opts.logger ?? silentLogger;
@@ -67,6 +70,45 @@ export class ConsumerOffsetManager extends ConfigManager {
   /** Committed offset, or -1 when none. */
   queryOffset(group: string, topic: string, queueId: number): number {
     return this.table.get(ConsumerOffsetManager.key(topic, group))?.get(queueId) ?? -1;
+  }
+
+  /**
+   * Where the group's last pull on a queue ended (Apache 5 `commitPullOffset`: the pull's
+   * nextBeginOffset); in memory only. ConsumeStats reports it as `pullOffset`, so
+   * pullOffset - consumerOffset is what is in flight.
+   */
+  commitPullOffset(group: string, topic: string, queueId: number, offset: number): void {
+    if (!Number.isFinite(offset) || offset < 0) return;
+    const key = ConsumerOffsetManager.key(topic, group);
+    let queues = this.pullOffsets.get(key);
+    if (!queues) {
+      queues = new Map();
+      this.pullOffsets.set(key, queues);
+    }
+    queues.set(queueId, offset);
+  }
+
+  /** Last pull end on a queue, else the committed offset (-1 when neither). */
+  queryPullOffset(group: string, topic: string, queueId: number): number {
+    return this.pullOffsets.get(ConsumerOffsetManager.key(topic, group))?.get(queueId) ?? this.queryOffset(group, topic, queueId);
+  }
+
+  /** Copies `srcGroup`'s offsets on `topic` to `destGroup` (Apache `cloneOffset`); false when the source has none. */
+  cloneOffset(srcGroup: string, destGroup: string, topic: string): boolean {
+    const src = this.table.get(ConsumerOffsetManager.key(topic, srcGroup));
+    if (!src) return false;
+    this.table.set(ConsumerOffsetManager.key(topic, destGroup), new Map(src));
+    return true;
+  }
+
+  /** Groups with committed offsets on `topic` (Apache `whichGroupByTopic`). */
+  groupsOfTopic(topic: string): string[] {
+    return [...this.table.keys()].filter((k) => topicOfKey(k) === topic).map(groupOfKey);
+  }
+
+  /** Topics `group` has committed offsets for (Apache `whichTopicByConsumer`), sorted. */
+  topicsOfGroup(group: string): string[] {
+    return [...new Set([...this.table.keys()].filter((k) => groupOfKey(k) === group).map(topicOfKey))].sort();
   }
 
   /** All queue offsets of one group on one topic (copy). */

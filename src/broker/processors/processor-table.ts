@@ -20,12 +20,35 @@ import { EndTransactionProcessor } from '../transaction/end-transaction-processo
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
+import * as path from 'node:path';
+import { BrokerProperties } from '../config-file/broker-properties.js';
+import { BrokerConfigProcessors } from './broker-config-processors.js';
+import { BrokerRuntimeProcessors, type RuntimeInfoDeps } from './broker-runtime-processors.js';
+import { ClientConnectionProcessors } from './client-connection-processors.js';
+import { ConsumerAdminProcessors } from './consumer-admin-processors.js';
+import { SubscriptionGroupProcessors } from './subscription-group-processors.js';
+
+/** What the admin processors need besides the context (the controller passes the real ones). */
+export interface AdminDeps {
+  properties: BrokerProperties;
+  runtime: RuntimeInfoDeps;
+}
+
+/** Defaults for in-process tests: raw config empty, paths under storePathRootDir, no HA. */
+export function defaultAdminDeps(ctx: BrokerContext): AdminDeps {
+  const root = ctx.config.storePathRootDir;
+  return {
+    properties: new BrokerProperties(ctx.config, {}, ctx.clock),
+    runtime: { commitLogDir: path.join(root, 'commitlog'), consumeQueueDir: path.join(root, 'consumequeue'), haStats: () => null, haMaxGapNotInSyncBytes: 256 * 1024 * 1024 },
+  };
+}
 
 /** Builds every broker handler; `pull` is passed in because the long-polling service also holds it. */
 export function buildProcessorTable(
   ctx: BrokerContext,
   pull: PullMessageProcessor,
   transactions: TransactionalMessageService | null = null,
+  admin: AdminDeps = defaultAdminDeps(ctx),
 ): Map<number, RequestHandler> {
   const client = new ClientManageProcessor(ctx);
   const offsets = new OffsetProcessors(ctx);
@@ -36,6 +59,11 @@ export function buildProcessorTable(
   const locks = new LockBatchProcessors(ctx);
   const stats = new AdminStatsProcessors(ctx);
   const reset = new ResetOffsetProcessor(ctx);
+  const runtime = new BrokerRuntimeProcessors(ctx, admin.runtime);
+  const brokerConfig = new BrokerConfigProcessors(ctx, admin.properties);
+  const connections = new ClientConnectionProcessors(ctx);
+  const consumerAdmin = new ConsumerAdminProcessors(ctx);
+  const groups = new SubscriptionGroupProcessors(ctx);
   const table = new Map<number, RequestHandler>([
     [RequestCode.HEART_BEAT, client.heartbeat],
     [RequestCode.UNREGISTER_CLIENT, client.unregisterClient],
@@ -62,6 +90,25 @@ export function buildProcessorTable(
     [RequestCode.GET_TOPIC_STATS_INFO, stats.getTopicStatsInfo],
     [RequestCode.GET_CONSUME_STATS, stats.getConsumeStats],
     [RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, reset.handler],
+    [RequestCode.GET_TOPIC_CONFIG, topics.getTopicConfig],
+    [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, topics.getSystemTopicList],
+    [RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, topics.cleanExpiredConsumeQueue],
+    [RequestCode.VIEW_BROKER_STATS_DATA, stats.viewBrokerStatsData],
+    [RequestCode.GET_BROKER_CONSUME_STATS, stats.getBrokerConsumeStats],
+    [RequestCode.GET_BROKER_RUNTIME_INFO, runtime.getRuntimeInfo],
+    [RequestCode.GET_BROKER_HA_STATUS, runtime.getHaStatus],
+    [RequestCode.GET_BROKER_CONFIG, brokerConfig.getBrokerConfig],
+    [RequestCode.UPDATE_BROKER_CONFIG, brokerConfig.updateBrokerConfig],
+    [RequestCode.GET_CONSUMER_CONNECTION_LIST, connections.getConsumerConnectionList],
+    [RequestCode.GET_PRODUCER_CONNECTION_LIST, connections.getProducerConnectionList],
+    [RequestCode.GET_CONSUMER_RUNNING_INFO, connections.getConsumerRunningInfo],
+    [RequestCode.CONSUME_MESSAGE_DIRECTLY, connections.consumeMessageDirectly],
+    [RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, consumerAdmin.queryTopicConsumeByWho],
+    [RequestCode.QUERY_TOPICS_BY_CONSUMER, consumerAdmin.queryTopicsByConsumer],
+    [RequestCode.CLONE_GROUP_OFFSET, consumerAdmin.cloneGroupOffset],
+    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, groups.updateAndCreate],
+    [RequestCode.DELETE_SUBSCRIPTIONGROUP, groups.delete],
+    [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, groups.get],
     // Admin: run a CommitLog cleaning pass now (RocketMQ executeDeleteFilesManually).
     [
       RequestCode.DELETE_EXPIRED_COMMITLOG,

@@ -20,7 +20,7 @@ import type { RequestContext, RequestHandler } from '../../remoting/processor/re
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
-import { getLong, getOptionalInt, getString } from '../../remoting/headers/header-fields.js';
+import { getLong, getOptionalInt, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
 import type { MessageInner } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { dlqTopicOf, retryTopicOf } from '../../common/message/topic-validator.js';
@@ -92,7 +92,12 @@ export class SendBackProcessor {
     };
     const result = await ctx.putMessage(msg); // a DLQ copy has no DELAY, so the schedule hook leaves it alone
     const mapped = mapPutResult(result);
-    if (mapped.stored) return fail(ResponseCode.SUCCESS, null);
+    if (mapped.stored) {
+      const originTopic = getOptionalString(ext, 'originTopic') ?? original.topic;
+      ctx.brokerStats.recordSendBack(group, originTopic);
+      if (toDlq) ctx.brokerStats.recordDlq(group, properties.get(MessageConst.RETRY_TOPIC) ?? originTopic);
+      return fail(ResponseCode.SUCCESS, null);
+    }
     return fail(ResponseCode.SYSTEM_ERROR, mapped.remark ?? result.status);
   }
 }

@@ -31,6 +31,7 @@ import { MessageSysFlag } from '../../common/message/sysflag.js';
 import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
 import { decodeBatchBody } from '../../common/message/batch-codec.js';
+import { recallHandleOf } from '../timer/recall-handle.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
 import { PermName } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -69,6 +70,8 @@ interface SendReplyFields {
   msgId: string;
   queueId: number;
   queueOffset: number;
+  /** Timer messages of single sends (Apache `attachRecallHandle`). */
+  recallHandle?: string;
 }
 
 type Check = { response: RemotingCommand } | { topicConfig: TopicConfig; queueId: number };
@@ -123,7 +126,8 @@ export class SendMessageProcessor {
     const mapped = mapPutResult(result);
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
     const a = result.appendResult!;
-    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset });
+    const recallHandle = recallHandleOf(msg, this.ctx.config.brokerName);
+    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, ...(recallHandle ? { recallHandle } : {}) });
   }
 
   /** Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils (the limit applies to the body as received). */
@@ -250,7 +254,14 @@ export class SendMessageProcessor {
   private reply(request: RemotingCommand, code: number, remark?: string | null, ext?: SendReplyFields): RemotingCommand {
     const cfg = this.ctx.config;
     const extFields: Record<string, string | number> = ext
-      ? { msgId: ext.msgId, queueId: ext.queueId, queueOffset: ext.queueOffset, MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' }
+      ? {
+          msgId: ext.msgId,
+          queueId: ext.queueId,
+          queueOffset: ext.queueOffset,
+          ...(ext.recallHandle ? { recallHandle: ext.recallHandle } : {}),
+          MSG_REGION: cfg.regionId,
+          TRACE_ON: cfg.traceOn ? 'true' : 'false',
+        }
       : { MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' };
     return createResponseCommand(request, code, remark ?? null, extFields);
   }

@@ -5,8 +5,15 @@
  *      perm 6). Illegal names, the cluster name, system topics and more than maxTopicQueueNums
  *      queues → 1 SYSTEM_ERROR with a remark.
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
- *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets and its consume
- *      queues (store.deleteTopics). System topics are refused.
+ *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets, its consume
+ *      queues (store.deleteTopics) and its put/get counters. System topics are refused.
+ *   305 GET_SYSTEM_TOPIC_LIST_FROM_BROKER: body TopicList {"topicList":[the named system topics]}.
+ *   351 GET_TOPIC_CONFIG: header topic (lo ignored: no static topics) → body
+ *      TopicConfigAndQueueMapping, i.e. the TopicConfig JSON (no mappingDetail);
+ *      unknown → 17 TOPIC_NOT_EXIST "No topic in this broker. topic: <topic>".
+ *   306 CLEAN_EXPIRED_CONSUMEQUEUE: drops the ConsumeQueues of non-system topics whose every
+ *      queue ends below the CommitLog min offset (Apache checks queue by queue; tsmq's store
+ *      deletes consume queues per topic, so a topic with one live queue keeps all of them).
  * Changes are on disk before the answer (a failed write answers 1 SYSTEM_ERROR naming it; the
  * change stays in memory and is written again with the next change or retry) and trigger a
  * nameserver re-registration (topic change listener).
@@ -16,7 +23,7 @@ import type { RemotingCommand } from '../../remoting/protocol/remoting-command.j
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getOptionalBoolean, getOptionalInt, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
-import { isSystemTopic, validateTopic } from '../../common/message/topic-validator.js';
+import { isSystemTopic, systemTopicNames, validateTopic } from '../../common/message/topic-validator.js';
 import type { BrokerContext } from '../broker-context.js';
 import { newTopicConfig } from '../topic/topic-config.js';
 import { checkTopicQueueNums } from '../topic/topic-queue-limit.js';
@@ -27,6 +34,37 @@ export class TopicAdminProcessors {
   readonly updateAndCreateTopic: RequestHandler = (rc) => this.processUpdateAndCreate(rc);
   readonly getAllTopicConfig: RequestHandler = (rc) => this.processGetAll(rc);
   readonly deleteTopicInBroker: RequestHandler = (rc) => this.processDelete(rc);
+
+  readonly getSystemTopicList: RequestHandler = ({ request }) =>
+    createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(JSON.stringify({ topicList: [...systemTopicNames()] }), 'utf8'));
+
+  readonly getTopicConfig: RequestHandler = ({ request }) => {
+    const topic = getString(request.extFields, 'topic');
+    const tc = this.ctx.topicConfigManager.selectTopicConfig(topic);
+    if (!tc) return createResponseCommand(request, ResponseCode.TOPIC_NOT_EXIST, `No topic in this broker. topic: ${topic}`);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(JSON.stringify(tc), 'utf8'));
+  };
+
+  readonly cleanExpiredConsumeQueue: RequestHandler = async ({ channel, request }) => {
+    const store = this.ctx.store;
+    const minPhy = store.getMinPhyOffset();
+    const expired: string[] = [];
+    for (const [topic, queues] of store.getTopicQueueTable()) {
+      if (isSystemTopic(topic) || queues.size === 0) continue;
+      let allBelow = true;
+      for (const [queueId, max] of queues) {
+        const last = max > 0 ? store.getCommitLogOffsetInQueue(topic, queueId, max - 1) : -1;
+        if (last < 0 || last >= minPhy) {
+          allBelow = false;
+          break;
+        }
+      }
+      if (allBelow) expired.push(topic);
+    }
+    if (expired.length > 0) await store.deleteTopics(expired);
+    this.ctx.logger.info(`CLEAN_EXPIRED_CONSUMEQUEUE from ${channel.remoteAddress}: ${expired.length ? expired.join(', ') : 'nothing expired'}`);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  };
 
   async processUpdateAndCreate({ channel, request }: RequestContext): Promise<RemotingCommand> {
     const ext = request.extFields;
@@ -72,6 +110,7 @@ export class TopicAdminProcessors {
     this.ctx.consumerOffsetManager.cleanOffsetByTopic(topic);
     const failure = await this.durable(topic);
     await this.ctx.store.deleteTopics([topic]);
+    this.ctx.brokerStats.onTopicDeleted(topic);
     if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${topic} is deleted in memory but topics.json could not be written: ${failure}`);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }

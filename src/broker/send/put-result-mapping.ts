@@ -28,6 +28,10 @@ const MAPPING: Record<PutMessageStatus, { code: number; remark: string | null; s
   },
   OS_PAGE_CACHE_BUSY: { code: ResponseCode.SYSTEM_BUSY, remark: '[PC_SYNCHRONIZED]broker busy, start flow control for a while', stored: false },
   UNKNOWN_ERROR: { code: ResponseCode.SYSTEM_ERROR, remark: 'UNKNOWN_ERROR', stored: false },
+  // The timer statuses always carry the remark Apache builds from the config (timer-put-hook.ts).
+  WHEEL_TIMER_FLOW_CONTROL: { code: ResponseCode.SYSTEM_ERROR, remark: 'timer message is under flow control', stored: false },
+  WHEEL_TIMER_MSG_ILLEGAL: { code: ResponseCode.MESSAGE_ILLEGAL, remark: 'timer message illegal', stored: false },
+  WHEEL_TIMER_NOT_ENABLE: { code: ResponseCode.SYSTEM_ERROR, remark: 'accurate timer message is not enabled, timerWheelEnable is false', stored: false },
 };
 
 export interface MappedPutResult {

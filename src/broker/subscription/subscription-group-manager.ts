@@ -134,30 +134,37 @@ export class SubscriptionGroupManager extends ConfigManager {
   protected override decode(doc: Record<string, unknown>): void {
     const raw = asObject(doc.subscriptionGroupTable ?? {}, 'subscriptionGroupTable');
     const decoded: SubscriptionGroupConfig[] = [];
-    for (const [name, value] of Object.entries(raw)) {
-      const o = asObject(value, `subscription group ${name}`);
-      const d = this.defaults(typeof o.groupName === 'string' ? o.groupName : name);
-      const bool = (v: unknown, def: boolean): boolean => (typeof v === 'boolean' ? v : v === 'true' ? true : v === 'false' ? false : def);
-      const num = (v: unknown, def: number, what: string): number => (v === undefined || v === null ? def : asNumber(v, `${name}.${what}`));
-      decoded.push({
-        groupName: d.groupName,
-        consumeEnable: bool(o.consumeEnable, d.consumeEnable),
-        consumeFromMinEnable: bool(o.consumeFromMinEnable, d.consumeFromMinEnable),
-        consumeBroadcastEnable: bool(o.consumeBroadcastEnable, d.consumeBroadcastEnable),
-        consumeMessageOrderly: bool(o.consumeMessageOrderly, d.consumeMessageOrderly),
-        retryQueueNums: num(o.retryQueueNums, d.retryQueueNums, 'retryQueueNums'),
-        retryMaxTimes: num(o.retryMaxTimes, d.retryMaxTimes, 'retryMaxTimes'),
-        brokerId: num(o.brokerId, d.brokerId, 'brokerId'),
-        whichBrokerWhenConsumeSlowly: num(o.whichBrokerWhenConsumeSlowly, d.whichBrokerWhenConsumeSlowly, 'whichBrokerWhenConsumeSlowly'),
-        notifyConsumerIdsChangedEnable: bool(o.notifyConsumerIdsChangedEnable, d.notifyConsumerIdsChangedEnable),
-        groupSysFlag: num(o.groupSysFlag, d.groupSysFlag, 'groupSysFlag'),
-        consumeTimeoutMinute: num(o.consumeTimeoutMinute, d.consumeTimeoutMinute, 'consumeTimeoutMinute'),
-        attributes: o.attributes && typeof o.attributes === 'object' ? Object.fromEntries(Object.entries(o.attributes).map(([k, v]) => [k, String(v)])) : {},
-      });
-    }
+    for (const [name, value] of Object.entries(raw)) decoded.push(this.decodeGroup(value, name));
     for (const g of decoded) this.table.set(g.groupName, g);
     if (doc.forbiddenTable && typeof doc.forbiddenTable === 'object') this.forbiddenTable = doc.forbiddenTable as Record<string, unknown>;
     this.dataVersion.assign(doc.dataVersion);
+  }
+
+  /**
+   * A `SubscriptionGroupConfig` JSON object (file entry or UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+   * body) with Apache's defaults for missing fields; `name` is used when groupName is absent.
+   * Unknown fields (groupRetryPolicy, subscriptionDataSet...) are dropped. @throws on a non-number where a number is due.
+   */
+  decodeGroup(value: unknown, name: string): SubscriptionGroupConfig {
+    const o = asObject(value, `subscription group ${name}`);
+    const d = this.defaults(typeof o.groupName === 'string' ? o.groupName : name);
+    const bool = (v: unknown, def: boolean): boolean => (typeof v === 'boolean' ? v : v === 'true' ? true : v === 'false' ? false : def);
+    const num = (v: unknown, def: number, what: string): number => (v === undefined || v === null ? def : asNumber(v, `${name}.${what}`));
+    return {
+      groupName: d.groupName,
+      consumeEnable: bool(o.consumeEnable, d.consumeEnable),
+      consumeFromMinEnable: bool(o.consumeFromMinEnable, d.consumeFromMinEnable),
+      consumeBroadcastEnable: bool(o.consumeBroadcastEnable, d.consumeBroadcastEnable),
+      consumeMessageOrderly: bool(o.consumeMessageOrderly, d.consumeMessageOrderly),
+      retryQueueNums: num(o.retryQueueNums, d.retryQueueNums, 'retryQueueNums'),
+      retryMaxTimes: num(o.retryMaxTimes, d.retryMaxTimes, 'retryMaxTimes'),
+      brokerId: num(o.brokerId, d.brokerId, 'brokerId'),
+      whichBrokerWhenConsumeSlowly: num(o.whichBrokerWhenConsumeSlowly, d.whichBrokerWhenConsumeSlowly, 'whichBrokerWhenConsumeSlowly'),
+      notifyConsumerIdsChangedEnable: bool(o.notifyConsumerIdsChangedEnable, d.notifyConsumerIdsChangedEnable),
+      groupSysFlag: num(o.groupSysFlag, d.groupSysFlag, 'groupSysFlag'),
+      consumeTimeoutMinute: num(o.consumeTimeoutMinute, d.consumeTimeoutMinute, 'consumeTimeoutMinute'),
+      attributes: o.attributes && typeof o.attributes === 'object' ? Object.fromEntries(Object.entries(o.attributes).map(([k, v]) => [k, String(v)])) : {},
+    };
   }
 
   private changed(group: string): void {

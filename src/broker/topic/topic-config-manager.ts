@@ -205,6 +205,14 @@ export class TopicConfigManager extends ConfigManager {
     this.changed(tc.topicName);
   }
 
+  /**
+   * New data version and a change notification without a topic change (Apache does this when
+   * brokerPermission changes, so the next registration carries the new permission).
+   */
+  touch(): void {
+    this.changed('');
+  }
+
   private changed(topic: string): void {
     this.dataVersion.next();
     this.persistChange(topic, (m) => this.logger.error(m));

@@ -231,6 +231,7 @@ export class TransactionalMessageService {
       this.opts.onCommitted?.(msg.topic, msg.queueId);
     }
     await this.writeOp([half.queueOffset]);
+    this.opts.broker.recordEnd?.(half.properties.get(MessageConst.REAL_TOPIC) ?? half.topic, req.resolution);
     this.logger.info(`transaction ${uniq ?? half.msgId} ${req.resolution === 'COMMIT' ? 'committed' : 'rolled back'}${req.fromCheck ? ' (check)' : ''}`);
     return { ok: true, alreadyResolved: false, ...(committed ? { committed } : {}) };
   }

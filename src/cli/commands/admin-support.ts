@@ -30,6 +30,14 @@ export function adminCommand(program: Command): Command {
   return admin;
 }
 
+/** `-n, --namesrv-addr`, defaulting to $NAMESRV_ADDR as mqadmin does. */
+export function withNamesrvOption(cmd: Command): Command {
+  const fromEnv = process.env.NAMESRV_ADDR;
+  return fromEnv
+    ? cmd.option('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port', fromEnv)
+    : cmd.requiredOption('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port (or set NAMESRV_ADDR)');
+}
+
 /** Options every admin command takes. */
 export interface CommonAdminOptions {
   timeout: string;
@@ -72,17 +80,23 @@ export function addressList(text: string, what: string): string[] {
 }
 
 /**
- * Sends request `code` with `extFields` to the first address of `addrs` that answers (the next one
+ * Sends request `code` with `extFields` (and `body`) to the first address of `addrs` that answers (the next one
  * only after a connect failure) and returns the response whatever its code.
  * @throws RemotingConnectError when none could be reached; timeouts and other errors as they come.
  */
-export async function invokeAdmin(addrs: string[], code: number, extFields: Record<string, ExtFieldValue> | null, timeoutMs: number): Promise<{ addr: string; response: RemotingCommand }> {
+export async function invokeAdmin(
+  addrs: string[],
+  code: number,
+  extFields: Record<string, ExtFieldValue> | null,
+  timeoutMs: number,
+  body: Buffer | null = null,
+): Promise<{ addr: string; response: RemotingCommand }> {
   const client = new RemotingClient({ connectTimeoutMs: Math.min(3000, timeoutMs) });
   try {
     let lastError: unknown = null;
     for (const addr of addrs) {
       try {
-        return { addr, response: await client.invokeSync(addr, createRequestCommand(code, extFields), timeoutMs) };
+        return { addr, response: await client.invokeSync(addr, createRequestCommand(code, extFields, body), timeoutMs) };
       } catch (e) {
         if (!(e instanceof RemotingConnectError)) throw e;
         lastError = e;
@@ -250,4 +264,21 @@ export function formatTimeSeconds(ms: number): string {
 /** Prints `value` as indented JSON. */
 export function printJson(value: unknown): void {
   console.log(JSON.stringify(value, null, 2));
+}
+
+/**
+ * A time option as mqadmin takes it: `now`, epoch ms, or local `yyyy-MM-dd#HH:mm:ss:SSS`
+ * (UtilAll.YYYY_MM_DD_HH_MM_SS_SSS). @throws Error naming the option and the accepted forms.
+ */
+export function timestampOption(flag: string, text: string, nowMs = Date.now()): number {
+  const t = text.trim();
+  if (t === 'now') return nowMs;
+  if (/^\d+$/.test(t) && Number.isSafeInteger(Number(t))) return Number(t);
+  const m = /^(\d{4})-(\d\d)-(\d\d)#(\d\d):(\d\d):(\d\d):(\d{3})$/.exec(t);
+  if (m) {
+    const [y, mo, d, h, mi, s, ms] = m.slice(1).map(Number) as [number, number, number, number, number, number, number];
+    const date = new Date(y, mo - 1, d, h, mi, s, ms);
+    if (date.getFullYear() === y && date.getMonth() === mo - 1 && date.getDate() === d && h < 24 && mi < 60 && s < 60) return date.getTime();
+  }
+  throw new Error(`${flag} must be now, epoch ms or yyyy-MM-dd#HH:mm:ss:SSS (local time), got ${text}`);
 }

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
-import { addressList, adminCommand, invokeAdmin, parseFastjson, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
+import { addressList, adminCommand, invokeAdmin, parseFastjson, printJson, successBody, timeoutOf, withCommonOptions, withNamesrvOption, type CommonAdminOptions } from './admin-support.js';
 
 export interface TopicListOptions extends CommonAdminOptions {
   namesrvAddr: string;
@@ -31,9 +31,6 @@ export async function runTopicList(opts: TopicListOptions): Promise<void> {
 
 export function registerAdminTopicList(program: Command): void {
   withCommonOptions(
-    adminCommand(program)
-      .command('topic-list')
-      .description('list every topic the nameserver knows (mqadmin topicList, request code 206)')
-      .requiredOption('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port'),
+    withNamesrvOption(adminCommand(program).command('topic-list').description('list every topic the nameserver knows (mqadmin topicList, request code 206)')),
   ).action(runTopicList);
 }

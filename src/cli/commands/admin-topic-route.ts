@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
-import { addressList, adminCommand, invokeAdmin, parseFastjson, printJson, renderTable, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
+import { addressList, adminCommand, invokeAdmin, parseFastjson, printJson, renderTable, successBody, timeoutOf, withCommonOptions, withNamesrvOption, type CommonAdminOptions } from './admin-support.js';
 import { topicListOf } from './admin-topic-list.js';
 
 export interface TopicRouteOptions extends CommonAdminOptions {
@@ -109,10 +109,9 @@ export async function runTopicRoute(opts: TopicRouteOptions): Promise<void> {
 
 export function registerAdminTopicRoute(program: Command): void {
   withCommonOptions(
-    adminCommand(program)
-      .command('topic-route')
-      .description("show a topic's route from the nameserver (mqadmin topicRoute, request code 105)")
-      .requiredOption('-n, --namesrv-addr <host:port>', 'nameserver address(es), host:port;host:port')
-      .requiredOption('-t, --topic <topic>', 'topic name'),
+    withNamesrvOption(adminCommand(program).command('topic-route').description("show a topic's route from the nameserver (mqadmin topicRoute, request code 105)")).requiredOption(
+      '-t, --topic <topic>',
+      'topic name',
+    ),
   ).action(runTopicRoute);
 }

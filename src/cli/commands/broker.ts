@@ -6,13 +6,15 @@ import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
+import { brokerPortRoles, exitOnPortInUse } from '../port-holder.js';
+import { prepareMetrics, startConsole, startObservability } from './observability.js';
 
 export function registerBrokerCommand(program: Command): void {
   program
     .command('broker')
     .description('run a broker that registers with the nameservers in namesrvAddr')
     .option('-c, --config <file>', 'broker.conf with RocketMQ key=value lines')
-    .option('-n, --namesrv-addr <addr>', 'nameserver address list, host:port;host:port')
+    .option('-n, --namesrv-addr <addr>', "nameserver address list host:port;host:port to register with, as mqbroker -n (default 127.0.0.1:9876)")
     .option('-p, --listen-port <port>', 'remoting port (default 10911)')
     .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
     .option('-o, --option <key=value>', 'any broker/store config key, repeatable (grpcListenPort=8081 starts the gRPC front)', collectOption)
@@ -24,13 +26,25 @@ export function registerBrokerCommand(program: Command): void {
         opts.option,
       );
       warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
-      const broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker') });
-      await broker.start();
+      const consoleLogger = createLogger('console');
+      const consoleServer = await startConsole(cfg, cfg, consoleLogger); // consolePort set: up during recovery
+      let broker: BrokerController;
+      try {
+        broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker'), onRecoveryProgress: (p) => consoleServer?.setRecoveryProgress(p) });
+      } catch (e) {
+        await consoleServer?.close();
+        throw e;
+      }
+      const metrics = prepareMetrics(broker, cfg);
+      const roles = brokerPortRoles(cfg, { listenFlag: '-p', grpc: cfg.grpcListenPort !== undefined });
+      await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
+      const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger);
       // Several brokers may share a host (master + slave): the gRPC front only on request.
-      const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg) : null;
-      printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`])}`);
+      const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir)) : null;
+      printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`, ...observability.describe()])}`);
       shutdownOnSignals(
         async () => {
+          await observability.shutdown();
           await grpc?.shutdown();
           await broker.shutdown();
         },

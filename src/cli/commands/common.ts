@@ -65,22 +65,7 @@ export function describeBroker(b: BrokerBanner, more: string[] = []): string {
   return parts.join(', ') + (wildcard ? '; * and 0.0.0.0 mean every interface' : '');
 }
 
-/**
- * Starts the gRPC v2 front beside a started broker when `grpcListenPort` ≥ 0 (default 8081),
- * sharing the broker's services, pop service and transaction service. Returns null when disabled.
- */
-export async function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
-  if (!GrpcFront.isEnabled(cfg)) return null;
-  // The broker's PopService already hears every dispatched message (no extra arrival listener).
-  const front = await GrpcFront.create({
-    ctx: broker.ctx,
-    pop: broker.popService,
-    rawConfig: cfg,
-    transactions: broker.transactionService,
-    logger: createLogger('grpc'),
-    auth: { config: broker.authConfig, metadata: broker.authMetadata },
-    tls: broker.tls,
-  });
-  await front.start();
-  return front;
+/** Starts the gRPC v2 front beside a started broker (GrpcFront.startBeside); null when grpcListenPort < 0. */
+export function startGrpcFront(broker: BrokerController, cfg: Record<string, string>): Promise<GrpcFront | null> {
+  return GrpcFront.startBeside(broker, cfg, createLogger('grpc'));
 }

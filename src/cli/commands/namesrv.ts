@@ -9,6 +9,7 @@ import { parsePortValue } from '../../common/config/config-spec.js';
 import { collectOption, mergeConfig } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { namesrvConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
+import { exitOnPortInUse } from '../port-holder.js';
 
 export function registerNamesrvCommand(program: Command): void {
   program
@@ -26,7 +27,7 @@ export function registerNamesrvCommand(program: Command): void {
       const logger = createLogger('namesrv');
       warnUnknownConfigKeys(cfg, namesrvConfigKeys(), createLogger('config'));
       const namesrv = new NamesrvController({ listenPort: parsePortValue('listenPort', cfg.listenPort!), host: cfg.host!, logger, limits: resolveRemotingServerLimits(cfg), registrationLimits: resolveRegistrationLimits(cfg), tls: resolveTlsServerSettings(cfg) });
-      await namesrv.start();
+      await namesrv.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq namesrv', [{ port: Number(cfg.listenPort), what: 'nameserver', setting: '-p <port> or listenPort=<port>' }]));
       printAfterLogs(`tsmq nameserver listening on ${cfg.host}:${namesrv.port}`);
       shutdownOnSignals(() => namesrv.shutdown(), (m) => console.log(m));
     });

@@ -11,6 +11,7 @@
  * "info"; tests default to "silent" when NODE_TEST_CONTEXT is set by node:test).
  */
 import { pino, type Logger as PinoLogger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export interface Logger {
   info(obj: object | string, msg?: string): void;
@@ -70,6 +71,27 @@ export function wrapPino(base: PinoLogger, bindings: Record<string, unknown> = {
   return new ComponentLogger(base, bindings);
 }
 
+/**
+ * Human-readable lines (pino-pretty: ISO local times, level, component, message) when stdout is a
+ * terminal; JSON lines otherwise. TSMQ_LOG_FORMAT=json|pretty overrides.
+ */
+function prettyWanted(): boolean {
+  const f = process.env.TSMQ_LOG_FORMAT;
+  if (f === 'json') return false;
+  if (f === 'pretty') return true;
+  return process.stdout.isTTY === true;
+}
+
+function prettyStream(): { write(chunk: string): unknown; flushSync?(): void } {
+  return pinoPretty({
+    colorize: process.stdout.isTTY === true,
+    translateTime: 'SYS:yyyy-mm-dd"T"HH:MM:ss.lo',
+    ignore: 'pid,hostname,component',
+    messageFormat: '{if component}[{component}] {end}{msg}',
+    sync: true,
+  });
+}
+
 let root: Logger | null = null;
 /** The root logger's stdout stream (pino's default: SonicBoom on fd 1, asynchronous writes). */
 let rootStream: { write(chunk: string): unknown; flushSync?(): void } | null = null;
@@ -77,7 +99,7 @@ let rootStream: { write(chunk: string): unknown; flushSync?(): void } | null = n
 /** The process-wide root logger (JSON lines on stdout). */
 export function rootLogger(): Logger {
   if (!root) {
-    const stream = pino.destination({ fd: process.stdout.fd || 1, sync: false });
+    const stream = prettyWanted() ? prettyStream() : pino.destination({ fd: process.stdout.fd || 1, sync: false });
     rootStream = stream;
     root = wrapPino(pino({ level: defaultLevel(), base: { pid: process.pid } }, stream));
   }

@@ -7,7 +7,9 @@
  *   reply SUCCESS with a route built from those brokers (RouteInfoManager.pickupAutoCreateRouteData).
  *   ali-ons throws on TOPIC_NOT_EXIST for a new topic instead of falling back to TBW102 itself
  *   (client-protocols.md A5); Apache's Java clients accept the route as they would the topic's own.
- *   `%RETRY%`/`%DLQ%` topics get one queue, as the broker creates them.
+ *   `%RETRY%`/`%DLQ%` topics get one queue, as the broker creates them. A topic deleted with
+ *   DELETE_TOPIC_IN_NAMESRV gets no such route until a broker registers it again (so
+ *   `mqadmin topicRoute` after `deleteTopic` fails as against Apache).
  * - otherwise TOPIC_NOT_EXIST (17), remark `No topic route info in name server for the topic: <topic>`.
  */
 import type { RequestHandler } from '../../remoting/processor/request-processor.js';

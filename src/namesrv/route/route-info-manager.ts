@@ -7,6 +7,11 @@
  *   brokerLiveTable   brokerAddr -> BrokerLiveInfo (last heartbeat, dataVersion, HA address)
  *   filterServerTable brokerAddr -> filter servers
  *
+ * Deleted topics: DELETE_TOPIC_IN_NAMESRV remembers the topic (at most 10000, oldest
+ * forgotten first) until a broker registers it again, so the TBW102 fallback route
+ * (pickupAutoCreateRouteData) is not offered for it: a deleted topic does not come back in
+ * routes. Topics never seen keep the fallback (ali-ons needs it to auto-create).
+ *
  * Node runs this single-threaded, so no locks. Time comes from a Clock; a broker not heard
  * from for longer than its heartbeat timeout (default 120 s) is dropped by scanNotActiveBroker.
  */
@@ -15,7 +20,7 @@ import { systemClock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import {
-  AUTO_CREATE_TOPIC_KEY_TOPIC, MASTER_ID, PERM_INHERIT,
+  AUTO_CREATE_TOPIC_KEY_TOPIC, MASTER_ID, PERM_INHERIT, PERM_READ, PERM_WRITE,
   type BrokerData, type BrokerLiveInfo, type ClusterInfo, type DataVersion, type QueueData,
   type RegisterBrokerRequest, type RegisterBrokerResult, type TopicConfig, type TopicRouteData,
 } from './route-types.js';
@@ -24,6 +29,8 @@ import {
 export const DEFAULT_BROKER_EXPIRED_MS = 120_000;
 /** Queue count a producer asks for when a topic is auto-created (Apache defaultTopicQueueNums). */
 export const DEFAULT_TOPIC_QUEUE_NUMS = 4;
+/** How many deleted topics the nameserver remembers (oldest forgotten first). */
+const MAX_DELETED_TOPICS = 10_000;
 
 export interface RouteInfoManagerOptions {
   clock?: Clock;
@@ -51,6 +58,8 @@ export class RouteInfoManager {
   private readonly brokerExpiredMs: number;
   private readonly defaultTopicQueueNums: number;
   private readonly deleteTopicWithBrokerRegistration: boolean;
+  /** Topics deleted by an admin and not registered since (insertion ordered, bounded). */
+  private readonly deletedTopics = new Set<string>();
 
   constructor(opts: RouteInfoManagerOptions = {}) {
     this.clock = opts.clock ?? systemClock;
@@ -159,6 +168,7 @@ export class RouteInfoManager {
    * (what the broker creates on first send). Null when no broker registered TBW102.
    */
   pickupAutoCreateRouteData(topic = ''): TopicRouteData | null {
+    if (this.deletedTopics.has(topic)) return null;
     const template = this.topicQueueTable.get(AUTO_CREATE_TOPIC_KEY_TOPIC);
     if (!template || template.size === 0) return null;
     // %RETRY%<group> and %DLQ%<group> are created by the broker with one queue (heartbeat,
@@ -227,17 +237,81 @@ export class RouteInfoManager {
     return [...this.topicQueueTable.keys()].sort();
   }
 
-  /** Deletes a topic everywhere, or only on the broker groups of `clusterName`. */
+  /** Deletes a topic everywhere, or only on the broker groups of `clusterName`; a topic gone everywhere is remembered as deleted. */
   deleteTopic(topic: string, clusterName?: string): void {
     if (!clusterName) {
       this.topicQueueTable.delete(topic);
+      this.rememberDeleted(topic);
       return;
     }
     const queueMap = this.topicQueueTable.get(topic);
     const names = this.clusterAddrTable.get(clusterName);
     if (!queueMap || !names) return;
     for (const name of names) queueMap.delete(name);
-    if (queueMap.size === 0) this.topicQueueTable.delete(topic);
+    if (queueMap.size === 0) {
+      this.topicQueueTable.delete(topic);
+      this.rememberDeleted(topic);
+    }
+  }
+
+  /** Whether `topic` was deleted by an admin and not registered again since. */
+  isDeletedTopic(topic: string): boolean {
+    return this.deletedTopics.has(topic);
+  }
+
+  /**
+   * WIPE_WRITE_PERM_OF_BROKER / ADD_WRITE_PERM_OF_BROKER (Apache operateWritePermOfBroker): on
+   * every queue data of `brokerName`, wipe clears the write bit, add sets the perm to read+write.
+   * Returns how many topics were changed. The broker's next registration with a new data version
+   * rewrites the perms (as in Apache).
+   */
+  operateWritePermOfBroker(brokerName: string, op: 'wipe' | 'add'): number {
+    let count = 0;
+    for (const queueMap of this.topicQueueTable.values()) {
+      const qd = queueMap.get(brokerName);
+      if (!qd) continue;
+      qd.perm = op === 'wipe' ? qd.perm & ~PERM_WRITE : PERM_READ | PERM_WRITE;
+      count++;
+    }
+    return count;
+  }
+
+  /** Topics with queues on any broker group of `clusterName` (Apache getTopicsByCluster), sorted. */
+  getTopicsByCluster(clusterName: string): string[] {
+    const names = this.clusterAddrTable.get(clusterName);
+    if (!names) return [];
+    const topics: string[] = [];
+    for (const [topic, queueMap] of this.topicQueueTable) {
+      if ([...queueMap.keys()].some((n) => names.has(n))) topics.push(topic);
+    }
+    return topics.sort();
+  }
+
+  /**
+   * GET_SYSTEM_TOPIC_LIST_FROM_NS: every cluster name and broker name (the topics named after
+   * them), and the address of one broker (Apache getSystemTopicList).
+   */
+  getSystemTopicList(): { topicList: string[]; brokerAddr: string | null } {
+    const topics = new Set<string>();
+    for (const [cluster, names] of this.clusterAddrTable) {
+      topics.add(cluster);
+      for (const n of names) topics.add(n);
+    }
+    let brokerAddr: string | null = null;
+    for (const bd of this.brokerAddrTable.values()) {
+      const first = bd.brokerAddrs.values().next();
+      if (!first.done) {
+        brokerAddr = first.value;
+        break;
+      }
+    }
+    return { topicList: [...topics], brokerAddr };
+  }
+
+  private rememberDeleted(topic: string): void {
+    this.deletedTopics.delete(topic);
+    this.deletedTopics.add(topic);
+    if (this.deletedTopics.size > MAX_DELETED_TOPICS) this.deletedTopics.delete(this.deletedTopics.values().next().value as string);
   }
 
   private createAndUpdateQueueData(brokerName: string, tc: TopicConfig): void {
@@ -248,6 +322,7 @@ export class RouteInfoManager {
       perm: tc.perm,
       topicSysFlag: tc.topicSysFlag,
     };
+    this.deletedTopics.delete(tc.topicName);
     let queueMap = this.topicQueueTable.get(tc.topicName);
     if (!queueMap) {
       this.topicQueueTable.set(tc.topicName, (queueMap = new Map()));

@@ -94,6 +94,8 @@ export const RequestCode = {
   UPDATE_NAMESRV_CONFIG: 318,
   GET_NAMESRV_CONFIG: 319,
   SEND_BATCH_MESSAGE: 320,
+  /** 5.x: recall a timer message by its recall handle (RecallMessageProcessor). */
+  RECALL_MESSAGE: 370,
   QUERY_CONSUME_QUEUE: 321,
   QUERY_DATA_VERSION: 322,
   RESUME_CHECK_HALF_MESSAGE: 323,
@@ -129,6 +131,11 @@ export const RequestCode = {
   AUTH_DELETE_ACL: 3008,
   AUTH_GET_ACL: 3009,
   AUTH_LIST_ACL: 3010,
+  /** Controller mode (answered by every tsmq replica from etcd's state, docs/failover.md). */
+  CONTROLLER_ELECT_MASTER: 1002,
+  CONTROLLER_GET_METADATA_INFO: 1005,
+  CONTROLLER_GET_SYNC_STATE_DATA: 1006,
+  GET_BROKER_EPOCH_CACHE: 1007,
   POP_MESSAGE: 200050,
   ACK_MESSAGE: 200051,
   PEEK_MESSAGE: 200052,

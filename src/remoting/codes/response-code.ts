@@ -43,6 +43,13 @@ export const ResponseCode = {
   POLLING_TIMEOUT: 210,
   BROKER_NOT_EXIST: 211,
   FLOW_CONTROL: 215,
+  /** 5.x: e.g. a recall handle that does not decode, names another topic or broker, or has expired. */
+  ILLEGAL_OPERATION: 604,
+  /** Controller mode (Apache ResponseCode 2000+). */
+  CONTROLLER_INVALID_REQUEST: 2005,
+  CONTROLLER_BROKER_NEED_TO_BE_REGISTERED: 2010,
+  CONTROLLER_MASTER_STILL_EXIST: 2011,
+  CONTROLLER_ELECT_MASTER_FAILED: 2012,
 } as const;
 
 export type ResponseCodeName = keyof typeof ResponseCode;

@@ -16,6 +16,12 @@ export interface RemotingChannel {
   close(): void;
   /** Registers a callback run once when the connection closes. */
   onClose(listener: () => void): void;
+  /**
+   * Server-initiated request answered by the peer (matched by opaque), e.g. the broker asking a
+   * consumer for its running info (307). Rejects on timeout or a closed connection. Optional:
+   * in-memory test channels may not support it.
+   */
+  invoke?(request: RemotingCommand, timeoutMs: number): Promise<RemotingCommand>;
 }
 
 export interface RequestContext {

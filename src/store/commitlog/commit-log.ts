@@ -71,7 +71,12 @@ export interface CommitLogOptions {
 
 export type AppendOutcome =
   | { status: 'PUT_OK'; appendResult: AppendResult; dispatch: DispatchRequest }
-  | { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string };
+  | {
+      status: Exclude<PutMessageStatus, 'PUT_OK'>;
+      remark: string;
+      /** CREATE_MAPPED_FILE_FAILED because the end-of-file filler of the full segment could not be written (a write failure, not a file-creation one). */
+      writeError?: unknown;
+    };
 
 /**
  * Outcome of `appendBatch`: on PUT_OK one AppendResult and one DispatchRequest per message, in
@@ -176,15 +181,18 @@ export class CommitLog {
     const plan = this.recordPlan;
     const size = plan.size;
     let mf: MappedFile;
+    let fillerFailed = false;
     try {
       mf = this.mfq.getLastMappedFileOrCreate(0);
       if (size + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
-        this.appendBlank(mf);
+        fillerFailed = true;
+        this.appendBlank(mf); // on failure the segment is left as it was (MappedFile.appendAndFillToEnd)
+        fillerFailed = false;
         mf = this.mfq.getLastMappedFileOrCreate(0);
       }
     } catch (e) {
       this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
-      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}` };
+      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
     }
     const tranType = getTransactionValue(msg.sysFlag);
     const assignsOffset = tranType === MessageSysFlag.TRANSACTION_NOT_TYPE || tranType === MessageSysFlag.TRANSACTION_COMMIT_TYPE;

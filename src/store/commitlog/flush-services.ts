@@ -245,7 +245,11 @@ export class GroupCommitService implements FlushManager {
     this.retryTimer = null;
     const flushed = this.mfq.getFlushedWhere();
     this.resolveCovered(flushed);
-    if (flushed !== before) this.onFlushed(flushed, this.mfq.getStoreTimestamp());
+    if (flushed !== before) {
+      // reported on the next turn, as after a successful flush (never from this rejection handler)
+      this.unreported = { flushed, storeTimestamp: this.mfq.getStoreTimestamp() };
+      this.scheduleKick();
+    }
     this.failPending();
   }
 

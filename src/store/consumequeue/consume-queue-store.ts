@@ -242,6 +242,15 @@ export class ConsumeQueueStore {
     return complete;
   }
 
+  /**
+   * Forces every file of every queue (MappedFileQueue.forceFrom(0)), also those counted as
+   * flushed: after an abnormal exit their entries may exist only in the page cache.
+   * Rejects with the first fdatasync error.
+   */
+  async forceAll(): Promise<void> {
+    for (const cq of [...this.all()]) await cq.getMappedFileQueue().forceFrom(0);
+  }
+
   /** Commits every queue's buffered entries; failures are recorded, not thrown. Returns true when all were written. */
   commitAll(): boolean {
     let ok = true;

@@ -28,7 +28,8 @@ export interface CommitLogDispatcher {
 /**
  * A dispatcher with its own files and lifecycle (e.g. the IndexService), plugged into the store.
  * Order at start-up: factory → `load(lastExitOK)` → recovery (records from
- * min(CQ max physical offset, rebuildFromPhyOffset) on are dispatched again) → running.
+ * min(CQ max physical offset, rebuildFromPhyOffset) on are dispatched again) →
+ * `recovered(commitLogMaxOffset)` → running.
  * Clean shutdown: `flush()` then `shutdown()` before the checkpoint is forced.
  */
 export interface StorePlugin extends CommitLogDispatcher {
@@ -38,6 +39,12 @@ export interface StorePlugin extends CommitLogDispatcher {
    * crash), so every write it handed to the OS survived, in order.
    */
   load?(lastExitOK: boolean, startup?: { pageCacheIntact: boolean }): { rebuildFromPhyOffset: number | null };
+  /**
+   * After recovery: the CommitLog ends at `commitLogMaxOffset` (bytes). A plugin whose files got
+   * to the device ahead of the CommitLog (ASYNC_FLUSH, power loss) must not treat anything at or
+   * beyond it as already seen: new records will be stored there.
+   */
+  recovered?(commitLogMaxOffset: number): void;
   flush?(): Promise<void>;
   shutdown?(): Promise<void>;
   /** Crash simulation: close files without flushing. */

@@ -19,7 +19,7 @@ import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { TlsClientOptions } from '../../common/tls/tls-client-config.js';
 import type { Logger } from '../../common/logging/logger.js';
-import { encodeReport, FrameReader, HA_CONNECT_TIMEOUT_MS, HA_RECONNECT_INTERVAL_MS, HAProtocolError } from './ha-protocol.js';
+import { encodeHello, encodeReport, FrameReader, HA_CONNECT_TIMEOUT_MS, HA_RECONNECT_INTERVAL_MS, HAProtocolError } from './ha-protocol.js';
 import type { TruncateReport } from './replicated-log.js';
 
 /** What the client needs from the slave's store (DefaultMessageStore implements it). */
@@ -43,6 +43,8 @@ export interface HAClientOptions {
   reconnectIntervalMs?: number;
   /** Connect with TLS (the master's HA port has `tls.server.mode` permissive or enforcing); absent: plain. */
   tls?: TlsClientOptions;
+  /** Controller mode: sent as a hello before the first report (ha-protocol.ts `encodeHello`). */
+  helloReplicaId?: number;
   logger: Logger;
 }
 
@@ -162,6 +164,7 @@ export class HAClient {
     this.connects++;
     this.reader = new FrameReader(this.opts.store.commitLogFileSize);
     this.lastReadMs = Date.now();
+    if (this.opts.helloReplicaId !== undefined) socket.write(encodeHello(this.opts.helloReplicaId));
     this.report(this.opts.store.getMaxPhyOffset());
     this.logger.info({ master: addr, reportedOffset: this.reportedOffset }, 'connected to the master HA port');
     this.tickTimer = setInterval(() => this.tick(socket), Math.min(1000, this.opts.heartbeatIntervalMs));

@@ -78,6 +78,16 @@ export class HAConnection {
     void this.transferLoop();
   }
 
+  /** Replica id from a controller-mode hello (ha-protocol.ts `encodeHello`), null for a classic slave. */
+  get replicaId(): number | null {
+    return this.reports.helloReplicaId;
+  }
+
+  /** Latest valid ack (-1 before the first report). */
+  get ack(): number {
+    return this.ackOffset;
+  }
+
   /** True once the slave sent a valid first report (counts as a connected slave). */
   get established(): boolean {
     return this.requestOffset >= 0 && !this.closed;

@@ -66,6 +66,23 @@ export function readOffset(buf: Buffer, at: number): number {
   return v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : Number.NaN;
 }
 
+/**
+ * tsmq controller mode (docs/failover.md): a replica's first 8 bytes on the HA connection may be a
+ * hello naming its replica id, so the master can tell which sync-state-set member acked what.
+ * Encoded as the int64 `HA_HELLO_BASE - replicaId` (a large negative value no offset report can
+ * take); a classic master would reject it as out of range, which is why only controller-mode
+ * replicas send it.
+ */
+export const HA_HELLO_BASE = -0x7473_6d71_0000n;
+
+/** The hello report of replica `replicaId` (integer 0..65535). */
+export function encodeHello(replicaId: number): Buffer {
+  if (!Number.isInteger(replicaId) || replicaId < 0 || replicaId > 0xffff) throw new RangeError(`bad replica id ${replicaId}`);
+  const b = Buffer.allocUnsafe(HA_REPORT_BYTES);
+  b.writeBigInt64BE(HA_HELLO_BASE - BigInt(replicaId), 0);
+  return b;
+}
+
 function assertOffset(offset: number): void {
   if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`bad HA offset ${offset}`);
 }
@@ -78,6 +95,15 @@ function assertOffset(offset: number): void {
 export class ReportReader {
   private readonly partial = Buffer.alloc(HA_REPORT_BYTES);
   private partialLen = 0;
+  /** Replica id of a controller-mode hello seen in the stream (see `encodeHello`), or null. */
+  helloReplicaId: number | null = null;
+
+  private isHello(buf: Buffer, at: number): boolean {
+    const v = buf.readBigInt64BE(at);
+    if (v > HA_HELLO_BASE || v < HA_HELLO_BASE - 0xffffn) return false;
+    this.helloReplicaId = Number(HA_HELLO_BASE - v);
+    return true;
+  }
 
   push(chunk: Buffer): number | null {
     let last: number | null = null;
@@ -91,10 +117,10 @@ export class ReportReader {
       last = readOffset(this.partial, 0);
       this.partialLen = 0;
     }
+    if (last !== null && this.isHello(this.partial, 0)) last = null;
     const whole = Math.floor((chunk.length - i) / HA_REPORT_BYTES);
-    if (whole > 0) {
-      last = readOffset(chunk, i + (whole - 1) * HA_REPORT_BYTES);
-      i += whole * HA_REPORT_BYTES;
+    for (let k = 0; k < whole; k++, i += HA_REPORT_BYTES) {
+      if (!this.isHello(chunk, i)) last = readOffset(chunk, i);
     }
     if (i < chunk.length) {
       chunk.copy(this.partial, 0, i);

@@ -63,6 +63,7 @@ export class HAService implements HAConnectionHost {
   private readonly transfer: GroupTransferService;
   private push2SlaveMaxOffset = 0;
   private readonly dataWaiters = new Set<() => void>();
+  private readonly ackListeners = new Set<() => void>();
   private wakeScheduled = false;
   private boundPort = -1;
   private boundHost = '';
@@ -119,7 +120,31 @@ export class HAService implements HAConnectionHost {
     });
   }
 
+  /** Called after every valid ack (controller mode waits for sync-state-set members through it). */
+  addAckListener(listener: () => void): void {
+    this.ackListeners.add(listener);
+  }
+
+  removeAckListener(listener: () => void): void {
+    this.ackListeners.delete(listener);
+  }
+
+  /** Highest ack of the established connections of replica `replicaId` (controller hello), -1 when none. */
+  ackOfReplica(replicaId: number): number {
+    let best = -1;
+    for (const c of this.connections) if (c.established && c.replicaId === replicaId && c.ack > best) best = c.ack;
+    return best;
+  }
+
+  /** Replica ids (controller hello) of the established connections. */
+  connectedReplicaIds(): number[] {
+    const ids = new Set<number>();
+    for (const c of this.connections) if (c.established && c.replicaId !== null) ids.add(c.replicaId);
+    return [...ids];
+  }
+
   onAck(_conn: HAConnection, offset: number): void {
+    for (const l of this.ackListeners) l();
     if (offset > this.push2SlaveMaxOffset) {
       this.push2SlaveMaxOffset = offset;
       this.transfer.notifyAck(offset);

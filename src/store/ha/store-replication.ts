@@ -28,6 +28,10 @@ export interface StartHAOptions {
   tls?: TlsServerSettings;
   /** SLAVE: connect to the master's HA port with TLS (`tls.enable`); absent: plain TCP. */
   clientTls?: TlsClientOptions;
+  /** SLAVE in controller mode: the replica id sent as a hello (ha-protocol.ts `encodeHello`). */
+  helloReplicaId?: number;
+  /** Start as this role instead of the store config's brokerRole (controller mode role changes). */
+  role?: 'SLAVE' | 'MASTER';
 }
 
 export type ReplicationStats = { role: 'master'; master: HAServiceStats } | { role: 'slave'; slave: HAClientStats };
@@ -40,7 +44,7 @@ export class StoreReplication {
 
   /** @throws the listen error of a master (e.g. EADDRINUSE). */
   static async start(config: StoreConfig, commitLog: CommitLog, replica: ReplicaStore, opts: StartHAOptions, logger: Logger): Promise<StoreReplication> {
-    if (config.brokerRole === 'SLAVE') {
+    if ((opts.role ?? (config.brokerRole === 'SLAVE' ? 'SLAVE' : 'MASTER')) === 'SLAVE') {
       const masterAddress = opts.masterAddress ?? (config.haMasterAddress !== '' ? config.haMasterAddress : null);
       const client = new HAClient({
         store: replica,
@@ -49,6 +53,7 @@ export class StoreReplication {
         housekeepingIntervalMs: config.haHousekeepingInterval,
         ...(opts.reconnectIntervalMs !== undefined ? { reconnectIntervalMs: opts.reconnectIntervalMs } : {}),
         ...(opts.clientTls ? { tls: opts.clientTls } : {}),
+        ...(opts.helloReplicaId !== undefined ? { helloReplicaId: opts.helloReplicaId } : {}),
         logger,
       });
       client.start();

@@ -218,6 +218,13 @@ export class IndexFile {
     return true;
   }
 
+  /** Moves the header's end offset back to `phyOffset` (recovery: the CommitLog ends there); written at the next commit. */
+  clampEnd(phyOffset: number): void {
+    if (phyOffset >= this.header.endPhyOffset) return;
+    this.header.endPhyOffset = phyOffset;
+    this.dirty = true;
+  }
+
   /**
    * Records that every message up to `phyOffset` has been seen although it had no key (tsmq:
    * keeps recovery from re-reading keyless messages; RocketMQ moves the end only on a key).
@@ -266,13 +273,14 @@ export class IndexFile {
         continue;
       }
       let q = p;
-      while (q < pages.length && pages[q]) pages[q++] = 0;
+      while (q < pages.length && pages[q]) q++;
       const first = p * SLOTS_PER_PAGE;
       const last = Math.min(q * SLOTS_PER_PAGE, this.hashSlotNum);
       // Copy the native-endian ints, then swap to big-endian in one native call.
       const b = Buffer.from(new Uint8Array(slots.buffer, slots.byteOffset + first * INDEX_SLOT_SIZE, (last - first) * INDEX_SLOT_SIZE));
       if (LITTLE_ENDIAN) b.swap32();
       this.fs.pwrite(this.fd, b, 0, b.length, INDEX_HEADER_SIZE + first * INDEX_SLOT_SIZE);
+      pages.fill(0, p, q); // clean only once written: a failed write is retried by the next commit
       p = q;
     }
   }

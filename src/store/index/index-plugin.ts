@@ -43,6 +43,10 @@ export class IndexPlugin implements StorePlugin {
     return { rebuildFromPhyOffset: rebuildFromPhyOffset === null ? indexedUpTo : Math.min(rebuildFromPhyOffset, indexedUpTo) };
   }
 
+  recovered(commitLogMaxOffset: number): void {
+    this.service.clampEnd(commitLogMaxOffset);
+  }
+
   dispatch(request: DispatchRequest): void {
     this.service.buildIndex(request);
   }

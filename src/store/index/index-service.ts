@@ -53,6 +53,8 @@ export class IndexService {
   private readonly files: IndexFile[] = [];
   /** Flushes of full files, chained so checkpoint updates happen in file order. */
   private flushChain: Promise<void> = Promise.resolve();
+  /** Full files whose flush at the roll has not succeeded yet (the checkpoint may not pass them). */
+  private readonly unflushedFull = new Set<IndexFile>();
 
   constructor(
     private readonly fs: FileSystem,
@@ -109,6 +111,26 @@ export class IndexService {
     return { rebuildFromPhyOffset: rebuildFrom };
   }
 
+  /**
+   * After recovery: no file may claim messages at or beyond the recovered CommitLog end
+   * (`maxPhyOffset`, bytes). Under ASYNC_FLUSH an index file can reach the device before the
+   * CommitLog records it indexed; after a power loss those records are gone and new ones are
+   * stored at their offsets, which buildIndex would skip as already indexed. Entries beyond the
+   * end stay in the file: they point at offsets whose new records lookups check by topic and key.
+   */
+  clampEnd(maxPhyOffset: number): void {
+    // endPhyOffset is the START of the last indexed message, and a message starting there is
+    // skipped: one byte below the CommitLog end lets the next record (stored at the end) in
+    const end = Math.max(0, maxPhyOffset - 1);
+    for (const f of this.files) {
+      if (f.header.endPhyOffset > end) {
+        this.logger.warn({ path: f.path, endPhyOffset: f.header.endPhyOffset, maxPhyOffset }, 'index file ahead of the recovered CommitLog; its end is moved back');
+        f.clampEnd(end);
+        f.commit(); // on file now: a later crash that keeps the page cache must not bring the old end back
+      }
+    }
+  }
+
   /** Physical offset below which every message is already indexed. */
   get indexedUpToPhyOffset(): number {
     const last = this.files[this.files.length - 1];
@@ -122,8 +144,11 @@ export class IndexService {
     let file = this.lastWritableFile();
     const end = file.header.endPhyOffset;
     // Already indexed (a re-dispatch after recovery). Unlike RocketMQ, an offset equal to the
-    // end offset is skipped too once anything was indexed: re-indexing it duplicated keys (B14).
-    if (req.commitLogOffset < end || (req.commitLogOffset === end && (file.header.indexCount > 1 || end > 0))) return;
+    // end offset is skipped too once this file holds entries: re-indexing it duplicated keys
+    // (B14). Not in a file without entries (just rolled, end inherited from the full file): the
+    // message at that end may have had keys that did not fit the full file and went to a newer
+    // file that recovery destroyed; its keys are indexed again (queries drop duplicate offsets).
+    if (req.commitLogOffset < end || (req.commitLogOffset === end && file.header.indexCount > 1)) return;
     // distinct keys in order: UNIQ_KEY, then each KEYS word (RocketMQ indexes each once)
     const keys = this.keyScratch;
     keys.length = 0;
@@ -183,7 +208,9 @@ export class IndexService {
   deleteExpiredFiles(minPhyOffset: number): number {
     let deleted = 0;
     while (this.files.length > 1 && this.files[0]!.header.endPhyOffset < minPhyOffset) {
-      this.files.shift()!.destroy();
+      const f = this.files.shift()!;
+      this.unflushedFull.delete(f);
+      f.destroy();
       deleted++;
     }
     return deleted;
@@ -203,9 +230,11 @@ export class IndexService {
    */
   flushWritable(): Promise<void> {
     const last = this.files[this.files.length - 1];
-    if (!last || !last.writable || !last.isDirty) return this.flushChain;
+    if (!last || !last.writable || (!last.isDirty && this.unflushedFull.size === 0)) return this.flushChain;
     this.flushChain = this.flushChain
       .then(async () => {
+        // full files whose flush at the roll failed first: the checkpoint must not pass them
+        await this.flushFullFiles();
         // the end time the flushed header holds: keys indexed after the commit (while this chain
         // waited or the fdatasync ran) are not on disk yet, and a checkpoint beyond them would
         // make crash recovery destroy and rebuild the whole writable file
@@ -222,6 +251,7 @@ export class IndexService {
     await this.flushChain;
     let end = 0;
     for (const f of this.files) end = await f.flush(); // the last file's committed end time
+    this.unflushedFull.clear();
     if (end > this.checkpoint.indexMsgTimestamp) {
       this.checkpoint.setIndexMsgTimestamp(end);
       await this.checkpoint.flush();
@@ -235,6 +265,7 @@ export class IndexService {
 
   /** Crash simulation: closes files without writing pending state. */
   closeAbruptly(): void {
+    this.unflushedFull.clear();
     for (const f of this.files.splice(0)) f.closeWithoutCommit();
   }
 
@@ -254,13 +285,25 @@ export class IndexService {
     return this.createFile({ endPhyOffset: 0, endTimestamp: 0 });
   }
 
+  /**
+   * Flushes the full files not on disk yet (oldest first) and makes them read-only. @throws the
+   * first failure (the file stays in the set, retried by the next flushWritable).
+   */
+  private async flushFullFiles(): Promise<void> {
+    for (const f of [...this.unflushedFull]) {
+      await f.flush();
+      f.makeReadOnly();
+      this.unflushedFull.delete(f);
+    }
+  }
+
   private roll(full: IndexFile): IndexFile {
     const next = this.createFile({ endPhyOffset: full.header.endPhyOffset, endTimestamp: full.header.endTimestamp });
     const endTimestamp = full.header.endTimestamp;
+    this.unflushedFull.add(full);
     this.flushChain = this.flushChain
       .then(async () => {
-        await full.flush();
-        full.makeReadOnly();
+        await this.flushFullFiles();
         if (endTimestamp > this.checkpoint.indexMsgTimestamp) this.checkpoint.setIndexMsgTimestamp(endTimestamp);
         await this.checkpoint.flush();
       })

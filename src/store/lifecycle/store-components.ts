@@ -44,6 +44,7 @@ import { commitLogDir, parseDelayLevels, type StoreConfig } from '../store-confi
 import { StoreState } from '../store-state.js';
 import { SyncFailureReporter } from './sync-failure-reporter.js';
 import { isDiskFullError, storeStartError } from './store-start-error.js';
+import type { RecoveryProgressListener } from '../recovery/recovery-progress.js';
 
 /** Rate limit of background segment pre-writing, bytes/s (measured choice: docs/internals/io-engine.md, "Pre-writing"). */
 const WARM_MAX_BYTES_PER_SEC = 32_000_000;
@@ -60,6 +61,8 @@ export interface MessageStoreDeps {
   totalMemoryBytes?: number;
   /** Disk usage source of retention and the disk-full check (default: statfs). */
   diskUsageProbe?: DiskUsageProbe;
+  /** Hears start-up recovery progress every few seconds (logged too; recovery-progress.ts). */
+  onRecoveryProgress?: RecoveryProgressListener;
 }
 
 export interface StoreComponents {
@@ -68,6 +71,7 @@ export interface StoreComponents {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly diskUsageProbe: DiskUsageProbe;
+  readonly onRecoveryProgress: RecoveryProgressListener | null;
   readonly state: StoreState;
   readonly runningFlags: RunningFlags;
   readonly lock: StoreLock;
@@ -184,6 +188,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       clock,
       logger,
       diskUsageProbe,
+      onRecoveryProgress: deps.onRecoveryProgress ?? null,
       state,
       runningFlags,
       lock,

@@ -28,3 +28,17 @@ export function fileNameToOffset(name: string): number {
   if (!Number.isSafeInteger(value)) throw new RangeError(`segment file name out of range: ${name}`);
   return value;
 }
+
+/**
+ * Suffix of the marker that `MappedFile.truncateTo` keeps next to a segment while it shrinks and
+ * re-extends it (`00000000000000000000.truncating`): a segment found shorter than the segment
+ * size with its marker is an interrupted truncation, not a changed size setting.
+ */
+export const TRUNCATION_MARKER_SUFFIX = '.truncating';
+
+/** The segment name a truncation marker belongs to, or null when `name` is not a marker. */
+export function segmentOfTruncationMarker(name: string): string | null {
+  if (!name.endsWith(TRUNCATION_MARKER_SUFFIX)) return null;
+  const segment = name.slice(0, -TRUNCATION_MARKER_SUFFIX.length);
+  return isSegmentFileName(segment) ? segment : null;
+}

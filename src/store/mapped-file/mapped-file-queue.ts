@@ -13,7 +13,7 @@ import { silentLogger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
 import { systemClock } from '../../common/time/clock.js';
 import { AllocateMappedFileService } from './allocate-mapped-file-service.js';
-import { fileNameToOffset, isSegmentFileName, offsetToFileName } from './file-names.js';
+import { fileNameToOffset, isSegmentFileName, offsetToFileName, segmentOfTruncationMarker, TRUNCATION_MARKER_SUFFIX } from './file-names.js';
 import { MappedFile, type MappedFileOptions } from './mapped-file.js';
 import type { PrewriteOptions } from './segment-prewriter.js';
 import type { SyncFailedError } from './sync-failed-error.js';
@@ -55,6 +55,7 @@ export class MappedFileQueue {
   private storeTimestamp = 0;
   /** Flushes running and when the last one started or ended (epoch ms): the pre-writer yields to them. */
   private readonly flushActivity = { inFlight: 0, lastMs: Number.NEGATIVE_INFINITY };
+  private flushObserver: ((bytes: number, latencyMs: number) => void) | null = null;
 
   constructor(opts: MappedFileQueueOptions) {
     if (!Number.isSafeInteger(opts.fileSize) || opts.fileSize <= 0) throw new RangeError(`bad fileSize ${opts.fileSize}`);
@@ -89,16 +90,24 @@ export class MappedFileQueue {
 
   /**
    * Loads the directory's segments sorted by name. A zero-length LAST file is deleted (crash
-   * during creation); any other length ≠ fileSize throws SegmentLoadError. Loaded files start
-   * full (positions = fileSize); recovery moves them back.
+   * during creation). A segment with a truncation marker (`<name>.truncating`, see
+   * MappedFile.truncateTo) was being shrunk and re-extended when the process died: a short one
+   * is extended with zeros to fileSize (the bytes it kept are the ones the truncation meant to
+   * keep) and the marker removed. Any other length ≠ fileSize throws SegmentLoadError (e.g. a
+   * changed size setting; nothing is modified then). Loaded files start full (positions =
+   * fileSize); recovery moves them back.
    */
   load(): void {
     if (this.files.length > 0) throw new Error(`MappedFileQueue ${this.dir} already loaded`);
     const names = this.fs.readdir(this.dir).sort();
     const segments = names.filter((n) => isSegmentFileName(n));
+    const interrupted = new Set<string>();
     for (const other of names.filter((n) => !isSegmentFileName(n))) {
-      this.logger.warn({ dir: this.dir, file: other }, 'ignoring non-segment file in segment directory');
+      const segment = segmentOfTruncationMarker(other);
+      if (segment !== null) interrupted.add(segment);
+      else this.logger.warn({ dir: this.dir, file: other }, 'ignoring non-segment file in segment directory');
     }
+    for (const segment of interrupted) this.completeTruncation(segment);
     for (let i = 0; i < segments.length; i++) {
       const filePath = path.join(this.dir, segments[i]!);
       const stat = this.fs.stat(filePath);
@@ -123,6 +132,22 @@ export class MappedFileQueue {
       this.files.push(MappedFile.openExisting(filePath, fromOffset, this.fileSize, this.fileOpts));
     }
     this.checkSelf();
+  }
+
+  /** Finishes a truncateTo the process died in: a short segment is extended with zeros; the marker goes. */
+  private completeTruncation(segment: string): void {
+    const filePath = path.join(this.dir, segment);
+    const stat = this.fs.stat(filePath);
+    if (stat?.isFile && stat.sizeBytes < this.fileSize) {
+      this.logger.warn({ filePath, sizeBytes: stat.sizeBytes, fileSize: this.fileSize }, 'completing an interrupted truncation: extending the segment with zeros');
+      const fd = this.fs.open(filePath, 'r+');
+      try {
+        this.fs.ftruncate(fd, this.fileSize);
+      } finally {
+        this.fs.close(fd);
+      }
+    }
+    this.fs.unlink(`${filePath}${TRUNCATION_MARKER_SUFFIX}`);
   }
 
   /** Logs an error when adjacent files are not exactly one file size apart. */
@@ -256,12 +281,25 @@ export class MappedFileQueue {
   async flush(leastPages: number): Promise<number> {
     this.flushActivity.inFlight++;
     this.flushActivity.lastMs = this.clock.nowMs();
+    const observer = this.flushObserver;
+    const before = this.flushedWhere;
+    const t0 = observer ? performance.now() : 0;
     try {
-      return await this.flushFiles(leastPages);
+      const flushed = await this.flushFiles(leastPages);
+      if (observer && flushed > before) observer(flushed - before, performance.now() - t0);
+      return flushed;
     } finally {
       this.flushActivity.inFlight--;
       this.flushActivity.lastMs = this.clock.nowMs();
     }
+  }
+
+  /**
+   * Called after each flush that wrote bytes: `bytes` made durable by it (one fdatasync per
+   * segment touched) and its duration in ms (fractional), for metrics; null = none.
+   */
+  setFlushObserver(observer: ((bytes: number, latencyMs: number) => void) | null): void {
+    this.flushObserver = observer;
   }
 
   private async flushFiles(leastPages: number): Promise<number> {
@@ -280,6 +318,16 @@ export class MappedFileQueue {
   }
 
   /**
+   * Forces (MappedFile.force) every file holding bytes at or after `fromOffset`, in order, even
+   * those the positions call flushed. Rejects with the first fdatasync error.
+   */
+  async forceFrom(fromOffset: number): Promise<void> {
+    for (const f of [...this.files]) {
+      if (f.fileFromOffset + this.fileSize > fromOffset) await f.force();
+    }
+  }
+
+  /**
    * Truncates the stream to `offset`: files starting at or after it are destroyed, the file
    * containing it keeps [0, offset) and has its tail zeroed on disk. flushed/committed are
    * clamped to `offset`. `truncatedBytes` counts the non-zero bytes discarded (each file is
@@ -289,23 +337,28 @@ export class MappedFileQueue {
     let destroyedFiles = 0;
     let truncatedBytes = 0;
     const willRemove: MappedFile[] = [];
+    let cut: MappedFile | null = null;
     for (const f of this.files) {
       const tail = f.fileFromOffset + this.fileSize;
       if (tail <= offset) continue;
-      if (offset >= f.fileFromOffset) {
-        const pos = offset - f.fileFromOffset;
-        truncatedBytes += nonZeroEnd(f, pos) - pos;
-        f.truncateTo(pos);
-      } else {
+      if (offset >= f.fileFromOffset) cut = f;
+      else {
         truncatedBytes += nonZeroEnd(f, 0);
         willRemove.push(f);
       }
     }
+    // later files go first: a crash inside truncateTo (shrink, then re-extend) then leaves a
+    // short LAST file, which load() completes, never a short file in the middle
     for (const f of willRemove) {
       if (!f.destroy(1000)) this.logger.warn({ filePath: f.filePath }, 'truncated segment still held; it will be removed once released');
       destroyedFiles++;
     }
     this.removeFiles(willRemove);
+    if (cut) {
+      const pos = offset - cut.fileFromOffset;
+      truncatedBytes += nonZeroEnd(cut, pos) - pos;
+      cut.truncateTo(pos);
+    }
     this.flushedWhere = Math.min(this.flushedWhere, offset);
     this.committedWhere = Math.min(this.committedWhere, offset);
     return { destroyedFiles, truncatedBytes };

@@ -25,6 +25,7 @@
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Clock } from '../../common/time/clock.js';
 import { systemClock } from '../../common/time/clock.js';
+import { TRUNCATION_MARKER_SUFFIX } from './file-names.js';
 import { ReferenceResource } from './reference-resource.js';
 import { SyncFailedError } from './sync-failed-error.js';
 
@@ -204,10 +205,23 @@ export class MappedFile extends ReferenceResource {
    * Appends `head` and declares the rest of the file written (the end-of-file filler): the gap
    * after `head` is already zero on disk, because segments are created zero-filled and
    * truncation zeroes the tail. Flushed position is unchanged.
+   * @throws the write error when `head` (with what was buffered before it) cannot be written;
+   *   `head` is then taken back, so the segment is as before and takes no append behind a filler.
    */
   appendAndFillToEnd(head: Buffer): void {
+    const before = this.wrotePosition;
     this.append(head);
-    this.commitNow();
+    try {
+      this.commitNow();
+    } catch (e) {
+      // not written: take the filler back, or later appends would land behind it in this segment
+      // (readers and recovery skip everything after a filler to the next segment)
+      if (this.committedPosition <= before) {
+        this.wrotePosition = before;
+        if (this.wrotePosition === this.committedPosition) this.commitError = null; // no failed bytes kept
+      }
+      throw e;
+    }
     this.wrotePosition = this.fileSize;
     this.committedPosition = this.fileSize;
     this.writeBuffer = null;
@@ -321,7 +335,8 @@ export class MappedFile extends ReferenceResource {
   /**
    * Truncates this segment's content to `position`: positions move there and the bytes
    * [position, fileSize) are zeroed on disk (shrink + re-extend), so stale records can never be
-   * read again. The file keeps its full size.
+   * read again. The file keeps its full size. A `<name>.truncating` marker exists while the file
+   * may be short, so a crash in between is completed by the next load (MappedFileQueue.load).
    */
   truncateTo(position: number): void {
     if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
@@ -331,8 +346,12 @@ export class MappedFile extends ReferenceResource {
       if (keep > 0) this.fs.pwrite(this.fd, this.writeBuffer!, 0, keep, this.committedPosition);
     }
     if (position < this.fileSize) {
+      // the marker says "short = interrupted truncation" to the next load if we crash in between
+      const marker = `${this.filePath}${TRUNCATION_MARKER_SUFFIX}`;
+      this.fs.writeFile(marker, Buffer.from(`${this.fileSize}\n`));
       this.fs.ftruncate(this.fd, position);
       this.fs.ftruncate(this.fd, this.fileSize);
+      this.fs.unlink(marker);
     }
     this.wrotePosition = position;
     this.committedPosition = position;

@@ -54,6 +54,8 @@ export interface PutPathParts {
   flushManager: Pick<FlushManager, 'handleDiskFlush'>;
   /** The replication role once started (null before startHA). */
   replication: () => ReplicaAck | null;
+  /** Controller mode: why puts are refused right now (a fenced master), or null (default: never). */
+  fence?: () => string | null;
   flags: Pick<RunningFlags, 'hasWriteError' | 'setWriteError' | 'isSyncFailed' | 'reason'>;
   logger: Logger;
 }
@@ -73,7 +75,7 @@ export class PutMessageService {
     }
     if (out.status !== 'PUT_OK') {
       // the end-of-file filler of a roll could not be written: a write failure, not a file-creation one
-      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? commitLog.mfq.getLastMappedFile()?.commitError : null;
+      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? (out.writeError ?? commitLog.mfq.getLastMappedFile()?.commitError) : null;
       return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
     }
     const r = out.appendResult;
@@ -144,6 +146,8 @@ export class PutMessageService {
     const { state, config, commitLog } = this.p;
     if (!state.isRunning()) return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store has been shut down' };
     if (config.brokerRole === 'SLAVE') return { status: 'SERVICE_NOT_AVAILABLE', remark: 'message store is a slave; puts are refused' };
+    const fenced = this.p.fence?.() ?? null;
+    if (fenced !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: fenced };
     const failedCommit = commitLog.mfq.getLastMappedFile()?.commitError;
     if (failedCommit) this.noteWriteError(failedCommit);
     if (state.notWritableReason !== null) return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${state.notWritableReason}` };

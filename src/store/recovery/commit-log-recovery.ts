@@ -19,6 +19,7 @@ import type { CommitLog } from '../commitlog/commit-log.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
 import { SegmentScanner } from './segment-scanner.js';
+import { RecoveryProgressReporter, type RecoveryProgressListener } from './recovery-progress.js';
 
 export type RecoveryMode = 'normal' | 'abnormal';
 
@@ -51,6 +52,8 @@ export interface CommitLogRecoveryContext {
   /** checkpoint.getMinTimestamp() (abnormal mode). */
   checkpointMinTimestamp: number;
   logger: Logger;
+  /** Hears the scan's progress every few seconds (recovery-progress.ts). */
+  onProgress?: RecoveryProgressListener | null;
 }
 
 export async function recoverCommitLog(mode: RecoveryMode, ctx: CommitLogRecoveryContext): Promise<CommitLogRecoveryResult> {
@@ -85,9 +88,14 @@ export async function recoverCommitLog(mode: RecoveryMode, ctx: CommitLogRecover
 
   let scanner = new SegmentScanner(mf, scanOpts);
   let pos = 0;
+  const scanFrom = mf.fileFromOffset;
+  const last = files[files.length - 1]!;
+  const progress = new RecoveryProgressReporter(`CommitLog ${mode} recovery scan`, last.fileFromOffset + last.fileSize - scanFrom, ctx.logger, ctx.onProgress ?? null);
   for (;;) {
     const r = scanner.check(pos);
     if (r.kind === 'valid') {
+      const pause = progress.tick(mf.fileFromOffset + pos - scanFrom);
+      if (pause) await pause;
       result.recordsScanned++;
       const d = r.dispatch;
       result.lastStoreTimestamp = d.storeTimestamp;
@@ -122,9 +130,9 @@ export async function recoverCommitLog(mode: RecoveryMode, ctx: CommitLogRecover
   result.destroyedFiles = t.destroyedFiles;
   mfq.setFlushedWhere(processOffset);
   mfq.setCommittedWhere(processOffset);
-  const last = mfq.getLastMappedFile();
-  if (last) await last.force(); // make the zeroed tail durable
-  if (result.lastStoreTimestamp > 0) last!.storeTimestamp = result.lastStoreTimestamp;
+  const tail = mfq.getLastMappedFile();
+  if (tail) await tail.force(); // make the zeroed tail durable
+  if (result.lastStoreTimestamp > 0) tail!.storeTimestamp = result.lastStoreTimestamp;
   return result;
 }
 

@@ -5,7 +5,9 @@
  * 1. Recover every ConsumeQueue (§3.4).
  * 2. Recover the CommitLog in `normal` or `abnormal` mode (commit-log-recovery.ts), which
  *    re-dispatches records and truncates CQs and the CommitLog to the verified end.
- * 3. Abnormal: flush all ConsumeQueues.
+ * 3. Abnormal: flush all ConsumeQueues, then force (fdatasync regardless of flushed positions)
+ *    the CommitLog from the scan's start segment and every ConsumeQueue file: data recovered
+ *    from the page cache after a process crash has never been forced to the device.
  * 4. Rebuild the queue-offset table from each CQ's max offset; correct CQ min offsets against
  *    the CommitLog min offset (an emptied queue stays positioned, B04).
  * 5. Clamp the checkpoint to verified data (B05): confirmPhyOffset := recovered end,
@@ -16,6 +18,7 @@ import type { DispatchRequest } from '../../common/message/record-codec.js';
 import type { CommitLog } from '../commitlog/commit-log.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
+import type { RecoveryProgressListener } from './recovery-progress.js';
 import { recoverCommitLog, type CommitLogRecoveryResult, type RecoveryMode } from './commit-log-recovery.js';
 import type { StoreCheckpoint } from './store-checkpoint.js';
 
@@ -41,6 +44,8 @@ export interface StoreRecoveryContext {
   checkCrc: boolean;
   delayLevelTableMs: number[];
   logger: Logger;
+  /** Hears the CommitLog scan's progress every few seconds. */
+  onProgress?: RecoveryProgressListener | null;
 }
 
 export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext): Promise<RecoveryReport> {
@@ -63,8 +68,18 @@ export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext
     delayLevelTableMs: ctx.delayLevelTableMs,
     checkpointMinTimestamp: ctx.checkpoint.getMinTimestamp(),
     logger: ctx.logger,
+    onProgress: ctx.onProgress ?? null,
   });
-  if (mode === 'abnormal') await ctx.cqStore.flushAll(0);
+  if (mode === 'abnormal') {
+    await ctx.cqStore.flushAll(0);
+    // What recovery read back may have come from the page cache of a crashed process (kill -9
+    // on this boot): it counts as flushed but nothing forced it to the device, and a later power
+    // loss would punch holes into the middle of the logs. Force it now, before any put is
+    // acknowledged: the CommitLog from the segment the scan started in (earlier ones were
+    // flushed before the checkpoint moved past them) and every ConsumeQueue file.
+    await ctx.commitLog.mfq.forceFrom(cl.startOffset);
+    await ctx.cqStore.forceAll();
+  }
 
   ctx.queueOffsets.clear();
   for (const q of ctx.cqStore.all()) ctx.queueOffsets.set(q.topic, q.queueId, q.getMaxOffsetInQueue());

@@ -171,6 +171,37 @@ export class StoreCleanService {
     });
   }
 
+  /**
+   * A component that still needs CommitLog records (the timer wheel) names the offset from which
+   * it needs them: files ending above it are kept by time-based, manual and "space to delete"
+   * passes. Under disk pressure that must free space now (cleanImmediately) the hold is ignored
+   * with a warning, as availability comes first there (Apache keeps nothing for timers at all).
+   * Null removes the hold.
+   */
+  setRetentionHold(hold: (() => number) | null): void {
+    this.retentionHold = hold;
+  }
+
+  private retentionHold: (() => number) | null = null;
+
+  private keepFromOffset(disk: DiskCheckReport): number {
+    const dispatched = this.deps.dispatchedOffset();
+    if (!this.retentionHold) return dispatched;
+    let held: number;
+    try {
+      held = this.retentionHold();
+    } catch (e) {
+      this.logger.error(`retention hold failed (${(e as Error).message}); ignored`);
+      return dispatched;
+    }
+    if (!(held < dispatched)) return dispatched;
+    if (disk.cleanImmediately) {
+      this.logger.warn(`disk usage forces deletion: the retention hold at CommitLog offset ${held} (pending timer messages) is ignored`);
+      return dispatched;
+    }
+    return held;
+  }
+
   private async pass(): Promise<CleanPassReport> {
     const { config, commitLog, clock, fs } = this.deps;
     const now = clock.nowMs();
@@ -195,7 +226,7 @@ export class StoreCleanService {
           deleteIntervalMs: config.deleteCommitLogFilesInterval,
           destroyIntervalForciblyMs: config.destroyMapedFileIntervalForcibly,
           batchMax: config.deleteFileBatchMax,
-          keepFromOffset: this.deps.dispatchedOffset(),
+          keepFromOffset: this.keepFromOffset(disk),
           sleep: (ms) => this.sleep(ms),
           onMinMoved: () => this.deps.cqStore.correctMinOffsets(commitLog.getMinOffset()),
         },

@@ -23,7 +23,7 @@ describe('gRPC delay and transactional messages', { timeout: 60_000 }, () => {
   const consumers: SimpleConsumer[] = [];
 
   before(async () => {
-    h = await startHarness({ transactionTimeOut: '800', transactionCheckInterval: '300', timerPrecisionMs: '50' });
+    h = await startHarness({ transactionTimeOut: '800', transactionCheckInterval: '300', timerPrecisionMs: '50', recallMessageEnable: 'true' });
     producer = await startProducer(h, ['DELAY_T']);
     txProducer = await startProducer(h, ['TX_T'], {
       checker: {
@@ -63,6 +63,32 @@ describe('gRPC delay and transactional messages', { timeout: 60_000 }, () => {
     assert.ok(got[0]!.at >= later.getTime(), `received ${later.getTime() - got[0]!.at} ms early`);
     assert.equal(got[0]!.m.deliveryTimestamp?.getTime(), later.getTime());
     assert.equal(got[0]!.m.body.toString(), 'late');
+  });
+
+  it('recalls a delayed message with the recall handle of its send receipt (RecallMessage)', async () => {
+    const c = await startSimpleConsumer(h, 'RECALL_G', 'DELAY_T', 300);
+    consumers.push(c);
+    const due = new Date(Date.now() + 1200);
+    const keep = await producer.send({ topic: 'DELAY_T', keys: ['r-keep'], body: Buffer.from('keep'), deliveryTimestamp: due } as never);
+    const drop = await producer.send({ topic: 'DELAY_T', keys: ['r-drop'], body: Buffer.from('drop'), deliveryTimestamp: due } as never);
+    const handle = (drop as unknown as { recallHandle: string }).recallHandle;
+    assert.ok(handle && handle.length > 0, 'the send receipt carries a recall handle');
+    const receipt = await (producer as unknown as { recallMessage(t: string, h: string): Promise<{ messageId: string }> }).recallMessage('DELAY_T', handle);
+    assert.equal(receipt.messageId, drop.messageId);
+    await assert.rejects(
+      (producer as unknown as { recallMessage(t: string, h: string): Promise<unknown> }).recallMessage('DELAY_T', 'bm90IGEgaGFuZGxl'),
+      /recall handle is invalid/,
+    );
+    const seen: string[] = [];
+    const end = Date.now() + 4000;
+    while (Date.now() < end && !(seen.includes('r-keep') && Date.now() > due.getTime() + 600)) {
+      for (const m of await c.receive(10, 10_000)) {
+        if (m.keys[0]?.startsWith('r-')) seen.push(m.keys[0]);
+        await c.ack(m);
+      }
+    }
+    assert.deepEqual(seen, ['r-keep']);
+    assert.equal(keep.messageId.length > 0, true);
   });
 
   it('commits, rolls back and checks back transactional messages', async () => {

@@ -75,7 +75,7 @@ export async function startHarness(options: Record<string, string> = {}, logger:
     const store = fanOut(await DefaultMessageStore.open(resolveStoreConfig(raw), { logger }), (t) => front?.notifyMessageArriving(t));
     const broker = await BrokerController.create({ brokerConfig: raw, store, logger });
     await broker.start();
-    front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: raw, transactions: broker.transactionService, logger });
+    front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: raw, transactions: broker.transactionService, recall: broker.recallMessageService, logger });
     await front.start();
     grpcPort = front.port;
     return { broker, front };

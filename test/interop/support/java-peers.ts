@@ -23,6 +23,7 @@ export const JAVA_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'ja
 export type PeerName = 'rocketmq4' | 'rocketmq5-store' | 'rocketmq5' | 'grpc5';
 
 const PEER_DIRS: Record<PeerName, { pom: string; sources: string[] }> = {
+  /** Apache RocketMQ 4.9.8 store, remoting client and admin tools; src/mqadmin holds the mqadmin runner. */
   rocketmq4: { pom: join(JAVA_ROOT, 'pom.xml'), sources: [join(JAVA_ROOT, 'src')] },
   'rocketmq5-store': {
     pom: join(JAVA_ROOT, 'store5', 'pom.xml'),
@@ -31,7 +32,7 @@ const PEER_DIRS: Record<PeerName, { pom: string; sources: string[] }> = {
   /** Apache RocketMQ 5.3.3 remoting client + admin tools (mqadmin's MQAdminStartup). */
   rocketmq5: {
     pom: join(JAVA_ROOT, 'rocketmq5', 'pom.xml'),
-    sources: [join(JAVA_ROOT, 'rocketmq5', 'src'), join(JAVA_ROOT, 'src', 'shared')],
+    sources: [join(JAVA_ROOT, 'rocketmq5', 'src'), join(JAVA_ROOT, 'src', 'shared'), join(JAVA_ROOT, 'src', 'mqadmin')],
   },
   /** rocketmq-client-java 5.0.x, the RocketMQ 5 gRPC client. */
   grpc5: {
@@ -195,12 +196,13 @@ export interface JavaRun {
 }
 
 /** Runs `mainClass` of a built peer; never throws for a non-zero exit (check `.code`). */
-export function runJava(peer: BuiltPeer, mainClass: string, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; /** extra JVM flags, e.g. -Dtls.enable=true */ jvmArgs?: string[] } = {}): Promise<JavaRun> {
+export function runJava(peer: BuiltPeer, mainClass: string, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string; /** extra JVM flags, e.g. -Dtls.enable=true */ jvmArgs?: string[] } = {}): Promise<JavaRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn('java', [...JVM_FLAGS, ...(opts.jvmArgs ?? []), '-cp', peer.classpath, mainClass, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...opts.env },
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
     });
     let stdout = '';
     let stderr = '';

@@ -34,7 +34,8 @@ describe('GET_TOPIC_STATS_INFO (202)', () => {
       r.body!.toString(),
       `{"offsetTable":{${key('TS', 0)}:{"lastUpdateTimestamp":${T0 + 3000},"maxOffset":3,"minOffset":1},` +
         `${key('TS', 1)}:{"lastUpdateTimestamp":${T0 + 2000},"maxOffset":1,"minOffset":0},` +
-        `${key('TS', 2)}:{"lastUpdateTimestamp":0,"maxOffset":0,"minOffset":0}}}`,
+        `${key('TS', 2)}:{"lastUpdateTimestamp":0,"maxOffset":0,"minOffset":0}},"topicPutTps":1.0}`, // 4 puts in 4 s
+
     );
   });
 
@@ -55,8 +56,8 @@ describe('GET_CONSUME_STATS (208)', () => {
     assert.equal(r.code, ResponseCode.SUCCESS);
     assert.equal(
       r.body!.toString(),
-      `{"consumeTps":0.0,"offsetTable":{${key('TS', 0)}:{"brokerOffset":3,"consumerOffset":2,"lastTimestamp":${T0 + 1000}},` +
-        `${key('TS', 1)}:{"brokerOffset":1,"consumerOffset":0,"lastTimestamp":0}}}`,
+      `{"consumeTps":0.0,"offsetTable":{${key('TS', 0)}:{"brokerOffset":3,"consumerOffset":2,"lastTimestamp":${T0 + 1000},"pullOffset":2},` +
+        `${key('TS', 1)}:{"brokerOffset":1,"consumerOffset":0,"lastTimestamp":0,"pullOffset":0}}}`,
     );
   });
 
@@ -68,8 +69,8 @@ describe('GET_CONSUME_STATS (208)', () => {
     const r = await h.call(RequestCode.GET_CONSUME_STATS, { consumerGroup: 'G' });
     assert.equal(
       r.body!.toString(),
-      `{"consumeTps":0.0,"offsetTable":{${key('TS', 0)}:{"brokerOffset":3,"consumerOffset":0,"lastTimestamp":0},` +
-        `${key('TS', 1)}:{"brokerOffset":1,"consumerOffset":1,"lastTimestamp":${T0 + 2000}}}}`,
+      `{"consumeTps":0.0,"offsetTable":{${key('TS', 0)}:{"brokerOffset":3,"consumerOffset":0,"lastTimestamp":0,"pullOffset":0},` +
+        `${key('TS', 1)}:{"brokerOffset":1,"consumerOffset":1,"lastTimestamp":${T0 + 2000},"pullOffset":1}}}`,
     );
     const none = await h.call(RequestCode.GET_CONSUME_STATS, { consumerGroup: 'NOBODY' });
     assert.equal(none.code, ResponseCode.SUCCESS);
@@ -97,9 +98,37 @@ describe('TopicStatsTable / ConsumeStats text', () => {
         [mq('B', 1), { minOffset: 0, maxOffset: 2, lastUpdateTimestamp: 5 }],
         [mq('A', 0), { minOffset: 1, maxOffset: 1, lastUpdateTimestamp: 0 }],
       ]),
-      '{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"A"}:{"lastUpdateTimestamp":0,"maxOffset":1,"minOffset":1},{"brokerName":"b","queueId":1,"topic":"B"}:{"lastUpdateTimestamp":5,"maxOffset":2,"minOffset":0}}}',
+      '{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"A"}:{"lastUpdateTimestamp":0,"maxOffset":1,"minOffset":1},{"brokerName":"b","queueId":1,"topic":"B"}:{"lastUpdateTimestamp":5,"maxOffset":2,"minOffset":0}},"topicPutTps":0.0}',
     );
     assert.equal(consumeStatsJson([], 1.5), '{"consumeTps":1.5,"offsetTable":{}}');
     assert.equal(consumeStatsJson([], 3), '{"consumeTps":3.0,"offsetTable":{}}');
+  });
+});
+
+describe('real rates: consumeTps (208), topicPutTps (202), VIEW_BROKER_STATS_DATA (315)', () => {
+  it('pulls and puts counted by BrokerStatsManager show up as rates; the pull end is pullOffset; unknown stats → SYSTEM_ERROR', async () => {
+    await setup();
+    const stats = h.ctx.brokerStats;
+    h.ctx.consumerOffsetManager.commitOffset('test', 'G', 'TS', 0, 1);
+    h.ctx.consumerOffsetManager.commitPullOffset('G', 'TS', 0, 3);
+    stats.recordGet('G', 'TS', 3, 600);
+    stats.recordPut('TS', 4, 800);
+    h.clock.advance(2000);
+    const text = (await h.call(RequestCode.GET_CONSUME_STATS, { consumerGroup: 'G', topic: 'TS' })).body!.toString();
+    assert.match(text, /^\{"consumeTps":1\.5,/, '3 messages pulled 2 s ago');
+    assert.match(text, /"consumerOffset":1,"lastTimestamp":\d+,"pullOffset":3/);
+    const ts = (await h.call(RequestCode.GET_TOPIC_STATS_INFO, { topic: 'TS' })).body!.toString();
+    // setup() put 4 messages from T0 on, then 4 more: 8 messages in 6 s
+    assert.match(ts, /"topicPutTps":1\.3333333333333333\}$/);
+    const view = await h.call(RequestCode.VIEW_BROKER_STATS_DATA, { statsName: 'GROUP_GET_NUMS', statsKey: 'TS@G' });
+    assert.equal(view.code, ResponseCode.SUCCESS);
+    assert.deepEqual(JSON.parse(view.body!.toString()), {
+      statsDay: { avgpt: 3, sum: 3, tps: 1.5 },
+      statsHour: { avgpt: 3, sum: 3, tps: 1.5 },
+      statsMinute: { avgpt: 3, sum: 3, tps: 1.5 },
+    });
+    const missing = await h.call(RequestCode.VIEW_BROKER_STATS_DATA, { statsName: 'GROUP_GET_NUMS', statsKey: 'TS@NOBODY' });
+    assert.equal(missing.code, ResponseCode.SYSTEM_ERROR);
+    assert.equal(missing.remark, 'The stats <GROUP_GET_NUMS> <TS@NOBODY> not exist');
   });
 });

@@ -168,3 +168,38 @@ test('auto-create route for %RETRY%<group> and %DLQ%<group> has one queue, as th
   }
   assert.equal(m.pickupAutoCreateRouteData('Plain')!.queueDatas[0]!.writeQueueNums, 4);
 });
+
+test('a deleted topic gets no TBW102 fallback route until a broker registers it again; never-seen topics still do', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['Gone', 2]) }));
+  assert.ok(m.pickupAutoCreateRouteData('NeverSeen'), 'ali-ons auto-create needs the fallback');
+  m.deleteTopic('Gone');
+  assert.equal(m.pickupTopicRouteData('Gone'), null);
+  assert.equal(m.pickupAutoCreateRouteData('Gone'), null);
+  assert.equal(m.isDeletedTopic('Gone'), true);
+  // re-created (e.g. updateTopic or a Java producer's auto-create): registered with a new data version
+  m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['Gone', 2]), dv: { stateVersion: 0, timestamp: 2, counter: 2 } }));
+  assert.equal(m.isDeletedTopic('Gone'), false);
+  assert.equal(m.pickupTopicRouteData('Gone')!.queueDatas[0]!.writeQueueNums, 2);
+  // deleting per cluster only tombstones once no broker group serves it
+  m.registerBroker(reg({ clusterName: 'C2', brokerName: 'broker-c', brokerAddr: '10.0.0.3:1', table: topics(['Gone', 1]) }));
+  m.deleteTopic('Gone', 'C2');
+  assert.equal(m.isDeletedTopic('Gone'), false);
+  m.deleteTopic('Gone', 'DefaultCluster');
+  assert.equal(m.isDeletedTopic('Gone'), true);
+});
+
+test('wipe / add write perm of a broker group; topics by cluster', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({ table: topics(['T1', 2, 6], ['T2', 2, 7]) }));
+  m.registerBroker(reg({ clusterName: 'C2', brokerName: 'broker-c', brokerAddr: '10.0.0.3:1', table: topics(['T3', 1, 6]) }));
+  assert.equal(m.operateWritePermOfBroker('broker-a', 'wipe'), 2);
+  assert.deepEqual([m.pickupTopicRouteData('T1')!.queueDatas[0]!.perm, m.pickupTopicRouteData('T2')!.queueDatas[0]!.perm], [4, 5]);
+  assert.equal(m.pickupTopicRouteData('T3')!.queueDatas[0]!.perm, 6, 'other broker groups untouched');
+  assert.equal(m.operateWritePermOfBroker('broker-a', 'add'), 2);
+  assert.deepEqual([m.pickupTopicRouteData('T1')!.queueDatas[0]!.perm, m.pickupTopicRouteData('T2')!.queueDatas[0]!.perm], [6, 6]);
+  assert.equal(m.operateWritePermOfBroker('nope', 'wipe'), 0);
+  assert.deepEqual(m.getTopicsByCluster('DefaultCluster'), ['T1', 'T2']);
+  assert.deepEqual(m.getTopicsByCluster('C2'), ['T3']);
+  assert.deepEqual(m.getTopicsByCluster('none'), []);
+});

@@ -98,8 +98,7 @@ final class Consumers {
             if (orderly) {
                 c.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
                     for (MessageExt m : msgs) {
-                        if (failed.get() < failFirst) {
-                            failed.incrementAndGet();
+                        if (claimFailure(failed, failFirst)) {
                             Json.obj().put("type", "fail").put("consumer", who).put("key", m.getKeys()).println();
                             return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT;
                         }
@@ -113,8 +112,7 @@ final class Consumers {
             } else {
                 c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
                     for (MessageExt m : msgs) {
-                        if (failed.get() < failFirst && m.getReconsumeTimes() == 0) {
-                            failed.incrementAndGet();
+                        if (m.getReconsumeTimes() == 0 && claimFailure(failed, failFirst)) {
                             Json.obj().put("type", "fail").put("consumer", who).put("key", m.getKeys()).println();
                             return ConsumeConcurrentlyStatus.RECONSUME_LATER;
                         }
@@ -175,5 +173,14 @@ final class Consumers {
         Thread.sleep(1200); // let offsets be persisted (persistConsumerOffsetInterval 1 s)
         for (DefaultMQPushConsumer c : consumers) c.shutdown();
         Json.obj().put("type", "summary").put("distinct", distinctKeys.size()).put("perConsumerKeys", keys.size()).put("received", total.get()).put("failed", failed.get()).println();
+    }
+
+    /** Atomically takes one of the first `limit` failure slots (consume threads run concurrently). */
+    private static boolean claimFailure(AtomicInteger failed, int limit) {
+        for (;;) {
+            int n = failed.get();
+            if (n >= limit) return false;
+            if (failed.compareAndSet(n, n + 1)) return true;
+        }
     }
 }

@@ -1,0 +1,110 @@
+/**
+ * The broker's configuration as GET_BROKER_CONFIG (26) shows it and UPDATE_BROKER_CONFIG (25)
+ * changes it (mirrors Apache `Configuration` registered with BrokerConfig, NettyServerConfig,
+ * NettyClientConfig and MessageStoreConfig).
+ *
+ * - `allConfigs()`: every broker key (broker-config.ts, resolved values), every store key
+ *   (store-config.ts, resolved values) and any other raw broker.conf key, as strings, sorted.
+ * - `formatAll()`: the same as Java `Properties` text, "key=value\n" per key.
+ * - `update(props)`: keys in Apache's default `configBlackList` (configBlackList,
+ *   brokerConfigPath) refuse the whole update; unknown keys are ignored (Apache merges only keys
+ *   it knows). Broker keys are validated with their spec (a bad value refuses the update with
+ *   the reason) and applied to the live BrokerConfig object at once, so code that reads the
+ *   config per request (brokerPermission, autoCreateTopicEnable, slaveReadEnable...) sees it;
+ *   periods read at start (flushConsumerOffsetInterval...) apply after a restart, as in Apache.
+ *   Store keys are recorded (shown and persisted) but the open store keeps its values until
+ *   restart (Apache changes its MessageStoreConfig object live).
+ *   The whole configuration is then written to `<storePathRootDir>/config/broker.properties`
+ *   (Apache's default brokerConfigPath). Like Apache started without `-c`, tsmq does not read
+ *   that file back at start: a restart takes broker.conf / -o values again.
+ * - `dataVersion`: bumped by every update; GET_BROKER_CONFIG sends it as header `version`.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Clock } from '../../common/time/clock.js';
+import { ConfigError } from '../../common/config/config-spec.js';
+import { BROKER_CONFIG_SPEC, resolveBrokerConfig, type BrokerConfig } from '../broker-config.js';
+import { resolveStoreConfig, storeConfigSpec } from '../../store/store-config.js';
+import { DataVersion } from './data-version.js';
+export { parsePropertiesText } from '../../common/config/properties-text.js';
+
+/** Apache's default `configBlackList`. */
+export const CONFIG_BLACK_LIST = ['configBlackList', 'brokerConfigPath'];
+
+export type UpdateOutcome = { ok: true; applied: string[]; ignored: string[] } | { ok: false; code: 'NO_PERMISSION' | 'INVALID'; remark: string };
+
+export class BrokerProperties {
+  readonly dataVersion: DataVersion;
+  readonly filePath: string;
+
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly raw: Record<string, string>,
+    clock: Clock,
+  ) {
+    this.dataVersion = new DataVersion(clock);
+    this.filePath = path.join(config.storePathRootDir, 'config', 'broker.properties');
+  }
+
+  /** Every key with its current value, sorted by key. */
+  allConfigs(): Map<string, string> {
+    const all = new Map<string, string>();
+    for (const [k, v] of Object.entries(this.raw)) all.set(k, v);
+    let store: Record<string, unknown> = {};
+    try {
+      store = resolveStoreConfig(this.raw) as unknown as Record<string, unknown>;
+    } catch {
+      /* raw values were validated at start; a later bad store key only shows raw */
+    }
+    for (const k of Object.keys(storeConfigSpec)) if (store[k] !== undefined) all.set(k, String(store[k]));
+    for (const k of Object.keys(BROKER_CONFIG_SPEC)) all.set(k, String((this.config as Record<string, unknown>)[k]));
+    return new Map([...all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
+
+  /** Java Properties text of `allConfigs()`. */
+  formatAll(): string {
+    let text = '';
+    for (const [k, v] of this.allConfigs()) text += `${k}=${v}\n`;
+    return text;
+  }
+
+  /** Applies and persists an update; see the file comment. */
+  update(props: Map<string, string>): UpdateOutcome {
+    for (const k of props.keys()) {
+      if (CONFIG_BLACK_LIST.includes(k)) return { ok: false, code: 'NO_PERMISSION', remark: 'Can not update config in black list.' };
+    }
+    const brokerKeys = new Set(Object.keys(BROKER_CONFIG_SPEC));
+    const storeKeys = new Set(Object.keys(storeConfigSpec));
+    const applied: string[] = [];
+    const ignored: string[] = [];
+    const nextRaw = { ...this.raw };
+    for (const [k, v] of props) {
+      if (brokerKeys.has(k) || storeKeys.has(k) || k in this.raw) {
+        nextRaw[k] = v;
+        applied.push(k);
+      } else ignored.push(k);
+    }
+    let resolved: BrokerConfig;
+    try {
+      resolved = resolveBrokerConfig(nextRaw);
+      if (applied.some((k) => storeKeys.has(k))) resolveStoreConfig(nextRaw);
+    } catch (e) {
+      const msg = e instanceof ConfigError ? e.message : (e as Error).message;
+      return { ok: false, code: 'INVALID', remark: msg };
+    }
+    Object.assign(this.raw, nextRaw);
+    const live = this.config as Record<string, unknown>;
+    for (const k of applied) if (brokerKeys.has(k)) live[k] = (resolved as Record<string, unknown>)[k];
+    this.dataVersion.next();
+    this.persist();
+    return { ok: true, applied, ignored };
+  }
+
+  /** Writes `formatAll()` to the properties file (temp file + rename). */
+  persist(): void {
+    fs.mkdirSync(path.dirname(this.filePath), { recursive: true });
+    const tmp = `${this.filePath}.tmp`;
+    fs.writeFileSync(tmp, this.formatAll());
+    fs.renameSync(tmp, this.filePath);
+  }
+}

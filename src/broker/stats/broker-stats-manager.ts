@@ -1,0 +1,256 @@
+/**
+ * Broker statistics (mirrors Apache `BrokerStatsManager`, `StoreStatsService` and `BrokerStats`):
+ *
+ * - Named counter sets keyed like Apache's, read by VIEW_BROKER_STATS_DATA (315):
+ *     TOPIC_PUT_NUMS / TOPIC_PUT_SIZE   key `<topic>`          messages / bytes stored by sends
+ *     GROUP_GET_NUMS / GROUP_GET_SIZE   key `<topic>@<group>`  messages / bytes handed to pulls
+ *     SNDBCK_PUT_NUMS                   key `<topic>@<group>`  messages sent back by consumers
+ *     BROKER_PUT_NUMS / BROKER_GET_NUMS key `<clusterName>`    broker totals
+ *   each a StatsItem with minute/hour/day windows (stats-item.ts).
+ * - Store-wide totals for GET_BROKER_RUNTIME_INFO (28): messages/bytes put, pulls that found or
+ *   missed messages, messages transferred; sampled every second (the last 601 samples) so
+ *   `putTps` / `getFoundTps` / `getMissTps` / `getTotalTps` / `getTransferredTps` are the rates
+ *   over the last 10, 60 and 600 s (or since start when younger), as "r10 r60 r600".
+ * - `msgPutTotalTodayMorning` etc.: the put/get totals recorded at the last two local midnights
+ *   (0 before the first midnight, as Apache's `BrokerStats` starts).
+ *
+ * `start()` runs the samplers (1 s timer, unref'd); `shutdown()` stops them.
+ */
+import type { Clock } from '../../common/time/clock.js';
+import { StatsItem, type StatsSnapshot, type StatsWindow } from './stats-item.js';
+import type { BrokerStatsListener } from './broker-stats-listener.js';
+
+export const Stats = {
+  TOPIC_PUT_NUMS: 'TOPIC_PUT_NUMS',
+  TOPIC_PUT_SIZE: 'TOPIC_PUT_SIZE',
+  GROUP_GET_NUMS: 'GROUP_GET_NUMS',
+  GROUP_GET_SIZE: 'GROUP_GET_SIZE',
+  SNDBCK_PUT_NUMS: 'SNDBCK_PUT_NUMS',
+  BROKER_PUT_NUMS: 'BROKER_PUT_NUMS',
+  BROKER_GET_NUMS: 'BROKER_GET_NUMS',
+  /** Messages a consumer group's send-back moved to its DLQ, key `<topic>@<group>` (Apache DLQ_PUT_NUMS). */
+  DLQ_PUT_NUMS: 'DLQ_PUT_NUMS',
+  /** Transactional messages committed / rolled back, key `<topic>` (the half message's real topic). */
+  TX_COMMIT_NUMS: 'TX_COMMIT_NUMS',
+  TX_ROLLBACK_NUMS: 'TX_ROLLBACK_NUMS',
+} as const;
+
+/** Store-wide cumulative counters (Apache StoreStatsService). */
+export interface StoreTotals {
+  putMessageTimesTotal: number;
+  putMessageSizeTotal: number;
+  putMessageFailedTimes: number;
+  getFoundTimes: number;
+  getMissTimes: number;
+  getTransferredMsgCount: number;
+}
+
+interface TotalsSample extends StoreTotals {
+  timestampMs: number;
+}
+
+const RUNTIME_SAMPLES = 601;
+const SAMPLE_PERIOD_MS = 1000;
+
+export class BrokerStatsManager {
+  private readonly sets = new Map<string, Map<string, StatsItem>>();
+  readonly totals: StoreTotals = {
+    putMessageTimesTotal: 0,
+    putMessageSizeTotal: 0,
+    putMessageFailedTimes: 0,
+    getFoundTimes: 0,
+    getMissTimes: 0,
+    getTransferredMsgCount: 0,
+  };
+  private readonly runtimeSamples: TotalsSample[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private lastItemSampleMs = 0;
+  /** Put/get totals at the last two local midnights (Apache BrokerStats). */
+  private morning = { putYesterday: 0, putToday: 0, getYesterday: 0, getToday: 0 };
+  private morningDay: string;
+  readonly bootTimestampMs: number;
+  /** Per-event hooks of an exporter (src/metrics); null = none (the hot paths skip them). */
+  listener: BrokerStatsListener | null = null;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly clusterName: string,
+  ) {
+    this.bootTimestampMs = clock.nowMs();
+    this.runtimeSamples.push({ timestampMs: this.bootTimestampMs, ...this.totals });
+    this.morningDay = dayOf(this.bootTimestampMs);
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.sample(), SAMPLE_PERIOD_MS);
+    this.timer.unref();
+  }
+
+  shutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One sampling pass (the timer's job; tests call it with a manual clock). */
+  sample(): void {
+    const now = this.clock.nowMs();
+    this.runtimeSamples.push({ timestampMs: now, ...this.totals });
+    if (this.runtimeSamples.length > RUNTIME_SAMPLES) this.runtimeSamples.shift();
+    if (now - this.lastItemSampleMs >= 10_000) {
+      this.lastItemSampleMs = now;
+      for (const set of this.sets.values()) for (const item of set.values()) item.sample(now);
+    }
+    const day = dayOf(now);
+    if (day !== this.morningDay) {
+      this.morningDay = day;
+      this.morning = {
+        putYesterday: this.morning.putToday,
+        putToday: this.totals.putMessageTimesTotal,
+        getYesterday: this.morning.getToday,
+        getToday: this.totals.getTransferredMsgCount,
+      };
+    }
+  }
+
+  /** A send stored `msgNum` messages of `sizeBytes` in total (one call). */
+  recordPut(topic: string, msgNum: number, sizeBytes: number): void {
+    this.item(Stats.TOPIC_PUT_NUMS, topic).add(msgNum, 1);
+    this.item(Stats.TOPIC_PUT_SIZE, topic).add(sizeBytes, 1);
+    this.item(Stats.BROKER_PUT_NUMS, this.clusterName).add(msgNum, 1);
+    this.totals.putMessageTimesTotal += msgNum;
+    this.totals.putMessageSizeTotal += sizeBytes;
+  }
+
+  /** A put the store refused. */
+  recordPutFailed(): void {
+    this.totals.putMessageFailedTimes++;
+  }
+
+  /** A pull of `group` on `topic` returned `msgNum` messages of `sizeBytes` (msgNum 0 = nothing found). */
+  recordGet(group: string, topic: string, msgNum: number, sizeBytes: number): void {
+    if (msgNum <= 0) {
+      this.totals.getMissTimes++;
+      return;
+    }
+    const key = `${topic}@${group}`;
+    this.item(Stats.GROUP_GET_NUMS, key).add(msgNum, 1);
+    this.item(Stats.GROUP_GET_SIZE, key).add(sizeBytes, 1);
+    this.item(Stats.BROKER_GET_NUMS, this.clusterName).add(msgNum, 1);
+    this.totals.getFoundTimes++;
+    this.totals.getTransferredMsgCount += msgNum;
+  }
+
+  /** A consumer of `group` sent a message of `topic` back for retry. */
+  recordSendBack(group: string, topic: string): void {
+    this.item(Stats.SNDBCK_PUT_NUMS, `${topic}@${group}`).add(1, 1);
+  }
+
+  /** A consumer of `group` sent a message of `topic` back and it went to the group's DLQ (max reconsume times reached). */
+  recordDlq(group: string, topic: string): void {
+    this.item(Stats.DLQ_PUT_NUMS, `${topic}@${group}`).add(1, 1);
+  }
+
+  /** A transactional message of `topic` was committed or rolled back (a producer's end or a check). */
+  recordTransactionEnd(topic: string, resolution: 'COMMIT' | 'ROLLBACK'): void {
+    this.item(resolution === 'COMMIT' ? Stats.TX_COMMIT_NUMS : Stats.TX_ROLLBACK_NUMS, topic).add(1, 1);
+  }
+
+  /** Sets (or clears) the exporter's per-event hooks. */
+  setListener(listener: BrokerStatsListener | null): void {
+    this.listener = listener;
+  }
+
+  /** Every counter of one set (e.g. Stats.TOPIC_PUT_NUMS), for exporters; empty when none was recorded. */
+  itemsOf(statsName: string): Iterable<StatsItem> {
+    return this.sets.get(statsName)?.values() ?? [];
+  }
+
+  /** The counter, or undefined when nothing was ever recorded under that name and key (Apache: the 315 error). */
+  getStatsItem(statsName: string, statsKey: string): StatsItem | undefined {
+    return this.sets.get(statsName)?.get(statsKey);
+  }
+
+  /** Figures of a counter's window; zeros when it does not exist. */
+  stats(statsName: string, statsKey: string, window: StatsWindow): StatsSnapshot {
+    return this.getStatsItem(statsName, statsKey)?.stats(window, this.clock.nowMs()) ?? { sum: 0, tps: 0, avgpt: 0, times: 0 };
+  }
+
+  /** Messages per second stored to `topic` over the last minute (Apache tpsTopicPutNums). */
+  tpsTopicPutNums(topic: string): number {
+    return this.stats(Stats.TOPIC_PUT_NUMS, topic, 'minute').tps;
+  }
+
+  /** Messages per second `group` pulled from `topic` over the last minute (Apache tpsGroupGetNums). */
+  tpsGroupGetNums(group: string, topic: string): number {
+    return this.stats(Stats.GROUP_GET_NUMS, `${topic}@${group}`, 'minute').tps;
+  }
+
+  /** Forgets a deleted topic's counters (Apache onTopicDeleted). */
+  onTopicDeleted(topic: string): void {
+    for (const [name, set] of this.sets) {
+      for (const key of [...set.keys()]) {
+        if (key === topic || (name !== Stats.TOPIC_PUT_NUMS && name !== Stats.TOPIC_PUT_SIZE && key.startsWith(`${topic}@`))) set.delete(key);
+      }
+    }
+  }
+
+  /** Forgets a deleted group's counters (Apache onGroupDeleted). */
+  onGroupDeleted(group: string): void {
+    for (const set of this.sets.values()) for (const key of [...set.keys()]) if (key.endsWith(`@${group}`)) set.delete(key);
+  }
+
+  /**
+   * Rates over the last 10, 60 and 600 s of a store total, "r10 r60 r600" (per second, Java
+   * Double text), from the 1 s samples; a window longer than the history uses the oldest sample.
+   */
+  tpsText(total: keyof StoreTotals | ((t: StoreTotals) => number)): string {
+    const read = typeof total === 'function' ? total : (t: StoreTotals) => t[total];
+    const now = this.clock.nowMs();
+    const live = read(this.totals);
+    return [10, 60, 600]
+      .map((seconds) => {
+        const idx = Math.max(0, this.runtimeSamples.length - 1 - seconds);
+        const then = this.runtimeSamples[idx]!;
+        const elapsedMs = now - then.timestampMs;
+        return javaDoubleText(elapsedMs > 0 ? ((live - read(then)) * 1000) / elapsedMs : 0);
+      })
+      .join(' ');
+  }
+
+  /** Put/get totals at the last two local midnights and now (runtime info keys). */
+  dayTotals(): Record<string, number> {
+    return {
+      msgPutTotalYesterdayMorning: this.morning.putYesterday,
+      msgPutTotalTodayMorning: this.morning.putToday,
+      msgPutTotalTodayNow: this.totals.putMessageTimesTotal,
+      msgGetTotalYesterdayMorning: this.morning.getYesterday,
+      msgGetTotalTodayMorning: this.morning.getToday,
+      msgGetTotalTodayNow: this.totals.getTransferredMsgCount,
+    };
+  }
+
+  private item(name: string, key: string): StatsItem {
+    let set = this.sets.get(name);
+    if (!set) {
+      set = new Map();
+      this.sets.set(name, set);
+    }
+    let item = set.get(key);
+    if (!item) {
+      item = new StatsItem(name, key, this.clock.nowMs());
+      set.set(key, item);
+    }
+    return item;
+  }
+}
+
+function dayOf(ms: number): string {
+  return new Date(ms).toDateString();
+}
+
+/** Java `Double.toString` for the values we print (integral values keep ".0"). */
+export function javaDoubleText(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  return Number.isInteger(n) ? `${n}.0` : String(n);
+}

@@ -1,0 +1,367 @@
+/**
+ * The broker's Prometheus metrics (prom-client registry), named and labelled like Apache
+ * RocketMQ 5.x's BrokerMetricsManager where Apache has the metric. Every series carries Apache's
+ * common labels cluster, node_type ("broker") and node_id (brokerName).
+ *
+ * Hot-path events arrive through BrokerStatsListener (message type, size, rpc latency) and the
+ * CommitLog flush observer; a put costs two Map lookups and a few additions (BucketHistogram and
+ * plain counters turned into Prometheus series at scrape time). Everything
+ * else is read from the broker's own services when Prometheus scrapes (gauges with `collect`):
+ * BrokerStatsManager counters (messages/bytes out, DLQ, commit/rollback), offsets, clients, store.
+ *
+ *   rocketmq_messages_in_total{topic,message_type}        counter  messages stored by sends
+ *   rocketmq_throughput_in_total{topic,message_type}      counter  bytes stored by sends
+ *   rocketmq_message_size{topic,message_type}             histogram bytes per stored message
+ *                                                          (buckets 1 KiB, 4 KiB, 512 KiB, 1, 2, 4 MiB)
+ *   rocketmq_messages_out_total{topic,consumer_group}     counter  messages handed to pulls
+ *   rocketmq_throughput_out_total{topic,consumer_group}   counter  bytes handed to pulls
+ *   rocketmq_send_to_dlq_messages_total{topic,consumer_group}  counter
+ *   rocketmq_commit_messages_total{topic} / rocketmq_rollback_messages_total{topic}  counter
+ *   rocketmq_rpc_latency{protocol_type,request_code,response_code}  histogram ms (remoting requests)
+ *   rocketmq_producer_connections{language,version}       gauge
+ *   rocketmq_consumer_connections{consumer_group,language,version}  gauge
+ *   rocketmq_consumer_lag_messages{topic,consumer_group}  gauge  max offset - committed offset
+ *   rocketmq_consumer_lag_latency{topic,consumer_group}   gauge  ms since the oldest unconsumed message was stored
+ *   rocketmq_consumer_inflight_messages{topic,consumer_group}  gauge  pulled, not committed
+ *   rocketmq_consumer_ready_messages{topic,consumer_group}     gauge  stored, not yet pulled
+ *   rocketmq_topic_number / rocketmq_consumer_group_number     gauge
+ *   rocketmq_storage_size                                  gauge bytes on disk under storePathRootDir
+ *   rocketmq_storage_flush_behind_bytes / rocketmq_storage_dispatch_behind_bytes  gauge
+ *   rocketmq_storage_message_reserve_time                  gauge ms since the oldest stored message
+ * tsmq's own:
+ *   tsmq_commitlog_flush_batch_bytes                       histogram bytes made durable per flush
+ *                                                          (the group-commit batch under SYNC_FLUSH)
+ *   tsmq_commitlog_flush_latency_seconds                   histogram duration of a flush (fdatasync)
+ *   tsmq_store_recovery_duration_seconds                   gauge  start-up recovery of this process
+ *   tsmq_ha_lag_bytes{slave}                               gauge  master max offset - slave ack
+ *   nodejs_eventloop_lag_* (seconds, p50/p90/p99...)        prom-client default metrics: event-loop delay
+ */
+import { readdir, lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BrokerController } from '../broker/broker-controller.js';
+import type { BrokerStatsListener, MetricsMessageType } from '../broker/stats/broker-stats-listener.js';
+import { Stats } from '../broker/stats/broker-stats-manager.js';
+import { DefaultMessageStore } from '../store/default-message-store.js';
+import { BucketHistogram, HistogramSeries } from './bucket-histogram.js';
+
+/** Apache's message size buckets (bytes). */
+export const MESSAGE_SIZE_BUCKETS_BYTES = [1024, 4 * 1024, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
+/** Apache's rpc latency buckets (ms). */
+export const RPC_LATENCY_BUCKETS_MS = [1, 3, 5, 7, 10, 100, 1000];
+const FLUSH_BATCH_BUCKETS_BYTES = [4096, 16384, 65536, 262144, 1048576, 4194304, 16777216];
+const FLUSH_LATENCY_BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1];
+/** Disk usage is walked at most this often (a scrape every few seconds must not walk the store each time). */
+const STORAGE_SIZE_CACHE_MS = 15_000;
+
+interface PutSeries {
+  messages: number;
+  bytes: number;
+  size: HistogramSeries;
+}
+
+/** Offsets of one (topic, group) summed over its queues. */
+export interface GroupTopicLag {
+  topic: string;
+  group: string;
+  lagMessages: number;
+  inflightMessages: number;
+  readyMessages: number;
+  /** ms since the oldest unconsumed message was stored (0 when nothing is behind). */
+  lagLatencyMs: number;
+}
+
+/**
+ * Lag of every (topic, group) the broker holds committed offsets for (system groups CID_RMQ_SYS_*
+ * and topics without a config skipped), as Apache's ConsumerLagCalculator: lag = max - committed,
+ * inflight = pull end - committed, ready = max - pull end, per queue, summed.
+ */
+export async function consumerLags(broker: BrokerController, nowMs: number): Promise<GroupTopicLag[]> {
+  const ctx = broker.ctx;
+  const out: GroupTopicLag[] = [];
+  for (const key of ctx.consumerOffsetManager.keys()) {
+    const at = key.indexOf('@');
+    const topic = key.slice(0, at);
+    const group = key.slice(at + 1);
+    if (group.startsWith('CID_RMQ_SYS_')) continue;
+    const tc = ctx.topicConfigManager.selectTopicConfig(topic);
+    if (!tc) continue;
+    let lag = 0;
+    let inflight = 0;
+    let ready = 0;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const [queueId, committed] of ctx.consumerOffsetManager.queryOffsets(group, topic)) {
+      const max = Math.max(0, ctx.store.getMaxOffsetInQueue(topic, queueId));
+      const consumer = Math.max(0, Math.min(committed, max));
+      const pulled = Math.min(max, Math.max(consumer, ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId)));
+      lag += max - consumer;
+      inflight += pulled - consumer;
+      ready += max - pulled;
+      if (max > consumer) {
+        const ts = await ctx.store.getMessageStoreTimeStamp(topic, queueId, consumer);
+        if (ts > 0) oldest = Math.min(oldest, ts);
+      }
+    }
+    out.push({ topic, group, lagMessages: lag, inflightMessages: inflight, readyMessages: ready, lagLatencyMs: Number.isFinite(oldest) ? Math.max(0, nowMs - oldest) : 0 });
+  }
+  return out;
+}
+
+/** Bytes allocated on disk under `dir` (st_blocks, so sparse preallocated segments count what they use). */
+export async function diskUsageBytes(dir: string): Promise<number> {
+  let total = 0;
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await diskUsageBytes(p);
+    else {
+      try {
+        const st = await lstat(p);
+        total += st.blocks * 512;
+      } catch {
+        // removed meanwhile (retention)
+      }
+    }
+  }
+  return total;
+}
+
+export class BrokerMetrics implements BrokerStatsListener {
+  readonly registry = new Registry();
+  private broker: BrokerController | null = null;
+  private readonly messageSize: BucketHistogram;
+  private readonly rpcLatency: BucketHistogram;
+  private readonly flushBatch: Histogram;
+  private readonly flushLatency: Histogram;
+  /** topic → message type → counters and size series (no string is built per put). */
+  private readonly putSeries = new Map<string, Map<MetricsMessageType, PutSeries>>();
+  private readonly rpcSeries = new Map<number, HistogramSeries>();
+  private storageSize = { bytes: 0, atMs: Number.NEGATIVE_INFINITY, walking: null as Promise<void> | null };
+
+  constructor() {
+    const r = [this.registry];
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
+    const self = this;
+    const putCounter = (name: string, help: string, pick: (p: PutSeries) => number): void => {
+      new Counter({
+        name,
+        help,
+        labelNames: ['topic', 'message_type'],
+        registers: r,
+        collect() {
+          this.reset();
+          for (const [topic, types] of self.putSeries) for (const [type, p] of types) this.inc({ topic, message_type: type }, pick(p));
+        },
+      });
+    };
+    putCounter('rocketmq_messages_in_total', 'Messages stored by sends', (p) => p.messages);
+    putCounter('rocketmq_throughput_in_total', 'Bytes stored by sends', (p) => p.bytes);
+    this.messageSize = new BucketHistogram('rocketmq_message_size', 'Size of stored messages in bytes', ['topic', 'message_type'], MESSAGE_SIZE_BUCKETS_BYTES, this.registry);
+    this.rpcLatency = new BucketHistogram('rocketmq_rpc_latency', 'Remoting request latency in ms', ['protocol_type', 'request_code', 'response_code'], RPC_LATENCY_BUCKETS_MS, this.registry);
+    this.flushBatch = new Histogram({ name: 'tsmq_commitlog_flush_batch_bytes', help: 'Bytes made durable by one CommitLog flush (group-commit batch under SYNC_FLUSH)', buckets: FLUSH_BATCH_BUCKETS_BYTES, registers: r });
+    this.flushLatency = new Histogram({ name: 'tsmq_commitlog_flush_latency_seconds', help: 'Duration of one CommitLog flush (fdatasync)', buckets: FLUSH_LATENCY_BUCKETS_S, registers: r });
+    this.defineScrapedMetrics();
+  }
+
+  /**
+   * Starts hearing `broker`'s events (call before broker.start(): rpc latency is wired at start)
+   * and reading its state on scrape. Sets the common labels from its config.
+   */
+  attach(broker: BrokerController): void {
+    this.broker = broker;
+    this.registry.setDefaultLabels({ cluster: broker.config.brokerClusterName, node_type: 'broker', node_id: broker.config.brokerName });
+    broker.ctx.brokerStats.setListener(this);
+    if (broker.ctx.store instanceof DefaultMessageStore) {
+      broker.ctx.store.setFlushObserver((bytes, latencyMs) => {
+        this.flushBatch.observe(bytes);
+        this.flushLatency.observe(latencyMs / 1000);
+      });
+    }
+  }
+
+  /** Stops the listeners (the broker keeps running). */
+  detach(): void {
+    const b = this.broker;
+    if (!b) return;
+    b.ctx.brokerStats.setListener(null);
+    if (b.ctx.store instanceof DefaultMessageStore) b.ctx.store.setFlushObserver(null);
+    this.broker = null;
+  }
+
+  onPut(topic: string, messageType: MetricsMessageType, msgNum: number, sizeBytes: number): void {
+    let types = this.putSeries.get(topic);
+    if (!types) {
+      types = new Map();
+      this.putSeries.set(topic, types);
+    }
+    let p = types.get(messageType);
+    if (!p) {
+      p = { messages: 0, bytes: 0, size: this.messageSize.series({ topic, message_type: messageType }) };
+      types.set(messageType, p);
+    }
+    p.messages += msgNum;
+    p.bytes += sizeBytes;
+    p.size.observe(msgNum === 1 ? sizeBytes : sizeBytes / msgNum, msgNum);
+  }
+
+  onRpc(requestCode: number, responseCode: number, latencyMs: number): void {
+    const key = requestCode * 100_000 + responseCode;
+    let h = this.rpcSeries.get(key);
+    if (!h) {
+      h = this.rpcLatency.series({ protocol_type: 'remoting', request_code: String(requestCode), response_code: String(responseCode) });
+      this.rpcSeries.set(key, h);
+    }
+    h.observe(latencyMs);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private defineScrapedMetrics(): void {
+    const r = [this.registry];
+    const self = this;
+    const fromStats = (name: string, help: string, statsName: string, keyLabels: 'topic' | 'topic@group'): void => {
+      new Counter({
+        name,
+        help,
+        labelNames: keyLabels === 'topic' ? ['topic'] : ['topic', 'consumer_group'],
+        registers: r,
+        collect() {
+          this.reset();
+          const b = self.broker;
+          if (!b) return;
+          for (const item of b.ctx.brokerStats.itemsOf(statsName)) {
+            if (keyLabels === 'topic') this.inc({ topic: item.statsKey }, item.value);
+            else {
+              const at = item.statsKey.lastIndexOf('@');
+              this.inc({ topic: item.statsKey.slice(0, at), consumer_group: item.statsKey.slice(at + 1) }, item.value);
+            }
+          }
+        },
+      });
+    };
+    fromStats('rocketmq_messages_out_total', 'Messages handed to consumers by pulls', Stats.GROUP_GET_NUMS, 'topic@group');
+    fromStats('rocketmq_throughput_out_total', 'Bytes handed to consumers by pulls', Stats.GROUP_GET_SIZE, 'topic@group');
+    fromStats('rocketmq_send_to_dlq_messages_total', 'Messages moved to a DLQ by consumer send-back', Stats.DLQ_PUT_NUMS, 'topic@group');
+    fromStats('rocketmq_commit_messages_total', 'Transactional messages committed', Stats.TX_COMMIT_NUMS, 'topic');
+    fromStats('rocketmq_rollback_messages_total', 'Transactional messages rolled back', Stats.TX_ROLLBACK_NUMS, 'topic');
+
+    new Gauge({
+      name: 'rocketmq_producer_connections',
+      help: 'Producer connections',
+      labelNames: ['language', 'version'],
+      registers: r,
+      collect() {
+        this.reset();
+        const b = self.broker;
+        if (!b) return;
+        const pm = b.ctx.producerManager;
+        for (const g of pm.groupNames()) for (const e of pm.entriesOf(g)) this.inc({ language: e.language, version: String(e.version) });
+      },
+    });
+    new Gauge({
+      name: 'rocketmq_consumer_connections',
+      help: 'Consumer connections',
+      labelNames: ['consumer_group', 'language', 'version'],
+      registers: r,
+      collect() {
+        this.reset();
+        const b = self.broker;
+        if (!b) return;
+        const cm = b.ctx.consumerManager;
+        for (const g of cm.groupNames()) {
+          for (const e of cm.getConsumerGroupInfo(g)?.channels.values() ?? []) this.inc({ consumer_group: g, language: e.language, version: String(e.version) });
+        }
+      },
+    });
+
+    // The four lag gauges share one computation per scrape.
+    let lagScrape: Promise<GroupTopicLag[]> | null = null;
+    const lags = (): Promise<GroupTopicLag[]> => {
+      const b = self.broker;
+      if (!b) return Promise.resolve([]);
+      lagScrape ??= consumerLags(b, b.ctx.clock.nowMs()).finally(() => setImmediate(() => (lagScrape = null)));
+      return lagScrape;
+    };
+    const lagGauge = (name: string, help: string, pick: (l: GroupTopicLag) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['topic', 'consumer_group'],
+        registers: r,
+        async collect() {
+          this.reset();
+          for (const l of await lags()) this.set({ topic: l.topic, consumer_group: l.group }, pick(l));
+        },
+      });
+    };
+    lagGauge('rocketmq_consumer_lag_messages', 'Messages stored but not committed by the group', (l) => l.lagMessages);
+    lagGauge('rocketmq_consumer_lag_latency', 'ms since the oldest message the group has not committed was stored', (l) => l.lagLatencyMs);
+    lagGauge('rocketmq_consumer_inflight_messages', 'Messages pulled but not committed', (l) => l.inflightMessages);
+    lagGauge('rocketmq_consumer_ready_messages', 'Messages stored and not yet pulled', (l) => l.readyMessages);
+
+    const simple = (name: string, help: string, read: (b: BrokerController) => number | Promise<number>): void => {
+      new Gauge({
+        name,
+        help,
+        registers: r,
+        async collect() {
+          const b = self.broker;
+          this.set(b ? await read(b) : 0);
+        },
+      });
+    };
+    simple('rocketmq_topic_number', 'Topics on this broker', (b) => b.ctx.topicConfigManager.allTopicConfigs().length);
+    simple('rocketmq_consumer_group_number', 'Subscription groups on this broker', (b) => b.ctx.subscriptionGroupManager.allGroups().length);
+    simple('rocketmq_storage_size', 'Bytes on disk under storePathRootDir', (b) => this.storageSizeBytes(b));
+    simple('rocketmq_storage_flush_behind_bytes', 'CommitLog bytes written but not flushed', (b) => {
+      const max = b.ctx.store.getMaxPhyOffset();
+      return Math.max(0, max - (b.ctx.store.getFlushedPhyOffset?.() ?? max));
+    });
+    simple('rocketmq_storage_dispatch_behind_bytes', 'CommitLog bytes not yet dispatched to ConsumeQueues and index', (b) => b.ctx.store.dispatchBehindBytes?.() ?? 0);
+    simple('rocketmq_storage_message_reserve_time', 'ms since the oldest stored message was stored', async (b) => {
+      const earliest = (await b.ctx.store.getEarliestMessageTimeOfStore?.()) ?? -1;
+      return earliest > 0 ? Math.max(0, b.ctx.clock.nowMs() - earliest) : 0;
+    });
+    simple('tsmq_store_recovery_duration_seconds', 'Start-up recovery of the store in this process', (b) =>
+      b.ctx.store instanceof DefaultMessageStore ? b.ctx.store.recoveryReport.durationMs / 1000 : 0,
+    );
+    new Gauge({
+      name: 'tsmq_ha_lag_bytes',
+      help: 'CommitLog bytes a slave has not acknowledged (master side)',
+      labelNames: ['slave'],
+      registers: r,
+      collect() {
+        this.reset();
+        const b = self.broker;
+        const repl = b?.replication?.stats().replication;
+        if (!b || !repl || repl.role !== 'master') return;
+        const max = b.ctx.store.getMaxPhyOffset();
+        for (const c of repl.master.connections) this.set({ slave: c.remoteAddress }, c.ackOffset >= 0 ? Math.max(0, max - c.ackOffset) : max);
+      },
+    });
+  }
+
+  /** Disk usage of the store, walked at most every 15 s (the last value is served meanwhile). */
+  private async storageSizeBytes(b: BrokerController): Promise<number> {
+    const s = this.storageSize;
+    const now = Date.now();
+    if (now - s.atMs >= STORAGE_SIZE_CACHE_MS && !s.walking) {
+      s.walking = diskUsageBytes(b.config.storePathRootDir).then((bytes) => {
+        s.bytes = bytes;
+        s.atMs = Date.now();
+        s.walking = null;
+      });
+      if (s.atMs === Number.NEGATIVE_INFINITY) await s.walking;
+    }
+    return s.bytes;
+  }
+}
+

@@ -1,0 +1,42 @@
+/**
+ * Runs examples/failover/failover-demo.mjs (bounded: kill after 3 s, produce 6 s after the kill)
+ * and checks its JSON summary: this is also the ali-ons judge of controller-mode failover — an
+ * unmodified ali-ons producer and push consumer (route refresh 1 s) across a SIGKILL of the
+ * master. Asserts: another replica became master with a higher epoch; production resumed
+ * within 10 s of the kill and continued after it; every acknowledged message was consumed
+ * (at-least-once); the killed replica rejoined the sync state set after its restart.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { etcdSkipReason } from '../../support/etcd-server.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+describe('examples/failover/failover-demo.mjs (ali-ons across a master SIGKILL)', { skip: etcdSkipReason() ?? false, timeout: 150_000 }, () => {
+  it('elects a new master, resumes production within the bound, loses no acknowledged message', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'examples/failover/failover-demo.mjs'), '--kill-after-ms', '3000', '--produce-after-kill-ms', '6000'], {
+      cwd: root,
+      env: { ...process.env, NODE_TEST_CONTEXT: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGINT'), 130_000);
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    clearTimeout(timer);
+    console.log(out.trim());
+    assert.equal(code, 0, out);
+    const s = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, number & number[]>;
+    assert.notEqual(s.newMaster, s.oldMaster);
+    assert.ok(s.newEpoch > s.oldEpoch, `epoch ${s.newEpoch} must exceed ${s.oldEpoch}`);
+    assert.ok(s.failoverMs > 0 && s.failoverMs <= 10_000, `failover ${s.failoverMs} ms`);
+    assert.ok(s.acked > 100 && s.ackedAfterKill > 50, `acked ${s.acked}, after the kill ${s.ackedAfterKill}`);
+    assert.equal(s.missing, 0, `acknowledged but never consumed: ${JSON.stringify(s.missingKeys)}`);
+    assert.deepEqual(s.rejoinedSyncStateSet, [1, 2, 3]);
+    assert.match(out, /is the new master, epoch \d+ \(was \d+\)/);
+  });
+});

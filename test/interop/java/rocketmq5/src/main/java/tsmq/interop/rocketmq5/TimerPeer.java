@@ -1,0 +1,108 @@
+package tsmq.interop.rocketmq5;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+import tsmq.interop.common.Json;
+
+/**
+ * Apache RocketMQ 5.3.3 remoting client peer for timer messages:
+ *
+ * <pre>
+ *   TimerPeer &lt;namesrv&gt; topic=T group=G n=10 delayMs=3000 recall=1 timeoutMs=30000 idleMs=1500
+ * </pre>
+ * Starts a push consumer on T (from the first offset), then sends n messages with
+ * Message.setDeliverTimeMs(now + delayMs) (keys timer-i) and one with setDelayTimeMs(delayMs)
+ * (key delayms-0); with recall=1 recalls timer-(n-1) through DefaultMQProducer.recallMessage and
+ * the recall handle of its SendResult. Consumes until every expected key arrived plus idleMs.
+ * Output: JSON lines "sent", "recalled", "recv", "error", "end".
+ */
+public final class TimerPeer {
+    public static void main(String[] args) throws Exception {
+        String namesrv = args[0];
+        Map<String, String> o = new HashMap<>();
+        for (int i = 1; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            o.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+        }
+        String topic = o.get("topic");
+        int n = Integer.parseInt(o.getOrDefault("n", "10"));
+        long delayMs = Long.parseLong(o.getOrDefault("delayMs", "3000"));
+        boolean recall = "1".equals(o.get("recall"));
+        long timeoutMs = Long.parseLong(o.getOrDefault("timeoutMs", "30000"));
+        long idleMs = Long.parseLong(o.getOrDefault("idleMs", "1500"));
+        Set<String> received = ConcurrentHashMap.newKeySet();
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(o.getOrDefault("group", "GID_TIMER5"));
+        DefaultMQProducer producer = new DefaultMQProducer("PID_TIMER5");
+        try {
+            consumer.setNamesrvAddr(namesrv);
+            consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+            consumer.subscribe(topic, "*");
+            consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                long now = System.currentTimeMillis();
+                for (MessageExt m : msgs) {
+                    received.add(m.getKeys());
+                    Json.obj().put("type", "recv").put("key", m.getKeys()).put("at", now).put("storeTimestamp", m.getStoreTimestamp())
+                        .put("deliverMs", m.getProperty("TIMER_DELIVER_MS")).put("timerOutMs", m.getProperty("TIMER_OUT_MS"))
+                        .put("realTopic", m.getProperty("REAL_TOPIC")).put("uniqKey", m.getMsgId()).put("tags", m.getTags())
+                        .put("body", new String(m.getBody(), StandardCharsets.UTF_8)).println();
+                }
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            });
+            consumer.start();
+            producer.setNamesrvAddr(namesrv);
+            producer.start();
+            String lastHandle = null;
+            for (int i = 0; i < n; i++) {
+                Message m = new Message(topic, "TagT", "timer-" + i, ("timer-" + i).getBytes(StandardCharsets.UTF_8));
+                long deliverMs = System.currentTimeMillis() + delayMs;
+                m.setDeliverTimeMs(deliverMs);
+                SendResult r = producer.send(m);
+                lastHandle = r.getRecallHandle();
+                Json.obj().put("type", "sent").put("key", "timer-" + i).put("status", r.getSendStatus().name()).put("msgId", r.getMsgId())
+                    .put("recallHandle", r.getRecallHandle()).put("deliverMs", deliverMs).println();
+            }
+            Message d = new Message(topic, "TagT", "delayms-0", "delayms-0".getBytes(StandardCharsets.UTF_8));
+            long sentAt = System.currentTimeMillis();
+            d.setDelayTimeMs(delayMs);
+            SendResult dr = producer.send(d);
+            Json.obj().put("type", "sent").put("key", "delayms-0").put("status", dr.getSendStatus().name()).put("msgId", dr.getMsgId())
+                .put("recallHandle", dr.getRecallHandle()).put("deliverMs", sentAt + delayMs).println();
+            if (recall && lastHandle != null) {
+                try {
+                    String id = producer.recallMessage(topic, lastHandle);
+                    Json.obj().put("type", "recalled").put("key", "timer-" + (n - 1)).put("msgId", id).println();
+                } catch (Exception e) {
+                    Json.obj().put("type", "error").put("op", "recall").put("message", String.valueOf(e.getMessage())).println();
+                }
+                try {
+                    producer.recallMessage(topic, "djEgbm90IGEgaGFuZGxl");
+                    Json.obj().put("type", "error").put("op", "bad-recall").put("message", "accepted").println();
+                } catch (Exception e) {
+                    Json.obj().put("type", "badRecall").put("message", String.valueOf(e.getMessage())).println();
+                }
+            }
+            int expected = n + 1 - (recall ? 1 : 0);
+            long deadline = System.currentTimeMillis() + timeoutMs;
+            while (received.size() < expected && System.currentTimeMillis() < deadline) Thread.sleep(50);
+            Thread.sleep(idleMs);
+        } catch (Throwable t) {
+            Json.obj().put("type", "error").put("op", "run").put("message", String.valueOf(t)).println();
+        } finally {
+            producer.shutdown();
+            consumer.shutdown();
+        }
+        Json.obj().put("type", "end").println();
+        System.exit(0);
+    }
+}

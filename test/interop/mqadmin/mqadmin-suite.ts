@@ -1,0 +1,359 @@
+/**
+ * The mqadmin interop suite, one `it` per command: Apache's MQAdminStartup (rocketmq-tools 4.9.8
+ * or 5.3.3, one JVM for the whole list, mqadmin-run.ts) against `tsmq start`, with 20 messages
+ * produced and consumed by the Apache Java client of the same peer first. Each test asserts the
+ * values the command printed (offsets, counts, rates > 0, perms, the persisted files...).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TsmqProcess } from '../../support/tsmq-process.js';
+import { javaSkipReason } from '../support/java-peers.js';
+import { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
+import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
+import { RequestCode } from '../../../src/remoting/codes/request-code.js';
+import { runMqadmin, type CmdResult, type MqadminRun } from './mqadmin-run.js';
+import { BROKER_NAME, CLONE_GROUP, CLUSTER, GROUP, SENT, SUB_GROUP, TOPIC, TOPIC2, mqadminSteps, type Version } from './mqadmin-steps.js';
+
+/** Rows of a whitespace-separated table whose first cell is `first`. */
+function rows(out: string, first: string): string[][] {
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((cells) => cells[0] === first);
+}
+
+/** `key : value` (brokerStatus) or `key = value` (getBrokerConfig / getNamesrvConfig) lines. */
+function keyValues(out: string, sep: ':' | '='): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const i = line.indexOf(sep);
+    if (i > 0) m.set(line.slice(0, i).trim(), line.slice(i + 1).trim());
+  }
+  return m;
+}
+
+export function defineMqadminSuite(version: Version): void {
+  const versionDesc = version === 5 ? 'V5_3_3' : 'V4_9_8';
+  describe(`Apache mqadmin (rocketmq-tools ${version === 5 ? '5.3.3' : '4.9.8'}) against tsmq start`, { skip: javaSkipReason(), timeout: 300_000 }, () => {
+    let storeDir: string;
+    let broker: TsmqProcess;
+    let run: MqadminRun;
+    let startedAt = 0;
+
+    before(async () => {
+      storeDir = mkdtempSync(join(tmpdir(), `tsmq-mqadmin${version}-`));
+      broker = await TsmqProcess.start({ storeDir });
+      startedAt = Date.now();
+      run = await runMqadmin(version === 5 ? 'rocketmq5' : 'rocketmq4', broker, mqadminSteps(version, broker.brokerAddr, storeDir));
+    });
+
+    after(async () => {
+      await broker?.stop();
+      if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+    });
+
+    /** The command's result; fails with its stderr when it printed an exception. */
+    function cmd(id: string, allowError = false): CmdResult {
+      const c = run.cmds.get(id);
+      assert.ok(c, `step ${id} did not run; JVM stderr tail:\n${run.stderr.slice(-3000)}`);
+      // (a client-side race of the admin's route-refresh task with its shutdown logs a
+      // RemotingSendRequestException now and then; only the command's own failure counts)
+      if (!allowError) assert.doesNotMatch(c.err, /SubCommandException|MQBrokerException|MQClientException|NullPointerException|not supported/, `${id} failed:\n${c.err.split('\n').filter((l) => !/^\s+at /.test(l)).slice(0, 12).join('\n')}\n--- stdout:\n${c.out.slice(0, 1500)}`);
+      return c;
+    }
+    const p1 = (k: string): string => String(run.sent.get('p1')?.[k]);
+
+    it('setup: the Java producer sent 20 messages and the push consumer received them', () => {
+      assert.equal(run.sent.get('p1')?.ok, SENT);
+      assert.ok((run.consumed.get(GROUP) ?? 0) >= SENT, `consumed ${run.consumed.get(GROUP)}`);
+    });
+
+    it('updateTopic: created on the broker with 4/4 queues', () => {
+      const out = cmd('updateTopic').out;
+      assert.match(out, new RegExp(`create topic to ${broker.brokerAddr} success`));
+      assert.match(out, /topicName=MqaTopic, readQueueNums=4, writeQueueNums=4, perm=RW-/);
+    });
+
+    it('clusterList: the broker with its version, real in/out TPS and disk use', () => {
+      const out = cmd('clusterList').out;
+      const row = rows(out, CLUSTER).find((r) => r[1] === BROKER_NAME);
+      assert.ok(row, out);
+      assert.deepEqual(row.slice(2, 5), ['0', broker.brokerAddr, 'V4_9_4']);
+      const inTps = Number(/^([\d.]+)\(/.exec(row[5]!)?.[1]);
+      const outTps = Number(/^([\d.]+)\(/.exec(row[6]!)?.[1]);
+      assert.ok(inTps > 0, `InTPS ${row[5]}`);
+      assert.ok(outTps > 0, `OutTPS ${row[6]}`);
+      if (version === 5) assert.equal(row[row.length - 1], 'true', 'ACTIVATED');
+      const space = Number(row[version === 5 ? row.length - 2 : row.length - 1]);
+      assert.ok(space > 0 && space < 1, `SPACE ${space}`);
+    });
+
+    it('brokerStatus: totals, offsets and rates are the real ones', () => {
+      const kv = keyValues(cmd('brokerStatus').out, ':');
+      assert.equal(kv.get('brokerVersionDesc'), 'V4_9_4');
+      assert.equal(kv.get('putMessageTimesTotal'), String(SENT));
+      assert.equal(kv.get('msgPutTotalTodayNow'), String(SENT));
+      assert.ok(Number(kv.get('msgGetTotalTodayNow')) >= SENT, `msgGetTotalTodayNow ${kv.get('msgGetTotalTodayNow')}`);
+      assert.equal(kv.get('commitLogMaxOffset'), kv.get('putMessageSizeTotal'), 'every put byte is in the CommitLog');
+      assert.equal(kv.get('commitLogMinOffset'), '0');
+      assert.ok(Number(kv.get('putTps')!.split(' ')[0]) > 0, `putTps ${kv.get('putTps')}`);
+      assert.ok(Number(kv.get('getTransferredTps')!.split(' ')[0]) > 0);
+      const ratio = Number(kv.get('commitLogDiskRatio'));
+      assert.ok(ratio > 0 && ratio < 1, `commitLogDiskRatio ${ratio}`);
+      const earliest = Number(kv.get('earliestMessageTimeStamp'));
+      assert.ok(earliest >= startedAt - 1000 && earliest <= Date.now(), `earliestMessageTimeStamp ${earliest}`);
+      assert.equal(kv.get('dispatchBehindBytes'), '0');
+      assert.equal(kv.get('brokerActive'), 'true');
+    });
+
+    it('getBrokerConfig: broker and store keys with their values', () => {
+      const kv = keyValues(cmd('getBrokerConfig').out, '=');
+      assert.equal(kv.get('brokerName'), BROKER_NAME);
+      assert.equal(kv.get('brokerClusterName'), CLUSTER);
+      assert.equal(kv.get('flushConsumerOffsetInterval'), '5000');
+      assert.equal(kv.get('storePathRootDir'), storeDir);
+      assert.equal(kv.get('mappedFileSizeCommitLog'), String(1024 * 1024 * 1024));
+    });
+
+    it('updateBrokerConfig: applied (getBrokerConfig shows it) and persisted to config/broker.properties', () => {
+      assert.match(cmd('updateBrokerConfig').out, new RegExp(`update broker config success, ${broker.brokerAddr}`));
+      assert.equal(keyValues(cmd('getBrokerConfigAfter').out, '=').get('flushConsumerOffsetInterval'), '4000');
+      const persisted = readFileSync(join(storeDir, 'config', 'broker.properties'), 'utf8');
+      assert.match(persisted, /^flushConsumerOffsetInterval=4000$/m);
+    });
+
+    it('topicList: created, auto-created and retry topics', () => {
+      const names = cmd('topicList').out.split('\n').map((l) => l.trim());
+      for (const t of [TOPIC, TOPIC2, `%RETRY%${GROUP}`, 'TBW102']) assert.ok(names.includes(t), `${t} missing from ${names.join(',')}`);
+    });
+
+    it('topicRoute: broker address, 4/4 queues, perm 6', () => {
+      const out = cmd('topicRoute').out;
+      assert.match(out, new RegExp(`"brokerAddrs":\\{0:"${broker.brokerAddr}"`));
+      assert.match(out, /"perm":6,\s*"readQueueNums":4,\s*"topicSysFlag":0,\s*"writeQueueNums":4/);
+    });
+
+    it('topicStatus: per-queue min/max offsets add up to the messages sent', () => {
+      const out = cmd('topicStatus').out;
+      const qs = rows(out, BROKER_NAME);
+      assert.equal(qs.length, 4, out);
+      assert.deepEqual(qs.map((r) => r[2]), ['0', '0', '0', '0']);
+      assert.equal(qs.reduce((s, r) => s + Number(r[3]), 0), SENT);
+      // 5.3.3 prints "Topic Put TPS" from a table it rebuilds client-side without the broker's
+      // topicPutTps, so it reads 0.0 against Apache too; the broker's value is unit-tested (202).
+      if (version === 5) assert.match(out, /Topic Put TPS: /);
+    });
+
+    it('topicClusterList: the cluster serving the topic', () => {
+      assert.equal(cmd('topicClusterList').out.trim(), CLUSTER);
+    });
+
+    it('updateTopicPerm: 6 → 4, and the route shows perm 4', () => {
+      assert.match(cmd('updateTopicPerm').out, new RegExp(`update topic perm from 6 to 4 in ${broker.brokerAddr} success`));
+      assert.match(cmd('topicRoute2').out, /"perm":4,\s*"readQueueNums":2/);
+    });
+
+    it(`updateSubGroup: created with retryMaxTimes 3, broadcast on${version === 5 ? ', consumeMessageOrderly' : ''} (subscriptionGroup.json)`, () => {
+      const out = cmd('updateSubGroup').out;
+      assert.match(out, new RegExp(`create subscription group to ${broker.brokerAddr} success`));
+      assert.match(out, /retryMaxTimes=3/);
+      type Groups = { subscriptionGroupTable: Record<string, Record<string, unknown>> };
+      const saved = (JSON.parse(run.files.get('groupsAfterUpdate') ?? '{}') as Groups).subscriptionGroupTable?.[SUB_GROUP];
+      assert.ok(saved, 'subscriptionGroup.json holds the new group');
+      assert.equal(saved.retryMaxTimes, 3);
+      assert.equal(saved.consumeBroadcastEnable, true);
+      assert.equal(saved.consumeFromMinEnable, false);
+      assert.equal(saved.consumeMessageOrderly, version === 5, 'only 5.x updateSubGroup has -o');
+      if (version === 5) assert.match(out, /consumeMessageOrderly=true/);
+    });
+
+    it('deleteSubGroup: gone from the broker (subscriptionGroup.json)', () => {
+      assert.match(cmd('deleteSubGroup').out, new RegExp(`delete subscription group \\[${SUB_GROUP}\\] from broker \\[${broker.brokerAddr}\\] success`));
+      const saved = JSON.parse(run.files.get('groupsAfterDelete') ?? '{}') as { subscriptionGroupTable: Record<string, unknown> };
+      assert.ok(saved.subscriptionGroupTable, 'subscriptionGroup.json read');
+      assert.equal(saved.subscriptionGroupTable[SUB_GROUP], undefined);
+      assert.ok(saved.subscriptionGroupTable[GROUP], 'the consuming group is kept');
+    });
+
+    it('consumerConnection: the live push consumer, its subscription and settings', () => {
+      const out = cmd('consumerConnection').out;
+      const client = out.split('\n').find((l) => l.includes('@mqadmin-runner'));
+      assert.ok(client, out);
+      assert.match(client, new RegExp(`JAVA\\s+${versionDesc}`));
+      assert.match(out, new RegExp(`${TOPIC}\\s+\\*`));
+      assert.match(out, /ConsumeType: CONSUME_PASSIVELY/);
+      assert.match(out, /MessageModel: CLUSTERING/);
+      assert.match(out, /ConsumeFromWhere: CONSUME_FROM_FIRST_OFFSET/);
+    });
+
+    it('producerConnection: the live producer', () => {
+      const out = cmd('producerConnection').out;
+      assert.match(out, new RegExp(`^0001\\s+\\S+@mqadmin-runner\\s+127\\.0\\.0\\.1:\\d+\\s+JAVA\\s+${versionDesc}`, 'm'));
+    });
+
+    it('consumerProgress (all groups): the group is online with its version, push, clustering', () => {
+      const row = rows(cmd('consumerProgressAll').out, GROUP)[0];
+      assert.ok(row, cmd('consumerProgressAll').out);
+      assert.deepEqual(row.slice(1, 5), ['1', versionDesc, 'PUSH', 'CLUSTERING']);
+      assert.equal(row[row.length - 1], '0', 'diff total');
+    });
+
+    it('consumerProgress -g: every queue consumed to its max, real consume TPS', () => {
+      const out = cmd('consumerProgress').out;
+      const qs = rows(out, TOPIC);
+      assert.equal(qs.length, 4, out);
+      for (const r of qs) assert.equal(r[3], r[4], `broker offset = consumer offset: ${r.join(' ')}`);
+      assert.equal(qs.reduce((s, r) => s + Number(r[3]), 0), SENT);
+      assert.ok(Number(/Consume TPS: ([\d.]+)/.exec(out)?.[1]) > 0, out);
+      assert.match(out, /Diff Total: 0/);
+      if (version === 5) assert.match(out, /Consume Inflight Total: 0/);
+    });
+
+    it('consumerStatus: running info fetched from the client through the broker (307)', () => {
+      const out = cmd('consumerStatus').out;
+      assert.match(out, new RegExp(`1\\s+\\S+@mqadmin-runner\\s+${versionDesc}`));
+      assert.match(out, /Same subscription in the same group of consumer/);
+      assert.match(out, /Rebalance OK/);
+    });
+
+    it('brokerConsumeStats: the group on each queue, no backlog', () => {
+      const out = cmd('brokerConsumeStats').out;
+      const qs = rows(out, TOPIC).filter((r) => r[1] === GROUP);
+      assert.equal(qs.length, 4, out);
+      for (const r of qs) assert.equal(r[6], '0', r.join(' '));
+      assert.match(out, /Diff Total: 0/);
+    });
+
+    it('statsAll: real in/out TPS and 24 h counts (VIEW_BROKER_STATS_DATA)', () => {
+      const row = rows(cmd('statsAll').out, TOPIC).find((r) => r[1] === GROUP);
+      assert.ok(row, cmd('statsAll').out);
+      const [accumulation, inTps, outTps, in24h, out24h] = row.slice(2).map(Number);
+      assert.equal(accumulation, 0);
+      assert.ok(inTps! > 0 && outTps! > 0, row.join(' '));
+      assert.equal(in24h, SENT);
+      assert.equal(out24h, SENT);
+    });
+
+    it('queryMsgByKey: the keyed message with its queue and offset', () => {
+      const r = rows(cmd('queryMsgByKey').out, p1('msgId'))[0];
+      assert.ok(r, cmd('queryMsgByKey').out);
+      assert.deepEqual(r.slice(1), [p1('queueId'), p1('queueOffset')]);
+    });
+
+    const messageShown = (id: string, track = true): void => {
+      const out = cmd(id).out;
+      assert.match(out, new RegExp(`Topic:\\s+${TOPIC}`));
+      assert.match(out, /Keys:\s+\[mqa-0\]/);
+      assert.match(out, new RegExp(`Queue ID:\\s+${p1('queueId')}`));
+      assert.match(out, new RegExp(`Queue Offset:\\s+${p1('queueOffset')}`));
+      assert.match(out, /CommitLog Offset:\s+0/);
+      if (track) assert.match(out, new RegExp(`MessageTrack \\[consumerGroup=${GROUP}, trackType=CONSUMED`), 'QUERY_TOPIC_CONSUME_BY_WHO (300) names the group');
+    };
+    it('queryMsgById: the message and who consumed it', () => messageShown('queryMsgById'));
+    it('queryMsgById -g -d: the broker has the live consumer consume it directly (CONSUME_MESSAGE_DIRECTLY 309)', () => {
+      assert.match(cmd('consumeMessageDirectly').out, /ConsumeMessageDirectlyResult \[order=false, autoCommit=true, consumeResult=CR_SUCCESS/);
+    });
+    it('queryMsgByOffset: the message at that queue offset and who consumed it', () => messageShown('queryMsgByOffset'));
+    // 4.9.8's queryMsgByUniqueKey prints no message track
+    it('queryMsgByUniqueKey: the message by client msgId (and, 5.x, who consumed it)', () => messageShown('queryMsgByUniqueKey', version === 5));
+
+    it('printMsg: every message of the topic', () => {
+      const out = cmd('printMsg').out;
+      assert.equal((out.match(/^MSGID: /gm) ?? []).length, SENT);
+    });
+
+    it('cloneGroupOffset: the clone group has the source offsets (CLONE_GROUP_OFFSET 314)', () => {
+      assert.match(cmd('cloneGroupOffset').out, new RegExp(`clone group offset success. srcGroup\\[${GROUP}\\], destGroup=\\[${CLONE_GROUP}\\], topic\\[${TOPIC}\\]`));
+      const qs = rows(cmd('consumerProgressClone').out, TOPIC);
+      assert.equal(qs.length, 4);
+      assert.equal(qs.reduce((s, r) => s + Number(r[4]), 0), SENT);
+    });
+
+    it('sendMessage: SEND_OK with a msgId', () => {
+      assert.match(cmd('sendMessage').out, new RegExp(`^${BROKER_NAME}\\s+\\d\\s+SEND_OK\\s+[0-9A-F]{32}`, 'm'));
+    });
+
+    it('consumeMessage: reads the first message at its queue offset', () => {
+      const out = cmd('consumeMessage').out;
+      assert.match(out, /Consume ok/);
+      assert.match(out, new RegExp(`MSGID: ${p1('msgId')}`));
+    });
+
+    it('skipAccumulatedMessage: every queue set to its max (21 messages incl. sendMessage)', () => {
+      const qs = rows(cmd('skipAccumulatedMessage').out, BROKER_NAME);
+      assert.equal(qs.length, 4);
+      assert.equal(qs.reduce((s, r) => s + Number(r[2]), 0), SENT + 1);
+    });
+
+    it('resetOffsetByTime: every queue back to 0', () => {
+      const qs = rows(cmd('resetOffsetByTime').out, BROKER_NAME);
+      assert.equal(qs.length, 4);
+      assert.deepEqual(qs.map((r) => r[2]), ['0', '0', '0', '0']);
+    });
+
+    it('wipeWritePerm / addWritePerm: the nameserver route loses and regains the write bit', () => {
+      const count = Number(/wipe write perm of broker\[broker-a\] in name server\[[^\]]+\] OK, (\d+)/.exec(cmd('wipeWritePerm').out)?.[1]);
+      assert.ok(count >= 2, cmd('wipeWritePerm').out);
+      assert.match(cmd('topicRouteWiped').out, /"perm":4,\s*"readQueueNums":4/);
+      assert.match(cmd('addWritePerm').out, new RegExp(`add write perm of broker\\[broker-a\\] in name server\\[[^\\]]+\\] OK, ${count}`));
+      assert.match(cmd('topicRouteAdded').out, /"perm":6,\s*"readQueueNums":4/);
+    });
+
+    it('updateKvConfig: stored in the nameserver (read back with GET_KV_CONFIG 101)', async () => {
+      assert.match(cmd('updateKvConfig').out, /create or update kv config to namespace success/);
+      const client = new RemotingClient();
+      try {
+        const r = await client.invokeSync(broker.namesrvAddr, createRequestCommand(RequestCode.GET_KV_CONFIG, { namespace: 'ORDER_TOPIC_CONFIG', key: 'MqaOrderTopic' }), 3000);
+        assert.equal(r.code, 0);
+        assert.equal(r.extFields?.value, `${BROKER_NAME}:4`);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('getNamesrvConfig: the nameserver listen port', () => {
+      assert.equal(keyValues(cmd('getNamesrvConfig').out, '=').get('listenPort'), String(broker.namesrvPort));
+    });
+
+    it('cleanExpiredCQ: succeeds, the live topic keeps its queues', () => {
+      assert.match(cmd('cleanExpiredCQ').out, /success/);
+      assert.equal(rows(cmd('skipAccumulatedMessage').out, BROKER_NAME).length, 4);
+    });
+
+    it('deleteTopic: removed from broker and nameserver; topicRoute then fails with TOPIC_NOT_EXIST (no TBW102 fallback)', () => {
+      const out = cmd('deleteTopic').out;
+      assert.match(out, new RegExp(`delete topic \\[${TOPIC2}\\] from cluster \\[${CLUSTER}\\] success`));
+      assert.match(out, new RegExp(`delete topic \\[${TOPIC2}\\] from NameServer success`));
+      const after = cmd('topicRouteDeleted', true);
+      assert.equal(after.out.trim(), '');
+      assert.match(after.err, new RegExp(`CODE: 17\\s+DESC: No topic route info in name server for the topic: ${TOPIC2}`));
+      assert.equal(run.sent.get('p2')?.ok, 1, 'a Java producer re-creates the deleted topic by sending (auto-create)');
+      assert.match(cmd('topicRouteRecreated').out, /"writeQueueNums":4/);
+    });
+
+    if (version === 4) {
+      it('haStatus: not a 4.9.8 command (the tool says so; nothing to serve)', () => {
+        assert.match(cmd('haStatus').out, /The sub command haStatus not exist/);
+      });
+    }
+    if (version === 5) {
+      it('haStatus: master with its CommitLog max offset, no slave', () => {
+        const out = cmd('haStatus').out;
+        assert.match(out, new RegExp(`#MasterAddr\\s+${broker.brokerAddr}`));
+        assert.ok(Number(/#MasterCommitLogMaxOffset\s+(\d+)/.exec(out)?.[1]) > 0, out);
+        assert.match(out, /#SlaveNum\s+0/);
+      });
+    }
+
+    it(`the whole ${version === 5 ? '5.3.3' : '4.9.8'} command list ran in one JVM in well under 60 s`, (t) => {
+      const slowest = [...run.cmds].sort(([, a], [, b]) => b.ms - a.ms).slice(0, 3).map(([id, c]) => `${id} ${c.ms} ms`);
+      const phases = `produce ${String(run.sent.get('p1')?.ms)} ms, consume ${String(run.phaseMs.get('consume'))} ms`;
+      t.diagnostic(`JVM ${run.ms} ms for ${run.cmds.size} commands (${phases}); slowest: ${slowest.join(', ')}`);
+      assert.ok(run.ms < 45_000, `JVM took ${run.ms} ms`);
+    });
+
+  });
+}
