@@ -456,9 +456,8 @@ export class BrokerController {
       });
       this.controllerMode.onRoleChange(() => void this.registrar?.registerNow());
     } else {
-      this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger });
+      this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger, tls: this.tls, ...innerRequestSigner(this.authConfig) });
     }
-    this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger, tls: this.tls, ...innerRequestSigner(this.authConfig) });
 
     this.pullRequestHoldService.start();
     ctx.brokerStats.start();
