@@ -442,6 +442,7 @@ export class BrokerController {
     if (controllerConfig.enableControllerMode) {
       if (!(ctx.store instanceof DefaultMessageStore)) throw new Error('enableControllerMode needs the default message store');
       const rawInterval = Number(this.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
+      const controllerClientTls = resolveTlsClientOptions(this.rawConfig);
       this.controllerMode = await ControllerMode.start({
         config: this.config,
         controller: controllerConfig,
@@ -453,6 +454,9 @@ export class BrokerController {
         haPort: this.config.haListenPort > 0 ? this.config.haListenPort : server.port + 1,
         slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
         logger: this.logger,
+        tls: this.tls,
+        ...(controllerClientTls ? { clientTls: controllerClientTls } : {}),
+        ...innerRequestSigner(this.authConfig),
       });
       this.controllerMode.onRoleChange(() => void this.registrar?.registerNow());
     } else {

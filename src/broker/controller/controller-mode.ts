@@ -27,6 +27,9 @@
  *   HANDOVER_CATCH_UP_MS for the designated replica to ack its whole CommitLog, steps down and
  *   deletes its master key (guarded by its epoch); the designated replica then wins at once.
  */
+import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
+import type { TlsServerSettings } from '../../common/tls/tls-server-config.js';
+import type { TlsClientOptions } from '../../common/tls/tls-client-config.js';
 import { performance } from 'node:perf_hooks';
 import type { Lease } from 'etcd3';
 import type { Logger } from '../../common/logging/logger.js';
@@ -71,6 +74,12 @@ export interface ControllerModeOptions {
   haPort: number;
   slaveSynchronizeIntervalMs: number;
   logger: Logger;
+  /** `tls.server.*` of the broker: the HA port while master (same switch as the remoting port). */
+  tls?: TlsServerSettings;
+  /** `tls.enable` / `tls.client.*`: TLS of this replica's connections to the master (HA, sync). */
+  clientTls?: TlsClientOptions;
+  /** Signs the sync calls to the master (innerClientAuthenticationCredentials); absent: unsigned. */
+  beforeRequest?: (request: RemotingCommand) => void;
 }
 
 export interface ControllerStats {
@@ -121,7 +130,7 @@ export class ControllerMode {
     this.haServerAddr = `${o.config.brokerIP2}:${o.haPort}`;
     this.etcd = new EtcdGroupStore(splitEndpoints(o.controller.etcdEndpoints), o.controller.controllerKeyPrefix, o.config.brokerClusterName, o.config.brokerName, Math.max(500, (o.controller.etcdLeaseTtlSeconds * 1000) / 3));
     this.epochs = EpochFile.load(o.config.storePathRootDir);
-    this.syncClient = new RemotingClient({ logger: o.logger });
+    this.syncClient = new RemotingClient({ logger: o.logger, ...(o.clientTls ? { tls: o.clientTls } : {}), ...(o.beforeRequest ? { beforeRequest: o.beforeRequest } : {}) });
     this.sync = new SlaveSynchronize({ client: this.syncClient, ctx: o.ctx, schedule: o.schedule, intervalMs: o.slaveSynchronizeIntervalMs, logger: o.logger });
   }
 
@@ -265,7 +274,7 @@ export class ControllerMode {
     this.handingOverTo = null;
     const { store, logger } = this.o;
     // stop replicating first, so the start offset of the epoch is final
-    const replication = await store.switchReplication('MASTER', { listenPort: this.o.haPort });
+    const replication = await store.switchReplication('MASTER', { listenPort: this.o.haPort, ...(this.o.tls ? { tls: this.o.tls } : {}) });
     const startOffset = await store.prepareReplicaForWrites();
     await this.epochs.append(epoch, startOffset);
     if (!(await this.etcd.updateMaster(epoch, this.leaseId, { ...record, epochs: this.epochs.entries() }))) throw new Error(`epoch ${epoch} ended before it was published`);
@@ -340,7 +349,7 @@ export class ControllerMode {
     const { store, logger } = this.o;
     const remote = master.epochs ?? [];
     // stop replicating from the previous master before touching the log
-    const replication = await store.switchReplication('SLAVE', { listenPort: 0, masterAddress: null, helloReplicaId: this.replicaId, reconnectIntervalMs: 1000 });
+    const replication = await store.switchReplication('SLAVE', { listenPort: 0, masterAddress: null, helloReplicaId: this.replicaId, reconnectIntervalMs: 1000, ...(this.o.clientTls ? { clientTls: this.o.clientTls } : {}) });
     const localMax = store.getMaxPhyOffset();
     const point = findConsistentPoint(this.epochs.entries(), localMax, remote, Number.MAX_SAFE_INTEGER);
     await this.epochs.replace(remote.filter((e) => e.epoch <= epoch)); // the epoch file first: a crash now re-truncates at the next handshake
