@@ -46,6 +46,11 @@ import { deleteKvConfigProcessor } from '../../src/namesrv/processors/delete-kv-
 import { getKvListByNamespaceProcessor } from '../../src/namesrv/processors/get-kvlist-by-namespace.js';
 import { queryDataVersionProcessor } from '../../src/namesrv/processors/query-data-version.js';
 import { brokerHeartbeatProcessor } from '../../src/namesrv/processors/broker-heartbeat.js';
+import { writePermOfBrokerProcessor } from '../../src/namesrv/processors/write-perm-of-broker.js';
+import { getTopicsByClusterProcessor } from '../../src/namesrv/processors/get-topics-by-cluster.js';
+import { getSystemTopicListProcessor } from '../../src/namesrv/processors/get-system-topic-list.js';
+import { getNamesrvConfigProcessor, updateNamesrvConfigProcessor } from '../../src/namesrv/processors/namesrv-config.js';
+import { NamesrvConfigTable } from '../../src/namesrv/config/namesrv-config-table.js';
 
 const FIELD_NAMES = [
   'topic', 'consumerGroup', 'group', 'producerGroup', 'queueId', 'queueOffset', 'offset', 'commitOffset', 'maxMsgNums', 'sysFlag',
@@ -160,7 +165,8 @@ const registerBody = fc.record({
 }, { requiredKeys: [] }).map((o) => Buffer.from(JSON.stringify(o)));
 
 test(`every nameserver request handler: random headers and bodies give a reply or a clear error (${FUZZ_RUNS / 10} cases)`, async () => {
-  const ctx: NamesrvContext = { routes: new RouteInfoManager({ logger: silentLogger }), kv: new KvConfigManager(), logger: silentLogger };
+  const config = new NamesrvConfigTable({ listenPort: '9876', bindAddress: '127.0.0.1', scanNotActiveBrokerInterval: '5000', defaultTopicQueueNums: '4', deleteTopicWithBrokerRegistration: 'false', orderMessageEnable: 'false', clusterTest: 'false', productEnvName: 'center', serverChannelMaxIdleTimeSeconds: '120' });
+  const ctx: NamesrvContext = { routes: new RouteInfoManager({ logger: silentLogger }), kv: new KvConfigManager(), logger: silentLogger, config };
   const handlers = new Map<number, RequestHandler>([
     [RequestCode.PUT_KV_CONFIG, putKvConfigProcessor(ctx)],
     [RequestCode.GET_KV_CONFIG, getKvConfigProcessor(ctx)],
@@ -174,6 +180,12 @@ test(`every nameserver request handler: random headers and bodies give a reply o
     [RequestCode.DELETE_TOPIC_IN_NAMESRV, deleteTopicInNamesrvProcessor(ctx)],
     [RequestCode.QUERY_DATA_VERSION, queryDataVersionProcessor(ctx)],
     [RequestCode.BROKER_HEARTBEAT, brokerHeartbeatProcessor(ctx)],
+    [RequestCode.WIPE_WRITE_PERM_OF_BROKER, writePermOfBrokerProcessor(ctx, 'wipe')],
+    [RequestCode.ADD_WRITE_PERM_OF_BROKER, writePermOfBrokerProcessor(ctx, 'add')],
+    [RequestCode.GET_TOPICS_BY_CLUSTER, getTopicsByClusterProcessor(ctx)],
+    [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS, getSystemTopicListProcessor(ctx)],
+    [RequestCode.GET_NAMESRV_CONFIG, getNamesrvConfigProcessor(ctx)],
+    [RequestCode.UPDATE_NAMESRV_CONFIG, updateNamesrvConfigProcessor(ctx)],
   ]);
   const channel = new FakeChannel('127.0.0.1:40001');
   const crashes = new Map<string, string>();
