@@ -19,7 +19,6 @@ import type { FsyncFailureSemantics } from './crash-file-system.js';
 
 /** Seeds (at the default 400 ops) that still find an open store fault; docs/internals/simulation.md, "Open findings". */
 const KNOWN_OPEN: Record<number, string> = {
-  285: 'after a process crash followed by three power losses during recovery (ASYNC_FLUSH), queryMessage misses a key of a message that survived in the CommitLog (index entry lost); appeared when the fsyncgate/first-segment changes shifted the I/O order; not analysed yet',
   299: 'a failed flush of an older ConsumeQueue file, then a power loss: a zero entry inside [min, max) that recovery (scan from the third-from-last file) and re-dispatch (idempotence skip) leave alone',
 };
 

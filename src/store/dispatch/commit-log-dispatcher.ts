@@ -42,9 +42,12 @@ export interface StorePlugin extends CommitLogDispatcher {
   /**
    * After recovery: the CommitLog ends at `commitLogMaxOffset` (bytes). A plugin whose files got
    * to the device ahead of the CommitLog (ASYNC_FLUSH, power loss) must not treat anything at or
-   * beyond it as already seen: new records will be stored there.
+   * beyond it as already seen: new records will be stored there. What the plugin changes for that
+   * must be durable when the returned promise resolves (before the store takes puts): new records
+   * at those offsets may reach the device, and a later power loss must not bring back the old
+   * state. @throws (rejects) when it cannot be made durable; the start then fails.
    */
-  recovered?(commitLogMaxOffset: number): void;
+  recovered?(commitLogMaxOffset: number): void | Promise<void>;
   flush?(): Promise<void>;
   shutdown?(): Promise<void>;
   /** Crash simulation: close files without flushing. */

@@ -218,11 +218,28 @@ export class IndexFile {
     return true;
   }
 
-  /** Moves the header's end offset back to `phyOffset` (recovery: the CommitLog ends there); written at the next commit. */
-  clampEnd(phyOffset: number): void {
-    if (phyOffset >= this.header.endPhyOffset) return;
+  /**
+   * Moves the header's end offset back to `phyOffset` (recovery: the CommitLog ends there) and
+   * makes the header durable (write + fdatasync) before resolving. A read-only (full) file gets
+   * its header written through a separate read-write descriptor.
+   * @throws (rejects) on a failed write or fdatasync.
+   */
+  async clampEndDurably(phyOffset: number): Promise<void> {
+    if (phyOffset >= this.header.endPhyOffset || this.closed) return;
     this.header.endPhyOffset = phyOffset;
     this.dirty = true;
+    if (this.writable) {
+      await this.flush();
+      return;
+    }
+    const fd = this.fs.open(this.path, 'r+');
+    try {
+      this.fs.pwrite(fd, this.headerBytes(), 0, INDEX_HEADER_SIZE, 0);
+      this.dirty = false;
+      await this.fs.fdatasync(fd);
+    } finally {
+      this.fs.close(fd);
+    }
   }
 
   /**
@@ -244,6 +261,11 @@ export class IndexFile {
     if (!this.dirty || this.closed) return;
     this.writePendingEntries();
     if (this.slots) this.writeDirtySlotPages(this.slots);
+    this.fs.pwrite(this.fd, this.headerBytes(), 0, INDEX_HEADER_SIZE, 0);
+    this.dirty = false;
+  }
+
+  private headerBytes(): Buffer {
     const hb = Buffer.alloc(INDEX_HEADER_SIZE);
     const h = this.header;
     writeLong(hb, 0, h.beginTimestamp);
@@ -252,8 +274,7 @@ export class IndexFile {
     writeLong(hb, 24, h.endPhyOffset);
     hb.writeInt32BE(h.hashSlotCount, 32);
     hb.writeInt32BE(h.indexCount, 36);
-    this.fs.pwrite(this.fd, hb, 0, INDEX_HEADER_SIZE, 0);
-    this.dirty = false;
+    return hb;
   }
 
   private writePendingEntries(): void {

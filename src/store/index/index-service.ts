@@ -117,16 +117,19 @@ export class IndexService {
    * CommitLog records it indexed; after a power loss those records are gone and new ones are
    * stored at their offsets, which buildIndex would skip as already indexed. Entries beyond the
    * end stay in the file: they point at offsets whose new records lookups check by topic and key.
+   * The moved-back end is made durable (commit + fdatasync) before this resolves: the new records
+   * stored at those offsets may reach the device, and a later power loss that brought the old end
+   * back would skip them for good (the CommitLog then reaches past it, so nothing clamps again).
+   * @throws (rejects) when the fdatasync fails; the store start then fails.
    */
-  clampEnd(maxPhyOffset: number): void {
+  async clampEnd(maxPhyOffset: number): Promise<void> {
     // endPhyOffset is the START of the last indexed message, and a message starting there is
     // skipped: one byte below the CommitLog end lets the next record (stored at the end) in
     const end = Math.max(0, maxPhyOffset - 1);
     for (const f of this.files) {
       if (f.header.endPhyOffset > end) {
         this.logger.warn({ path: f.path, endPhyOffset: f.header.endPhyOffset, maxPhyOffset }, 'index file ahead of the recovered CommitLog; its end is moved back');
-        f.clampEnd(end);
-        f.commit(); // on file now: a later crash that keeps the page cache must not bring the old end back
+        await f.clampEndDurably(end); // neither a process crash nor a power loss may bring the old end back
       }
     }
   }
