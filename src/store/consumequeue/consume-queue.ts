@@ -152,14 +152,21 @@ export class ConsumeQueue {
       this.logger.warn({ topic: this.topic, queueId: this.queueId, consumeQueueOffset, current: current / 20 }, 'consume queue entry written before; skipped');
       return true;
     }
+    let target = mf;
     if (expected !== current) {
+      // Entries are missing before this one (RocketMQ logs this line and appends at the wrong
+      // position). Their records are not in the CommitLog any more: the abnormal recovery
+      // re-dispatches from the oldest file left, and retention deleted the (expired) file that
+      // held records whose entries never reached the device. The gap gets pre-blanks so this
+      // entry lands at its own queue offset; the min offset correction moves past them.
       this.logger.error(
         { topic: this.topic, queueId: this.queueId, expected: consumeQueueOffset, current: current / 20 },
-        '[BUG] logic queue order maybe wrong',
+        '[BUG] logic queue order maybe wrong; the missing entries are filled with pre-blanks',
       );
+      target = this.fillGap(expected);
     }
     writeCqEntry(this.entryBuf, 0, phyOffset, size, tagsCode);
-    mf.append(this.entryBuf, 0, CQ_STORE_UNIT_SIZE);
+    target.append(this.entryBuf, 0, CQ_STORE_UNIT_SIZE);
     this.maxPhysicOffset = phyOffset + size;
     return true;
   }
@@ -172,6 +179,21 @@ export class ConsumeQueue {
       expected > mf.getWroteOffset() &&
       expected < mf.fileFromOffset + this.fileSize
     );
+  }
+
+  /**
+   * Appends pre-blank entries from the queue's end up to logic offset `untilLogic` (bytes),
+   * across file boundaries; returns the file the entry at `untilLogic` goes into.
+   * @throws the error of a file creation or of a commit a full write buffer needed (a retry
+   *   continues from what was appended).
+   */
+  private fillGap(untilLogic: number): MappedFile {
+    const blank = preBlankEntry();
+    for (;;) {
+      const mf = this.mfq.getLastMappedFileOrCreate(untilLogic);
+      if (mf.getWroteOffset() >= untilLogic) return mf;
+      mf.append(blank);
+    }
   }
 
   /** Appends pre-blank entries from the file's written position up to logic offset `untilLogic`. */
