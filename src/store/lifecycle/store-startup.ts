@@ -42,6 +42,9 @@ export async function recoverAndStart(c: StoreComponents): Promise<StartedStore>
     dispatch: (req) => c.reput.dispatchOne(req),
     rebuildFromPhyOffset,
     checkCrc: c.config.checkCRCOnRecover,
+    // unless the lock proves a reboot, the page cache may hold pages a failed fdatasync left
+    // clean but unwritten (a clean shutdown after a sync failure keeps the abort file too)
+    pageCacheIntact: !lastExitOK && !c.lock.previousHolderOtherBoot,
     delayLevelTableMs: c.delayLevelTableMs,
     logger: c.logger,
   });

@@ -374,6 +374,33 @@ export class MappedFile extends ReferenceResource {
   }
 
   /**
+   * Writes the committed bytes [0, committedPosition) again, unchanged (in `chunkBytes` pieces),
+   * then forces the file like `force`. For data read back after the crash of a process on this
+   * boot: if one of its fdatasyncs failed, Linux may have marked the dirty pages clean without
+   * writing them (fsyncgate); they are still in the page cache, so reads see them, but not on the
+   * device, and a plain fdatasync would not write them. A write makes them dirty again.
+   * @throws SyncFailedError as `force`; the error of a failed pread/pwrite.
+   */
+  async rewriteAndForce(chunkBytes = 1 << 20): Promise<void> {
+    if (this.syncFailure) throw this.syncFailure;
+    if (!this.hold()) return;
+    try {
+      this.commitNow();
+      const end = this.committedPosition;
+      const buf = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(end, 1)));
+      for (let pos = 0; pos < end; pos += buf.length) {
+        const len = Math.min(buf.length, end - pos);
+        const n = this.fs.pread(this.fd, buf, 0, len, pos);
+        if (n !== len) throw new Error(`short read of ${this.filePath} at ${pos}: ${n} of ${len} bytes`);
+        this.fs.pwrite(this.fd, buf, 0, len, pos);
+      }
+      await this.syncFd(end, true);
+    } finally {
+      this.release();
+    }
+  }
+
+  /**
    * fdatasync for the segment pre-writer (its zeros). A failure makes the file sync-failed only
    * when appends already went into it (it was taken while the pre-write ran: the kernel may have
    * dropped their pages too); a failure on a file nobody uses yet only costs zeros.
