@@ -19,7 +19,6 @@ import type { FsyncFailureSemantics } from './crash-file-system.js';
 
 /** Seeds (at the default 400 ops) that still find an open store fault; docs/internals/simulation.md, "Open findings". */
 const KNOWN_OPEN: Record<number, string> = {
-  299: 'a failed flush of an older ConsumeQueue file, then a power loss: a zero entry inside [min, max) that recovery (scan from the third-from-last file) and re-dispatch (idempotence skip) leave alone',
 };
 
 const single = process.env.TSMQ_SIM_SEED;

@@ -247,6 +247,22 @@ export class MappedFile extends ReferenceResource {
     }
   }
 
+  /**
+   * Writes `len` bytes of `src` at `position` inside the committed range (recovery repairing a
+   * slot that came back zero, e.g. a ConsumeQueue entry). Returns false when the range is not
+   * committed or the file is shut down. @throws the pwrite error.
+   */
+  overwriteCommitted(position: number, src: Buffer, srcOffset: number, len: number): boolean {
+    if (position < 0 || len <= 0 || position + len > this.committedPosition) return false;
+    if (!this.hold()) return false;
+    try {
+      this.fs.pwrite(this.fd, src, srcOffset, len, position);
+      return true;
+    } finally {
+      this.release();
+    }
+  }
+
   /** A copy of [position, position+len), or null if not readable. */
   read(position: number, len: number): Buffer | null {
     const out = Buffer.allocUnsafe(len);
