@@ -31,7 +31,7 @@ const open = single !== undefined ? [] : Object.keys(KNOWN_OPEN).map(Number);
 
 function line(s: SimulationStats): string {
   return (
-    `seed ${s.seed}: ${s.ops} ops (${s.flushDiskType}), ${s.puts} puts (${s.putOk} PUT_OK, ${s.refused} refused), ${s.pulls} pulls, ${s.queries} queries, ` +
+    `seed ${s.seed}: ${s.ops} ops (${s.flushDiskType}), ${s.puts} puts (${s.batches} batches, ${s.putOk} PUT_OK, ${s.refused} refused), ${s.pulls} pulls, ${s.queries} queries, ` +
     `${s.cleanRestarts} clean restarts, ${s.processCrashes} process crashes, ${s.powerLosses} power losses (${s.crashesDuringRecovery} during recovery), ` +
     `${s.recoveriesChecked} recoveries checked, ${s.injectedFaults} injected faults + ${s.enospc} ENOSPC, ${s.ioOps} I/O ops, ` +
     `${s.lostUnacked} unacked lost, ${s.expiredByRetention} expired, ${(s.virtualMs / 3_600_000).toFixed(1)} h virtual`
