@@ -154,7 +154,8 @@ export class ConsumeQueue {
     }
     const current = mf.getWroteOffset();
     if (expected < current) {
-      this.logger.warn({ topic: this.topic, queueId: this.queueId, consumeQueueOffset, current: current / 20 }, 'consume queue entry written before; skipped');
+      if (expected < this.checkedFromLogic) this.repairHole(phyOffset, size, tagsCode, consumeQueueOffset);
+      else this.logger.warn({ topic: this.topic, queueId: this.queueId, consumeQueueOffset, current: current / 20 }, 'consume queue entry written before; skipped');
       return true;
     }
     let target = mf;
@@ -244,10 +245,11 @@ export class ConsumeQueue {
    */
   recover(): { validEntries: number; removedEntries: number } {
     if (this.mfq.getFiles().length === 0) return { validEntries: 0, removedEntries: 0 };
-    const r = recoverQueueFiles(this.mfq);
+    // recoverQueueFiles checks the last three files (as they are before it truncates anything);
+    // a re-dispatched entry below them verifies its slot (repairHole)
     const files = this.mfq.getFiles();
-    // recoverQueueFiles checks the last three files; a re-dispatch below them verifies its slot
-    this.checkedFromLogic = files.length > 0 ? files[Math.max(0, files.length - 3)]!.fileFromOffset : 0;
+    this.checkedFromLogic = files[Math.max(0, files.length - 3)]!.fileFromOffset;
+    const r = recoverQueueFiles(this.mfq);
     this.maxPhysicOffset = r.maxPhysicOffset;
     this.clampMin();
     return { validEntries: r.validEntries, removedEntries: r.removedEntries };

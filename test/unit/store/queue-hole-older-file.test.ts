@@ -18,38 +18,43 @@ import { makeMessage, openStore, smallConfig } from '../../support/store-fixture
 
 const ROOT = '/sim/queue-hole-older-file';
 
-test('a ConsumeQueue page lost in an older file while newer files reached the device: recovery fills the hole', async () => {
-  const fs = new SimulatedFileSystem();
-  // 4 entries per ConsumeQueue file (80 bytes), nothing flushed by the services
-  const cfg = smallConfig(ROOT, { mappedFileSizeCommitLog: 64 * 1024, mappedFileSizeConsumeQueue: 80, flushIntervalCommitLog: 600_000, flushIntervalConsumeQueue: 600_000 });
-  const store = await openStore(cfg, { fs });
-  for (let i = 0; i < 20; i++) assert.equal((await store.putMessage(makeMessage({ body: `m${i}` }))).status, 'PUT_OK');
-  await store.commitLog.mfq.flush(0); // every record on the device
-  const cqFiles = store.consumeQueueStore.find('T', 0)!.getMappedFileQueue().getFiles();
-  assert.equal(cqFiles.length, 5);
-  // writeback reached every ConsumeQueue file but the second (entries 4..7)
-  for (const i of [0, 2, 3, 4]) await cqFiles[i]!.flush(0);
-  store.closeAbruptly({ commitPending: false });
-  fs.powerLoss();
+for (const [name, reached] of [
+  ['newer files reached the device', [0, 2, 3, 4]],
+  ['the newest files were lost too (recovery truncates the queue, the hole lies below the files it checked)', [0, 2]],
+] as const) {
+  test(`a ConsumeQueue page lost in an older file, ${name}: recovery fills the hole`, async () => {
+    const fs = new SimulatedFileSystem();
+    // 4 entries per ConsumeQueue file (80 bytes), nothing flushed by the services
+    const cfg = smallConfig(ROOT, { mappedFileSizeCommitLog: 64 * 1024, mappedFileSizeConsumeQueue: 80, flushIntervalCommitLog: 600_000, flushIntervalConsumeQueue: 600_000 });
+    const store = await openStore(cfg, { fs });
+    for (let i = 0; i < 20; i++) assert.equal((await store.putMessage(makeMessage({ body: `m${i}` }))).status, 'PUT_OK');
+    await store.commitLog.mfq.flush(0); // every record on the device
+    const cqFiles = store.consumeQueueStore.find('T', 0)!.getMappedFileQueue().getFiles();
+    assert.equal(cqFiles.length, 5);
+    // writeback reached these ConsumeQueue files, not the second one (entries 4..7)
+    for (const i of reached) await cqFiles[i]!.flush(0);
+    store.closeAbruptly({ commitPending: false });
+    fs.powerLoss();
 
-  const again = await openStore(cfg, { fs });
-  assert.equal(again.recoveryReport.mode, 'abnormal');
-  assert.equal(again.getMinOffsetInQueue('T', 0), 0);
-  assert.equal(again.getMaxOffsetInQueue('T', 0), 20);
-  const got: string[] = [];
-  for (let offset = 0; offset < 20; ) {
-    const r = await again.getMessage('g', 'T', 0, offset, 32); // stops at each 4-entry file
-    assert.equal(r.status, 'FOUND', `pull at ${offset}`);
-    assert.equal(r.messageQueueOffsets[0], offset);
-    for (const raw of r.messages) got.push(decodeRecord(raw).body.toString());
-    offset = r.nextBeginOffset;
-  }
-  assert.deepEqual(got, Array.from({ length: 20 }, (_, i) => `m${i}`));
-  // the filled entries are durable: another power loss right away keeps them
-  again.closeAbruptly({ commitPending: false });
-  fs.powerLoss();
-  const third = await openStore(cfg, { fs });
-  const r = await third.getMessage('g', 'T', 0, 4, 4);
-  assert.deepEqual(r.messages.map((raw) => decodeRecord(raw).body.toString()), ['m4', 'm5', 'm6', 'm7']);
-  await third.shutdown();
-});
+    const again = await openStore(cfg, { fs });
+    assert.equal(again.recoveryReport.mode, 'abnormal');
+    assert.equal(again.getMinOffsetInQueue('T', 0), 0);
+    assert.equal(again.getMaxOffsetInQueue('T', 0), 20);
+    const got: string[] = [];
+    for (let offset = 0; offset < 20; ) {
+      const r = await again.getMessage('g', 'T', 0, offset, 32); // stops at each 4-entry file
+      assert.equal(r.status, 'FOUND', `pull at ${offset}`);
+      assert.equal(r.messageQueueOffsets[0], offset);
+      for (const raw of r.messages) got.push(decodeRecord(raw).body.toString());
+      offset = r.nextBeginOffset;
+    }
+    assert.deepEqual(got, Array.from({ length: 20 }, (_, i) => `m${i}`));
+    // the filled entries are durable: another power loss right away keeps them
+    again.closeAbruptly({ commitPending: false });
+    fs.powerLoss();
+    const third = await openStore(cfg, { fs });
+    const r = await third.getMessage('g', 'T', 0, 4, 4);
+    assert.deepEqual(r.messages.map((raw) => decodeRecord(raw).body.toString()), ['m4', 'm5', 'm6', 'm7']);
+    await third.shutdown();
+  });
+}
