@@ -166,7 +166,13 @@ class StoreSimulation {
     this.fs = new CrashFileSystem(mulberry32(opts.seed ^ 0x5eed), this.clock, capacity);
     this.fs.fsyncFailure = opts.fsyncFailure ?? 'stay-dirty';
     this.fs.syncLatencyMs = this.pick([0, 2, 10]);
-    this.probe = new ManualDiskUsageProbe(() => this.fs.usedRatio());
+    // every reading the store takes counts: a cleaning pass that saw the forced ratio may delete
+    // unexpired files, even if usage is below it again when the operation ends
+    this.probe = new ManualDiskUsageProbe(() => {
+      const ratio = this.fs.usedRatio();
+      if (ratio >= 0.85) this.retention.forcedPossible = true;
+      return ratio;
+    });
     for (let i = 0, n = this.int(1, 4); i < n; i++) this.addTopic();
     this.retention = { minReservedMs: this.reservedMs(), forcedPossible: false };
     this.stats = {
