@@ -67,6 +67,8 @@ export interface SimulationStats {
   ioOps: number;
   fsyncs: number;
   lostUnacked: number;
+  /** Index dispatch failures the store counted (their messages may be missing from the index). */
+  indexFailures: number;
   expiredByRetention: number;
   virtualMs: number;
 }
@@ -201,6 +203,7 @@ class StoreSimulation {
       ioOps: 0,
       fsyncs: 0,
       lostUnacked: 0,
+      indexFailures: 0,
       expiredByRetention: 0,
       virtualMs: 0,
     };
@@ -303,7 +306,9 @@ class StoreSimulation {
         }
         this.throwLate();
         this.stats.ops++;
+        this.noteIndexFailures();
         if (!this.fs.crashed) await this.advanceTime();
+        this.noteIndexFailures();
         if (this.fs.crashed) await this.afterPowerLoss();
         if (this.faultOpsLeft > 0 && --this.faultOpsLeft === 0) this.faultsOff();
       }
@@ -501,6 +506,27 @@ class StoreSimulation {
       if (b.storeTimestamp !== a.storeTimestamp) this.lateFailure = new InvariantViolation(`batch ${ids}: store timestamps ${a.storeTimestamp} and ${b.storeTimestamp} differ`);
     }
     for (let i = 0; i < ms.length; i++) this.onPutResult(ms[i]!, { status: r.status, remark: r.remark, appendResult: results[i]! } as PutMessageResult, false, sync);
+  }
+
+  /** Index dispatch failures of the current store seen so far, and the model ids put before the last two checks. */
+  private indexFailures = { seen: 0, idsBefore: 0, idsBeforePrevious: 0 };
+
+  /**
+   * When the store counted new index dispatch failures, the messages put since the check before
+   * the last one (dispatch may lag an operation) may be missing from the index (by design).
+   */
+  private noteIndexFailures(): void {
+    const store = this.store;
+    if (!store || this.fs.crashed) return;
+    const n = store.getDispatchStats().pluginFailures['index'] ?? 0;
+    const ids = this.model.messages.length;
+    if (n > this.indexFailures.seen) {
+      for (let id = this.indexFailures.idsBeforePrevious; id < ids; id++) this.model.messages[id]!.indexMayMiss = true;
+      this.stats.indexFailures += n - this.indexFailures.seen;
+      this.indexFailures.seen = n;
+    }
+    this.indexFailures.idsBeforePrevious = this.indexFailures.idsBefore;
+    this.indexFailures.idsBefore = ids;
   }
 
   private lateFailure: InvariantViolation | null = null;
@@ -788,6 +814,10 @@ class StoreSimulation {
       if (r.ok) {
         this.store = r.value;
         this.maxBody = r.value.config.maxMessageSize;
+        this.indexFailures.seen = 0;
+        // failures during the recovery's re-dispatch: any message may be affected
+        if ((r.value.getDispatchStats().pluginFailures['index'] ?? 0) > 0) this.indexFailures.idsBeforePrevious = 0;
+        this.noteIndexFailures();
         return;
       }
       if (attempt >= 2) throw new InvariantViolation(`DefaultMessageStore.open failed: ${(r.error as Error)?.stack ?? r.error}`);
