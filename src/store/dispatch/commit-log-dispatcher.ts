@@ -14,6 +14,7 @@ import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import type { StoreCheckpoint } from '../recovery/store-checkpoint.js';
+import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import type { StoreConfig } from '../store-config.js';
 
 export interface CommitLogDispatcher {
@@ -61,6 +62,8 @@ export interface StorePluginContext {
   logger: Logger;
   /** Shared checkpoint (indexMsgTimestamp lives at byte 16). */
   checkpoint: StoreCheckpoint;
+  /** Report a failed fdatasync of a plugin file (fsyncgate: puts refused until restart, abort file kept). */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 export type StorePluginFactory = (ctx: StorePluginContext) => StorePlugin;

@@ -22,6 +22,7 @@
  */
 import type { FileSystem } from '../../common/fs/file-system.js';
 import { javaStringHashCode } from '../../common/message/java-hash.js';
+import { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 
 export const INDEX_HEADER_SIZE = 40;
 export const INDEX_SLOT_SIZE = 4;
@@ -330,11 +331,28 @@ export class IndexFile {
    * newer and not included (a checkpoint must be moved to this value, not to a later one).
    */
   async flush(): Promise<number> {
+    if (this.syncFailure) throw this.syncFailure;
     this.commit();
     const committedEndTimestamp = this.header.endTimestamp;
-    if (!this.closed) await this.fs.fdatasync(this.fd);
+    if (!this.closed) {
+      try {
+        await this.fs.fdatasync(this.fd);
+      } catch (e) {
+        if (this.closed) throw e; // closed under us: not a device failure
+        // fsyncgate: the kernel may have dropped the unwritten pages, so a later "successful"
+        // fdatasync proves nothing; the file never counts as flushed again in this process
+        this.syncFailure = new SyncFailedError(this.path, 0, 0, e);
+        this.onSyncFailed?.(this.syncFailure);
+        throw this.syncFailure;
+      }
+    }
     return committedEndTimestamp;
   }
+
+  /** The first failed fdatasync of this file (sticky, fsyncgate), or null. */
+  private syncFailure: SyncFailedError | null = null;
+  /** Told once when this file's fdatasync fails (the store's SyncFailureReporter: puts refused, abort file kept). */
+  onSyncFailed: ((e: SyncFailedError) => void) | undefined;
 
   /** RocketMQ's IndexFile.isTimeMatched. */
   isTimeMatched(beginMs: number, endMs: number): boolean {

@@ -30,6 +30,7 @@ export class IndexPlugin implements StorePlugin {
       ctx.clock,
       ctx.checkpoint,
       ctx.logger.child({ component: 'index' }),
+      ctx.onSyncFailed,
     );
   }
 
