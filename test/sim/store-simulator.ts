@@ -9,8 +9,8 @@
  * Same seed ⇒ same run, byte for byte: all randomness comes from mulberry32 streams derived
  * from the seed, no real timer or wall clock is consulted, and the file system does no real I/O.
  *
- * Operations live in one table (`operations()`); adding one (e.g. a batch put once
- * `MessageStore.putMessages` exists — the place is marked there) is one entry.
+ * Operations live in one table (`operations()`, single and batch puts among them); adding one is
+ * one entry.
  */
 import { silentLogger, type Logger } from '../../src/common/logging/logger.js';
 import type { MessageInner } from '../../src/common/message/message.js';
@@ -685,10 +685,16 @@ class StoreSimulation {
     // A clean shutdown flushes everything, unless an fdatasync failed earlier (fsyncgate: the
     // store never syncs that file again and keeps the abort file): then what lies beyond the
     // flushed offset is only in the page cache, like data before a process crash.
+    // Data the shutdown could not even hand to the page cache (its write failed, e.g. ENOSPC when
+    // puts between two disk checks filled a tiny disk) is beyond the committed offset: it may be
+    // gone (the fate stays `written`, the recovery decides).
     const flushed = this.live.getFlushedPhyOffset();
+    const committed = this.live.commitLog.mfq.getCommittedWhere();
     for (const m of this.model.messages) {
-      if (m.fate !== 'written') continue;
-      m.fate = m.phyOffset !== null && m.sizeBytes !== null && m.phyOffset + m.sizeBytes > flushed ? 'cached' : 'durable';
+      if (m.fate !== 'written' || m.phyOffset === null || m.sizeBytes === null) continue;
+      const end = m.phyOffset + m.sizeBytes;
+      if (end <= flushed) m.fate = 'durable';
+      else if (end <= committed) m.fate = 'cached';
     }
     this.store = null;
     await this.nextIncarnation();
@@ -823,6 +829,12 @@ class StoreSimulation {
       if (attempt >= 2) throw new InvariantViolation(`DefaultMessageStore.open failed: ${(r.error as Error)?.stack ?? r.error}`);
       this.note(`open failed (${(r.error as Error)?.message}); retrying without faults`);
       this.faultsOff();
+      if (attempt >= 1 && /disk full|ENOSPC/.test(String((r.error as Error)?.message))) {
+        // the disk really is full (puts between two disk checks can fill a tiny disk): the store
+        // refuses to start with a sentence saying so; the operator frees space
+        this.fs.capacityBytes = Math.ceil(this.fs.capacityBytes * 1.25);
+        this.note(`operator frees space: disk capacity now ${this.fs.capacityBytes} bytes`);
+      }
     }
   }
 

@@ -395,6 +395,9 @@ export class MappedFile extends ReferenceResource {
    * boot: if one of its fdatasyncs failed, Linux may have marked the dirty pages clean without
    * writing them (fsyncgate); they are still in the page cache, so reads see them, but not on the
    * device, and a plain fdatasync would not write them. A write makes them dirty again.
+   * All-zero 4 KiB pages are not written: they may be unallocated (a sparse tail after the
+   * end-of-file filler) and writing them would take disk space; the files are append-only, so
+   * such a page never holds anything else on the device.
    * @throws SyncFailedError as `force`; the error of a failed pread/pwrite.
    */
   async rewriteAndForce(chunkBytes = 1 << 20): Promise<void> {
@@ -408,7 +411,18 @@ export class MappedFile extends ReferenceResource {
         const len = Math.min(buf.length, end - pos);
         const n = this.fs.pread(this.fd, buf, 0, len, pos);
         if (n !== len) throw new Error(`short read of ${this.filePath} at ${pos}: ${n} of ${len} bytes`);
-        this.fs.pwrite(this.fd, buf, 0, len, pos);
+        // runs of pages holding a non-zero byte
+        for (let p = 0; p < len; ) {
+          const pageEnd = (q: number): number => Math.min(len, q + OS_PAGE_SIZE);
+          if (isZero(buf, p, pageEnd(p))) {
+            p = pageEnd(p);
+            continue;
+          }
+          let q = pageEnd(p);
+          while (q < len && !isZero(buf, q, pageEnd(q))) q = pageEnd(q);
+          this.fs.pwrite(this.fd, buf, p, q - p, pos + p);
+          p = q;
+        }
       }
       await this.syncFd(end, true);
     } finally {
@@ -534,4 +548,10 @@ function assertSize(fileFromOffset: number, fileSize: number): void {
   if (!Number.isSafeInteger(fileFromOffset) || fileFromOffset < 0 || fileFromOffset % fileSize !== 0) {
     throw new RangeError(`segment start ${fileFromOffset} is not a multiple of its size ${fileSize}`);
   }
+}
+
+/** True when buf[from, to) holds only zero bytes. */
+function isZero(buf: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (buf[i] !== 0) return false;
+  return true;
 }
