@@ -707,11 +707,16 @@ class StoreSimulation {
     this.note('process crash (page cache survives)');
     this.faultsOff();
     this.stats.processCrashes++;
-    this.live.closeAbruptly({ commitPending: true });
+    const store = this.live;
+    store.closeAbruptly({ commitPending: true });
     this.store = null;
     await drainMicrotasks();
     this.throwLate();
-    for (const m of this.model.messages) if (m.fate === 'written') m.fate = 'cached';
+    // what reached the page cache (a commit may fail with ENOSPC on a full disk: those bytes are lost)
+    const committedEnd = Math.max(0, ...store.commitLog.mfq.getFiles().map((f) => f.fileFromOffset + f.getCommittedPosition()));
+    for (const m of this.model.messages) {
+      if (m.fate === 'written' && m.phyOffset !== null && m.sizeBytes !== null && m.phyOffset + m.sizeBytes <= committedEnd) m.fate = 'cached';
+    }
     await this.nextIncarnation();
     this.maybeChangeConfig();
     await this.openStore(false);

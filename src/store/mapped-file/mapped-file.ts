@@ -477,10 +477,17 @@ export class MappedFile extends ReferenceResource {
 
   /**
    * Crash simulation: closes the fd at once. With `commitPending` the buffered bytes reach the
-   * page cache first (a process crash after the OS got them); without, they are lost.
+   * page cache first (a process crash after the OS got them); without, they are lost. A commit
+   * that fails (e.g. ENOSPC) loses them too, as the write would have in that process.
    */
   closeAbruptly(commitPending: boolean): void {
-    if (commitPending) this.commitNow();
+    if (commitPending) {
+      try {
+        this.commitNow();
+      } catch {
+        // the bytes never reached the page cache: lost with the process
+      }
+    }
     this.available = false;
     this.closeFd();
   }
