@@ -508,12 +508,12 @@ class StoreSimulation {
     for (let i = 0; i < ms.length; i++) this.onPutResult(ms[i]!, { status: r.status, remark: r.remark, appendResult: results[i]! } as PutMessageResult, false, sync);
   }
 
-  /** Index dispatch failures of the current store seen so far, and the model ids put before the last two checks. */
-  private indexFailures = { seen: 0, idsBefore: 0, idsBeforePrevious: 0 };
+  /** Index dispatch failures of the current store seen so far, and the model's message count at the last checks (oldest first). */
+  private indexFailures = { seen: 0, idsAt: [] as number[] };
 
   /**
-   * When the store counted new index dispatch failures, the messages put since the check before
-   * the last one (dispatch may lag an operation) may be missing from the index (by design).
+   * When the store counted new index dispatch failures, the messages put during the last three
+   * operations (dispatch may lag the put) may be missing from the index (by design).
    */
   private noteIndexFailures(): void {
     const store = this.store;
@@ -521,12 +521,12 @@ class StoreSimulation {
     const n = store.getDispatchStats().pluginFailures['index'] ?? 0;
     const ids = this.model.messages.length;
     if (n > this.indexFailures.seen) {
-      for (let id = this.indexFailures.idsBeforePrevious; id < ids; id++) this.model.messages[id]!.indexMayMiss = true;
+      for (let id = this.indexFailures.idsAt[0] ?? 0; id < ids; id++) this.model.messages[id]!.indexMayMiss = true;
       this.stats.indexFailures += n - this.indexFailures.seen;
       this.indexFailures.seen = n;
     }
-    this.indexFailures.idsBeforePrevious = this.indexFailures.idsBefore;
-    this.indexFailures.idsBefore = ids;
+    this.indexFailures.idsAt.push(ids);
+    if (this.indexFailures.idsAt.length > 6) this.indexFailures.idsAt.shift(); // two checks per operation
   }
 
   private lateFailure: InvariantViolation | null = null;
@@ -827,7 +827,7 @@ class StoreSimulation {
         this.maxBody = r.value.config.maxMessageSize;
         this.indexFailures.seen = 0;
         // failures during the recovery's re-dispatch: any message may be affected
-        if ((r.value.getDispatchStats().pluginFailures['index'] ?? 0) > 0) this.indexFailures.idsBeforePrevious = 0;
+        if ((r.value.getDispatchStats().pluginFailures['index'] ?? 0) > 0) this.indexFailures.idsAt = [0];
         this.noteIndexFailures();
         return;
       }
