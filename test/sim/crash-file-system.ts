@@ -92,7 +92,8 @@ export class CrashFileSystem implements FileSystem {
   constructor(
     private readonly rand: () => number,
     private readonly clock: Clock,
-    readonly capacityBytes: number,
+    /** Device size; the simulator grows it when a start fails on a full disk (an operator freeing space). */
+    public capacityBytes: number,
   ) {}
 
   get crashed(): boolean {

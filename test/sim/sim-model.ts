@@ -37,6 +37,12 @@ export interface SimMessage {
   phyOffset: number | null;
   sizeBytes: number | null;
   storeTimestamp: number | null;
+  /**
+   * The index build may have failed for this message (the store counted an index dispatch
+   * failure while it was dispatched): by design (dispatcher-chain.ts, dispatch-failures.test.ts)
+   * its keys are then not in the index, so key lookups may miss it.
+   */
+  indexMayMiss?: boolean;
 }
 
 export class SimModel {

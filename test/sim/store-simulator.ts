@@ -9,15 +9,17 @@
  * Same seed ⇒ same run, byte for byte: all randomness comes from mulberry32 streams derived
  * from the seed, no real timer or wall clock is consulted, and the file system does no real I/O.
  *
- * Operations live in one table (`operations()`); adding one (e.g. a batch put once
- * `MessageStore.putMessages` exists — the place is marked there) is one entry.
+ * Operations live in one table (`operations()`, single and batch puts among them); adding one is
+ * one entry.
  */
 import { silentLogger, type Logger } from '../../src/common/logging/logger.js';
 import type { MessageInner } from '../../src/common/message/message.js';
-import { decodeRecord } from '../../src/common/message/record-codec.js';
+import { decodeRecord, encodeRecord } from '../../src/common/message/record-codec.js';
 import { ManualClock } from '../../src/common/time/clock.js';
 import { DefaultMessageStore, type MessageStoreDeps } from '../../src/store/default-message-store.js';
-import type { PutMessageResult } from '../../src/store/message-store.js';
+import type { PutMessageResult, PutMessagesResult } from '../../src/store/message-store.js';
+import { END_FILE_MIN_BLANK_LENGTH } from '../../src/common/message/record-layout.js';
+import { RECORD_SIZE_SLACK_BYTES } from '../../src/store/commitlog/commit-log.js';
 import { ManualDiskUsageProbe } from '../../src/store/retention/disk-usage-probe.js';
 import type { StoreConfig } from '../../src/store/store-config.js';
 import { mulberry32 } from '../support/prng.js';
@@ -41,6 +43,12 @@ export interface SimulationStats {
   ops: number;
   flushDiskType: string;
   puts: number;
+  /** putMessages calls (their messages count in `puts`). */
+  batches: number;
+  /** Batches answered without appendResults (all refused). */
+  batchesRefused: number;
+  /** Batches whose first record starts a CommitLog segment (rolled whole across a segment end, or the first in a new one). */
+  batchesAtSegmentStart: number;
   putOk: number;
   refused: number;
   pulls: number;
@@ -59,6 +67,8 @@ export interface SimulationStats {
   ioOps: number;
   fsyncs: number;
   lostUnacked: number;
+  /** Index dispatch failures the store counted (their messages may be missing from the index). */
+  indexFailures: number;
   expiredByRetention: number;
   virtualMs: number;
 }
@@ -158,7 +168,13 @@ class StoreSimulation {
     this.fs = new CrashFileSystem(mulberry32(opts.seed ^ 0x5eed), this.clock, capacity);
     this.fs.fsyncFailure = opts.fsyncFailure ?? 'stay-dirty';
     this.fs.syncLatencyMs = this.pick([0, 2, 10]);
-    this.probe = new ManualDiskUsageProbe(() => this.fs.usedRatio());
+    // every reading the store takes counts: a cleaning pass that saw the forced ratio may delete
+    // unexpired files, even if usage is below it again when the operation ends
+    this.probe = new ManualDiskUsageProbe(() => {
+      const ratio = this.fs.usedRatio();
+      if (ratio >= 0.85) this.retention.forcedPossible = true;
+      return ratio;
+    });
     for (let i = 0, n = this.int(1, 4); i < n; i++) this.addTopic();
     this.retention = { minReservedMs: this.reservedMs(), forcedPossible: false };
     this.stats = {
@@ -166,6 +182,9 @@ class StoreSimulation {
       ops: 0,
       flushDiskType: String(this.cfg.flushDiskType),
       puts: 0,
+      batches: 0,
+      batchesRefused: 0,
+      batchesAtSegmentStart: 0,
       putOk: 0,
       refused: 0,
       pulls: 0,
@@ -184,6 +203,7 @@ class StoreSimulation {
       ioOps: 0,
       fsyncs: 0,
       lostUnacked: 0,
+      indexFailures: 0,
       expiredByRetention: 0,
       virtualMs: 0,
     };
@@ -286,7 +306,9 @@ class StoreSimulation {
         }
         this.throwLate();
         this.stats.ops++;
+        this.noteIndexFailures();
         if (!this.fs.crashed) await this.advanceTime();
+        this.noteIndexFailures();
         if (this.fs.crashed) await this.afterPowerLoss();
         if (this.faultOpsLeft > 0 && --this.faultOpsLeft === 0) this.faultsOff();
       }
@@ -314,10 +336,11 @@ class StoreSimulation {
     return this.stats;
   }
 
-  /** The operation table. A batch put goes here once `putMessages` exists (see batchPut). */
+  /** The operation table. */
   private operations(): Operation[] {
     const ops: Operation[] = [
       { name: 'put', weight: 50, run: () => this.put() },
+      { name: 'batchPut', weight: 8, run: () => this.batchPut() },
       { name: 'pull', weight: 12, run: () => this.pull() },
       { name: 'query', weight: 4, run: () => this.query() },
       { name: 'lookup', weight: 4, run: () => this.lookup() },
@@ -330,22 +353,23 @@ class StoreSimulation {
       { name: 'powerLoss', weight: 1, run: async () => this.schedulePowerLoss() },
     ];
     if (this.withFaults) ops.push({ name: 'faults', weight: 1.5, run: async () => this.faultsOn() });
-    // Batch put: once MessageStore.putMessages exists (another branch), add
-    //   { name: 'batchPut', weight: 8, run: () => this.batchPut() }
-    // here and write batchPut: build n messages with newMessage(), call putMessages once, and
-    // apply each item's result with onPutResult (all items share the batch's fate: PUT_OK ⇒
-    // all written at consecutive offsets, a refusal ⇒ none stored).
     return ops;
   }
 
   // ---- operations ----
 
-  private newMessage(): { m: SimMessage; msg: MessageInner } {
-    const topic = this.pick(this.topics);
-    const queueId = this.int(0, topic.queues - 1);
+  /**
+   * A new model message (and the store's input for it). Bodies: 0..300 B (70 %), 300..3000 B
+   * (20 %), near the limit (8 %), over it (2 %); for a batch member (`at` fixes the queue)
+   * 80 / 17 / 2 / 1 %, so most batches fit a segment.
+   */
+  private newMessage(at?: { topic: Topic; queueId: number }): { m: SimMessage; msg: MessageInner } {
+    const topic = at?.topic ?? this.pick(this.topics);
+    const queueId = at?.queueId ?? this.int(0, topic.queues - 1);
     const max = this.maxBody;
     const r = this.rand();
-    const size = r < 0.7 ? this.int(0, 300) : r < 0.9 ? this.int(300, 3000) : r < 0.98 ? this.int(max - 64, max) : this.int(max + 1, max + 100);
+    const [small, medium, nearMax] = at ? [0.8, 0.97, 0.99] : [0.7, 0.9, 0.98];
+    const size = r < small ? this.int(0, 300) : r < medium ? this.int(300, 3000) : r < nearMax ? this.int(max - 64, max) : this.int(max + 1, max + 100);
     const body = Buffer.alloc(size);
     for (let i = 0; i < size; i += 4) {
       const word = (this.rand() * 0x1_0000_0000) >>> 0;
@@ -409,6 +433,100 @@ class StoreSimulation {
     );
     // concurrent producers: sometimes let the put complete before the next operation
     if (this.rand() < 0.3) await this.waitForPuts();
+  }
+
+  /**
+   * putMessages: 2..16 messages to one queue (bodies: newMessage, 1 % of them over the limit),
+   * sometimes a block larger than a segment. The answer is all or nothing: an appendResult per
+   * message (consecutive queue offsets, records back to back, one store timestamp) or none; a
+   * refusal must be MESSAGE_ILLEGAL exactly when a body is oversize or the block cannot fit a
+   * segment (or SERVICE_NOT_AVAILABLE when the store refuses everything). After a power loss a
+   * batch that was not acknowledged may survive in part, like single puts.
+   */
+  private async batchPut(): Promise<void> {
+    const topic = this.pick(this.topics);
+    const queueId = this.int(0, topic.queues - 1);
+    const n = this.int(2, 16);
+    const items: Array<{ m: SimMessage; msg: MessageInner }> = [];
+    for (let i = 0; i < n; i++) items.push(this.newMessage({ topic, queueId }));
+    const maxBody = this.maxBody;
+    const segment = Number(this.cfg.mappedFileSizeCommitLog);
+    const anyOversize = items.some(({ m }) => m.body.length > maxBody);
+    const blockBytes = items.reduce((a, { msg }) => a + encodeRecord(msg).length, 0);
+    const tooBig = blockBytes + END_FILE_MIN_BLANK_LENGTH > segment || blockBytes > maxBody + RECORD_SIZE_SLACK_BYTES;
+    const sync = this.live.config.flushDiskType === 'SYNC_FLUSH';
+    this.note(`batchPut #${items[0]!.m.id}..#${items[n - 1]!.m.id} ${topic.name}/${queueId} n=${n} ${blockBytes} B${anyOversize ? ' (oversize body)' : ''}${tooBig ? ' (block > segment)' : ''}`);
+    this.stats.puts += n;
+    this.stats.batches++;
+    const inc = this.incarnation;
+    const fs = this.fs;
+    this.pendingPuts++;
+    this.live.putMessages(items.map((x) => x.msg)).then(
+      (r) => {
+        if (inc !== this.incarnation) return;
+        this.pendingPuts--;
+        if (fs.crashed) return;
+        this.onBatchResult(items.map((x) => x.m), r, anyOversize || tooBig, sync);
+      },
+      (e: unknown) => {
+        if (inc === this.incarnation) this.pendingPuts--;
+        this.lateFailure = new InvariantViolation(`putMessages threw (it must return a status): ${(e as Error)?.stack ?? e}`);
+      },
+    );
+    if (this.rand() < 0.3) await this.waitForPuts();
+  }
+
+  private onBatchResult(ms: SimMessage[], r: PutMessagesResult, mustRefuse: boolean, sync: boolean): void {
+    const ids = `#${ms[0]!.id}..#${ms[ms.length - 1]!.id}`;
+    const results = r.appendResults;
+    if (!results) {
+      if (r.status === 'PUT_OK') this.lateFailure = new InvariantViolation(`batch ${ids}: PUT_OK without appendResults`);
+      else if (r.status !== 'SERVICE_NOT_AVAILABLE' && !(mustRefuse && r.status === 'MESSAGE_ILLEGAL')) {
+        this.lateFailure = new InvariantViolation(`batch ${ids} refused with ${r.status}: ${r.remark}`);
+      }
+      for (const m of ms) {
+        m.status = r.status;
+        m.fate = 'refused';
+      }
+      this.stats.refused += ms.length;
+      this.stats.batchesRefused++;
+      return;
+    }
+    if (mustRefuse) this.lateFailure = new InvariantViolation(`batch ${ids} with an oversize body or block answered ${r.status}`);
+    if (results.length !== ms.length) {
+      this.lateFailure = new InvariantViolation(`batch ${ids}: ${results.length} appendResults for ${ms.length} messages`);
+      return;
+    }
+    if (results[0]!.wroteOffset % Number(this.cfg.mappedFileSizeCommitLog) === 0) this.stats.batchesAtSegmentStart++;
+    for (let i = 1; i < results.length; i++) {
+      const a = results[i - 1]!;
+      const b = results[i]!;
+      if (b.queueOffset !== a.queueOffset + 1) this.lateFailure = new InvariantViolation(`batch ${ids}: queue offsets ${a.queueOffset}, ${b.queueOffset} not consecutive`);
+      if (b.wroteOffset !== a.wroteOffset + a.wroteBytes) this.lateFailure = new InvariantViolation(`batch ${ids}: record at ${b.wroteOffset} does not follow ${a.wroteOffset}+${a.wroteBytes}`);
+      if (b.storeTimestamp !== a.storeTimestamp) this.lateFailure = new InvariantViolation(`batch ${ids}: store timestamps ${a.storeTimestamp} and ${b.storeTimestamp} differ`);
+    }
+    for (let i = 0; i < ms.length; i++) this.onPutResult(ms[i]!, { status: r.status, remark: r.remark, appendResult: results[i]! } as PutMessageResult, false, sync);
+  }
+
+  /** Index dispatch failures of the current store seen so far, and the model's message count at the last checks (oldest first). */
+  private indexFailures = { seen: 0, idsAt: [] as number[] };
+
+  /**
+   * When the store counted new index dispatch failures, the messages put during the last three
+   * operations (dispatch may lag the put) may be missing from the index (by design).
+   */
+  private noteIndexFailures(): void {
+    const store = this.store;
+    if (!store || this.fs.crashed) return;
+    const n = store.getDispatchStats().pluginFailures['index'] ?? 0;
+    const ids = this.model.messages.length;
+    if (n > this.indexFailures.seen) {
+      for (let id = this.indexFailures.idsAt[0] ?? 0; id < ids; id++) this.model.messages[id]!.indexMayMiss = true;
+      this.stats.indexFailures += n - this.indexFailures.seen;
+      this.indexFailures.seen = n;
+    }
+    this.indexFailures.idsAt.push(ids);
+    if (this.indexFailures.idsAt.length > 6) this.indexFailures.idsAt.shift(); // two checks per operation
   }
 
   private lateFailure: InvariantViolation | null = null;
@@ -567,10 +685,16 @@ class StoreSimulation {
     // A clean shutdown flushes everything, unless an fdatasync failed earlier (fsyncgate: the
     // store never syncs that file again and keeps the abort file): then what lies beyond the
     // flushed offset is only in the page cache, like data before a process crash.
+    // Data the shutdown could not even hand to the page cache (its write failed, e.g. ENOSPC when
+    // puts between two disk checks filled a tiny disk) is beyond the committed offset: it may be
+    // gone (the fate stays `written`, the recovery decides).
     const flushed = this.live.getFlushedPhyOffset();
+    const committed = this.live.commitLog.mfq.getCommittedWhere();
     for (const m of this.model.messages) {
-      if (m.fate !== 'written') continue;
-      m.fate = m.phyOffset !== null && m.sizeBytes !== null && m.phyOffset + m.sizeBytes > flushed ? 'cached' : 'durable';
+      if (m.fate !== 'written' || m.phyOffset === null || m.sizeBytes === null) continue;
+      const end = m.phyOffset + m.sizeBytes;
+      if (end <= flushed) m.fate = 'durable';
+      else if (end <= committed) m.fate = 'cached';
     }
     this.store = null;
     await this.nextIncarnation();
@@ -583,11 +707,16 @@ class StoreSimulation {
     this.note('process crash (page cache survives)');
     this.faultsOff();
     this.stats.processCrashes++;
-    this.live.closeAbruptly({ commitPending: true });
+    const store = this.live;
+    store.closeAbruptly({ commitPending: true });
     this.store = null;
     await drainMicrotasks();
     this.throwLate();
-    for (const m of this.model.messages) if (m.fate === 'written') m.fate = 'cached';
+    // what reached the page cache (a commit may fail with ENOSPC on a full disk: those bytes are lost)
+    const committedEnd = Math.max(0, ...store.commitLog.mfq.getFiles().map((f) => f.fileFromOffset + f.getCommittedPosition()));
+    for (const m of this.model.messages) {
+      if (m.fate === 'written' && m.phyOffset !== null && m.sizeBytes !== null && m.phyOffset + m.sizeBytes <= committedEnd) m.fate = 'cached';
+    }
     await this.nextIncarnation();
     this.maybeChangeConfig();
     await this.openStore(false);
@@ -696,11 +825,21 @@ class StoreSimulation {
       if (r.ok) {
         this.store = r.value;
         this.maxBody = r.value.config.maxMessageSize;
+        this.indexFailures.seen = 0;
+        // failures during the recovery's re-dispatch: any message may be affected
+        if ((r.value.getDispatchStats().pluginFailures['index'] ?? 0) > 0) this.indexFailures.idsAt = [0];
+        this.noteIndexFailures();
         return;
       }
       if (attempt >= 2) throw new InvariantViolation(`DefaultMessageStore.open failed: ${(r.error as Error)?.stack ?? r.error}`);
       this.note(`open failed (${(r.error as Error)?.message}); retrying without faults`);
       this.faultsOff();
+      if (attempt >= 1 && /disk full|ENOSPC/.test(String((r.error as Error)?.message))) {
+        // the disk really is full (puts between two disk checks can fill a tiny disk): the store
+        // refuses to start with a sentence saying so; the operator frees space
+        this.fs.capacityBytes = Math.ceil(this.fs.capacityBytes * 1.25);
+        this.note(`operator frees space: disk capacity now ${this.fs.capacityBytes} bytes`);
+      }
     }
   }
 

@@ -13,7 +13,7 @@
  *
  * fsyncgate (`failNextSync`): the next fdatasync/fsync of a matching file rejects (EIO) and, like
  * Linux after a writeback error, marks the file's dirty pages clean without writing them: from
- * then on a sync writes only 4 KiB pages changed after the failure, so the bytes dirty at the
+ * then on a sync writes only 4 KiB pages written after the failure (even with the same bytes), so the bytes dirty at the
  * failure never reach the durable image although later syncs succeed (reads still see them
  * until `powerLoss()`).
  */
@@ -26,6 +26,8 @@ interface SimFile {
   mtimeMs: number;
   /** After a failed sync: what the "kernel" believes is on the device; syncs write only pages differing from it. */
   clean?: Buffer;
+  /** After a failed sync: pages written since the last sync (a write makes a page dirty even with the same bytes, as in Linux). */
+  rewritten?: Set<number>;
 }
 
 const SIM_PAGE_BYTES = 4096;
@@ -87,6 +89,10 @@ export class SimulatedFileSystem implements FileSystem {
       f.volatile = grown;
     }
     buf.copy(f.volatile, pos, off, off + len);
+    if (f.clean && len > 0) {
+      f.rewritten ??= new Set();
+      for (let page = Math.floor(pos / SIM_PAGE_BYTES); page * SIM_PAGE_BYTES < pos + len; page++) f.rewritten.add(page);
+    }
     f.mtimeMs = Date.now();
     return len;
   }
@@ -127,10 +133,12 @@ export class SimulatedFileSystem implements FileSystem {
     for (let pos = 0; pos < image.length; pos += SIM_PAGE_BYTES) {
       const end = Math.min(image.length, pos + SIM_PAGE_BYTES);
       const before = f.clean.subarray(pos, Math.min(end, f.clean.length));
-      if (before.length !== end - pos || !before.equals(image.subarray(pos, end))) image.copy(durable, pos, pos, end);
+      const written = f.rewritten?.has(pos / SIM_PAGE_BYTES) ?? false;
+      if (written || before.length !== end - pos || !before.equals(image.subarray(pos, end))) image.copy(durable, pos, pos, end);
     }
     f.durable = durable;
     f.clean = image;
+    f.rewritten?.clear();
   }
   fsync(fd: number): Promise<void> {
     return this.fdatasync(fd);

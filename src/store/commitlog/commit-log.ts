@@ -84,7 +84,12 @@ export type AppendOutcome =
  */
 export type BatchAppendOutcome =
   | { status: 'PUT_OK'; wroteOffset: number; wroteBytes: number; appendResults: AppendResult[]; dispatches: DispatchRequest[] }
-  | { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string };
+  | {
+      status: Exclude<PutMessageStatus, 'PUT_OK'>;
+      remark: string;
+      /** As in AppendOutcome: the end-of-file filler could not be written (a write failure). */
+      writeError?: unknown;
+    };
 
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
 const STORE_TIMESTAMP_PROBE_BYTES = 76;
@@ -265,15 +270,18 @@ export class CommitLog {
       return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes and does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
     }
     let mf: MappedFile;
+    let fillerFailed = false;
     try {
       mf = this.mfq.getLastMappedFileOrCreate(0);
       if (total + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
-        this.appendBlank(mf);
+        fillerFailed = true;
+        this.appendBlank(mf); // on failure the segment is left as it was (as in append)
+        fillerFailed = false;
         mf = this.mfq.getLastMappedFileOrCreate(0);
       }
     } catch (e) {
       this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
-      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}` };
+      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
     }
     const now = this.opts.clock.nowMs();
     const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;

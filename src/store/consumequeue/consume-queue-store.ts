@@ -251,6 +251,11 @@ export class ConsumeQueueStore {
     for (const cq of [...this.all()]) await cq.getMappedFileQueue().forceFrom(0);
   }
 
+  /** forceAll with every file's entries written again first (MappedFileQueue.rewriteFrom). */
+  async rewriteAll(): Promise<void> {
+    for (const cq of [...this.all()]) await cq.getMappedFileQueue().rewriteFrom(0);
+  }
+
   /** Commits every queue's buffered entries; failures are recorded, not thrown. Returns true when all were written. */
   commitAll(): boolean {
     let ok = true;

@@ -32,7 +32,7 @@ import type { Clock } from '../../common/time/clock.js';
 import type { BoundaryType } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
-import { CQ_STORE_UNIT_SIZE, preBlankEntry, writeCqEntry, type CqEntry } from './consume-queue-entry.js';
+import { CQ_STORE_UNIT_SIZE, isZeroSlot, preBlankEntry, writeCqEntry, type CqEntry } from './consume-queue-entry.js';
 import { earliestMessageTime, findMinLogicOffset, getDataEntry, offsetInQueueByTime, readEntries } from './consume-queue-lookup.js';
 import { recoverQueueFiles, truncateQueueFiles } from './consume-queue-recovery.js';
 import type { StoreTimeLookup } from './consume-queue-time-search.js';
@@ -65,6 +65,8 @@ export class ConsumeQueue {
   private maxPhysicOffset = -1;
   /** Byte position of the first valid entry. */
   private minLogicOffset = 0;
+  /** Logic offset (bytes) from which the last recovery checked the entries; a re-dispatch below it verifies its slot (repairHole). */
+  private checkedFromLogic = 0;
   private readonly entryBuf = Buffer.alloc(CQ_STORE_UNIT_SIZE);
 
   constructor(opts: ConsumeQueueOptions) {
@@ -136,7 +138,10 @@ export class ConsumeQueue {
    *   (and the pre-blanks not yet appended) are then not written, a retry continues.
    */
   putMessagePositionInfo(phyOffset: number, size: number, tagsCode: number, consumeQueueOffset: number): boolean {
-    if (phyOffset + size <= this.maxPhysicOffset) return true;
+    if (phyOffset + size <= this.maxPhysicOffset) {
+      if (consumeQueueOffset * CQ_STORE_UNIT_SIZE < this.checkedFromLogic) this.repairHole(phyOffset, size, tagsCode, consumeQueueOffset);
+      return true;
+    }
     const expected = consumeQueueOffset * CQ_STORE_UNIT_SIZE;
     const mf = this.mfq.getLastMappedFileOrCreate(expected);
     if (this.needsPreBlank(mf, expected)) {
@@ -149,19 +154,45 @@ export class ConsumeQueue {
     }
     const current = mf.getWroteOffset();
     if (expected < current) {
-      this.logger.warn({ topic: this.topic, queueId: this.queueId, consumeQueueOffset, current: current / 20 }, 'consume queue entry written before; skipped');
+      if (expected < this.checkedFromLogic) this.repairHole(phyOffset, size, tagsCode, consumeQueueOffset);
+      else this.logger.warn({ topic: this.topic, queueId: this.queueId, consumeQueueOffset, current: current / 20 }, 'consume queue entry written before; skipped');
       return true;
     }
+    let target = mf;
     if (expected !== current) {
+      // Entries are missing before this one (RocketMQ logs this line and appends at the wrong
+      // position). Their records are not in the CommitLog any more: the abnormal recovery
+      // re-dispatches from the oldest file left, and retention deleted the (expired) file that
+      // held records whose entries never reached the device. The gap gets pre-blanks so this
+      // entry lands at its own queue offset; the min offset correction moves past them.
       this.logger.error(
         { topic: this.topic, queueId: this.queueId, expected: consumeQueueOffset, current: current / 20 },
-        '[BUG] logic queue order maybe wrong',
+        '[BUG] logic queue order maybe wrong; the missing entries are filled with pre-blanks',
       );
+      target = this.fillGap(expected);
     }
     writeCqEntry(this.entryBuf, 0, phyOffset, size, tagsCode);
-    mf.append(this.entryBuf, 0, CQ_STORE_UNIT_SIZE);
+    target.append(this.entryBuf, 0, CQ_STORE_UNIT_SIZE);
     this.maxPhysicOffset = phyOffset + size;
     return true;
+  }
+
+  /**
+   * A re-dispatched record whose entry lies below the files recovery checked: when its slot came
+   * back zero (a power loss kept newer files of the queue but lost a page of this older one), the
+   * entry is written in place; the abnormal recovery's force then makes it durable. A slot holding
+   * anything else is left alone.
+   */
+  private repairHole(phyOffset: number, size: number, tagsCode: number, consumeQueueOffset: number): void {
+    const at = consumeQueueOffset * CQ_STORE_UNIT_SIZE;
+    const mf = this.mfq.findMappedFileByOffset(at);
+    if (!mf) return;
+    const slot = mf.read(at - mf.fileFromOffset, CQ_STORE_UNIT_SIZE);
+    if (!slot || !isZeroSlot(slot, 0)) return;
+    writeCqEntry(this.entryBuf, 0, phyOffset, size, tagsCode);
+    if (mf.overwriteCommitted(at - mf.fileFromOffset, this.entryBuf, 0, CQ_STORE_UNIT_SIZE)) {
+      this.logger.warn({ topic: this.topic, queueId: this.queueId, consumeQueueOffset, phyOffset }, 'consume queue entry below the recovered files was zero (lost page); written again from its record');
+    }
   }
 
   /** No real entry yet, `mf` is the queue's only file, and `expected` lies in it beyond what is written. */
@@ -172,6 +203,21 @@ export class ConsumeQueue {
       expected > mf.getWroteOffset() &&
       expected < mf.fileFromOffset + this.fileSize
     );
+  }
+
+  /**
+   * Appends pre-blank entries from the queue's end up to logic offset `untilLogic` (bytes),
+   * across file boundaries; returns the file the entry at `untilLogic` goes into.
+   * @throws the error of a file creation or of a commit a full write buffer needed (a retry
+   *   continues from what was appended).
+   */
+  private fillGap(untilLogic: number): MappedFile {
+    const blank = preBlankEntry();
+    for (;;) {
+      const mf = this.mfq.getLastMappedFileOrCreate(untilLogic);
+      if (mf.getWroteOffset() >= untilLogic) return mf;
+      mf.append(blank);
+    }
   }
 
   /** Appends pre-blank entries from the file's written position up to logic offset `untilLogic`. */
@@ -199,6 +245,10 @@ export class ConsumeQueue {
    */
   recover(): { validEntries: number; removedEntries: number } {
     if (this.mfq.getFiles().length === 0) return { validEntries: 0, removedEntries: 0 };
+    // recoverQueueFiles checks the last three files (as they are before it truncates anything);
+    // a re-dispatched entry below them verifies its slot (repairHole)
+    const files = this.mfq.getFiles();
+    this.checkedFromLogic = files[Math.max(0, files.length - 3)]!.fileFromOffset;
     const r = recoverQueueFiles(this.mfq);
     this.maxPhysicOffset = r.maxPhysicOffset;
     this.clampMin();

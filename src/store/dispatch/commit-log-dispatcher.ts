@@ -14,6 +14,7 @@ import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import type { StoreCheckpoint } from '../recovery/store-checkpoint.js';
+import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import type { StoreConfig } from '../store-config.js';
 
 export interface CommitLogDispatcher {
@@ -42,9 +43,12 @@ export interface StorePlugin extends CommitLogDispatcher {
   /**
    * After recovery: the CommitLog ends at `commitLogMaxOffset` (bytes). A plugin whose files got
    * to the device ahead of the CommitLog (ASYNC_FLUSH, power loss) must not treat anything at or
-   * beyond it as already seen: new records will be stored there.
+   * beyond it as already seen: new records will be stored there. What the plugin changes for that
+   * must be durable when the returned promise resolves (before the store takes puts): new records
+   * at those offsets may reach the device, and a later power loss must not bring back the old
+   * state. @throws (rejects) when it cannot be made durable; the start then fails.
    */
-  recovered?(commitLogMaxOffset: number): void;
+  recovered?(commitLogMaxOffset: number): void | Promise<void>;
   flush?(): Promise<void>;
   shutdown?(): Promise<void>;
   /** Crash simulation: close files without flushing. */
@@ -58,6 +62,8 @@ export interface StorePluginContext {
   logger: Logger;
   /** Shared checkpoint (indexMsgTimestamp lives at byte 16). */
   checkpoint: StoreCheckpoint;
+  /** Report a failed fdatasync of a plugin file (fsyncgate: puts refused until restart, abort file kept). */
+  onSyncFailed?: (e: SyncFailedError) => void;
 }
 
 export type StorePluginFactory = (ctx: StorePluginContext) => StorePlugin;

@@ -22,6 +22,7 @@
  */
 import type { FileSystem } from '../../common/fs/file-system.js';
 import { javaStringHashCode } from '../../common/message/java-hash.js';
+import { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 
 export const INDEX_HEADER_SIZE = 40;
 export const INDEX_SLOT_SIZE = 4;
@@ -218,11 +219,28 @@ export class IndexFile {
     return true;
   }
 
-  /** Moves the header's end offset back to `phyOffset` (recovery: the CommitLog ends there); written at the next commit. */
-  clampEnd(phyOffset: number): void {
-    if (phyOffset >= this.header.endPhyOffset) return;
+  /**
+   * Moves the header's end offset back to `phyOffset` (recovery: the CommitLog ends there) and
+   * makes the header durable (write + fdatasync) before resolving. A read-only (full) file gets
+   * its header written through a separate read-write descriptor.
+   * @throws (rejects) on a failed write or fdatasync.
+   */
+  async clampEndDurably(phyOffset: number): Promise<void> {
+    if (phyOffset >= this.header.endPhyOffset || this.closed) return;
     this.header.endPhyOffset = phyOffset;
     this.dirty = true;
+    if (this.writable) {
+      await this.flush();
+      return;
+    }
+    const fd = this.fs.open(this.path, 'r+');
+    try {
+      this.fs.pwrite(fd, this.headerBytes(), 0, INDEX_HEADER_SIZE, 0);
+      this.dirty = false;
+      await this.fs.fdatasync(fd);
+    } finally {
+      this.fs.close(fd);
+    }
   }
 
   /**
@@ -244,6 +262,11 @@ export class IndexFile {
     if (!this.dirty || this.closed) return;
     this.writePendingEntries();
     if (this.slots) this.writeDirtySlotPages(this.slots);
+    this.fs.pwrite(this.fd, this.headerBytes(), 0, INDEX_HEADER_SIZE, 0);
+    this.dirty = false;
+  }
+
+  private headerBytes(): Buffer {
     const hb = Buffer.alloc(INDEX_HEADER_SIZE);
     const h = this.header;
     writeLong(hb, 0, h.beginTimestamp);
@@ -252,8 +275,7 @@ export class IndexFile {
     writeLong(hb, 24, h.endPhyOffset);
     hb.writeInt32BE(h.hashSlotCount, 32);
     hb.writeInt32BE(h.indexCount, 36);
-    this.fs.pwrite(this.fd, hb, 0, INDEX_HEADER_SIZE, 0);
-    this.dirty = false;
+    return hb;
   }
 
   private writePendingEntries(): void {
@@ -309,11 +331,28 @@ export class IndexFile {
    * newer and not included (a checkpoint must be moved to this value, not to a later one).
    */
   async flush(): Promise<number> {
+    if (this.syncFailure) throw this.syncFailure;
     this.commit();
     const committedEndTimestamp = this.header.endTimestamp;
-    if (!this.closed) await this.fs.fdatasync(this.fd);
+    if (!this.closed) {
+      try {
+        await this.fs.fdatasync(this.fd);
+      } catch (e) {
+        if (this.closed) throw e; // closed under us: not a device failure
+        // fsyncgate: the kernel may have dropped the unwritten pages, so a later "successful"
+        // fdatasync proves nothing; the file never counts as flushed again in this process
+        this.syncFailure = new SyncFailedError(this.path, 0, 0, e);
+        this.onSyncFailed?.(this.syncFailure);
+        throw this.syncFailure;
+      }
+    }
     return committedEndTimestamp;
   }
+
+  /** The first failed fdatasync of this file (sticky, fsyncgate), or null. */
+  private syncFailure: SyncFailedError | null = null;
+  /** Told once when this file's fdatasync fails (the store's SyncFailureReporter: puts refused, abort file kept). */
+  onSyncFailed: ((e: SyncFailedError) => void) | undefined;
 
   /** RocketMQ's IndexFile.isTimeMatched. */
   isTimeMatched(beginMs: number, endMs: number): boolean {

@@ -30,6 +30,7 @@ export class IndexPlugin implements StorePlugin {
       ctx.clock,
       ctx.checkpoint,
       ctx.logger.child({ component: 'index' }),
+      ctx.onSyncFailed,
     );
   }
 
@@ -43,8 +44,8 @@ export class IndexPlugin implements StorePlugin {
     return { rebuildFromPhyOffset: rebuildFromPhyOffset === null ? indexedUpTo : Math.min(rebuildFromPhyOffset, indexedUpTo) };
   }
 
-  recovered(commitLogMaxOffset: number): void {
-    this.service.clampEnd(commitLogMaxOffset);
+  recovered(commitLogMaxOffset: number): Promise<void> {
+    return this.service.clampEnd(commitLogMaxOffset);
   }
 
   dispatch(request: DispatchRequest): void {

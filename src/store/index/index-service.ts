@@ -18,6 +18,7 @@ import type { DispatchRequest } from '../../common/message/record-codec.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import { IndexFile, continueJavaHash, indexHashOf } from './index-file.js';
 import { javaStringHashCode } from '../../common/message/java-hash.js';
+import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 
 export interface IndexServiceConfig {
   /** `<storePathRootDir>/index` */
@@ -62,6 +63,8 @@ export class IndexService {
     private readonly clock: Clock,
     private readonly checkpoint: IndexCheckpoint,
     private readonly logger: Logger,
+    /** Told when an index file's fdatasync fails (fsyncgate: the store refuses puts and keeps the abort file, so the next start rebuilds the files the checkpoint does not cover). */
+    private readonly onSyncFailed?: (e: SyncFailedError) => void,
   ) {}
 
   /**
@@ -104,6 +107,7 @@ export class IndexService {
         f.destroy();
         continue;
       }
+      f.onSyncFailed = this.onSyncFailed;
       this.files.push(f);
     }
     // Only the newest surviving file stays writable.
@@ -117,16 +121,26 @@ export class IndexService {
    * CommitLog records it indexed; after a power loss those records are gone and new ones are
    * stored at their offsets, which buildIndex would skip as already indexed. Entries beyond the
    * end stay in the file: they point at offsets whose new records lookups check by topic and key.
+   * The moved-back end is made durable (commit + fdatasync) before this resolves: the new records
+   * stored at those offsets may reach the device, and a later power loss that brought the old end
+   * back would skip them for good (the CommitLog then reaches past it, so nothing clamps again).
+   * @throws (rejects) when the fdatasync fails; the store start then fails.
    */
-  clampEnd(maxPhyOffset: number): void {
+  async clampEnd(maxPhyOffset: number): Promise<void> {
+    if (maxPhyOffset === 0 && this.files.some((f) => f.header.indexCount > 1)) {
+      // an empty CommitLog: every entry is stale, and no end offset lets a record at 0 in (the
+      // end names the last indexed message's start, a message there counts as indexed)
+      this.logger.warn({ files: this.files.length }, 'index files hold entries but the recovered CommitLog is empty; they are deleted');
+      this.destroyAll();
+      return;
+    }
     // endPhyOffset is the START of the last indexed message, and a message starting there is
     // skipped: one byte below the CommitLog end lets the next record (stored at the end) in
     const end = Math.max(0, maxPhyOffset - 1);
     for (const f of this.files) {
       if (f.header.endPhyOffset > end) {
         this.logger.warn({ path: f.path, endPhyOffset: f.header.endPhyOffset, maxPhyOffset }, 'index file ahead of the recovered CommitLog; its end is moved back');
-        f.clampEnd(end);
-        f.commit(); // on file now: a later crash that keeps the page cache must not bring the old end back
+        await f.clampEndDurably(end); // neither a process crash nor a power loss may bring the old end back
       }
     }
   }
@@ -258,9 +272,13 @@ export class IndexService {
     }
   }
 
+  /** flush, then closes every file (also when the flush failed). @throws the flush error. */
   async shutdown(): Promise<void> {
-    await this.flush();
-    for (const f of this.files.splice(0)) f.close();
+    try {
+      await this.flush();
+    } finally {
+      for (const f of this.files.splice(0)) f.close();
+    }
   }
 
   /** Crash simulation: closes files without writing pending state. */
@@ -316,6 +334,7 @@ export class IndexService {
     let path = join(this.config.indexDir, indexFileName(now));
     while (this.fs.exists(path)) path = join(this.config.indexDir, indexFileName(++now));
     const f = IndexFile.create(this.fs, path, this.config.maxHashSlotNum, this.config.maxIndexNum, prevEnd);
+    f.onSyncFailed = this.onSyncFailed;
     this.files.push(f);
     return f;
   }

@@ -170,7 +170,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
     cqStore.load();
     const checkpoint = StoreCheckpoint.open(fs, path.join(root, 'checkpoint'));
     const plugins: StorePlugin[] = [];
-    const pluginCtx = { config, fs, clock, logger, checkpoint };
+    const pluginCtx = { config, fs, clock, logger, checkpoint, onSyncFailed: syncFailures.report };
     let indexPlugin: IndexPlugin | null = null;
     if (config.messageIndexEnable) {
       indexPlugin = new IndexPlugin(pluginCtx);

@@ -7,7 +7,8 @@
  * 3. recovery (store-recovery.ts) re-dispatches records into ConsumeQueues and plugins and
  *    returns its report; a required dispatcher (ConsumeQueue) failing here makes start-up fail
  *    with DispatchBlockedError rather than open a store with a hole in a queue;
- * 4. plugins learn the recovered CommitLog end (`recovered`); dispatch continues from it;
+ * 4. plugins learn the recovered CommitLog end (`recovered`, awaited: what they change for it is
+ *    durable before any put); dispatch continues from it;
  * 5. on a writable role without CommitLog segments the first one is created before puts
  *    (pre-written with warmMapedFileEnable when the disk has room; first-segment.ts); a disk
  *    that cannot hold it fails the start with StoreStartError (a sentence, no file left);
@@ -41,11 +42,14 @@ export async function recoverAndStart(c: StoreComponents): Promise<StartedStore>
     dispatch: (req) => c.reput.dispatchOne(req),
     rebuildFromPhyOffset,
     checkCrc: c.config.checkCRCOnRecover,
+    // unless the lock proves a reboot, the page cache may hold pages a failed fdatasync left
+    // clean but unwritten (a clean shutdown after a sync failure keeps the abort file too)
+    pageCacheIntact: !lastExitOK && !c.lock.previousHolderOtherBoot,
     delayLevelTableMs: c.delayLevelTableMs,
     logger: c.logger,
     onProgress: c.onRecoveryProgress,
   });
-  for (const p of c.plugins) p.recovered?.(c.commitLog.getMaxOffset());
+  for (const p of c.plugins) await p.recovered?.(c.commitLog.getMaxOffset());
   c.logics.latestTimestamp = c.checkpoint.logicsMsgTimestamp;
   c.reput.setReputFromOffset(c.commitLog.getMaxOffset());
   if (c.config.brokerRole !== 'SLAVE') await prepareFirstSegment(c);

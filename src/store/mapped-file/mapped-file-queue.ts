@@ -328,6 +328,16 @@ export class MappedFileQueue {
   }
 
   /**
+   * Like `forceFrom`, but every file's committed bytes are written again before the force
+   * (MappedFile.rewriteAndForce): for data the page cache may hold without the device having it.
+   */
+  async rewriteFrom(fromOffset: number): Promise<void> {
+    for (const f of [...this.files]) {
+      if (f.fileFromOffset + this.fileSize > fromOffset) await f.rewriteAndForce();
+    }
+  }
+
+  /**
    * Truncates the stream to `offset`: files starting at or after it are destroyed, the file
    * containing it keeps [0, offset) and has its tail zeroed on disk. flushed/committed are
    * clamped to `offset`. `truncatedBytes` counts the non-zero bytes discarded (each file is

@@ -247,6 +247,22 @@ export class MappedFile extends ReferenceResource {
     }
   }
 
+  /**
+   * Writes `len` bytes of `src` at `position` inside the committed range (recovery repairing a
+   * slot that came back zero, e.g. a ConsumeQueue entry). Returns false when the range is not
+   * committed or the file is shut down. @throws the pwrite error.
+   */
+  overwriteCommitted(position: number, src: Buffer, srcOffset: number, len: number): boolean {
+    if (position < 0 || len <= 0 || position + len > this.committedPosition) return false;
+    if (!this.hold()) return false;
+    try {
+      this.fs.pwrite(this.fd, src, srcOffset, len, position);
+      return true;
+    } finally {
+      this.release();
+    }
+  }
+
   /** A copy of [position, position+len), or null if not readable. */
   read(position: number, len: number): Buffer | null {
     const out = Buffer.allocUnsafe(len);
@@ -374,6 +390,47 @@ export class MappedFile extends ReferenceResource {
   }
 
   /**
+   * Writes the committed bytes [0, committedPosition) again, unchanged (in `chunkBytes` pieces),
+   * then forces the file like `force`. For data read back after the crash of a process on this
+   * boot: if one of its fdatasyncs failed, Linux may have marked the dirty pages clean without
+   * writing them (fsyncgate); they are still in the page cache, so reads see them, but not on the
+   * device, and a plain fdatasync would not write them. A write makes them dirty again.
+   * All-zero 4 KiB pages are not written: they may be unallocated (a sparse tail after the
+   * end-of-file filler) and writing them would take disk space; the files are append-only, so
+   * such a page never holds anything else on the device.
+   * @throws SyncFailedError as `force`; the error of a failed pread/pwrite.
+   */
+  async rewriteAndForce(chunkBytes = 1 << 20): Promise<void> {
+    if (this.syncFailure) throw this.syncFailure;
+    if (!this.hold()) return;
+    try {
+      this.commitNow();
+      const end = this.committedPosition;
+      const buf = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(end, 1)));
+      for (let pos = 0; pos < end; pos += buf.length) {
+        const len = Math.min(buf.length, end - pos);
+        const n = this.fs.pread(this.fd, buf, 0, len, pos);
+        if (n !== len) throw new Error(`short read of ${this.filePath} at ${pos}: ${n} of ${len} bytes`);
+        // runs of pages holding a non-zero byte
+        for (let p = 0; p < len; ) {
+          const pageEnd = (q: number): number => Math.min(len, q + OS_PAGE_SIZE);
+          if (isZero(buf, p, pageEnd(p))) {
+            p = pageEnd(p);
+            continue;
+          }
+          let q = pageEnd(p);
+          while (q < len && !isZero(buf, q, pageEnd(q))) q = pageEnd(q);
+          this.fs.pwrite(this.fd, buf, p, q - p, pos + p);
+          p = q;
+        }
+      }
+      await this.syncFd(end, true);
+    } finally {
+      this.release();
+    }
+  }
+
+  /**
    * fdatasync for the segment pre-writer (its zeros). A failure makes the file sync-failed only
    * when appends already went into it (it was taken while the pre-write ran: the kernel may have
    * dropped their pages too); a failure on a file nobody uses yet only costs zeros.
@@ -420,10 +477,17 @@ export class MappedFile extends ReferenceResource {
 
   /**
    * Crash simulation: closes the fd at once. With `commitPending` the buffered bytes reach the
-   * page cache first (a process crash after the OS got them); without, they are lost.
+   * page cache first (a process crash after the OS got them); without, they are lost. A commit
+   * that fails (e.g. ENOSPC) loses them too, as the write would have in that process.
    */
   closeAbruptly(commitPending: boolean): void {
-    if (commitPending) this.commitNow();
+    if (commitPending) {
+      try {
+        this.commitNow();
+      } catch {
+        // the bytes never reached the page cache: lost with the process
+      }
+    }
     this.available = false;
     this.closeFd();
   }
@@ -491,4 +555,10 @@ function assertSize(fileFromOffset: number, fileSize: number): void {
   if (!Number.isSafeInteger(fileFromOffset) || fileFromOffset < 0 || fileFromOffset % fileSize !== 0) {
     throw new RangeError(`segment start ${fileFromOffset} is not a multiple of its size ${fileSize}`);
   }
+}
+
+/** True when buf[from, to) holds only zero bytes. */
+function isZero(buf: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (buf[i] !== 0) return false;
+  return true;
 }

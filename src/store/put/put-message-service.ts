@@ -102,7 +102,8 @@ export class PutMessageService {
       return this.refuseAfterWriteError(e);
     }
     if (out.status !== 'PUT_OK') {
-      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? commitLog.mfq.getLastMappedFile()?.commitError : null;
+      // as in putMessage: a failed end-of-file filler is a write failure (puts refused until the disk check clears it)
+      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? (out.writeError ?? commitLog.mfq.getLastMappedFile()?.commitError) : null;
       return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
     }
     const results = out.appendResults;

@@ -109,6 +109,12 @@ export class StoreLock {
      * the order it was written. False when it was another boot or unknown.
      */
     readonly previousHolderSameBoot: boolean,
+    /**
+     * True when the previous lock record names another boot (a reboot since it was written): the
+     * page cache of that process is gone. False when it was this boot, or unknown (e.g. the lock
+     * was released by a shutdown that still kept the abort file).
+     */
+    readonly previousHolderOtherBoot: boolean = false,
   ) {}
 
   /** Takes the lock. @throws StoreLockedError naming the holding pid. */
@@ -125,7 +131,8 @@ export class StoreLock {
     fs.writeFile(lockPath, Buffer.from(formatLockRecord(own)));
     openRoots.add(root);
     const sameBoot = previous !== null && previous.bootId !== null && own.bootId !== null && previous.bootId === own.bootId;
-    return new StoreLock(fs, root, lockPath, verdict.stale, sameBoot);
+    const otherBoot = previous !== null && previous.bootId !== null && own.bootId !== null && previous.bootId !== own.bootId;
+    return new StoreLock(fs, root, lockPath, verdict.stale, sameBoot, otherBoot);
   }
 
   /** Releases the lock (the file stays, like RocketMQ's). */

@@ -7,7 +7,9 @@
  *    re-dispatches records and truncates CQs and the CommitLog to the verified end.
  * 3. Abnormal: flush all ConsumeQueues, then force (fdatasync regardless of flushed positions)
  *    the CommitLog from the scan's start segment and every ConsumeQueue file: data recovered
- *    from the page cache after a process crash has never been forced to the device.
+ *    from the page cache after a process crash has never been forced to the device. After a
+ *    crash on this boot (`pageCacheIntact`) the data is written again before the force: a
+ *    failed fdatasync may have left pages clean in the cache but not on the device (fsyncgate).
  * 4. Rebuild the queue-offset table from each CQ's max offset; correct CQ min offsets against
  *    the CommitLog min offset (an emptied queue stays positioned, B04).
  * 5. Clamp the checkpoint to verified data (B05): confirmPhyOffset := recovered end,
@@ -43,6 +45,13 @@ export interface StoreRecoveryContext {
   rebuildFromPhyOffset: number | null;
   checkCrc: boolean;
   delayLevelTableMs: number[];
+  /**
+   * The page cache of the last process may have survived (it exited abnormally and the lock
+   * does not prove a reboot since): what recovery reads may be in the page cache only, also
+   * pages a failed fdatasync left clean but unwritten, so the abnormal recovery writes the data
+   * again before forcing it.
+   */
+  pageCacheIntact?: boolean;
   logger: Logger;
   /** Hears the CommitLog scan's progress every few seconds. */
   onProgress?: RecoveryProgressListener | null;
@@ -77,8 +86,15 @@ export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext
     // loss would punch holes into the middle of the logs. Force it now, before any put is
     // acknowledged: the CommitLog from the segment the scan started in (earlier ones were
     // flushed before the checkpoint moved past them) and every ConsumeQueue file.
-    await ctx.commitLog.mfq.forceFrom(cl.startOffset);
-    await ctx.cqStore.forceAll();
+    // After the crash of a process on this boot the page cache may also hold pages a failed
+    // fdatasync left clean but unwritten (Linux, fsyncgate): they are written again first.
+    if (ctx.pageCacheIntact) {
+      await ctx.commitLog.mfq.rewriteFrom(cl.startOffset);
+      await ctx.cqStore.rewriteAll();
+    } else {
+      await ctx.commitLog.mfq.forceFrom(cl.startOffset);
+      await ctx.cqStore.forceAll();
+    }
   }
 
   ctx.queueOffsets.clear();

@@ -69,3 +69,34 @@ test('a failed write of the end-of-file filler leaves the segment unchanged: lat
     removeDir(root);
   }
 });
+
+// Found by the store simulation once it put batches (seeds 72, 94, 121, … of 300): a batch that
+// needed a roll whose filler write failed answered CREATE_MAPPED_FILE_FAILED and left the store
+// writable, while a single put in the same place answers SERVICE_NOT_AVAILABLE and refuses puts
+// until the disk check clears the write error. The batch path now treats it the same way.
+test('a batch whose roll filler fails is refused like a single put (SERVICE_NOT_AVAILABLE, write error set), nothing of it stored', async () => {
+  const root = tempDir();
+  const fs = new FaultyFileSystem();
+  const cfg = smallConfig(root, { flushDiskType: 'SYNC_FLUSH' });
+  try {
+    const store = await openStore(cfg, { fs });
+    for (let i = 0; i < 9; i++) assert.equal((await store.putMessage(makeMessage({ body: `m${i}-`.padEnd(300, '.') }))).status, 'PUT_OK');
+    fs.pwriteErrorCode = 'EIO';
+    const batch = [0, 1, 2].map((i) => makeMessage({ body: `b${i}-`.padEnd(300, '.') }));
+    const refused = await store.putMessages(batch);
+    assert.equal(refused.status, 'SERVICE_NOT_AVAILABLE', refused.remark);
+    assert.equal(refused.appendResults, undefined);
+    assert.equal(store.isWritable(), false, 'puts are refused until the disk check clears the write error');
+    fs.pwriteErrorCode = null;
+    const deadline = Date.now() + 5000;
+    while (!store.isWritable() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const ok = await store.putMessages(batch);
+    assert.equal(ok.status, 'PUT_OK');
+    assert.deepEqual(ok.appendResults!.map((a) => a.queueOffset), [9, 10, 11]);
+    await dispatched(store);
+    assert.deepEqual((await bodiesInQueue(store)).slice(9), ['b0-', 'b1-', 'b2-']);
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
