@@ -2,19 +2,26 @@
  * The web console of `tsmq start` in headless Chromium (Debian's `chromium`, driven by
  * playwright-core) against a broker holding data produced and consumed by the real ali-ons
  * client (observed-broker.ts). Every page is loaded and what it shows is asserted; a screenshot
- * of each page goes to docs/console/<page>.png. Without Chromium the test is skipped, except in
+ * of each page goes to a temp directory (docs/console/<page>.png with TSMQ_CONSOLE_SHOTS=docs). Without Chromium the test is skipped, except in
  * CI (CI=true), where it fails.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DLQ_GROUP, FIRST, GROUP, TOPIC, TOTAL, bodyOf, startObservedBroker, type ObservedBroker } from './observed-broker.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const SHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'console');
+/**
+ * Screenshots go to a temp directory (a test run leaves the clone clean); with
+ * TSMQ_CONSOLE_SHOTS=docs they refresh docs/console/<page>.png, the ones docs/console.md shows.
+ */
+const SHOTS = process.env.TSMQ_CONSOLE_SHOTS === 'docs'
+  ? join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'console')
+  : mkdtempSync(join(tmpdir(), 'tsmq-console-shots-'));
 const inCi = process.env.CI === 'true';
 
 if (!CHROMIUM && inCi) throw new Error('chromium is not installed: .ci/run installs the Debian package chromium');
