@@ -86,7 +86,6 @@ import { RecallMessageService } from './timer/recall-message-service.js';
 import { recallMessageHandler } from './timer/recall-message-processor.js';
 import { BrokerProperties } from './config-file/broker-properties.js';
 import { commitLogDir } from '../store/store-config.js';
-import type { BrokerStatsListener } from './stats/broker-stats-listener.js';
 import type { RecoveryProgressListener } from '../store/recovery/recovery-progress.js';
 
 export interface BrokerControllerOptions {
@@ -118,25 +117,6 @@ export function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.') || host === 'localhost' || host.startsWith('::ffff:127.');
 }
 
-/**
- * `handler` reporting each answer's latency to the stats listener (rocketmq_rpc_latency). Only
- * wrapped when a listener is set before start(); a request answered later (held pull) or by the
- * auth gate is not timed.
- */
-function timedHandler(code: number, handler: RequestHandler, listener: BrokerStatsListener): RequestHandler {
-  return (reqCtx) => {
-    const t0 = performance.now();
-    const r = handler(reqCtx);
-    if (r instanceof Promise) {
-      return r.then((response) => {
-        if (response) listener.onRpc(code, response.code, performance.now() - t0);
-        return response;
-      });
-    }
-    if (r) listener.onRpc(code, r.code, performance.now() - t0);
-    return r;
-  };
-}
 
 /** Apache scans client channels every 10 s. */
 const CLIENT_SCAN_INTERVAL_MS = 10_000;
@@ -421,8 +401,10 @@ export class BrokerController {
       ...(this.requestGate ? { requestGate: this.requestGate } : {}),
       tls: this.tls,
     });
+    for (const [code, handler] of this.handlers) server.registerProcessor(code, handler);
+    // rocketmq_rpc_latency: timed by the dispatch itself when a stats listener is set before start()
     const statsListener = ctx.brokerStats.listener;
-    for (const [code, handler] of this.handlers) server.registerProcessor(code, statsListener ? timedHandler(code, handler, statsListener) : handler);
+    if (statsListener) server.setResponseObserver((code, responseCode, ms) => statsListener.onRpc(code, responseCode, ms));
     const controllerConfig = resolveControllerConfig(this.rawConfig);
     const controllerAdmin = new ControllerAdminProcessors({
       config: this.config,

@@ -6,7 +6,11 @@
  *   serialize type; null means "no reply now" (the handler may answer later via the channel);
  * - requests flagged oneway never get a reply;
  * - a RequestGate (request-gate.ts), when set, runs after the handler lookup and before the
- *   handler; its refusal is answered instead.
+ *   handler; its refusal is answered instead;
+ * - a ResponseObserver, when set, hears each handler's answer with its latency (ms from the
+ *   handler's call to its answer; answers sent later through the channel, e.g. held pulls, and
+ *   gate refusals are not observed). Timing lives here rather than in a wrapper per handler so
+ *   that a timed request costs no extra promise.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
@@ -17,16 +21,25 @@ import { ResponseCode } from '../codes/response-code.js';
 import { requestCodeName } from '../codes/request-code.js';
 import type { RequestGate } from './request-gate.js';
 
+/** Hears each answered request: its code, the answer's code and the handler's latency in ms. */
+export type ResponseObserver = (requestCode: number, responseCode: number, latencyMs: number) => void;
+
 export class ProcessorTable {
   private readonly handlers = new Map<number, RequestHandler>();
 
   private gate: RequestGate | null = null;
+  private observer: ResponseObserver | null = null;
 
   constructor(private readonly logger: Logger) {}
 
   /** Sets the check run before every handler (request-gate.ts); null removes it. */
   setGate(gate: RequestGate | null): void {
     this.gate = gate;
+  }
+
+  /** Sets the observer of answered requests; null removes it. */
+  setResponseObserver(observer: ResponseObserver | null): void {
+    this.observer = observer;
   }
 
   register(code: number, handler: RequestHandler): void {
@@ -57,7 +70,9 @@ export class ProcessorTable {
           return;
         }
       }
+      const t0 = this.observer ? performance.now() : 0;
       response = await handler({ channel, request });
+      if (this.observer && response) this.observer(request.code, response.code, performance.now() - t0);
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       this.logger.warn(`processing ${requestCodeName(request.code)} from ${channel.remoteAddress} failed: ${message}`);

@@ -11,7 +11,7 @@ import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
 import type { RemotingCommand } from '../protocol/remoting-command.js';
-import { ProcessorTable } from './processor-table.js';
+import { ProcessorTable, type ResponseObserver } from './processor-table.js';
 import type { RequestGate } from './request-gate.js';
 import { RemotingConnection, formatAddress } from './remoting-connection.js';
 import { PartialFrameBudget } from './partial-frame-budget.js';
@@ -100,6 +100,11 @@ export class RemotingServer {
 
   registerProcessor(code: number, handler: RequestHandler): void {
     this.processors.register(code, handler);
+  }
+
+  /** Hears every request answered by a handler, with its latency (processor-table.ts). */
+  setResponseObserver(observer: ResponseObserver | null): void {
+    this.processors.setResponseObserver(observer);
   }
 
   /** Listening port; throws before start(). */
