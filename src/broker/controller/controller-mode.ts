@@ -187,7 +187,8 @@ export class ControllerMode {
     this.renewing = true;
     const sentAt = performance.now();
     try {
-      const ttl = await this.etcd.keepAlive(lease);
+      // a keep-alive that never answers (a stuck etcd connection) must not stop renewals for good
+      const ttl = await withTimeout(this.etcd.keepAlive(lease), this.o.controller.etcdLeaseTtlSeconds * 1000, 'lease keep-alive');
       if (ttl <= 0) throw new Error('lease expired');
       if (lease === this.lease) this.leaseValidUntil = Math.max(this.leaseValidUntil, sentAt + ttl * 1000 - FENCE_MARGIN_MS);
     } catch (e) {
@@ -217,6 +218,12 @@ export class ControllerMode {
     if (this.busy || this.stopped) return;
     this.busy = true;
     try {
+      if (this.lease && performance.now() >= this.leaseValidUntil + this.o.controller.etcdLeaseTtlSeconds * 1000) {
+        // renewals have not confirmed the lease for a whole TTL past its end: it is gone in etcd
+        this.o.logger.warn(`controller: lease of replica ${this.replicaId} not renewed for a TTL past its end: taking a new one`);
+        this.lease = null;
+        if (this.role === 'MASTER') await this.stepDown('lease not renewed');
+      }
       if (!this.lease) {
         await this.newLease();
         return;
@@ -424,4 +431,14 @@ export class ControllerMode {
     this.etcd.close();
     for (const s of this.adminStores.values()) s.close();
   }
+}
+
+/** `p`, or a rejection naming `what` after `ms` (the timer does not keep the process alive). */
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

@@ -241,7 +241,7 @@ describe('controller mode: automatic failover on etcd (Jepsen-style)', { skip: s
       if (kind === 'kill') await startReplica(victim);
       else if (kind === 'stop') process.kill(pid, 'SIGCONT');
       else links.get(victim)!.heal();
-      const v = await waitFullSyncStateSet(60_000);
+      const v = await waitFullSyncStateSet(120_000);
       epochs.push(v.master!.epoch);
     }
     // diverged tail: the master appends while both slaves are paused (nothing acked), then dies;
@@ -266,7 +266,7 @@ describe('controller mode: automatic failover on etcd (Jepsen-style)', { skip: s
       const t0 = Date.now();
       await waitUntil(() => acks.some((a) => a.atMs > t0 && a.addr !== oldAddr), 40_000, () => `diverged-tail round: no new master\n${cluster.logs(3000)}`);
       await startReplica(victim);
-      const w = await waitFullSyncStateSet(60_000);
+      const w = await waitFullSyncStateSet(120_000);
       epochs.push(w.master!.epoch);
       await waitUntil(() => /truncated to \d+/.test(cluster.broker(victim).proc?.log ?? ''), 10_000, () => `old master ${victim} (max ${maxBefore} before the pause) did not truncate:\n${cluster.broker(victim).proc?.log.slice(-4000)}`);
     }
