@@ -16,6 +16,10 @@
  * Batch limits: maxMsgNums, maxTotalMsgSize, and the in-memory (hot) or on-disk (cold) byte and
  * count limits, "in memory" meaning within accessMessageInMemoryMaxRatio % of RAM of the
  * CommitLog end.
+ *
+ * Records are read straight into one body buffer (`result.body`; `result.messages` are views
+ * into it); a record followed in the ConsumeQueue by records adjacent in the same CommitLog file
+ * (a batch, or a single-queue topic) is read together with them in one positional read.
  */
 import * as os from 'node:os';
 import type { CommitLog } from '../commitlog/commit-log.js';
@@ -42,6 +46,8 @@ export type GetMessageLimits = Pick<
 export class GetMessageService {
   /** Bytes behind the CommitLog end still considered hot. */
   private readonly memoryBytes: number;
+  /** Most bytes one pull returns (the larger transfer limit): caps the body's first size and read-ahead. */
+  private readonly transferCapBytes: number;
 
   constructor(
     private readonly commitLog: CommitLog,
@@ -50,6 +56,7 @@ export class GetMessageService {
     totalMemoryBytes: number = os.totalmem(),
   ) {
     this.memoryBytes = Math.floor((totalMemoryBytes * limits.accessMessageInMemoryMaxRatio) / 100);
+    this.transferCapBytes = Math.max(limits.maxTransferBytesOnMessageInMemory, limits.maxTransferBytesOnMessageInDisk);
   }
 
   getMessage(
@@ -107,6 +114,12 @@ export class GetMessageService {
     let nextBeginOffset = offset;
     let nextPhyFileStart = -1;
     let maxPhyPulled = 0;
+    // the body under construction; bytes [0, used) are the records taken so far
+    let body: Buffer = Buffer.allocUnsafe(this.initialBodyBytes(entries, Math.min(count, maxMsgNums)));
+    let used = 0;
+    // bytes [used, used + aheadBytes) of body already hold CommitLog [aheadPhy, aheadPhy + aheadBytes)
+    let aheadPhy = -1;
+    let aheadBytes = 0;
     for (let i = 0; i < count; i++) {
       const e = readCqEntry(entries, i);
       const isInMem = maxPhy - e.phyOffset <= this.memoryBytes;
@@ -117,19 +130,47 @@ export class GetMessageService {
         if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
-      const record = e.size > 0 && e.size < 0x7fffffff ? this.commitLog.getData(e.phyOffset, e.size) : null;
-      if (!record) {
+      let readable = e.size > 0 && e.size < 0x7fffffff;
+      if (readable && !(e.phyOffset === aheadPhy && e.size <= aheadBytes)) {
+        // read this record and the records right behind it in the same file (taken next, most likely)
+        const fileEnd = this.commitLog.rollNextFile(e.phyOffset);
+        let len = e.size;
+        for (let j = i + 1, taken = result.messages.length + 1; j < count && taken < maxMsgNums; j++, taken++) {
+          const n = readCqEntry(entries, j);
+          if (n.phyOffset !== e.phyOffset + len || n.size <= 0 || n.phyOffset + n.size > fileEnd) break;
+          if (len + n.size > Math.min(maxTotalMsgSize - used, this.transferCapBytes)) break;
+          len += n.size;
+        }
+        if (used + len > body.length) body = grow(body, used, used + len);
+        if (this.commitLog.readInto(e.phyOffset, body, used, len)) {
+          aheadPhy = e.phyOffset;
+          aheadBytes = len;
+        } else {
+          aheadPhy = -1;
+          aheadBytes = 0;
+          readable = len > e.size && this.commitLog.readInto(e.phyOffset, body, used, e.size);
+        }
+      }
+      if (!readable) {
+        aheadPhy = -1;
         if (result.messages.length === 0) status = 'MESSAGE_WAS_REMOVING';
         nextPhyFileStart = this.commitLog.rollNextFile(e.phyOffset);
         continue;
       }
+      const record = body.subarray(used, used + e.size);
       if (filter?.isMatchedByCommitLog && !filter.isMatchedByCommitLog(record)) {
         if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
+        // the next record is not at `used` any more: what was read ahead no longer lines up
+        aheadPhy = -1;
+        aheadBytes = 0;
         continue;
       }
       result.messages.push(record);
       result.messageQueueOffsets.push(offset + i);
-      result.bufferTotalSizeBytes += record.length;
+      result.bufferTotalSizeBytes += e.size;
+      used += e.size;
+      aheadPhy = e.phyOffset + e.size;
+      aheadBytes -= e.size;
       status = 'FOUND';
       maxPhyPulled = e.phyOffset;
       nextPhyFileStart = -1;
@@ -137,6 +178,17 @@ export class GetMessageService {
     result.status = status;
     result.nextBeginOffset = nextBeginOffset;
     result.suggestPullingFromSlave = maxPhy - maxPhyPulled > this.memoryBytes;
+    if (used > 0) result.body = body.subarray(0, used);
+  }
+
+  /** Sum of the sizes of the first `n` entries (what a pull of n unfiltered records needs), at least 4 KiB. */
+  private initialBodyBytes(entries: Buffer, n: number): number {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const size = readCqEntry(entries, i).size;
+      if (size > 0 && size < 0x7fffffff) sum += size;
+    }
+    return Math.max(4096, Math.min(sum, this.transferCapBytes));
   }
 
   /** RocketMQ `isTheBatchFull`, only once something was taken. */
@@ -150,4 +202,11 @@ export class GetMessageService {
     }
     return bytes + size > l.maxTransferBytesOnMessageInDisk || count > l.maxTransferCountOnMessageInDisk - 1;
   }
+}
+
+/** A bigger copy of `buf` holding its first `used` bytes (views into the old one stay valid). */
+function grow(buf: Buffer, used: number, needBytes: number): Buffer {
+  const next = Buffer.allocUnsafe(Math.max(needBytes, buf.length * 2));
+  buf.copy(next, 0, 0, used);
+  return next;
 }
