@@ -8,8 +8,9 @@
  * of one queue interleaved in the CommitLog, as 16 producer threads leave them); topic `AbBatch`
  * (8 queues) loaded with SEND_BATCH_MESSAGE (320) of 32 (records of one queue adjacent); then for
  * each topic one connection pulls every queue from offset 0 to its end, one PULL_MESSAGE (11) of 32
- * in flight per queue (what a push consumer does). Reported per phase: msgs/s and the broker's
- * CPU µs per pulled message (CPU of the broker process from /proc).
+ * in flight per queue (what a push consumer does). Reported per phase (sendSingle: the 310 load,
+ * 64 in flight; sendBatch: the 320 load, 16 batches in flight; single / batch: the pulls of the
+ * two topics): msgs/s and the broker's CPU µs per message (CPU of the broker process from /proc).
  *
  * Usage: npx tsx bench/broker/pull-ab.ts --a <root> --b <root> [--rounds 3] [--messages 300000]
  *        [--size 1024] [--dir <tmp parent>] [--label-a before] [--label-b after]
@@ -58,6 +59,12 @@ function sendExt(topic: string, queueId: number, props: string, batch = false): 
 
 interface PhaseResult { msgsPerSec: number; brokerCpuUsPerMsg: number; messages: number }
 
+function phaseOf(messages: number, t0: number, cpu0: number, brokerPid: number): PhaseResult {
+  const s = (nowMs() - t0) / 1000;
+  const cpu = cpuSecondsOf(brokerPid) - cpu0;
+  return { msgsPerSec: Math.round(messages / s), brokerCpuUsPerMsg: Math.round((cpu / messages) * 1e6 * 100) / 100, messages };
+}
+
 async function pullAll(client: RawRemotingClient, brokerPid: number, topic: string, group: string): Promise<PhaseResult> {
   const cpu0 = cpuSecondsOf(brokerPid);
   const t0 = nowMs();
@@ -99,6 +106,8 @@ async function oneSide(o: Opts, root: string, label: string, round: number): Pro
     let uniq = 0;
     const nextUniq = (): string => (0x20000000 + uniq++).toString(16).toUpperCase().padStart(32, '0');
     // single sends, round robin over the queues
+    const sendCpu0 = cpuSecondsOf(broker.pid);
+    const sendT0 = nowMs();
     let next = 0;
     await Promise.all(
       Array.from({ length: 64 }, async () => {
@@ -110,7 +119,10 @@ async function oneSide(o: Opts, root: string, label: string, round: number): Pro
     );
     // batches of 32 per queue
     const batchBody = (): Buffer => encodeBatchBody(Array.from({ length: BATCH }, (_, k) => ({ flag: 0, body: bodies[k % bodies.length]!, properties: new Map([['UNIQ_KEY', nextUniq()], ['TAGS', 'TagA']]) })));
+    const sendSingle = phaseOf(o.messages, sendT0, sendCpu0, broker.pid);
     const batches = Math.ceil(o.messages / BATCH);
+    const batchCpu0 = cpuSecondsOf(broker.pid);
+    const batchT0 = nowMs();
     for (let i = 0; i < batches; i += 16) {
       await Promise.all(
         Array.from({ length: Math.min(16, batches - i) }, async (_, k) => {
@@ -119,10 +131,11 @@ async function oneSide(o: Opts, root: string, label: string, round: number): Pro
         }),
       );
     }
+    const sendBatch = phaseOf(batches * BATCH, batchT0, batchCpu0, broker.pid);
     await new Promise((r) => setTimeout(r, 1000)); // dispatch and flush settle
     const single = await pullAll(c, broker.pid, 'AbSingle', 'GID_AB_SINGLE');
     const batch = await pullAll(c, broker.pid, 'AbBatch', 'GID_AB_BATCH');
-    return { label, root, round, single, batch };
+    return { label, root, round, single, batch, sendSingle, sendBatch };
   } finally {
     client.c?.close();
     if (o.profileDir) await broker.stop();
@@ -149,7 +162,7 @@ async function main(): Promise<void> {
   console.log('\n| side | phase | msgs/s (median) | broker CPU µs/msg (median) | runs |');
   console.log('|---|---|---|---|---|');
   for (const label of [o.labelA, o.labelB]) {
-    for (const phase of ['single', 'batch'] as const) {
+    for (const phase of ['sendSingle', 'sendBatch', 'single', 'batch'] as const) {
       const rs = all.filter((r) => r.label === label).map((r) => r[phase] as PhaseResult);
       console.log(`| ${label} | ${phase} | ${median(rs.map((r) => r.msgsPerSec))} | ${median(rs.map((r) => r.brokerCpuUsPerMsg))} | ${rs.map((r) => `${r.msgsPerSec}/${r.brokerCpuUsPerMsg}`).join(', ')} |`);
     }
