@@ -10,6 +10,10 @@
  *
  * Flags: --seconds N (30) --warmup N (2) --threads N (16) --size BYTES (1024) --queues N (8)
  *        --broker-heap 1g --dir <parent of temp dirs> (os.tmpdir()) --only apache|tsmq
+ *        --tsmq-root <dir> (the tsmq source tree to start; default this repository, e.g. an
+ *        exported older commit for an A/B run) --no-report (stdout only, no files written)
+ * Env: TSMQ_BROKER_NODE_ARGS (space-separated node flags for the tsmq broker, e.g.
+ *      `--cpu-prof --cpu-prof-dir=/tmp/prof`; the profile is written at the broker's clean exit).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -30,10 +34,10 @@ const SERVER_POM_DIR = join(JAVA_DIR, 'apache-server');
 const APACHE_SERVER_VERSION = '4.9.7';
 const CLIENT_VERSION = '4.9.8';
 
-interface Opts { seconds: number; warmup: number; threads: number; size: number; queues: number; brokerHeap: string; dir: string; only: string | null }
+interface Opts { seconds: number; warmup: number; threads: number; size: number; queues: number; brokerHeap: string; dir: string; only: string | null; tsmqRoot: string; report: boolean }
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { seconds: 30, warmup: 2, threads: 16, size: 1024, queues: 8, brokerHeap: '1g', dir: tmpdir(), only: null };
+  const o: Opts = { seconds: 30, warmup: 2, threads: 16, size: 1024, queues: 8, brokerHeap: '1g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const v = (): string => {
@@ -49,6 +53,8 @@ function parseArgs(argv: string[]): Opts {
     else if (a === '--broker-heap') o.brokerHeap = v();
     else if (a === '--dir') o.dir = v();
     else if (a === '--only') o.only = v();
+    else if (a === '--tsmq-root') o.tsmqRoot = v();
+    else if (a === '--no-report') o.report = false;
     else throw new Error(`unknown flag ${a}`);
   }
   for (const k of ['seconds', 'warmup', 'threads', 'size', 'queues'] as const) {
@@ -229,13 +235,17 @@ async function startTsmq(o: Opts, ports: Set<number>): Promise<Running> {
   const dir = tempDir(o.dir, 'tsmq-vs-apache-tsmq-');
   const nsPort = await freePortTriple(ports);
   const brokerPort = await freePortTriple(ports);
-  const tsx = join(REPO, 'node_modules', '.bin', 'tsx');
-  const ch = startProc(tsx, [join(REPO, 'src/cli/main.ts'), 'start', '-n', String(nsPort), '-p', String(brokerPort), '--store', join(dir, 'store'), '-o', 'grpcListenPort=-1'], 'tsmq start', {
-    TSMQ_LOG_LEVEL: process.env.TSMQ_LOG_LEVEL ?? 'warn',
-  });
+  const root = o.tsmqRoot;
+  const cliArgs = [join(root, 'src/cli/main.ts'), 'start', '-n', String(nsPort), '-p', String(brokerPort), '--store', join(dir, 'store'), '-o', 'grpcListenPort=-1'];
+  const nodeArgs = (process.env.TSMQ_BROKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const env = { TSMQ_LOG_LEVEL: process.env.TSMQ_LOG_LEVEL ?? 'warn' };
+  // with node flags (e.g. --cpu-prof, which NODE_OPTIONS refuses) node runs the CLI itself through tsx's loader
+  const ch = nodeArgs.length > 0
+    ? startProc(process.execPath, [...nodeArgs, '--import', 'tsx', ...cliArgs], 'tsmq start', env, root)
+    : startProc(join(REPO, 'node_modules', '.bin', 'tsx'), cliArgs, 'tsmq start', env, root);
   await ch.waitFor(/tsmq started/, 60_000);
   // tsx runs the CLI in a child node process: measure CPU of the whole group's leaf (the real broker).
-  const leaf = spawnSync('pgrep', ['-P', String(ch.pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
+  const leaf = nodeArgs.length > 0 ? [] : spawnSync('pgrep', ['-P', String(ch.pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
   return {
     namesrv: `127.0.0.1:${nsPort}`,
     pids: leaf.length > 0 ? leaf : [ch.pid],
@@ -250,13 +260,23 @@ async function startTsmq(o: Opts, ports: Set<number>): Promise<Running> {
 
 interface ProduceResult { queues: number; measuredOk: number; totalOk: number; notOk: number; errors: number; msgsPerSec: number; p50Ms: number; p90Ms: number; p99Ms: number; p999Ms: number; maxMs: number }
 interface ConsumeResult { expected: number; distinct: number; deliveries: number; complete: boolean; firstMessageAfterMs: number; secondsFromFirst: number; msgsPerSec: number; msgsPerSecFromStart: number }
-interface SystemResult { system: string; describe: string; produce: ProduceResult; consume: ConsumeResult; brokerCpuSeconds: number; elapsedSeconds: number }
+interface SystemResult {
+  system: string; describe: string; produce: ProduceResult; consume: ConsumeResult; brokerCpuSeconds: number;
+  /** broker CPU-s until the produce phase's result line, and from there to the end (the consume phase) */
+  brokerCpuSecondsProduce: number; brokerCpuSecondsConsume: number; consumeMsgsPerBrokerCpuSecond: number; elapsedSeconds: number;
+}
 
 async function runLoad(o: Opts, cp: string, sys: Running, label: string): Promise<SystemResult> {
   const args = [`namesrv=${sys.namesrv}`, `seconds=${o.seconds}`, `warmupSeconds=${o.warmup}`, `threads=${o.threads}`, `size=${o.size}`, `queues=${o.queues}`, `consumeTimeoutSeconds=${Math.max(60, o.seconds * 6)}`];
   const cpu0 = sys.pids.reduce((s, p) => s + cpuSecondsOf(p), 0);
   const t0 = Date.now();
   const lg = startProc('java', [...jvm(o).loadgen, '-cp', cp, 'tsmq.bench.LoadGen', ...args], `load generator vs ${label}`);
+  // the broker's CPU per phase: sampled when the produce result line appears
+  let cpuProduce = Number.NaN;
+  void lg.waitFor(/"phase":"produce"/, 3_600_000).then(
+    () => (cpuProduce = sys.pids.reduce((s, p) => s + cpuSecondsOf(p), 0) - cpu0),
+    () => undefined,
+  );
   const code = await lg.exited;
   procs.delete(lg.proc);
   const cpu = sys.pids.reduce((s, p) => s + cpuSecondsOf(p), 0) - cpu0;
@@ -264,7 +284,13 @@ async function runLoad(o: Opts, cp: string, sys: Running, label: string): Promis
   const produce = lines.find((l) => l.phase === 'produce') as unknown as ProduceResult | undefined;
   const consume = lines.find((l) => l.phase === 'consume') as unknown as ConsumeResult | undefined;
   if (code !== 0 || !produce || !consume) throw new Error(`load generator vs ${label} failed (exit ${code}):\n${lg.stderr.slice(-4000)}\n${lg.stdout.slice(-2000)}`);
-  return { system: label, describe: sys.describe, produce, consume, brokerCpuSeconds: Math.round(cpu * 100) / 100, elapsedSeconds: (Date.now() - t0) / 1000 };
+  const r2 = (x: number): number => Math.round(x * 100) / 100;
+  return {
+    system: label, describe: sys.describe, produce, consume, brokerCpuSeconds: r2(cpu),
+    brokerCpuSecondsProduce: r2(cpuProduce), brokerCpuSecondsConsume: r2(cpu - cpuProduce),
+    consumeMsgsPerBrokerCpuSecond: Math.round(consume.distinct / (cpu - cpuProduce)),
+    elapsedSeconds: (Date.now() - t0) / 1000,
+  };
 }
 
 // ---------- report ----------
@@ -282,6 +308,8 @@ function table(r: Record<string, SystemResult>): { rows: string[][]; md: string 
     ['send p99 ms', (s) => s.produce.p99Ms, 3, 'lower is better'],
     ['send p99.9 ms', (s) => s.produce.p999Ms, 3, 'lower is better'],
     ['broker CPU s (whole run)', (s) => s.brokerCpuSeconds, 1, ''],
+    ['broker CPU s (consume phase)', (s) => s.brokerCpuSecondsConsume, 2, ''],
+    ['consume msgs / broker CPU s', (s) => s.consumeMsgsPerBrokerCpuSecond, 0, 'higher is better'],
   ];
   const rows = [['metric', `Apache ${APACHE_SERVER_VERSION}`, 'tsmq', 'tsmq/Apache', ''], ...spec.map(([n, f, d, note]) => [n, val(a, f, d), val(t, f, d), ratio(f), note])];
   const md = [`| ${rows[0]!.join(' | ')} |`, `|${rows[0]!.map(() => '---').join('|')}|`, ...rows.slice(1).map((x) => `| ${x.join(' | ')} |`)].join('\n');
@@ -330,6 +358,10 @@ async function main(): Promise<void> {
   const { rows, md } = table(results);
   console.log('');
   printTable(rows);
+  if (!o.report) {
+    console.log(`RESULT ${JSON.stringify({ tsmqRoot: o.tsmqRoot, results, failures })}`);
+    return;
+  }
   const j = jvm(o);
   const resultsDir = join(REPO, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });

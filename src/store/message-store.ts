@@ -81,6 +81,11 @@ export interface GetMessageResult {
   messageQueueOffsets: number[];
   /** Sum of the sizes of `messages` in bytes. */
   bufferTotalSizeBytes: number;
+  /**
+   * `messages` concatenated (bufferTotalSizeBytes long), when the store assembled them in one
+   * buffer (then each entry of `messages` is a view into it); absent otherwise.
+   */
+  body?: Buffer;
   /** RocketMQ `suggestPullingFromSlave`: the consumer lags more than accessMessageInMemoryMaxRatio of RAM. */
   suggestPullingFromSlave: boolean;
 }

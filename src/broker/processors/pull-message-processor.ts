@@ -243,7 +243,7 @@ export class PullMessageProcessor {
       maxOffset: result.maxOffset,
       suggestWhichBrokerId: suggest,
     };
-    const body = code === ResponseCode.SUCCESS ? Buffer.concat(result.messages) : null;
+    const body = code === ResponseCode.SUCCESS ? (result.body ?? Buffer.concat(result.messages)) : null;
     return createResponseCommand(request, code, null, ext, body);
   }
 }

@@ -111,6 +111,9 @@ export interface RecordPlan {
   propsLen: number;
 }
 
+/** Placeholder topic bytes of a blank plan (planRecord replaces them; shared, never written). */
+const NO_TOPIC_BYTES = Buffer.alloc(0);
+
 /** A fresh, blank plan object for `planRecord`'s third argument. */
 export function newRecordPlan(): RecordPlan {
   return {
@@ -121,7 +124,7 @@ export function newRecordPlan(): RecordPlan {
     bornHostWidth: 8,
     storeHostWidth: 8,
     topicLen: 0,
-    topicBytes: Buffer.alloc(0),
+    topicBytes: NO_TOPIC_BYTES,
     propsText: '',
     propsLen: 0,
   };

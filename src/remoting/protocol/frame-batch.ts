@@ -5,9 +5,10 @@
  * Chunks are CHUNK_BYTES long and used front to back across batches: the part a batch used is
  * handed out as a view and never written again, the rest of the chunk serves the next batch
  * (the way Node's own Buffer pool works). When a frame does not fit the rest of the chunk, the
- * batch so far moves to a fresh chunk, so a batch of small frames is always one buffer. A frame
- * larger than LARGE_FRAME_BYTES (a pull reply with a big body) is a piece of its own. The bytes
- * are exactly encodeFrame's, in the order the commands were added.
+ * batch so far moves to a fresh chunk, so a batch of small frames is always one buffer. A body
+ * larger than LARGE_FRAME_BYTES (a pull reply's records) is not copied: the frame's length words
+ * and header go into the chunk and the body buffer itself is the next piece, so it must not
+ * change after add(). The bytes are exactly encodeFrame's, in the order the commands were added.
  */
 import type { RemotingCommand } from './remoting-command.js';
 import { encodeFrame, encodeFrameInto } from './frame-codec.js';
@@ -40,6 +41,8 @@ export class FrameBatch {
    * batch is unchanged.
    */
   add(cmd: RemotingCommand): void {
+    const body = cmd.body;
+    if (body && body.length > LARGE_FRAME_BYTES && this.addHeadThenBody(cmd, body)) return;
     let end = this.chunk.length - this.pos >= 8 ? encodeFrameInto(cmd, this.chunk, this.pos) : -1;
     if (end < 0) {
       const frame = encodeFrame(cmd);
@@ -63,6 +66,25 @@ export class FrameBatch {
     this.bytes += end - this.pos;
     this.pos = end;
     this.frames++;
+  }
+
+  /** Header into the chunk (a fresh one when it does not fit), then `body` as a piece; false when the header does not fit a fresh chunk either. */
+  private addHeadThenBody(cmd: RemotingCommand, body: Buffer): boolean {
+    let end = this.chunk.length - this.pos >= 8 ? encodeFrameInto(cmd, this.chunk, this.pos, false) : -1;
+    if (end < 0) {
+      this.cut();
+      this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      this.start = 0;
+      this.pos = 0;
+      end = encodeFrameInto(cmd, this.chunk, 0, false);
+      if (end < 0) return false; // a header of more than CHUNK_BYTES: encoded whole by add()
+    }
+    this.bytes += end - this.pos + body.length;
+    this.pos = end;
+    this.cut();
+    this.pieces.push(body);
+    this.frames++;
+    return true;
   }
 
   /** Everything added since the last take(), in order (usually one buffer); the batch is then empty. */

@@ -42,22 +42,26 @@ export function encodeFrame(cmd: RemotingCommand): Buffer {
 /**
  * Appends the frame of `cmd` to `out` at `pos` when it fits in `out.length - pos` bytes and
  * returns the end offset; returns -1 (nothing written) when it does not fit. Same bytes as
- * encodeFrame. Throws like encodeFrame.
+ * encodeFrame. With `withBody` false only the length words and the header are written (the
+ * length still counts the body; the caller sends `cmd.body` right after, e.g. as its own write
+ * piece) and the returned end is the header's. Throws like encodeFrame.
  */
-export function encodeFrameInto(cmd: RemotingCommand, out: Buffer, pos: number): number {
+export function encodeFrameInto(cmd: RemotingCommand, out: Buffer, pos: number, withBody = true): number {
   const bodyLength = cmd.body?.length ?? 0;
   if (cmd.serializeTypeCurrentRPC === 1) {
     const plan = planBinaryHeader(cmd);
-    if (pos + 8 + checkedHeaderLength(plan.size) + bodyLength > out.length) return -1;
+    const bodyHere = withBody ? bodyLength : 0;
+    if (pos + 8 + checkedHeaderLength(plan.size) + bodyHere > out.length) return -1;
     writeBinaryHeader(cmd, plan, out, pos + 8);
-    finishFrame(out, pos, SERIALIZE_TYPE_ROCKETMQ, plan.size, cmd.body);
-    return pos + 8 + plan.size + bodyLength;
+    finishFrame(out, pos, SERIALIZE_TYPE_ROCKETMQ, plan.size, cmd.body, withBody);
+    return pos + 8 + plan.size + bodyHere;
   }
   const headerLength = prepareJsonHeader(cmd);
-  if (pos + 8 + headerLength + bodyLength > out.length) return -1;
+  const bodyHere = withBody ? bodyLength : 0;
+  if (pos + 8 + headerLength + bodyHere > out.length) return -1;
   jsonHeaderSource.copy(out, pos + 8, 0, headerLength);
-  finishFrame(out, pos, SERIALIZE_TYPE_JSON, headerLength, cmd.body);
-  return pos + 8 + headerLength + bodyLength;
+  finishFrame(out, pos, SERIALIZE_TYPE_JSON, headerLength, cmd.body, withBody);
+  return pos + 8 + headerLength + bodyHere;
 }
 
 /** Encoding space for JSON headers; a header that does not fit gets a buffer of its own. */
@@ -80,12 +84,12 @@ function checkedHeaderLength(n: number): number {
   return n;
 }
 
-/** Writes the two length words at `pos` and the body after the header; returns `out`. */
-function finishFrame(out: Buffer, pos: number, type: number, headerLength: number, body: Buffer | null): Buffer {
+/** Writes the two length words at `pos` and (unless `withBody` is false) the body after the header; returns `out`. */
+function finishFrame(out: Buffer, pos: number, type: number, headerLength: number, body: Buffer | null, withBody = true): Buffer {
   const bodyLength = body?.length ?? 0;
   out.writeInt32BE(4 + headerLength + bodyLength, pos);
   out.writeUInt32BE(((type << 24) | headerLength) >>> 0, pos + 4);
-  if (body && bodyLength > 0) body.copy(out, pos + 8 + headerLength);
+  if (withBody && body && bodyLength > 0) body.copy(out, pos + 8 + headerLength);
   return out;
 }
 

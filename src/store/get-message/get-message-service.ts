@@ -16,6 +16,13 @@
  * Batch limits: maxMsgNums, maxTotalMsgSize, and the in-memory (hot) or on-disk (cold) byte and
  * count limits, "in memory" meaning within accessMessageInMemoryMaxRatio % of RAM of the
  * CommitLog end.
+ *
+ * Records are read straight into one body buffer (`result.body`; `result.messages` are views
+ * into it); a record followed in the ConsumeQueue by records adjacent in the same CommitLog file
+ * (a batch, or a single-queue topic) is read together with them in one positional read, and
+ * records with a few other queues' records in between are read as one span and copied out
+ * (planRead). A span that is not readable falls back to reading each record on its own, so the
+ * statuses are those of reading record by record.
  */
 import * as os from 'node:os';
 import type { CommitLog } from '../commitlog/commit-log.js';
@@ -23,6 +30,11 @@ import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import { CQ_STORE_UNIT_SIZE, readCqEntry } from '../consumequeue/consume-queue.js';
 import type { GetMessageResult, GetMessageStatus, MessageFilter } from '../message-store.js';
 import type { StoreConfig } from '../store-config.js';
+
+/** Largest span of CommitLog bytes read at once for the records of one pull. */
+const MAX_SPAN_BYTES = 1024 * 1024;
+/** A span read is used while its bytes stay within this many times the bytes of its records. */
+const SPAN_WASTE_RATIO = 8;
 
 /** Default maxTotalMsgSize of a pull (RocketMQ: 128 MiB). */
 export const DEFAULT_MAX_TOTAL_MSG_SIZE = 128 * 1024 * 1024;
@@ -42,6 +54,10 @@ export type GetMessageLimits = Pick<
 export class GetMessageService {
   /** Bytes behind the CommitLog end still considered hot. */
   private readonly memoryBytes: number;
+  /** Reused buffer for span reads (records are copied out of it before scan returns). */
+  private span: Buffer = Buffer.alloc(0);
+  /** Most bytes one pull returns (the larger transfer limit): caps the body's first size and read-ahead. */
+  private readonly transferCapBytes: number;
 
   constructor(
     private readonly commitLog: CommitLog,
@@ -50,6 +66,7 @@ export class GetMessageService {
     totalMemoryBytes: number = os.totalmem(),
   ) {
     this.memoryBytes = Math.floor((totalMemoryBytes * limits.accessMessageInMemoryMaxRatio) / 100);
+    this.transferCapBytes = Math.max(limits.maxTransferBytesOnMessageInMemory, limits.maxTransferBytesOnMessageInDisk);
   }
 
   getMessage(
@@ -107,6 +124,15 @@ export class GetMessageService {
     let nextBeginOffset = offset;
     let nextPhyFileStart = -1;
     let maxPhyPulled = 0;
+    // the body under construction; bytes [0, used) are the records taken so far
+    let body: Buffer = Buffer.allocUnsafe(this.initialBodyBytes(entries, Math.min(count, maxMsgNums)));
+    let used = 0;
+    // bytes [used, used + aheadBytes) of body already hold CommitLog [aheadPhy, aheadPhy + aheadBytes)
+    let aheadPhy = -1;
+    let aheadBytes = 0;
+    // this.span[0, spanBytes) holds CommitLog [spanPhy, spanPhy + spanBytes)
+    let spanPhy = -1;
+    let spanBytes = 0;
     for (let i = 0; i < count; i++) {
       const e = readCqEntry(entries, i);
       const isInMem = maxPhy - e.phyOffset <= this.memoryBytes;
@@ -117,19 +143,60 @@ export class GetMessageService {
         if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
-      const record = e.size > 0 && e.size < 0x7fffffff ? this.commitLog.getData(e.phyOffset, e.size) : null;
-      if (!record) {
+      let readable = e.size > 0 && e.size < 0x7fffffff;
+      if (readable && !(e.phyOffset === aheadPhy && e.size <= aheadBytes)) {
+        if (used + e.size > body.length) body = grow(body, used, used + e.size);
+        if (spanPhy >= 0 && e.phyOffset >= spanPhy && e.phyOffset + e.size <= spanPhy + spanBytes) {
+          // inside the span read for an earlier record of this pull
+          this.span.copy(body, used, e.phyOffset - spanPhy, e.phyOffset - spanPhy + e.size);
+        } else {
+          const plan = this.planRead(entries, i, count, e.phyOffset, e.size, Math.min(maxMsgNums - result.messages.length, 1 << 30), Math.min(maxTotalMsgSize - used, this.transferCapBytes));
+          spanPhy = -1;
+          aheadPhy = -1;
+          aheadBytes = 0;
+          if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
+            // adjacent records: straight into the body
+            if (used + plan.spanBytes > body.length) body = grow(body, used, used + plan.spanBytes);
+            if (this.commitLog.readInto(e.phyOffset, body, used, plan.spanBytes)) {
+              aheadPhy = e.phyOffset;
+              aheadBytes = plan.spanBytes;
+            } else readable = this.commitLog.readInto(e.phyOffset, body, used, e.size);
+          } else if (plan.records > 1) {
+            // records of this queue with others' in between: one read of the span, then copies
+            if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
+            if (this.commitLog.readInto(e.phyOffset, this.span, 0, plan.spanBytes)) {
+              spanPhy = e.phyOffset;
+              spanBytes = plan.spanBytes;
+              this.span.copy(body, used, 0, e.size);
+            } else readable = this.commitLog.readInto(e.phyOffset, body, used, e.size);
+          } else readable = this.commitLog.readInto(e.phyOffset, body, used, e.size);
+        }
+      }
+      if (!readable) {
+        aheadPhy = -1;
         if (result.messages.length === 0) status = 'MESSAGE_WAS_REMOVING';
         nextPhyFileStart = this.commitLog.rollNextFile(e.phyOffset);
         continue;
       }
+      const record = body.subarray(used, used + e.size);
       if (filter?.isMatchedByCommitLog && !filter.isMatchedByCommitLog(record)) {
         if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
+        // the next record is not at `used` any more: what was read ahead no longer lines up
+        aheadPhy = -1;
+        aheadBytes = 0;
         continue;
       }
       result.messages.push(record);
       result.messageQueueOffsets.push(offset + i);
-      result.bufferTotalSizeBytes += record.length;
+      result.bufferTotalSizeBytes += e.size;
+      used += e.size;
+      if (aheadPhy === e.phyOffset && aheadBytes >= e.size) {
+        aheadPhy += e.size;
+        aheadBytes -= e.size;
+      } else {
+        aheadPhy = -1;
+        aheadBytes = 0;
+      }
       status = 'FOUND';
       maxPhyPulled = e.phyOffset;
       nextPhyFileStart = -1;
@@ -137,6 +204,44 @@ export class GetMessageService {
     result.status = status;
     result.nextBeginOffset = nextBeginOffset;
     result.suggestPullingFromSlave = maxPhy - maxPhyPulled > this.memoryBytes;
+    if (used > 0) result.body = body.subarray(0, used);
+  }
+
+  /**
+   * How to read the record of entry `i` (at `phy`, `size` bytes) together with the records of the
+   * entries after it (at most `maxRecords` in all, `maxRecordBytes` of records): the longest run of
+   * following entries in the same CommitLog file, in increasing position, whose span stays within
+   * MAX_SPAN_BYTES and at most SPAN_WASTE_RATIO times the bytes of its records. One positional
+   * read of 1 KiB costs about as much as one of 16 KiB (syscall and page-cache lookup dominate),
+   * so records of one queue interleaved with those of up to ~8 others are cheaper to read as one
+   * span and copy out (bench/results/pull-serving-2026-12-01.md).
+   */
+  private planRead(entries: Buffer, i: number, count: number, phy: number, size: number, maxRecords: number, maxRecordBytes: number): { records: number; recordBytes: number; spanBytes: number } {
+    const fileEnd = this.commitLog.rollNextFile(phy);
+    let records = 1;
+    let recordBytes = size;
+    let end = phy + size;
+    for (let j = i + 1; j < count && records < maxRecords; j++) {
+      const n = readCqEntry(entries, j);
+      if (n.size <= 0 || n.size >= 0x7fffffff || n.phyOffset < end) break;
+      const nEnd = n.phyOffset + n.size;
+      if (nEnd > fileEnd || nEnd - phy > MAX_SPAN_BYTES || recordBytes + n.size > maxRecordBytes) break;
+      if (nEnd - phy > SPAN_WASTE_RATIO * (recordBytes + n.size)) break;
+      records++;
+      recordBytes += n.size;
+      end = nEnd;
+    }
+    return { records, recordBytes, spanBytes: end - phy };
+  }
+
+  /** Sum of the sizes of the first `n` entries (what a pull of n unfiltered records needs), at least 4 KiB. */
+  private initialBodyBytes(entries: Buffer, n: number): number {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const size = readCqEntry(entries, i).size;
+      if (size > 0 && size < 0x7fffffff) sum += size;
+    }
+    return Math.max(4096, Math.min(sum, this.transferCapBytes));
   }
 
   /** RocketMQ `isTheBatchFull`, only once something was taken. */
@@ -150,4 +255,11 @@ export class GetMessageService {
     }
     return bytes + size > l.maxTransferBytesOnMessageInDisk || count > l.maxTransferCountOnMessageInDisk - 1;
   }
+}
+
+/** A bigger copy of `buf` holding its first `used` bytes (views into the old one stay valid). */
+function grow(buf: Buffer, used: number, needBytes: number): Buffer {
+  const next = Buffer.allocUnsafe(Math.max(needBytes, buf.length * 2));
+  buf.copy(next, 0, 0, used);
+  return next;
 }

@@ -37,7 +37,7 @@ test('batches are byte for byte the concatenation of encodeFrame, across chunk e
   }
 });
 
-test('small frames of one turn come back as one buffer; a large frame is its own piece', () => {
+test('small frames of one turn come back as one buffer; a large body is its own piece, not copied', () => {
   const batch = new FrameBatch();
   const small = Array.from({ length: 50 }, (_, i) => createResponseCommand(createRequestCommand(310), 0, null, { queueOffset: i }));
   for (const c of small) batch.add(c);
@@ -51,8 +51,11 @@ test('small frames of one turn come back as one buffer; a large frame is its own
   batch.add(big);
   batch.add(small[1]!);
   const three = batch.take();
+  // [small 0 + big's length words and header] [big's body itself] [small 1]
   assert.equal(three.length, 3);
-  assert.deepEqual(three[1], encodeFrame(big));
+  assert.equal(three[1], big.body, 'the body buffer is handed to the socket as it is');
+  assert.deepEqual(three[0], Buffer.concat([encodeFrame(small[0]!), encodeFrame(big).subarray(0, encodeFrame(big).length - 100_000)]));
+  assert.deepEqual(Buffer.concat(three), Buffer.concat([encodeFrame(small[0]!), encodeFrame(big), encodeFrame(small[1]!)]));
 });
 
 test('an encode error leaves the batch as it was', () => {

@@ -158,3 +158,54 @@ test('a pull reads at most one ConsumeQueue file', async () => {
     removeDir(root);
   }
 });
+
+test('pulled records are the CommitLog records byte for byte, with read-ahead over adjacent records, file ends, filters and one body', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root)); // 4 KiB CommitLog files: runs of adjacent records cross file ends
+    // queue 0: runs of 1..7 adjacent records (batches and single puts), broken by records of queue 1
+    let n = 0;
+    for (let run = 1; n < 120; run = (run % 7) + 1) {
+      const batch = Array.from({ length: run }, () => makeMessage({ tags: n % 3 === 0 ? 'A' : 'B', body: `m${n++}-${'x'.repeat(n % 97)}` }));
+      assert.equal((run > 1 ? await store.putMessages(batch) : await store.putMessage(batch[0]!)).status, 'PUT_OK');
+      await store.putMessage(makeMessage({ queueId: 1, body: 'other' }));
+    }
+    const max = store.getMaxOffsetInQueue('T', 0);
+    assert.equal(max, n);
+    const check = async (maxMsgNums: number, filter: MessageFilter | null, expectTag: string | null) => {
+      const seen: number[] = [];
+      for (let off = 0; off < max; ) {
+        const r = await store.getMessage('g', 'T', 0, off, maxMsgNums, filter);
+        assert.ok(r.nextBeginOffset > off, `progress from ${off}`);
+        if (r.status === 'FOUND') {
+          assert.ok(r.messages.length <= maxMsgNums);
+          assert.deepEqual(r.body, Buffer.concat(r.messages), 'body is the records concatenated');
+          assert.equal(r.bufferTotalSizeBytes, r.body!.length);
+          for (const [i, m] of r.messages.entries()) {
+            const ext = decodeRecord(m);
+            assert.equal(ext.queueOffset, r.messageQueueOffsets[i]);
+            assert.deepEqual(m, await store.selectOneMessageByOffset(ext.commitLogOffset), `record at queue offset ${ext.queueOffset}`);
+            if (expectTag) assert.equal(ext.properties.get('TAGS'), expectTag);
+            seen.push(ext.queueOffset);
+          }
+        } else {
+          assert.equal(r.status, 'NO_MATCHED_MESSAGE');
+          assert.equal(r.body, undefined);
+        }
+        off = r.nextBeginOffset;
+      }
+      return seen;
+    };
+    const all = Array.from({ length: n }, (_, i) => i);
+    for (const k of [1, 3, 8, 32]) assert.deepEqual(await check(k, null, null), all, `maxMsgNums ${k}`);
+    const aOffsets = all.filter((i) => i % 3 === 0);
+    // CQ-stage filter skips records in the middle of a read-ahead run
+    assert.deepEqual(await check(4, hashFilter('A'), 'A'), aOffsets);
+    // CommitLog-stage filter rejects records after they were read
+    assert.deepEqual(await check(5, exactTagFilter('A'), 'A'), aOffsets);
+    assert.deepEqual(await check(32, exactTagFilter('B'), 'B'), all.filter((i) => i % 3 !== 0));
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
