@@ -90,14 +90,9 @@ export function recoverQueueFiles(mfq: MappedFileQueue): QueueRecoveryResult {
     if (pos < fileSize) break;
   }
   const { removedEntries, dirty } = probeTail(mfq, processOffset);
-  if (dirty) {
-    mfq.truncateDirtyFiles(processOffset);
-  } else {
-    // a clean tail: only positions move (as RocketMQ's recover does); later files hold nothing
-    const later = mfq.getFiles().filter((f) => f.fileFromOffset > processOffset);
-    if (later.length > 0) mfq.truncateDirtyFiles(processOffset);
-    else setWrotePositions(mfq, processOffset);
-  }
+  // a clean tail with no file after it: only positions move (as RocketMQ's recover does)
+  if (dirty || mfq.getFiles().some((f) => f.fileFromOffset > processOffset)) mfq.truncateDirtyFiles(processOffset);
+  else setWrotePositions(mfq, processOffset);
   dropEmptyTrailingFiles(mfq);
   mfq.setFlushedWhere(mfq.getMaxOffset());
   mfq.setCommittedWhere(mfq.getMaxOffset());
