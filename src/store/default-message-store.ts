@@ -81,7 +81,7 @@ export class DefaultMessageStore implements MessageStore {
       commitLog: c.commitLog,
       consumeQueueStore: c.consumeQueueStore,
       getMessageService: c.getMessageService,
-      index: c.indexPlugin?.service ?? null,
+      index: c.indexPlugin,
       maxMsgsNumBatch: c.config.maxMsgsNumBatch,
     });
   }

@@ -109,6 +109,12 @@ export const storeConfigSpec = {
     default: true,
     doc: 'Build the IndexFile (lookups by KEYS and UNIQ_KEY).',
   } as ConfigKey<boolean>,
+  indexBuildInWorker: {
+    name: 'indexBuildInWorker',
+    type: 'boolean',
+    default: false,
+    doc: 'tsmq: build the IndexFile on a worker thread (RocketMQ builds it on its reput thread, apart from puts); same files, same recovery, lookups answered after every record dispatched before them. See docs/internals/scaling.md.',
+  } as ConfigKey<boolean>,
   maxHashSlotNum: num('maxHashSlotNum', 5_000_000, 'Hash slots per index file.'),
   maxIndexNum: num('maxIndexNum', 20_000_000, 'Entries per index file (a file holds maxIndexNum - 1 keys).', (v) =>
     Number.isInteger(v) && v >= 2 ? null : 'must be an integer >= 2',
@@ -206,6 +212,7 @@ export interface StoreConfig {
   offsetCheckInSlave: boolean;
   destroyMapedFileIntervalForcibly: number;
   messageIndexEnable: boolean;
+  indexBuildInWorker: boolean;
   maxHashSlotNum: number;
   maxIndexNum: number;
   maxMsgsNumBatch: number;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
-import type { DispatchRequest } from '../../common/message/record-codec.js';
+import type { IndexRecord } from './index-record-batch.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import { IndexFile, continueJavaHash, indexHashOf } from './index-file.js';
 import { javaStringHashCode } from '../../common/message/java-hash.js';
@@ -152,7 +152,7 @@ export class IndexService {
   }
 
   /** Indexes one dispatched message (RocketMQ IndexService.buildIndex). */
-  buildIndex(req: DispatchRequest): void {
+  buildIndex(req: IndexRecord): void {
     if (!this.config.messageIndexEnable) return;
     if (getTransactionValue(req.sysFlag) === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) return;
     let file = this.lastWritableFile();

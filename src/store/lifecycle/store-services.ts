@@ -77,7 +77,7 @@ export class StoreServices {
       config: cfg,
       commitLog: c.commitLog,
       cqStore: c.consumeQueueStore,
-      index: c.indexPlugin?.service ?? null,
+      index: c.indexPlugin,
       fs: c.fs,
       clock: c.clock,
       logger: c.logger.child({ component: 'retention' }),

@@ -7,7 +7,7 @@
  */
 import { decodeRecord } from '../../common/message/record-codec.js';
 import { KEY_SEPARATOR, MessageConst } from '../../common/message/message-const.js';
-import type { IndexService } from '../index/index-service.js';
+import type { IndexLookup } from '../index/index-plugin.js';
 import type { QueryMessageResult } from '../message-store.js';
 
 export interface RecordReader {
@@ -16,8 +16,8 @@ export interface RecordReader {
   getMinOffset(): number;
 }
 
-export function queryMessage(
-  index: IndexService | null,
+export async function queryMessage(
+  index: IndexLookup | null,
   reader: RecordReader,
   maxMsgsNumBatch: number,
   topic: string,
@@ -25,11 +25,11 @@ export function queryMessage(
   maxNum: number,
   beginMs: number,
   endMs: number,
-): QueryMessageResult {
+): Promise<QueryMessageResult> {
   const limit = Math.max(0, Math.min(maxNum, maxMsgsNumBatch));
   if (!index || limit === 0 || key === '') return { messages: [], indexLastUpdateTimestamp: 0, indexLastUpdatePhyOffset: 0 };
   // Collisions may crowd out real matches: ask for more candidates than wanted.
-  const found = index.queryOffset(topic, key, limit * 4, beginMs, endMs);
+  const found = await index.queryOffset(topic, key, limit * 4, beginMs, endMs);
   const offsets = [...new Set(found.phyOffsets)].filter((o) => o >= reader.getMinOffset()).sort((a, b) => a - b);
   const messages: Buffer[] = [];
   for (const phy of offsets) {

@@ -15,7 +15,7 @@ import type { CommitLog } from '../commitlog/commit-log.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import type { StoreTimeLookup } from '../consumequeue/consume-queue-time-search.js';
 import type { GetMessageService } from '../get-message/get-message-service.js';
-import type { IndexService } from '../index/index-service.js';
+import type { IndexLookup } from '../index/index-plugin.js';
 import type { BoundaryType, GetMessageResult, MessageFilter, QueryMessageResult } from '../message-store.js';
 import { queryMessage } from './query-message-service.js';
 
@@ -24,7 +24,7 @@ export interface StoreReadParts {
   consumeQueueStore: ConsumeQueueStore;
   getMessageService: GetMessageService;
   /** The IndexService (null when messageIndexEnable is false: queryMessage finds nothing). */
-  index: IndexService | null;
+  index: IndexLookup | null;
   /** Cap of queryMessage results (maxMsgsNumBatch). */
   maxMsgsNumBatch: number;
 }
@@ -94,7 +94,7 @@ export class StoreReads {
     return this.p.commitLog.selectOneMessageByOffset(commitLogOffset, size);
   }
 
-  queryMessage(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): QueryMessageResult {
+  queryMessage(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): Promise<QueryMessageResult> {
     return queryMessage(this.p.index, this.p.commitLog, this.p.maxMsgsNumBatch, topic, key, maxNum, beginMs, endMs);
   }
 }

@@ -21,7 +21,7 @@ export const CQ_DESTROY_INTERVAL_FORCIBLY_MS = 60_000;
 
 export interface IndexFileDeleter {
   /** Deletes index files (never the newest) whose last message is below `minPhyOffset`; returns how many. */
-  deleteExpiredFiles(minPhyOffset: number): number;
+  deleteExpiredFiles(minPhyOffset: number): number | Promise<number>;
 }
 
 export interface ConsumeQueueCleanResult {
@@ -82,7 +82,7 @@ export async function cleanConsumeQueuesAndIndex(
   }
   if (index) {
     try {
-      result.indexFilesDeleted = index.deleteExpiredFiles(minPhy);
+      result.indexFilesDeleted = await index.deleteExpiredFiles(minPhy);
     } catch (e) {
       logger.error({ err: e, minPhy }, 'deleting expired index files failed');
     }
