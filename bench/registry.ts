@@ -28,6 +28,7 @@ export const BENCHES: BenchEntry[] = [
   { name: 'redis-streams', title: 'Peer: Redis Streams XADD (appendonly, everysec)', file: 'peer/redis-streams.ts' },
   { name: 'broker-e2e', title: 'Broker end to end over loopback', file: 'broker/e2e.ts', needs: ['redis-streams'] },
   { name: 'broker-e2e-metrics', title: 'Broker end to end: metrics off vs on (PROM + scrapes), same load, same run', file: 'broker/metrics-overhead.ts' },
+  { name: 'broker-scaling', title: 'Broker on 1 vs 2 cores (taskset), IndexFile built on the store thread vs a worker thread', file: 'broker/scaling.ts', optIn: true },
   { name: 'timer', title: 'Timer messages: 1 M due in the same second (lateness), pending timers RSS and SIGKILL recovery', file: 'timer/timer.ts' },
   { name: 'broker-rss', title: 'Broker RSS while holding a large store', file: 'broker/rss.ts', fullOnly: true },
 ];

@@ -30,6 +30,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { BenchContext, BenchOutput, Metric } from '../lib/types.js';
 import { encodeBatchBody } from '../../src/common/message/batch-codec.js';
 import { BenchChild } from '../lib/child.js';
 import { cpuSecondsOf, freePort, sleep } from '../lib/os.js';
@@ -200,28 +202,73 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-async function main(): Promise<void> {
-  const o = parseArgs(process.argv.slice(2));
+/** Runs every side `rounds` times, interleaved; returns the per-run results and the table of medians. */
+async function measure(o: Opts, log: (line: string) => void): Promise<{ runs: Array<Record<string, unknown>>; table: string[]; medians: Array<{ side: Side; phase: string; msgsPerSec: number; brokerCpuUsPerMsg: number; mainThreadCpuUsPerMsg: number }> }> {
   execFileSync('taskset', ['-a', '-p', '-c', o.clientCpus, String(process.pid)], { stdio: 'ignore' });
   const all: Array<Record<string, unknown>> = [];
   for (let round = 1; round <= o.rounds; round++) {
     for (const side of o.sides) {
       const r = await oneSide(o, side, round);
-      console.log(`SCALING ${JSON.stringify(r)}`);
+      log(`SCALING ${JSON.stringify(r)}`);
       all.push(r);
     }
   }
-  console.log('\n| side | broker cpus | phase | msgs/s (median) | broker CPU µs/msg | main thread CPU µs/msg | runs (msgs/s) |');
-  console.log('|---|---|---|---|---|---|---|');
+  const table = ['| side | broker cpus | phase | msgs/s (median) | broker CPU µs/msg | main thread CPU µs/msg | runs (msgs/s) |', '|---|---|---|---|---|---|---|'];
+  const medians = [];
   for (const side of o.sides) {
     for (const phase of ['sendSingle', 'sendBatch', 'pull'] as const) {
       const rs = all.filter((r) => r.label === side.label).map((r) => r[phase] as PhaseResult);
-      console.log(`| ${side.label} | ${side.cpus} | ${phase} | ${median(rs.map((r) => r.msgsPerSec))} | ${median(rs.map((r) => r.brokerCpuUsPerMsg))} | ${median(rs.map((r) => r.mainThreadCpuUsPerMsg))} | ${rs.map((r) => r.msgsPerSec).join(', ')} |`);
+      const m = { side, phase, msgsPerSec: median(rs.map((r) => r.msgsPerSec)), brokerCpuUsPerMsg: median(rs.map((r) => r.brokerCpuUsPerMsg)), mainThreadCpuUsPerMsg: median(rs.map((r) => r.mainThreadCpuUsPerMsg)) };
+      medians.push(m);
+      table.push(`| ${side.label} | ${side.cpus} | ${phase} | ${m.msgsPerSec} | ${m.brokerCpuUsPerMsg} | ${m.mainThreadCpuUsPerMsg} | ${rs.map((r) => r.msgsPerSec).join(', ')} |`);
     }
   }
+  return { runs: all, table, medians };
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+/**
+ * Registry entry (`npm run bench -- --only broker-scaling`): 1 vs 2 broker cores, index on the
+ * store thread vs in the worker. Options: --set scaling.messages=200000 --set scaling.rounds=2.
+ */
+export async function run(ctx: BenchContext): Promise<BenchOutput> {
+  const cpus = os.cpus().length;
+  const both = cpus >= 2 ? `0,1` : '0';
+  const o: Opts = {
+    root: ctx.repoRoot,
+    sides: [
+      { label: '1c-thread', cpus: '0', config: ['indexBuildInWorker=false'] },
+      { label: '2c-thread', cpus: both, config: ['indexBuildInWorker=false'] },
+      { label: '1c-worker', cpus: '0', config: ['indexBuildInWorker=true'] },
+      { label: '2c-worker', cpus: both, config: ['indexBuildInWorker=true'] },
+    ],
+    rounds: Number(ctx.options['scaling.rounds'] ?? (ctx.mode === 'full' ? 3 : 1)),
+    messages: Number(ctx.options['scaling.messages'] ?? 100_000),
+    size: 1024,
+    clientCpus: String(cpus - 1),
+    dir: ctx.workDir,
+    profileDir: null,
+  };
+  const { runs, table, medians } = await measure(o, (l) => ctx.log(l.slice(0, 200)));
+  const metrics: Metric[] = medians.flatMap((m) => [
+    { name: `${m.phase}, ${m.side.label} (broker cpus ${m.side.cpus})`, value: m.msgsPerSec, unit: 'msgs/s' },
+    { name: `${m.phase}, ${m.side.label}: broker main thread CPU per message`, value: m.mainThreadCpuUsPerMsg, unit: 'µs' },
+  ]);
+  return {
+    metrics,
+    notes: [`load generator pinned to cpu ${o.clientCpus}; on a 2-core machine the broker's second core is shared with it`, ...table],
+    details: runs,
+  };
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const { table } = await measure(o, (l) => console.log(l));
+  console.log(`\n${table.join('\n')}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main().catch((e: unknown) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+}

@@ -3,9 +3,9 @@
  * IndexService.buildIndex reads of a DispatchRequest (CommitLog offset, store timestamp, sysflag,
  * topic, KEYS, UNIQ_KEY), packed into one transferable ArrayBuffer per batch, in CommitLog order.
  *
- * Layout per record (little-endian): f64 commitLogOffset | f64 storeTimestamp | i32 sysFlag |
- * then topic, keys, uniqKey, each u32 length in UTF-16 code units (0xFFFFFFFF = null uniqKey)
- * followed by the code units. UTF-16 keeps every string exactly as the dispatcher saw it (lone
+ * Layout per record (the doubles in host byte order, the ints little-endian): f64
+ * commitLogOffset | f64 storeTimestamp | i32 sysFlag | u32 lengths of topic, keys, uniqKey in
+ * UTF-16 code units (0xFFFFFFFF = null uniqKey) | the code units of topic, keys, uniqKey. UTF-16 keeps every string exactly as the dispatcher saw it (lone
  * surrogates included), so the Java hash the worker computes is the one the thread would compute.
  * Process-internal only: never written to disk or sent over the network.
  */
@@ -15,6 +15,7 @@ import type { DispatchRequest } from '../../common/message/record-codec.js';
 export type IndexRecord = Pick<DispatchRequest, 'commitLogOffset' | 'storeTimestamp' | 'sysFlag' | 'topic' | 'keys' | 'uniqKey'>;
 
 const FIXED_BYTES = 8 + 8 + 4;
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f;
 const NULL_LENGTH = 0xffffffff;
 
 /** Appends records to a growing buffer; `take()` hands the filled part over and starts a new one. */
@@ -39,23 +40,27 @@ export class IndexRecordBatchWriter {
 
   append(r: IndexRecord): void {
     const uniq = r.uniqKey;
-    const need = FIXED_BYTES + 12 + 2 * (r.topic.length + r.keys.length + (uniq ? uniq.length : 0));
+    const chars = r.topic.length + r.keys.length + (uniq ? uniq.length : 0);
+    const need = FIXED_BYTES + 12 + 2 * chars;
     if (this.at + need > this.buf.length) this.grow(need);
     const b = this.buf;
-    let at = this.at;
-    b.writeDoubleLE(r.commitLogOffset, at);
-    b.writeDoubleLE(r.storeTimestamp, at + 8);
+    const at = this.at;
+    this.f64[0] = r.commitLogOffset;
+    this.f64[1] = r.storeTimestamp;
+    b.set(this.fixed, at);
     b.writeInt32LE(r.sysFlag, at + 16);
-    at += FIXED_BYTES;
-    at = writeString(b, at, r.topic);
-    at = writeString(b, at, r.keys);
-    if (uniq === null) {
-      b.writeUInt32LE(NULL_LENGTH, at);
-      at += 4;
-    } else at = writeString(b, at, uniq);
-    this.at = at;
+    b.writeUInt32LE(r.topic.length, at + 20);
+    b.writeUInt32LE(r.keys.length, at + 24);
+    b.writeUInt32LE(uniq === null ? NULL_LENGTH : uniq.length, at + 28);
+    // one native write of the three strings (their lengths are in the header)
+    if (chars > 0) b.write(uniq ? r.topic + r.keys + uniq : r.topic + r.keys, at + 32, chars * 2, 'utf16le');
+    this.at = at + 32 + chars * 2;
     this.records++;
   }
+
+  /** Scratch for the two doubles (Float64Array stores are cheaper than writeDoubleLE). */
+  private readonly f64 = new Float64Array(2);
+  private readonly fixed = new Uint8Array(this.f64.buffer);
 
   /** The appended bytes as an ArrayBuffer of their own (transferable), or null when empty. */
   take(): ArrayBuffer | null {
@@ -73,13 +78,6 @@ export class IndexRecordBatchWriter {
   }
 }
 
-function writeString(b: Buffer, at: number, s: string): number {
-  b.writeUInt32LE(s.length, at);
-  at += 4;
-  if (s.length > 0) b.write(s, at, s.length * 2, 'utf16le');
-  return at + s.length * 2;
-}
-
 function readString(b: Buffer, at: number, length: number): string {
   return length === 0 ? '' : b.toString('utf16le', at, at + length * 2);
 }
@@ -94,23 +92,21 @@ export function forEachIndexRecord(batch: ArrayBuffer, each: (r: IndexRecord) =>
   let at = 0;
   let n = 0;
   while (at < b.length) {
-    r.commitLogOffset = b.readDoubleLE(at);
-    r.storeTimestamp = b.readDoubleLE(at + 8);
+    r.commitLogOffset = LITTLE_ENDIAN ? b.readDoubleLE(at) : b.readDoubleBE(at);
+    r.storeTimestamp = LITTLE_ENDIAN ? b.readDoubleLE(at + 8) : b.readDoubleBE(at + 8);
     r.sysFlag = b.readInt32LE(at + 16);
-    at += FIXED_BYTES;
-    let len = b.readUInt32LE(at);
-    r.topic = readString(b, at + 4, len);
-    at += 4 + len * 2;
-    len = b.readUInt32LE(at);
-    r.keys = readString(b, at + 4, len);
-    at += 4 + len * 2;
-    len = b.readUInt32LE(at);
-    if (len === NULL_LENGTH) {
-      r.uniqKey = null;
-      at += 4;
-    } else {
-      r.uniqKey = readString(b, at + 4, len);
-      at += 4 + len * 2;
+    const topicLength = b.readUInt32LE(at + 20);
+    const keysLength = b.readUInt32LE(at + 24);
+    const uniqLength = b.readUInt32LE(at + 28);
+    at += 32;
+    r.topic = readString(b, at, topicLength);
+    at += topicLength * 2;
+    r.keys = readString(b, at, keysLength);
+    at += keysLength * 2;
+    if (uniqLength === NULL_LENGTH) r.uniqKey = null;
+    else {
+      r.uniqKey = readString(b, at, uniqLength);
+      at += uniqLength * 2;
     }
     if (at > b.length) throw new RangeError(`index record batch truncated at byte ${at} of ${b.length}`);
     each(r);
