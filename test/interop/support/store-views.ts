@@ -93,6 +93,8 @@ export function tsmqConfig(dir: string, s: StoreSizes): Partial<StoreConfig> {
     c.maxHashSlotNum = s.maxHashSlotNum;
     c.maxIndexNum = s.maxIndexNum;
   }
+  // TSMQ_TEST_INDEX_IN_WORKER=1: the same suite with the IndexFile built on the worker thread
+  if (process.env.TSMQ_TEST_INDEX_IN_WORKER === '1') c.indexBuildInWorker = true;
   return c as Partial<StoreConfig>;
 }
 
