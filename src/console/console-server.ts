@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { BrokerController } from '../broker/broker-controller.js';
-import { isLoopback } from '../broker/broker-controller.js';
+import { isLoopback } from '../common/net/loopback.js';
 import type { AuthConfig } from '../auth/auth-config.js';
 import type { AuthMetadataManager } from '../broker/auth/auth-metadata-manager.js';
 import type { Logger } from '../common/logging/logger.js';

@@ -1,0 +1,40 @@
+/**
+ * The broker remoting port's ACL 2.0 gate (Apache `AuthenticationProcessor`/`AuthorizationProcessor`
+ * in front of every request processor), assembled for BrokerController:
+ *
+ * - brokerRequestGate(): authentication/authorization checked before every remoting handler,
+ *   with the broker's resource contexts (remoting-auth-contexts.ts) and a rate-limited refusal
+ *   log; null when authenticationEnabled and authorizationEnabled are both false. Built when the
+ *   remoting server is created (start()).
+ * - warnIfOpenWithoutAuth(): after start, a warning when the port is reachable from other hosts
+ *   (not loopback) and authenticationEnabled=false.
+ *
+ * The users and ACLs (AuthMetadataManager, config/users.json and acls.json) are opened in create()
+ * and shared with the gRPC front; nothing here needs stopping.
+ */
+import type { AuthConfig } from '../../auth/auth-config.js';
+import { RemotingAuthGate } from '../../auth/remoting-auth-gate.js';
+import type { Logger } from '../../common/logging/logger.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import { isLoopback } from '../../common/net/loopback.js';
+import type { AuthMetadataManager } from './auth-metadata-manager.js';
+import { brokerAuthContexts } from './remoting-auth-contexts.js';
+
+/** The gate for the remoting server, or null when both authentication and authorization are off. */
+export function brokerRequestGate(config: AuthConfig, metadata: AuthMetadataManager, brokerClusterName: string, logger: Logger): RemotingAuthGate | null {
+  const gate = new RemotingAuthGate({
+    config,
+    metadata,
+    contextsOf: brokerAuthContexts(brokerClusterName),
+    refusalLog: new RateLimitedLog(logger),
+    name: 'broker',
+  });
+  return gate.enabled ? gate : null;
+}
+
+/** Logs a warning when `host:port` is reachable from other hosts while authenticationEnabled=false. */
+export function warnIfOpenWithoutAuth(host: string, port: number, config: AuthConfig, logger: Logger): void {
+  if (!isLoopback(host) && !config.authenticationEnabled) {
+    logger.warn(`broker remoting port ${host}:${port} is reachable from other hosts and authenticationEnabled=false: anyone who can reach it can send, consume, delete topics and reset offsets; set authenticationEnabled=true and authorizationEnabled=true (docs/security.md) or bindAddress=127.0.0.1`);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Assembles the broker's nameserver registration (Apache `BrokerController.registerBrokerAll`
+ * and its periodic task) for BrokerController:
+ *
+ * - create(): null when namesrvAddr is empty; otherwise a RemotingClient (tls.client.*, requests
+ *   signed with innerClientAuthenticationCredentials), a BrokerOuterApi over every nameserver
+ *   and a NamesrvRegistrar that registers every registerNameServerPeriod ms and again on every
+ *   topic change. The identity's haServerAddr and the registration-reply hook come from the
+ *   replication role.
+ * - start(): the first registration, awaited once (failures are logged, not fatal).
+ * - Stop order (owned by BrokerController): unregister() first in shutdown; closeClient() near
+ *   the end, after the metadata files are persisted.
+ *
+ * The topic table sent is the whole topic config; when the broker is not read-write, every
+ * topic's perm is replaced by brokerPermission (Apache).
+ */
+import type { Logger } from '../../common/logging/logger.js';
+import { resolveTlsClientOptions } from '../../common/tls/tls-client-config.js';
+import type { AuthConfig } from '../../auth/auth-config.js';
+import { RemotingClient } from '../../remoting/transport/remoting-client.js';
+import { innerRequestSigner } from '../auth/inner-request-signer.js';
+import { PermName, splitNamesrvAddr, type BrokerConfig } from '../broker-config.js';
+import type { BrokerContext } from '../broker-context.js';
+import { BrokerOuterApi, type RegisterOutcome } from './broker-outer-api.js';
+import { NamesrvRegistrar } from './namesrv-registrar.js';
+
+export interface NamesrvRegistrationDeps {
+  config: BrokerConfig;
+  /** Raw broker.conf keys (tls.client.*). */
+  rawConfig: Record<string, string>;
+  ctx: BrokerContext;
+  authConfig: AuthConfig;
+  logger: Logger;
+  /** `host:port` of this broker's HA server, as registered. */
+  haServerAddr: () => string;
+  /** Hears every registration round's outcomes (a slave learns its master from them). */
+  onRegistered: (outcomes: RegisterOutcome[]) => void;
+}
+
+export class NamesrvRegistration {
+  private constructor(
+    private readonly client: RemotingClient,
+    private readonly registrar: NamesrvRegistrar,
+  ) {}
+
+  /** Builds the client and registrar (nothing sent yet); null when namesrvAddr is empty. */
+  static create(deps: NamesrvRegistrationDeps): NamesrvRegistration | null {
+    const { config, ctx } = deps;
+    const namesrvAddrs = splitNamesrvAddr(config.namesrvAddr);
+    if (namesrvAddrs.length === 0) return null;
+    const clientTls = resolveTlsClientOptions(deps.rawConfig);
+    const client = new RemotingClient({ logger: deps.logger, ...(clientTls ? { tls: clientTls } : {}), ...innerRequestSigner(deps.authConfig) });
+    const api = new BrokerOuterApi(client, namesrvAddrs, config.registerBrokerTimeoutMills, deps.logger);
+    const registrar = new NamesrvRegistrar({
+      api,
+      identity: () => ({
+        clusterName: config.brokerClusterName,
+        brokerName: config.brokerName,
+        brokerAddr: ctx.brokerAddr,
+        brokerId: config.brokerId,
+        haServerAddr: deps.haServerAddr(),
+      }),
+      topics: () => topicsForRegistration(config, ctx),
+      periodMs: config.registerNameServerPeriod,
+      logger: deps.logger,
+      onRegistered: deps.onRegistered,
+    });
+    ctx.topicConfigManager.onChange(() => void registrar.registerNow());
+    return new NamesrvRegistration(client, registrar);
+  }
+
+  /** First registration (awaited) and the periodic re-registration. */
+  async start(): Promise<void> {
+    await this.registrar.start();
+  }
+
+  /** Registers again now (a role change, a topic change). */
+  registerNow(): void {
+    void this.registrar.registerNow();
+  }
+
+  /** Stops re-registering and unregisters from every nameserver. */
+  unregister(): Promise<void> {
+    return this.registrar.shutdown();
+  }
+
+  /** Closes the nameserver connections (after unregister and the final persists). */
+  closeClient(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+/** Topic table for REGISTER_BROKER; perms are replaced by brokerPermission when the broker is not read-write (Apache). */
+function topicsForRegistration(config: BrokerConfig, ctx: BrokerContext): object {
+  const perm = config.brokerPermission;
+  const rw = PermName.isReadable(perm) && PermName.isWriteable(perm);
+  return ctx.topicConfigManager.buildSerializeWrapper(rw ? undefined : perm);
+}

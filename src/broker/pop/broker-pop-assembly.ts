@@ -1,0 +1,50 @@
+/**
+ * Assembles pop consumption (RocketMQ 5.x POP, docs/internals/pop.md) for BrokerController:
+ *
+ * 1. openPopState(): during create(), after the metadata files are loaded, opens the durable pop
+ *    state in <storePathRootDir>/pop (checkpoints, acks, revive progress; replays its log).
+ * 2. createPopService(): once the BrokerContext exists, the one PopService both fronts use
+ *    (remoting POP_MESSAGE & co., gRPC ReceiveMessage & co.).
+ *
+ * Stop order (owned by BrokerController): parked pops are answered (waitQueue.notifyAll) before
+ * the remoting server stops; the pop state is closed (flush + compaction) after the timer and
+ * transaction services stop, before offsets and metadata are persisted.
+ * @throws ConfigError for a bad pop key (resolvePopConfig).
+ */
+import * as path from 'node:path';
+import type { Clock } from '../../common/time/clock.js';
+import type { Logger } from '../../common/logging/logger.js';
+import type { FileSystem } from '../../common/fs/file-system.js';
+import type { BrokerContext } from '../broker-context.js';
+import { popBrokerOf } from './pop-broker.js';
+import { resolvePopConfig } from './pop-config.js';
+import { PopService } from './pop-service.js';
+import { PopStateStore } from './pop-state-store.js';
+
+export interface PopStateLocation {
+  /** Raw broker.conf keys (popFlushIntervalMs, popSyncFlush, popCompactLogBytes...). */
+  rawConfig: Record<string, string>;
+  storePathRootDir: string;
+  fs: FileSystem;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Opens <storePathRootDir>/pop. */
+export function openPopState(at: PopStateLocation): PopStateStore {
+  const popConfig = resolvePopConfig(at.rawConfig);
+  return PopStateStore.open({
+    dir: path.join(at.storePathRootDir, 'pop'),
+    fs: at.fs,
+    clock: at.clock,
+    logger: at.logger,
+    flushIntervalMs: popConfig.popFlushIntervalMs,
+    syncFlush: popConfig.popSyncFlush,
+    compactLogBytes: popConfig.popCompactLogBytes,
+  });
+}
+
+/** The broker's PopService over the opened state. */
+export function createPopService(ctx: BrokerContext, state: PopStateStore, rawConfig: Record<string, string>): PopService {
+  return new PopService({ broker: popBrokerOf(ctx), state, config: resolvePopConfig(rawConfig), clock: ctx.clock, logger: ctx.logger });
+}
