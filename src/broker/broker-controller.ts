@@ -84,6 +84,9 @@ import { TIMER_TOPIC, TimerPutHook } from './timer/timer-put-hook.js';
 import { TimerMessageService, legacyProgressPath } from './timer/timer-message-service.js';
 import { RecallMessageService } from './timer/recall-message-service.js';
 import { recallMessageHandler } from './timer/recall-message-processor.js';
+import { TimerMetrics, timerMetricsPath } from './timer/timer-metrics.js';
+import { TimerSlaveSync } from './timer/timer-sync.js';
+import { buildTimerSyncHandlers } from './timer/timer-sync-handlers.js';
 import { BrokerProperties } from './config-file/broker-properties.js';
 import { commitLogDir } from '../store/store-config.js';
 import type { RecoveryProgressListener } from '../store/recovery/recovery-progress.js';
@@ -110,6 +113,8 @@ interface TimerParts {
   config: TimerConfig;
   store: TimerStore | null;
   service: TimerMessageService | null;
+  /** config/timermetrics and the timer counters (null when timerWheelEnable=false). */
+  metrics: TimerMetrics | null;
 }
 
 /** True for an address only this host can reach (127.0.0.0/8, ::1). */
@@ -155,7 +160,12 @@ export class BrokerController {
   readonly timerMessageService: TimerMessageService | null;
   /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
   readonly recallMessageService: RecallMessageService;
-  private readonly timerStore: TimerStore | null;
+  /** The durable timer store (timerwheel, timerlog/, config/timercheck); null when timerWheelEnable=false. */
+  readonly timerStore: TimerStore | null;
+  /** Apache TimerMetrics (config/timermetrics) and timer counters; null when timerWheelEnable=false. */
+  readonly timerMetrics: TimerMetrics | null;
+  /** A slave's timer checkpoint/metrics sync (GET_TIMER_CHECK_POINT 60, GET_TIMER_METRICS 61). */
+  private readonly timerSlaveSync: TimerSlaveSync | null;
 
   private constructor(
     config: BrokerConfig,
@@ -207,6 +217,9 @@ export class BrokerController {
     for (const [code, h] of buildAuthAdminHandlers(auth.metadata, ctx.logger)) this.handlers.set(code, h);
     this.timerStore = timer.store;
     this.timerMessageService = timer.service;
+    this.timerMetrics = timer.metrics;
+    this.timerSlaveSync = timer.service && timer.metrics ? new TimerSlaveSync(timer.service, timer.metrics) : null;
+    for (const [code, h] of buildTimerSyncHandlers(timer.store, timer.metrics)) this.handlers.set(code, h);
     this.recallMessageService = new RecallMessageService(ctx, timer.config);
     this.handlers.set(RequestCode.RECALL_MESSAGE, recallMessageHandler(this.recallMessageService, config.regionId));
     this.rawConfig = opts.brokerConfig;
@@ -333,7 +346,10 @@ export class BrokerController {
         timerPutHook: new TimerPutHook({ config: timerConfig, clock, congestNumOf: (ms) => wheel?.getSlot(ms).num ?? 0 }),
       });
       let timerService: TimerMessageService | null = null;
+      let timerMetrics: TimerMetrics | null = null;
       if (timerStore) {
+        timerMetrics = new TimerMetrics(timerMetricsPath(config.storePathRootDir), clock, fileOpts);
+        timerMetrics.loadOrEmpty((m) => logger.error(m));
         topics.createTopicInSendMessageBackMethod(TIMER_TOPIC, 1, PermName.PERM_READ | PermName.PERM_WRITE, 0);
         timerService = new TimerMessageService({
           timerStore,
@@ -342,12 +358,13 @@ export class BrokerController {
           clock,
           logger: logger.child({ component: 'timer' }),
           legacyProgress: { fs: fsForTimer, path: legacyProgressPath(config.storePathRootDir) },
+          metrics: timerMetrics,
         });
         const service = timerService;
         store.setRetentionHold?.(() => service.retentionHoldOffset()); // CommitLog files holding pending timers are kept
       }
       const authMetadata = await AuthMetadataManager.open(configDir, authConfig, fileOpts);
-      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata }, { config: timerConfig, store: timerStore, service: timerService }, tls);
+      return new BrokerController(config, ctx, schedule, popState, opts, { config: authConfig, metadata: authMetadata }, { config: timerConfig, store: timerStore, service: timerService, metrics: timerMetrics }, tls);
     } catch (e) {
       await popState?.close().catch(() => undefined);
       timerStore?.close();
@@ -433,6 +450,7 @@ export class BrokerController {
         schedule: this.scheduleMessageService,
         transactions: this.transactionService,
         timers: this.timerMessageService,
+        timerSync: this.timerSlaveSync,
         haPort: this.config.haListenPort > 0 ? this.config.haListenPort : server.port + 1,
         slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
         logger: this.logger,
@@ -442,7 +460,7 @@ export class BrokerController {
       });
       this.controllerMode.onRoleChange(() => void this.registrar?.registerNow());
     } else {
-      this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, listenPort: server.port, logger: this.logger, tls: this.tls, ...innerRequestSigner(this.authConfig) });
+      this.ha = await BrokerHA.start({ config: this.config, rawConfig: this.rawConfig, ctx, schedule: this.scheduleMessageService, timerSync: this.timerSlaveSync, listenPort: server.port, logger: this.logger, tls: this.tls, ...innerRequestSigner(this.authConfig) });
     }
 
     this.pullRequestHoldService.start();
@@ -450,7 +468,8 @@ export class BrokerController {
     const writer = !this.controllerMode && this.config.brokerRole !== 'SLAVE'; // a slave takes delay progress and timers from its master
     if (writer) await this.transactionService.start();
     if (writer) this.scheduleMessageService.start();
-    if (writer) await this.timerMessageService?.start();
+    await this.timerMessageService?.start(writer); // a slave enqueues only, bounded by its master's timer checkpoint (controller mode started it already)
+    this.timerMetrics?.startPersisting(resolveTimerConfig(this.rawConfig).timerFlushIntervalMs, (m) => this.logger.error(m));
     this.every(this.config.flushConsumerOffsetInterval, () => {
       this.persistOffsets();
       this.retryFailedConfigWrites();
@@ -518,6 +537,7 @@ export class BrokerController {
     await step('stop timer service', () => this.timerMessageService?.shutdown());
     this.ctx.store.setRetentionHold?.(null);
     await step('close timer store', () => this.timerStore?.close());
+    await step('persist timer metrics', () => this.timerMetrics?.shutdown());
     await step('stop transaction service', () => this.transactionService.shutdown());
     await step('close pop state', () => this.popState.close());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());
