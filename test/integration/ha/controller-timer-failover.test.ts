@@ -15,59 +15,18 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { decodeRecord } from '../../../src/common/message/record-codec.js';
-import { decodeTimerCheckpoint } from '../../../src/store/timer/timer-checkpoint.js';
 import { EtcdGroupStore, type GroupView } from '../../../src/broker/controller/etcd-group-store.js';
 import { EtcdServer, etcdSkipReason } from '../../support/etcd-server.js';
 import { createTopic, HaCluster, waitUntil } from '../../support/ha-cluster.js';
 import { LeanClient } from '../../support/lean-client.js';
+import { checkpointOf, timerMetricsOf, wheelSlots } from '../../support/timer-replication.js';
 
 const TOPIC = 'CtlTimerT';
 const N = 200;
 const REPLICAS = ['t1', 't2'];
 const PRECISION_MS = 100;
-const SLOT_BYTES = 32;
 const skip = etcdSkipReason();
-
-/** slot time (ms) → num, of every slot of a timerwheel file whose time is in [fromMs, toMs). */
-function wheelSlots(storeDir: string, fromMs: number, toMs: number): Map<number, number> {
-  const buf = readFileSync(join(storeDir, 'timerwheel'));
-  const out = new Map<number, number>();
-  for (let at = 0; at + SLOT_BYTES <= buf.length; at += SLOT_BYTES) {
-    const q = Number(buf.readBigInt64BE(at));
-    const t = q * PRECISION_MS;
-    const num = buf.readInt32BE(at + 24);
-    if (q > 0 && t >= fromMs && t < toMs && num !== 0) out.set(t, num);
-  }
-  return out;
-}
-
-async function checkpointOf(addr: string): Promise<ReturnType<typeof decodeTimerCheckpoint>> {
-  const c = new LeanClient(addr);
-  try {
-    await c.ready;
-    const r = await c.invoke(60, {}, undefined, 3000);
-    if (r.code !== 0) throw new Error(`GET_TIMER_CHECK_POINT: ${r.code} ${r.remark}`);
-    assert.equal(r.body.length, 56);
-    return decodeTimerCheckpoint(r.body);
-  } finally {
-    c.close();
-  }
-}
-
-async function timerMetricsOf(addr: string): Promise<Record<string, { count: number }>> {
-  const c = new LeanClient(addr);
-  try {
-    await c.ready;
-    const r = await c.invoke(61, {}, undefined, 3000);
-    if (r.code !== 0) throw new Error(`GET_TIMER_METRICS: ${r.code} ${r.remark}`);
-    return (JSON.parse(r.body.toString('utf8')) as { timingCount: Record<string, { count: number }> }).timingCount;
-  } finally {
-    c.close();
-  }
-}
 
 describe('controller mode: pending timers survive a master SIGKILL', { skip: skip ?? false, timeout: 120_000 }, () => {
   let etcd: EtcdServer;
@@ -166,8 +125,8 @@ describe('controller mode: pending timers survive a master SIGKILL', { skip: ski
     // (b) the slave's wheel equals the master's from 1 s ahead on (both checkpoint every 200 ms)
     await new Promise((r) => setTimeout(r, 600));
     const from = Date.now() + 1000;
-    const m = wheelSlots(cluster.broker(master).storeDir, from, from + 60_000);
-    const s = wheelSlots(cluster.broker(slave).storeDir, from, from + 60_000);
+    const m = wheelSlots(cluster.broker(master).storeDir, PRECISION_MS, from, from + 60_000);
+    const s = wheelSlots(cluster.broker(slave).storeDir, PRECISION_MS, from, from + 60_000);
     const pendingInWheel = [...m.values()].reduce((a, b) => a + b, 0);
     assert.ok(pendingInWheel > N / 2, `master wheel holds ${pendingInWheel} units ahead`);
     assert.deepEqual([...s.entries()].sort(), [...m.entries()].sort(), 'slave wheel (slot → units) differs from the master');
