@@ -56,6 +56,10 @@ import { createPullServing } from './processors/pull-serving.js';
 import type { ScheduleMessageService } from './schedule/schedule-message-service.js';
 import type { TimerMessageService } from './timer/timer-message-service.js';
 import { RecallMessageService } from './timer/recall-message-service.js';
+import { resolveTimerConfig } from './timer/timer-config.js';
+import type { TimerMetrics } from './timer/timer-metrics.js';
+import { TimerSlaveSync } from './timer/timer-sync.js';
+import { buildTimerSyncHandlers } from './timer/timer-sync-handlers.js';
 import { createTransactionService } from './transaction/broker-transaction-assembly.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
@@ -80,6 +84,12 @@ export class BrokerController {
   readonly authMetadata: AuthMetadataManager;
   /** Timer messages (src/broker/timer): null when timerWheelEnable=false. */
   readonly timerMessageService: TimerMessageService | null;
+  /** The durable timer store (timerwheel, timerlog/, config/timercheck); null when timerWheelEnable=false. */
+  readonly timerStore: TimerStore | null;
+  /** Apache TimerMetrics (config/timermetrics) and timer counters; null when timerWheelEnable=false. */
+  readonly timerMetrics: TimerMetrics | null;
+  /** A slave's timer checkpoint/metrics sync (GET_TIMER_CHECK_POINT 60, GET_TIMER_METRICS 61). */
+  private readonly timerSlaveSync: TimerSlaveSync | null;
   /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
   readonly recallMessageService: RecallMessageService;
   /** `tls.server.*` of broker.conf: the remoting port's TLS (also read by the gRPC front and HA). */
@@ -87,7 +97,6 @@ export class BrokerController {
   private readonly logger: Logger;
   private readonly rawConfig: Record<string, string>;
   private readonly popState: PopStateStore;
-  private readonly timerStore: TimerStore | null;
   private readonly handlers: Map<number, RequestHandler>;
   private readonly arrivals: MessageArrivalFanout;
   private readonly periodicTasks: BrokerPeriodicTasks;
@@ -111,6 +120,8 @@ export class BrokerController {
     this.popState = parts.popState;
     this.timerStore = parts.timer.store;
     this.timerMessageService = parts.timer.service;
+    this.timerMetrics = parts.timer.metrics;
+    this.timerSlaveSync = parts.timer.service && parts.timer.metrics ? new TimerSlaveSync(parts.timer.service, parts.timer.metrics) : null;
     const { pull, holdService } = createPullServing(ctx, opts.pullHoldCheckIntervalMs);
     this.pullRequestHoldService = holdService;
     this.transactionService = createTransactionService(ctx, opts.brokerConfig);
@@ -122,6 +133,7 @@ export class BrokerController {
       haStats: () => this.role?.ha?.stats() ?? null,
       stopping: () => this.state !== 'started',
     });
+    for (const [code, h] of buildTimerSyncHandlers(parts.timer.store, parts.timer.metrics)) this.handlers.set(code, h);
     this.periodicTasks = new BrokerPeriodicTasks(ctx, ctx.logger);
     this.arrivals = new MessageArrivalFanout({ timers: this.timerMessageService, holdService, popService: this.popService });
     this.arrivals.attach(ctx.store);
@@ -179,7 +191,7 @@ export class BrokerController {
     this.state = 'started';
     const ctx = this.ctx;
     const wiring = { config: this.config, rawConfig: this.rawConfig, ctx, logger: this.logger, tls: this.tls, authConfig: this.authConfig };
-    const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService });
+    const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService, timerSync: this.timerSlaveSync });
     const server = createBrokerRemotingServer({ ...wiring, authMetadata: this.authMetadata, handlerTables: [this.handlers, role.adminHandlers()] });
     await server.start();
     this.server = server;
@@ -191,6 +203,7 @@ export class BrokerController {
     this.pullRequestHoldService.start();
     ctx.brokerStats.start();
     await role.startWriterServices();
+    this.timerMetrics?.startPersisting(resolveTimerConfig(this.rawConfig).timerFlushIntervalMs, (m) => this.logger.error(m));
     this.periodicTasks.start(this.config.flushConsumerOffsetInterval);
     this.registration = NamesrvRegistration.create({
       ...wiring,
@@ -230,6 +243,7 @@ export class BrokerController {
     await step('stop timer service', () => this.timerMessageService?.shutdown());
     this.ctx.store.setRetentionHold?.(null);
     await step('close timer store', () => this.timerStore?.close());
+    await step('persist timer metrics', () => this.timerMetrics?.shutdown());
     await step('stop transaction service', () => this.transactionService.shutdown());
     await step('close pop state', () => this.popState.close());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());

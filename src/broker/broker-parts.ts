@@ -41,6 +41,7 @@ import type { ScheduleMessageService } from './schedule/schedule-message-service
 import { createTimerService, openTimerStore, timerPutHookOf } from './timer/broker-timer-assembly.js';
 import { resolveTimerConfig, type TimerConfig } from './timer/timer-config.js';
 import type { TimerMessageService } from './timer/timer-message-service.js';
+import type { TimerMetrics } from './timer/timer-metrics.js';
 
 export interface BrokerPartsOptions {
   /** Raw broker.conf keys (broker and store keys together). */
@@ -64,7 +65,7 @@ export interface BrokerParts {
   schedule: ScheduleMessageService;
   popState: PopStateStore;
   auth: { config: AuthConfig; metadata: AuthMetadataManager };
-  timer: { config: TimerConfig; store: TimerStore | null; service: TimerMessageService | null };
+  timer: { config: TimerConfig; store: TimerStore | null; service: TimerMessageService | null; metrics: TimerMetrics | null };
   /** `tls.server.*` of broker.conf. */
   tls: TlsServerSettings;
 }
@@ -108,7 +109,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
       delayLevels,
       timerPutHook: timerPutHookOf(timerConfig, clock, timerStore),
     });
-    const timerService = createTimerService({ timerStore, store, topics, config: timerConfig, clock, logger, fs, storePathRootDir: root });
+    const timerParts = createTimerService({ timerStore, store, topics, config: timerConfig, clock, logger, fs, storePathRootDir: root });
     const authMetadata = await AuthMetadataManager.open(path.join(root, 'config'), authConfig, { logger, ...(opts.fs ? { fs: opts.fs } : {}) });
     return {
       config,
@@ -116,7 +117,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
       schedule,
       popState,
       auth: { config: authConfig, metadata: authMetadata },
-      timer: { config: timerConfig, store: timerStore, service: timerService },
+      timer: { config: timerConfig, store: timerStore, ...timerParts },
       tls,
     };
   } catch (e) {

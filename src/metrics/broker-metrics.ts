@@ -35,6 +35,7 @@
  *   tsmq_store_recovery_duration_seconds                   gauge  start-up recovery of this process
  *   tsmq_ha_lag_bytes{slave}                               gauge  master max offset - slave ack
  *   nodejs_eventloop_lag_* (seconds, p50/p90/p99...)        prom-client default metrics: event-loop delay
+ * Timer metrics (rocketmq_timer_*, rocketmq_timing_messages, rocketmq_delay_message_latency): timer-prometheus.ts.
  */
 import { readdir, lstat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -44,6 +45,7 @@ import type { BrokerStatsListener, MetricsMessageType } from '../broker/stats/br
 import { Stats } from '../broker/stats/broker-stats-manager.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { BucketHistogram, HistogramSeries } from './bucket-histogram.js';
+import { defineTimerMetrics } from './timer-prometheus.js';
 
 /** Apache's message size buckets (bytes). */
 export const MESSAGE_SIZE_BUCKETS_BYTES = [1024, 4 * 1024, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
@@ -166,6 +168,7 @@ export class BrokerMetrics implements BrokerStatsListener {
     this.flushBatch = new Histogram({ name: 'tsmq_commitlog_flush_batch_bytes', help: 'Bytes made durable by one CommitLog flush (group-commit batch under SYNC_FLUSH)', buckets: FLUSH_BATCH_BUCKETS_BYTES, registers: r });
     this.flushLatency = new Histogram({ name: 'tsmq_commitlog_flush_latency_seconds', help: 'Duration of one CommitLog flush (fdatasync)', buckets: FLUSH_LATENCY_BUCKETS_S, registers: r });
     this.defineScrapedMetrics();
+    defineTimerMetrics(this.registry, () => this.broker);
   }
 
   /**

@@ -8,7 +8,8 @@
  *   - codes Apache has no annotated header for, and that read messages or change state:
  *     LITE_PULL_MESSAGE (as PULL_MESSAGE), BATCH_ACK_MESSAGE and QUERY_ASSIGNMENT (Sub on their
  *     body's group and topics), DELETE_EXPIRED_COMMITLOG, SET_MESSAGE_REQUEST_MODE (Cluster Update),
- *     GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET, GET_ALL_MESSAGE_REQUEST_MODE (Cluster Get);
+ *     GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET, GET_ALL_MESSAGE_REQUEST_MODE,
+ *     GET_TIMER_CHECK_POINT, GET_TIMER_METRICS (Cluster Get);
  *   - annotated headers without a resource field: GET_ALL_TOPIC_CONFIG,
  *     GET_ALL_SUBSCRIPTIONGROUP_CONFIG (Cluster Get); VIEW_MESSAGE_BY_ID without a topic (4.x
  *     clients) needs Cluster Get, with one Topic Get;
@@ -150,6 +151,8 @@ const RULES = new Map<number, Rule>([
   [C.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, cluster(['Get'])],
   [C.GET_ALL_CONSUMER_OFFSET, cluster(['Get'])],
   [C.GET_ALL_DELAY_OFFSET, cluster(['Get'])],
+  [C.GET_TIMER_CHECK_POINT, cluster(['Get'])],
+  [C.GET_TIMER_METRICS, cluster(['Get'])],
   [C.VIEW_MESSAGE_BY_ID, fields(['Get'], [['topic', 'Topic']], true)],
   [C.GET_TOPIC_STATS_INFO, fields(['Get'], [['topic', 'Topic']])],
   [C.GET_CONSUME_STATS, fields(['Get'], [['consumerGroup', 'Group'], ['topic', 'Topic'], ['topicList', 'Topic', ';']])],

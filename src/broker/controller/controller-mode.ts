@@ -42,6 +42,7 @@ import type { BrokerContext } from '../broker-context.js';
 import type { ScheduleMessageService } from '../schedule/schedule-message-service.js';
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
 import { SlaveSynchronize } from '../ha/slave-synchronize.js';
+import type { TimerSlaveSync } from '../timer/timer-sync.js';
 import { splitEndpoints, type ControllerConfig } from './controller-config.js';
 import { rankCandidates, type ReplicaRegistration } from './election-policy.js';
 import { EtcdGroupStore, type GroupView, type MasterRecord } from './etcd-group-store.js';
@@ -65,11 +66,13 @@ export interface ControllerModeOptions {
   schedule: ScheduleMessageService;
   transactions: TransactionalMessageService;
   /**
-   * Timer delivery (src/broker/timer), started the first time this replica becomes master. It is
-   * not stopped on a step-down (its puts are refused while SLAVE and retried) and its wheel is not
-   * replicated: timers pending on a failed master are not handed over (docs/failover.md).
+   * Timer service (src/broker/timer), started here as a slave (enqueue only, bounded by the
+   * master's synced timer checkpoint); delivery starts when this replica becomes master and stops
+   * when it steps down (Apache `changeScheduleServiceStatus` → `setShouldRunningDequeue`).
    */
-  timers?: { start(): Promise<void> } | null;
+  timers?: { start(shouldRunningDequeue: boolean): Promise<void>; setShouldRunningDequeue(on: boolean): void } | null;
+  /** A slave's timer checkpoint/metrics sync with the master it follows (timer-sync.ts). */
+  timerSync?: TimerSlaveSync | null;
   /** HA port the replica listens on while master. */
   haPort: number;
   slaveSynchronizeIntervalMs: number;
@@ -131,7 +134,7 @@ export class ControllerMode {
     this.etcd = new EtcdGroupStore(splitEndpoints(o.controller.etcdEndpoints), o.controller.controllerKeyPrefix, o.config.brokerClusterName, o.config.brokerName, Math.max(500, (o.controller.etcdLeaseTtlSeconds * 1000) / 3));
     this.epochs = EpochFile.load(o.config.storePathRootDir);
     this.syncClient = new RemotingClient({ logger: o.logger, ...(o.clientTls ? { tls: o.clientTls } : {}), ...(o.beforeRequest ? { beforeRequest: o.beforeRequest } : {}) });
-    this.sync = new SlaveSynchronize({ client: this.syncClient, ctx: o.ctx, schedule: o.schedule, intervalMs: o.slaveSynchronizeIntervalMs, logger: o.logger });
+    this.sync = new SlaveSynchronize({ client: this.syncClient, ctx: o.ctx, schedule: o.schedule, intervalMs: o.slaveSynchronizeIntervalMs, logger: o.logger, timer: o.timerSync ?? null });
   }
 
   /** Starts as a SLAVE with the store's replication, the lease and the election loop. @throws when etcd cannot be reached. */
@@ -144,6 +147,7 @@ export class ControllerMode {
     await c.newLease();
     await c.etcd.putKnownReplica({ replicaId: c.replicaId, addr: o.ctx.brokerAddr, haAddr: c.haServerAddr });
     c.sync.start();
+    await o.timers?.start(false);
     c.timer = setInterval(() => void c.tick(), TICK_MS);
     c.timer.unref();
     o.logger.info(`controller mode: replica ${c.replicaId} of ${o.config.brokerName} started as SLAVE (epoch file last epoch ${c.epochs.lastEpoch()})`);
@@ -311,7 +315,7 @@ export class ControllerMode {
     this.role = 'MASTER';
     await this.o.transactions.start().catch((e: Error) => logger.error(`transaction service start failed: ${e.message}`));
     this.o.schedule.start();
-    await this.o.timers?.start().catch((e: Error) => logger.error(`timer service start failed: ${e.message}`));
+    this.o.timers?.setShouldRunningDequeue(true);
     logger.warn(`controller: replica ${this.replicaId} is MASTER of ${this.o.config.brokerName}, epoch ${epoch}, from offset ${startOffset}`);
     for (const l of this.roleListeners) l('MASTER');
     await this.etcd.clearDesignation().catch(() => undefined);
@@ -344,6 +348,7 @@ export class ControllerMode {
     store.setControllerHooks({ fence: () => this.fenceReason(), ack: null });
     await this.o.schedule.shutdown().catch(() => undefined);
     await this.o.transactions.shutdown().catch(() => undefined);
+    this.o.timers?.setShouldRunningDequeue(false);
     (this.o.config as { brokerId: number }).brokerId = this.replicaId;
     (this.o.config as { brokerRole: string }).brokerRole = 'SLAVE';
     this.followedEpoch = 0;

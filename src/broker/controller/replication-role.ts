@@ -10,8 +10,9 @@
  *   mode) → start(listenPort) once the server listens (ControllerMode.start or BrokerHA.start)
  *   → startWriterServices() after long polling and stats: transaction check, schedule (delay)
  *   delivery, timer delivery, in that order, only on a classic master. A classic slave takes
- *   delay progress and timers from its master; in controller mode ControllerMode starts them
- *   when this replica becomes master.
+ *   delay progress from its master and runs the timer service enqueue-only (its wheel is built
+ *   from the replicated timer topic, bounded by the master's synced timer checkpoint); in
+ *   controller mode ControllerMode starts the writer services when this replica becomes master.
  * Stop order (owned by BrokerController, after unregistering from the nameservers): classic
  *   slave synchronize (ha.shutdown) → leave the controller group (controllerMode.shutdown).
  */
@@ -28,6 +29,7 @@ import { BrokerHA, DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS } from '../ha/broker-ha
 import type { RegisterOutcome } from '../namesrv-client/broker-outer-api.js';
 import type { ScheduleMessageService } from '../schedule/schedule-message-service.js';
 import type { TimerMessageService } from '../timer/timer-message-service.js';
+import type { TimerSlaveSync } from '../timer/timer-sync.js';
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
 import { ControllerAdminProcessors } from './controller-admin-processors.js';
 import { resolveControllerConfig, type ControllerConfig } from './controller-config.js';
@@ -42,6 +44,8 @@ export interface ReplicationRoleDeps {
   transactions: TransactionalMessageService;
   /** Timer delivery; null when timerWheelEnable=false. */
   timers: TimerMessageService | null;
+  /** A slave's timer checkpoint/metrics sync from its master; null when timerWheelEnable=false. */
+  timerSync: TimerSlaveSync | null;
   logger: Logger;
   /** `tls.server.*` of the broker: the HA port obeys the same switch as the remoting port. */
   tls: TlsServerSettings;
@@ -100,6 +104,7 @@ export class ReplicationRole {
         schedule: this.deps.schedule,
         transactions: this.deps.transactions,
         timers: this.deps.timers,
+        timerSync: this.deps.timerSync,
         haPort: config.haListenPort > 0 ? config.haListenPort : listenPort + 1,
         slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
         logger,
@@ -108,7 +113,7 @@ export class ReplicationRole {
         ...innerRequestSigner(this.deps.authConfig),
       });
     } else {
-      this.haWiring = await BrokerHA.start({ config, rawConfig, ctx, schedule: this.deps.schedule, listenPort, logger, tls, ...innerRequestSigner(this.deps.authConfig) });
+      this.haWiring = await BrokerHA.start({ config, rawConfig, ctx, schedule: this.deps.schedule, timerSync: this.deps.timerSync, listenPort, logger, tls, ...innerRequestSigner(this.deps.authConfig) });
     }
   }
 
@@ -122,7 +127,7 @@ export class ReplicationRole {
     const writer = !this.mode && this.deps.config.brokerRole !== 'SLAVE'; // a slave takes delay progress and timers from its master
     if (writer) await this.deps.transactions.start();
     if (writer) this.deps.schedule.start();
-    if (writer) await this.deps.timers?.start();
+    await this.deps.timers?.start(writer); // a slave enqueues only, bounded by its master's timer checkpoint (controller mode started it already)
   }
 
   /** `host:port` of the HA server to register (brokerIP2 and haListenPort, or listenPort + 1, before start). */

@@ -30,6 +30,7 @@ import type { BrokerContext } from '../broker-context.js';
 import type { RegisterOutcome } from '../namesrv-client/broker-outer-api.js';
 import type { ScheduleMessageService } from '../schedule/schedule-message-service.js';
 import { SlaveSynchronize, type SlaveSyncReport } from './slave-synchronize.js';
+import type { TimerSlaveSync } from '../timer/timer-sync.js';
 
 export { buildSlaveSyncHandlers } from './slave-sync-handlers.js';
 
@@ -44,6 +45,8 @@ export interface BrokerHAOptions {
   rawConfig: Record<string, string>;
   ctx: BrokerContext;
   schedule: ScheduleMessageService;
+  /** A slave's timer checkpoint/metrics sync (null: timerWheelEnable=false). */
+  timerSync?: TimerSlaveSync | null;
   /** Remoting port actually listened on. */
   listenPort: number;
   logger: Logger;
@@ -114,7 +117,7 @@ export class BrokerHA {
     const client = new RemotingClient({ logger, ...(clientTls ? { tls: clientTls } : {}), ...(opts.beforeRequest ? { beforeRequest: opts.beforeRequest } : {}) });
     const raw = Number(opts.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
     const intervalMs = Number.isInteger(raw) && raw > 0 ? raw : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS;
-    const sync = new SlaveSynchronize({ client, ctx, schedule: opts.schedule, intervalMs, logger });
+    const sync = new SlaveSynchronize({ client, ctx, schedule: opts.schedule, intervalMs, logger, timer: opts.timerSync ?? null });
     const ha = new BrokerHA(opts, `${config.brokerIP2}:${haPort}`, replication, sync, client, haMasterAddressFixed);
     replication.onTruncated((r) => void ha.afterTruncation(r));
     sync.start();

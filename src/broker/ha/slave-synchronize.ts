@@ -13,6 +13,9 @@
  *     once the master is back (consumers re-commit theirs to the master).
  *   - delay offsets: the master's table replaces the local one (persisted).
  *   - subscription groups: master configs that differ are written locally.
+ *   - timers (timerWheelEnable, `timer` given): the master's TimerMetrics (61) with every round,
+ *     and its timer checkpoint (60) every min(3 s, intervalMs) on its own timer (Apache syncs it
+ *     every 3 s: "latency-sensitive"), see src/broker/timer/timer-sync.ts.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import { RequestCode } from '../../remoting/codes/request-code.js';
@@ -26,6 +29,7 @@ import { groupOfKey, topicOfKey } from '../offset/consumer-offset-manager.js';
 import type { ScheduleMessageService } from '../schedule/schedule-message-service.js';
 import type { SubscriptionGroupConfig } from '../subscription/subscription-group-manager.js';
 import { decodeTopicConfig } from '../topic/topic-config.js';
+import { TIMER_CHECKPOINT_SYNC_INTERVAL_MS, type TimerSlaveSync } from '../timer/timer-sync.js';
 
 export const SLAVE_SYNC_FIRST_DELAY_MS = 3000;
 
@@ -35,6 +39,8 @@ export interface SlaveSyncReport {
   offsetsApplied: number;
   delayLevels: number;
   groupsChanged: number;
+  /** Whether the master's timer metrics replaced the local ones this round. */
+  timerMetricsReplaced: boolean;
   errors: string[];
 }
 
@@ -45,6 +51,8 @@ export interface SlaveSynchronizeOptions {
   intervalMs: number;
   timeoutMs?: number;
   logger: Logger;
+  /** Timer checkpoint and metrics sync (absent: timerWheelEnable=false). */
+  timer?: TimerSlaveSync | null;
 }
 
 export class SlaveSynchronize {
@@ -53,6 +61,8 @@ export class SlaveSynchronize {
   private running: Promise<SlaveSyncReport> | null = null;
   private stopped = false;
   private lastReport: SlaveSyncReport | null = null;
+  private timerCheckpointTimer: NodeJS.Timeout | null = null;
+  private timerCheckpointRunning: Promise<void> | null = null;
 
   constructor(private readonly opts: SlaveSynchronizeOptions) {}
 
@@ -65,6 +75,27 @@ export class SlaveSynchronize {
     }, Math.min(SLAVE_SYNC_FIRST_DELAY_MS, this.opts.intervalMs));
     first.unref();
     this.timer = first;
+    if (this.opts.timer) {
+      this.timerCheckpointTimer = setInterval(() => void this.syncTimerCheckPoint(), Math.min(TIMER_CHECKPOINT_SYNC_INTERVAL_MS, this.opts.intervalMs));
+      this.timerCheckpointTimer.unref();
+    }
+  }
+
+  /** One GET_TIMER_CHECK_POINT round (joins one in progress); failures are logged. */
+  syncTimerCheckPoint(): Promise<void> {
+    const addr = this.masterAddr;
+    const timer = this.opts.timer;
+    if (!timer || addr === null || this.stopped) return Promise.resolve();
+    this.timerCheckpointRunning ??= timer
+      .syncCheckPoint(this.opts.client, addr)
+      .then(
+        () => undefined,
+        (e: Error) => this.opts.logger.warn(`slave synchronize from ${addr}: timer checkpoint: ${e.message}`),
+      )
+      .finally(() => {
+        this.timerCheckpointRunning = null;
+      });
+    return this.timerCheckpointRunning;
   }
 
   getMasterAddr(): string | null {
@@ -76,7 +107,10 @@ export class SlaveSynchronize {
     if (addr === this.masterAddr) return;
     this.opts.logger.info(`slave synchronize: master address ${this.masterAddr ?? '(none)'} -> ${addr ?? '(none)'}`);
     this.masterAddr = addr;
-    if (addr !== null && !this.stopped) void this.syncAll();
+    if (addr !== null && !this.stopped) {
+      void this.syncAll();
+      void this.syncTimerCheckPoint();
+    }
   }
 
   getLastReport(): SlaveSyncReport | null {
@@ -93,7 +127,7 @@ export class SlaveSynchronize {
 
   private async doSyncAll(): Promise<SlaveSyncReport> {
     const addr = this.masterAddr;
-    const report: SlaveSyncReport = { masterAddr: addr, topicsChanged: 0, offsetsApplied: 0, delayLevels: 0, groupsChanged: 0, errors: [] };
+    const report: SlaveSyncReport = { masterAddr: addr, topicsChanged: 0, offsetsApplied: 0, delayLevels: 0, groupsChanged: 0, timerMetricsReplaced: false, errors: [] };
     if (addr === null || this.stopped) return report;
     const step = async (what: string, code: number, apply: (doc: Record<string, unknown>) => Promise<void> | void): Promise<void> => {
       try {
@@ -109,6 +143,14 @@ export class SlaveSynchronize {
     });
     await step('delay offsets', RequestCode.GET_ALL_DELAY_OFFSET, (d) => void (report.delayLevels = this.applyDelayOffsets(d)));
     await step('subscription groups', RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, (d) => void (report.groupsChanged = this.applyGroups(d)));
+    const timer = this.opts.timer;
+    if (timer) {
+      try {
+        report.timerMetricsReplaced = await timer.syncMetrics(this.opts.client, addr);
+      } catch (e) {
+        report.errors.push(`timer metrics: ${(e as Error).message}`);
+      }
+    }
     if (report.errors.length > 0) this.opts.logger.warn(`slave synchronize from ${addr}: ${report.errors.join('; ')}`);
     this.lastReport = report;
     return report;
@@ -182,7 +224,10 @@ export class SlaveSynchronize {
       clearInterval(this.timer);
     }
     this.timer = null;
+    if (this.timerCheckpointTimer) clearInterval(this.timerCheckpointTimer);
+    this.timerCheckpointTimer = null;
     if (this.running) await this.running.catch(() => undefined);
+    if (this.timerCheckpointRunning) await this.timerCheckpointRunning;
   }
 }
 

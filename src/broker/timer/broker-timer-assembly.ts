@@ -25,6 +25,7 @@ import type { TopicConfigManager } from '../topic/topic-config-manager.js';
 import type { TimerConfig } from './timer-config.js';
 import { TIMER_TOPIC, TimerPutHook } from './timer-put-hook.js';
 import { TimerMessageService, legacyProgressPath } from './timer-message-service.js';
+import { TimerMetrics, timerMetricsPath } from './timer-metrics.js';
 
 export interface TimerStoreLocation {
   storePathRootDir: string;
@@ -62,10 +63,21 @@ export interface TimerServiceDeps {
   storePathRootDir: string;
 }
 
-/** Creates the timer topic and the delivery service (not started); null without a timer store. */
-export function createTimerService(deps: TimerServiceDeps): TimerMessageService | null {
+/** The delivery service and Apache's TimerMetrics (config/timermetrics), both null without a timer store. */
+export interface TimerServiceParts {
+  service: TimerMessageService | null;
+  metrics: TimerMetrics | null;
+}
+
+/**
+ * Creates the timer topic, loads config/timermetrics (a corrupt file is logged and replaced by
+ * empty metrics) and creates the delivery service (not started).
+ */
+export function createTimerService(deps: TimerServiceDeps): TimerServiceParts {
   const { timerStore, store } = deps;
-  if (!timerStore) return null;
+  if (!timerStore) return { service: null, metrics: null };
+  const metrics = new TimerMetrics(timerMetricsPath(deps.storePathRootDir), deps.clock, { logger: deps.logger, fs: deps.fs });
+  metrics.loadOrEmpty((m) => deps.logger.error(m));
   deps.topics.createTopicInSendMessageBackMethod(TIMER_TOPIC, 1, PermName.PERM_READ | PermName.PERM_WRITE, 0);
   const service = new TimerMessageService({
     timerStore,
@@ -74,7 +86,8 @@ export function createTimerService(deps: TimerServiceDeps): TimerMessageService 
     clock: deps.clock,
     logger: deps.logger.child({ component: 'timer' }),
     legacyProgress: { fs: deps.fs, path: legacyProgressPath(deps.storePathRootDir) },
+    metrics,
   });
   store.setRetentionHold?.(() => service.retentionHoldOffset()); // CommitLog files holding pending timers are kept
-  return service;
+  return { service, metrics };
 }

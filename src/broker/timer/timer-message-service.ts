@@ -23,6 +23,21 @@
  * Delivery is at-least-once: a crash re-delivers the slot being delivered and whatever a slot
  * delivered after the last checkpoint. A clean shutdown finishes the slot in progress first, so
  * a clean restart delivers nothing twice. Failed re-puts are retried (timerEnableRetryUntilSuccess).
+ *
+ * Roles (Apache `shouldRunningDequeue`, `isRunningEnqueue`, `isRunningDequeue`; docs/failover.md):
+ *   master   (shouldRunningDequeue = true) enqueues and dequeues as above.
+ *   slave    (false) enqueues its replicated TIMER_TOPIC into its own wheel, but only up to the
+ *            master's masterTimerQueueOffset (applyMasterCheckpoint, synced by timer-sync.ts);
+ *            messages already due go into the wheel too (nothing is put); never dequeues: its read
+ *            time is the master's lastReadTimeMs. The checkpoint keeps both synced values
+ *            (lastTimerQueueOffset = min(committed, master's)).
+ *   promotion  setShouldRunningDequeue(true): read time = the synced lastReadTimeMs, queue offset
+ *            = min(current, master's); the bound is lifted, so TIMER_TOPIC entries the old master
+ *            had not committed are read (due ones delivered at once). Slots the old master
+ *            delivered after its last synced checkpoint are delivered again (at-least-once; the
+ *            window is the checkpoint sync interval plus timerFlushIntervalMs).
+ *   demotion   setShouldRunningDequeue(false): the dequeue stops after the slot in progress (a
+ *            re-put refused meanwhile is given up, the slot stays undelivered), enqueue is bounded.
  */
 import * as path from 'node:path';
 import type { Clock } from '../../common/time/clock.js';
@@ -37,6 +52,7 @@ import type { MessageStore, PutMessageStatus } from '../../store/message-store.j
 import type { TimerStore } from '../../store/timer/timer-store.js';
 import { MAGIC_DEFAULT, MAGIC_DELETE, MAGIC_ROLL, TIMER_MIN_BLANK_BYTES, TIMER_UNIT_SIZE_BYTES, needDelete, needRoll, type TimerUnit } from '../../store/timer/timer-unit.js';
 import type { TimerConfig } from './timer-config.js';
+import type { TimerMetricsListener } from './timer-metrics.js';
 import { TIMER_TOPIC, parseJavaLong } from './timer-put-hook.js';
 
 /** Apache `TIMER_BLANK_SLOTS`. */
@@ -62,6 +78,17 @@ export interface TimerMessageServiceOptions {
    * committedOffset (and done list) say where to resume reading TIMER_TOPIC.
    */
   legacyProgress?: { fs: FileSystem; path: string };
+  /** Hears enqueues, wheel units and deliveries (timer-metrics.ts TimerMetrics). */
+  metrics?: TimerMetricsListener;
+}
+
+/** The part of a master's timer checkpoint a slave adopts (Apache `syncTimerCheckPoint`). */
+export interface MasterTimerCheckpoint {
+  lastReadTimeMs: number;
+  masterTimerQueueOffset: number;
+  stateVersion: number;
+  dataVersionTimestampMs: number;
+  dataVersionCounter: number;
 }
 
 export interface TimerStats {
@@ -83,6 +110,13 @@ export interface TimerStats {
   /** Timer store open + recovery, and position recovery at start (ms). */
   timerStoreOpenMs: number;
   positionRecoveryMs: number;
+  /** Apache `shouldRunningDequeue`: true on a master (delivers), false on a slave (enqueues only). */
+  shouldRunningDequeue: boolean;
+  /** TIMER_TOPIC offset the master had committed (a slave enqueues up to it). */
+  masterTimerQueueOffset: number;
+  /** Master checkpoints adopted (slave), and role changes. */
+  masterCheckpointsApplied: number;
+  roleChanges: number;
 }
 
 export class TimerMessageService {
@@ -105,7 +139,11 @@ export class TimerMessageService {
   /** Something a checkpoint must record happened since the last one (units, deliveries, queue progress). */
   private dirty = true;
   private positionRecoveryMs = 0;
-  private readonly counters = { enqueued: 0, delivered: 0, deliveredAtEnqueue: 0, rolled: 0, recalled: 0, missing: 0, dropped: 0 };
+  private readonly counters = { enqueued: 0, delivered: 0, deliveredAtEnqueue: 0, rolled: 0, recalled: 0, missing: 0, dropped: 0, masterCheckpointsApplied: 0, roleChanges: 0 };
+  private shouldRunningDequeue = true;
+  private masterTimerQueueOffset = 0;
+  /** The master's data version as last synced (slave), written into this replica's checkpoint. */
+  private syncedDataVersion: { stateVersion: number; timestampMs: number; counter: number } | null = null;
 
   constructor(private readonly opts: TimerMessageServiceOptions) {
     this.ts = opts.timerStore;
@@ -116,16 +154,60 @@ export class TimerMessageService {
     this.rollWindowSlots = w > slotsTotal - TIMER_BLANK_SLOTS || w < 2 ? slotsTotal - TIMER_BLANK_SLOTS : w;
   }
 
-  /** Recovers the read/queue positions from the checkpoint and the timerlog tail, then starts the loops. */
-  async start(): Promise<void> {
+  /**
+   * Recovers the read/queue positions from the checkpoint and the timerlog tail, then starts the
+   * loops; `shouldRunningDequeue` false on a slave (Apache `start(shouldRunningDequeue)`).
+   */
+  async start(shouldRunningDequeue = true): Promise<void> {
     if (this.started) return;
     this.started = true;
+    this.shouldRunningDequeue = shouldRunningDequeue;
     const t0 = performance.now();
     await this.recoverPositions();
     this.positionRecoveryMs = performance.now() - t0;
     this.loops.push(this.loop('enqueue', () => this.enqueueRound()));
     this.loops.push(this.loop('dequeue', () => this.dequeueRound()));
     this.loops.push(this.loop('flush', async () => (await this.checkpoint(), this.opts.config.timerFlushIntervalMs)));
+  }
+
+  /**
+   * Role change (Apache `changeScheduleServiceStatus` → `syncLastReadTimeMs` +
+   * `setShouldRunningDequeue`, and `checkBrokerRole`): true = master, deliver from the synced
+   * read time; false = slave, stop delivering and bound the enqueue by the master's offset.
+   */
+  setShouldRunningDequeue(on: boolean): void {
+    if (on === this.shouldRunningDequeue) return;
+    this.counters.roleChanges++;
+    if (on) {
+      this.currQueueOffset = Math.min(this.currQueueOffset, Math.max(this.masterTimerQueueOffset, this.commitQueueOffset));
+      this.commitQueueOffset = Math.min(this.commitQueueOffset, this.currQueueOffset);
+      this.currReadTimeMs = this.commitReadTimeMs;
+      this.syncedDataVersion = null;
+    }
+    this.shouldRunningDequeue = on;
+    this.dirty = true;
+    this.logger.info(`timer: ${on ? 'dequeue starts' : 'dequeue stops'} at read time ${new Date(this.commitReadTimeMs).toISOString()}, queue offset ${this.currQueueOffset}`);
+    for (const wake of this.wakers.values()) wake();
+  }
+
+  get isShouldRunningDequeue(): boolean {
+    return this.shouldRunningDequeue;
+  }
+
+  /**
+   * Slave: adopts the master's checkpoint (Apache `syncTimerCheckPoint`): read time, the master's
+   * TIMER_TOPIC offset (the enqueue bound) and data version. Ignored while delivering (master).
+   * Returns whether it was applied.
+   */
+  applyMasterCheckpoint(cp: MasterTimerCheckpoint): boolean {
+    if (this.shouldRunningDequeue) return false;
+    this.currReadTimeMs = this.commitReadTimeMs = cp.lastReadTimeMs;
+    this.masterTimerQueueOffset = cp.masterTimerQueueOffset;
+    this.syncedDataVersion = { stateVersion: cp.stateVersion, timestampMs: cp.dataVersionTimestampMs, counter: cp.dataVersionCounter };
+    this.counters.masterCheckpointsApplied++;
+    this.dirty = true;
+    this.wakers.get('enqueue')?.();
+    return true;
   }
 
   /** A message arrived on TIMER_TOPIC: read it now rather than at the next poll. */
@@ -151,6 +233,8 @@ export class TimerMessageService {
       ...this.counters,
       timerStoreOpenMs: this.ts.recovery.openMs,
       positionRecoveryMs: this.positionRecoveryMs,
+      shouldRunningDequeue: this.shouldRunningDequeue,
+      masterTimerQueueOffset: this.masterTimerQueueOffset,
     };
   }
 
@@ -211,14 +295,18 @@ export class TimerMessageService {
     }
     if (!this.dirty) return Promise.resolve();
     this.dirty = false;
+    // Apache prepareTimerCheckPoint: the master records its own offset and a new data version;
+    // a slave keeps the master's (synced) and never claims more than the master committed.
+    if (this.shouldRunningDequeue) this.masterTimerQueueOffset = Math.max(this.masterTimerQueueOffset, this.commitQueueOffset);
+    const dv = this.syncedDataVersion;
     const run = this.ts
       .checkpoint({
         lastReadTimeMs: this.commitReadTimeMs,
-        lastTimerQueueOffset: this.commitQueueOffset,
-        masterTimerQueueOffset: this.commitQueueOffset,
-        stateVersion: 0,
-        dataVersionTimestampMs: this.opts.clock.nowMs(),
-        dataVersionCounter: this.ts.checkpointFile.get().dataVersionCounter + 1,
+        lastTimerQueueOffset: Math.min(this.commitQueueOffset, this.masterTimerQueueOffset),
+        masterTimerQueueOffset: this.masterTimerQueueOffset,
+        stateVersion: dv?.stateVersion ?? 0,
+        dataVersionTimestampMs: dv?.timestampMs ?? this.opts.clock.nowMs(),
+        dataVersionCounter: dv?.counter ?? this.ts.checkpointFile.get().dataVersionCounter + 1,
       })
       .then(() => this.deleteDeliveredLogSegments())
       .catch((e: unknown) => {
@@ -261,6 +349,7 @@ export class TimerMessageService {
       queueOffset = Math.min(Math.max(queueOffset, min), max);
     }
     this.currQueueOffset = this.commitQueueOffset = queueOffset;
+    this.masterTimerQueueOffset = cp.masterTimerQueueOffset;
     const now = clock.nowMs();
     const oldest = this.formatTimeMs(now) - (this.ts.wheel.slotsTotal - TIMER_BLANK_SLOTS) * this.precisionMs;
     this.currReadTimeMs = this.commitReadTimeMs = Math.max(cp.lastReadTimeMs, oldest);
@@ -298,7 +387,11 @@ export class TimerMessageService {
       this.commitQueueOffset = this.currQueueOffset;
       return ENQUEUE_IDLE_MS;
     }
-    const got = await store.getMessage(SCAN_GROUP, TIMER_TOPIC, 0, this.currQueueOffset, ENQUEUE_BATCH, null);
+    // Apache isRunningEnqueue: a slave takes into its wheel only what the master has committed
+    const slave = !this.shouldRunningDequeue;
+    const batch = slave ? Math.min(ENQUEUE_BATCH, this.masterTimerQueueOffset - this.currQueueOffset) : ENQUEUE_BATCH;
+    if (batch <= 0) return ENQUEUE_IDLE_MS;
+    const got = await store.getMessage(SCAN_GROUP, TIMER_TOPIC, 0, this.currQueueOffset, batch, null);
     if (got.status !== 'FOUND' || got.messages.length === 0) {
       if (got.nextBeginOffset > this.currQueueOffset) this.currQueueOffset = this.commitQueueOffset = got.nextBeginOffset;
       return ENQUEUE_IDLE_MS;
@@ -315,8 +408,9 @@ export class TimerMessageService {
         continue;
       }
       const delayedTimeMs = parseJavaLong(m.properties.get(MessageConst.TIMER_OUT_MS)) ?? parseJavaLong(m.properties.get(MessageConst.TIMER_DELIVER_MS)) ?? 0;
+      this.opts.metrics?.onEnqueueRead(m.properties.get(MessageConst.REAL_TOPIC), delayedTimeMs, m.bornTimestamp, m.storeTimestamp);
       this.maybeMoveWriteTime();
-      if (delayedTimeMs < this.currWriteTimeMs) direct.push(m);
+      if (delayedTimeMs < this.currWriteTimeMs && !slave) direct.push(m);
       else this.doEnqueue(m, delayedTimeMs);
     }
     let aborted = 0;
@@ -354,11 +448,13 @@ export class TimerMessageService {
     const realTopic = m.properties.get(MessageConst.REAL_TOPIC);
     this.ts.enqueue(delayedTimeMs, writeTimeMs, magic, m.commitLogOffset, m.storeSize, realTopic === undefined ? 0 : javaStringHashCode(realTopic));
     this.counters.enqueued++;
+    this.opts.metrics?.onWheelUnit(realTopic, (magic & MAGIC_DELETE) !== 0);
   }
 
   /** One dequeue round: delivers the next passed slot; returns the ms to wait (0 = at once). */
   private async dequeueRound(): Promise<number> {
     this.maybeMoveWriteTime();
+    if (!this.shouldRunningDequeue) return ENQUEUE_IDLE_MS; // slave: the read time follows the master's (applyMasterCheckpoint)
     const p = this.precisionMs;
     while (this.currReadTimeMs < this.currWriteTimeMs && !this.ts.wheel.hasSlot(this.currReadTimeMs)) this.currReadTimeMs += p;
     this.commitReadTimeMs = this.currReadTimeMs;
@@ -412,10 +508,12 @@ export class TimerMessageService {
       if (STORED.has(r.status)) {
         if (roll) this.counters.rolled++;
         else this.counters.delivered++;
+        this.opts.metrics?.onDequeue(m.properties.get(MessageConst.REAL_TOPIC), enqueueTime !== NEVER_ENQUEUED);
         return 'stored';
       }
       if (PERMANENT.has(r.status)) {
         this.counters.dropped++;
+        this.opts.metrics?.onDequeue(m.properties.get(MessageConst.REAL_TOPIC), enqueueTime !== NEVER_ENQUEUED);
         this.logger.error(`timer: ${msg.topic} refused message ${m.msgId} (${r.status}: ${r.remark ?? ''}); dropped`);
         return 'dropped';
       }
@@ -424,7 +522,7 @@ export class TimerMessageService {
         this.logger.error(`timer: re-put of ${m.msgId} failed ${attempt} times (${r.status}); dropped`);
         return 'dropped';
       }
-      if (this.stopping) return 'aborted';
+      if (this.stopping || !this.shouldRunningDequeue) return 'aborted'; // stopping, or demoted: this replica may not write
       this.logger.warn(`timer: re-put of ${m.msgId} to ${msg.topic} failed (${r.status}); retrying`);
       await new Promise((res) => setTimeout(res, Math.max(50, (500 * this.precisionMs) / 1000)));
     }

@@ -42,6 +42,10 @@ export const RequestCode = {
   GET_ALL_DELAY_OFFSET: 45,
   CHECK_CLIENT_CONFIG: 46,
   GET_CLIENT_CONFIG: 47,
+  /** Apache 5.x: the timer checkpoint (56 bytes) for a slave's syncTimerCheckPoint. */
+  GET_TIMER_CHECK_POINT: 60,
+  /** Apache 5.x: TimerMetrics JSON for a slave's syncTimerMetrics. */
+  GET_TIMER_METRICS: 61,
   PUT_KV_CONFIG: 100,
   GET_KV_CONFIG: 101,
   DELETE_KV_CONFIG: 102,

@@ -120,6 +120,22 @@ export class TimerWheel {
     else this.putSlot(timeMs, s.firstPos, lastPos, s.num + numDelta, s.magic);
   }
 
+  /**
+   * Sum of `num` over the slots of [fromMs, toMs) (at most one full turn; Apache's
+   * rocketmq_timer_message_snapshot walks these per bound).
+   */
+  countBetween(fromMs: number, toMs: number): number {
+    let n = 0;
+    const total = this.slotsTotal * 2;
+    const start = Math.floor(fromMs / this.precisionMs);
+    const end = Math.min(Math.floor(toMs / this.precisionMs), start + total);
+    for (let q = start; q < end; q++) {
+      const at = (q % total) * SLOT_SIZE_BYTES;
+      if (Number(this.buf.readBigInt64BE(at)) === q) n += this.buf.readInt32BE(at + 24);
+    }
+    return n;
+  }
+
   /** Sum of `num` over the slots from `fromMs` on (one full turn): timers pending in the wheel. */
   countFrom(fromMs: number): number {
     let n = 0;
