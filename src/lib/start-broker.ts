@@ -29,7 +29,9 @@ export interface StartBrokerOptions {
    * Any broker.conf / store key with RocketMQ's names (`brokerName`, `flushDiskType`,
    * `autoCreateTopicEnable`, `mappedFileSizeCommitLog`, ...). The defaults below win over
    * nothing: a key given here replaces them. Defaults: `listenPort=0`, `haListenPort=0`,
-   * `grpcListenPort=0` (free ports), `grpcListenHost=127.0.0.1`, `brokerIP1=127.0.0.1`.
+   * `grpcListenPort=0` (free ports), `bindAddress=127.0.0.1` (the remoting and HA ports are
+   * reachable from this host only, like `tsmq start`; `0.0.0.0` opens them),
+   * `grpcListenHost=127.0.0.1`, `brokerIP1=127.0.0.1`.
    */
   brokerConfig?: Record<string, string | number | boolean>;
   /** Start the gRPC v2 front (RocketMQ 5 clients); default true. */
@@ -82,6 +84,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
     const cfg: Record<string, string> = {
       listenPort: '0',
       haListenPort: '0',
+      bindAddress: '127.0.0.1',
       grpcListenPort: options.grpc === false ? '-1' : '0',
       grpcListenHost: '127.0.0.1',
       brokerIP1: '127.0.0.1',

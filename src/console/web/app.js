@@ -140,6 +140,7 @@ async function onSubmit(ev) {
   if (!(f instanceof HTMLFormElement)) return;
   ev.preventDefault();
   const d = Object.fromEntries(new FormData(f));
+  clearErrors();
   try {
     if (f.id === 'topic-form') {
       await api('/api/topics', { method: 'POST', body: JSON.stringify({ topic: d.topic, readQueueNums: Number(d.readQueueNums), writeQueueNums: Number(d.writeQueueNums), perm: Number(d.perm) }) });
@@ -158,6 +159,8 @@ async function onSubmit(ev) {
       else if (d.by === 'msgId') q.set('msgId', d.key);
       else if (d.by === 'queue') { q.set('queueId', d.queueId); q.set('offset', d.offset); }
       else { q.set('beginMs', d.begin ? String(new Date(d.begin).getTime()) : '0'); q.set('endMs', d.end ? String(new Date(d.end).getTime()) : String(Date.now())); }
+      // the previous search's messages must not stay on screen under this search's error
+      document.getElementById('results').innerHTML = '';
       const list = await api(`/api/messages?${q}`);
       document.getElementById('results').innerHTML = messageRows(list, d.view);
     }
@@ -169,6 +172,7 @@ async function onSubmit(ev) {
 async function onClick(ev) {
   const b = ev.target.closest('button[data-act]');
   if (!b) return;
+  clearErrors();
   try {
     if (b.dataset.act === 'delete') {
       if (!confirm(`Delete topic ${b.dataset.topic}?`)) return;
@@ -187,6 +191,11 @@ async function onClick(ev) {
   } catch (e) {
     showError(e);
   }
+}
+
+/** Removes the error banners of earlier actions: each submit or button shows only its own. */
+function clearErrors() {
+  for (const el of main.querySelectorAll(':scope > .error')) el.remove();
 }
 
 function showError(e) {

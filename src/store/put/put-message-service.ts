@@ -13,7 +13,14 @@
  * 3. A CommitLog write that throws (ENOSPC, EIO; also the end-of-file filler of a roll) sets the
  *    WRITE_ERROR running flag — logged once, cleared by the disk check when writes work again —
  *    and returns "message store is not writable: <describeWriteError>".
- * 4. Waits (skipped when the message's WAIT property is "false"): the disk flush covering the
+ * 4. Under ASYNC_FLUSH the result waits for the record to be committed (pwrite of the write
+ *    buffer into the page cache; one commit per event-loop turn shared by all its puts), so no
+ *    reply goes out for bytes that only this process holds: a process crash (SIGKILL, OOM kill)
+ *    loses no acknowledged message, as with Apache's mapped CommitLog. Only a power loss may take
+ *    the unflushed tail. When that commit fails (ENOSPC, EIO) the answer is unchanged: the record
+ *    is appended and stays in the write buffer until a commit succeeds, and the failure refuses
+ *    the next puts (1).
+ * 5. Waits (skipped when the message's WAIT property is "false"): the disk flush covering the
  *    record (FLUSH_DISK_TIMEOUT after syncFlushTimeout under SYNC_FLUSH) and, on a SYNC_MASTER,
  *    a slave ack in parallel (FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE, 4.x semantics,
  *    docs/ha.md). The record is stored in every case; `appendResult` says where. After a failed
@@ -61,6 +68,9 @@ export interface PutPathParts {
 }
 
 export class PutMessageService {
+  /** ASYNC_FLUSH: the commit of this event-loop turn's appends, shared by every put of the turn (null: none pending). */
+  private commitTurn: Promise<void> | null = null;
+
   constructor(private readonly p: PutPathParts) {}
 
   async putMessage(msg: MessageInner): Promise<PutMessageResult> {
@@ -122,7 +132,10 @@ export class PutMessageService {
    */
   private async handleDiskFlushAndHA(r: AppendResult, nextOffset: number, wait: boolean): Promise<PutMessageResult> {
     const { commitLog, config } = this.p;
-    if (config.flushDiskType === 'ASYNC_FLUSH') this.p.dispatch.drive(commitLog.getMaxOffset());
+    if (config.flushDiskType === 'ASYNC_FLUSH') {
+      this.p.dispatch.drive(commitLog.getMaxOffset());
+      await this.committed(nextOffset);
+    }
     const replication = this.p.replication();
     replication?.notifyAppended();
     const flush = this.p.flushManager.handleDiskFlush(nextOffset, wait);
@@ -135,6 +148,35 @@ export class PutMessageService {
     }
     const rs = replica === null ? null : replica instanceof Promise ? await replica : replica;
     return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
+  }
+
+  /**
+   * Step 4 of the file comment: resolves once a commit of the CommitLog bytes below `nextOffset`
+   * into the page cache was attempted. The first put of a turn schedules one commit of everything
+   * buffered on the next setImmediate; the others of the turn join it. A failed commit is kept
+   * in the segment's `commitError` (the next put is refused, step 1), never thrown here.
+   */
+  private async committed(nextOffset: number): Promise<void> {
+    const { mfq } = this.p.commitLog;
+    this.commitTurn ??= new Promise<void>((resolve) => {
+      setImmediate(() => {
+        this.commitTurn = null;
+        try {
+          mfq.commit(0);
+        } catch {
+          // kept in commitError
+        }
+        resolve();
+      });
+    });
+    await this.commitTurn;
+    const f = mfq.findMappedFileByOffset(nextOffset - 1);
+    if (f === null || f.fileFromOffset + f.getCommittedPosition() >= nextOffset) return; // null: deleted by retention meanwhile
+    try {
+      f.commit(0); // the turn's commit did not reach this segment (e.g. committedWhere behind a deleted one)
+    } catch {
+      // kept in commitError
+    }
   }
 
   /**

@@ -113,6 +113,27 @@ describe('web console in headless Chromium', { timeout: 240_000, skip: CHROMIUM 
     assert.equal(await page.innerText('[data-testid="body"]'), bodyOf(12));
   });
 
+  it('messages: a failed search clears the previous results and shows only its own error; the next search clears the error', async () => {
+    // the page still shows k12 from the test above
+    assert.equal(await page.locator('[data-testid="body"]').count(), 1);
+    await page.selectOption('#msg-form select[name=by]', 'msgId');
+    await page.fill('#msg-form input[name=key]', 'not-a-message-id');
+    await page.click('#msg-form button');
+    await page.waitForSelector('main .error');
+    assert.equal(await page.locator('[data-testid="body"]').count(), 0, 'no stale result under the error');
+    assert.match(await page.innerText('main .error'), /32 hex digits/);
+    await page.fill('#msg-form input[name=topic]', 'NO_SUCH_TOPIC_X');
+    await page.selectOption('#msg-form select[name=by]', 'key');
+    await page.fill('#msg-form input[name=key]', 'k1');
+    await page.click('#msg-form button');
+    await page.waitForFunction(`document.querySelector('main .error')?.textContent?.includes('NO_SUCH_TOPIC_X')`);
+    assert.equal(await page.locator('main .error').count(), 1, 'one error banner: the last search');
+    await page.fill('#msg-form input[name=topic]', TOPIC);
+    await page.click('#msg-form button');
+    await page.waitForSelector('[data-testid="body"]');
+    assert.equal(await page.locator('main .error').count(), 0, 'a successful search removes the error');
+  });
+
   it('store: segments, flush/dispatch behind and retention', async () => {
     await open('store');
     const text = await page.innerText('main');

@@ -141,3 +141,44 @@ test("startBroker: free ports, the broker's store sees what a remoting client se
   }
   assert.equal(existsSync(broker.storePathRootDir), false);
 });
+
+/**
+ * The local addresses of the listening TCP sockets on `port`, from /proc/net/tcp and tcp6
+ * (Linux): `127.0.0.1`, `0.0.0.0`, `::`, ... One entry per socket.
+ */
+async function listenAddresses(port: number): Promise<string[]> {
+  const { readFileSync } = await import('node:fs');
+  const out: string[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try { text = readFileSync(file, 'utf8'); } catch { continue; }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 4 || cols[3] !== '0A') continue; // 0A = LISTEN
+      const [hexAddr, hexPort] = cols[1]!.split(':');
+      if (parseInt(hexPort!, 16) !== port) continue;
+      if (hexAddr!.length === 8) {
+        out.push([3, 2, 1, 0].map((i) => parseInt(hexAddr!.slice(i * 2, i * 2 + 2), 16)).join('.'));
+      } else {
+        out.push(/^0+$/.test(hexAddr!) ? '::' : hexAddr!.toLowerCase());
+      }
+    }
+  }
+  return out;
+}
+
+test('startBroker: the broker remoting port listens on 127.0.0.1 only by default (bindAddress=127.0.0.1), like tsmq start', { skip: process.platform !== 'linux' ? 'reads /proc/net/tcp' : false }, async () => {
+  const broker = await startBroker({ logLevel: 'silent', grpc: false });
+  try {
+    const port = Number(broker.brokerAddr.split(':')[1]);
+    assert.deepEqual(await listenAddresses(port), ['127.0.0.1']);
+  } finally {
+    await broker.close();
+  }
+  const open = await startBroker({ logLevel: 'silent', grpc: false, brokerConfig: { bindAddress: '0.0.0.0' } });
+  try {
+    assert.deepEqual(await listenAddresses(Number(open.brokerAddr.split(':')[1])), ['0.0.0.0']);
+  } finally {
+    await open.close();
+  }
+});

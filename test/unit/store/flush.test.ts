@@ -156,3 +156,33 @@ test('GroupCommitService: a flush is reported (dispatch) only after the producer
   assert.deepEqual(events.slice(5), ['answered PUT_OK', 'reported 250']);
   await gcs.shutdown();
 });
+
+test('ASYNC_FLUSH: a put is answered only once its record is in the CommitLog file (pwrite), so a process crash (SIGKILL) loses no acknowledged message', async () => {
+  const { openSync, readSync, closeSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const root = tempDir();
+  try {
+    // 64 KiB segments: 30 small records stay in the first file; the write buffer is not full, so
+    // only the per-turn commit can hand them to the OS
+    const store = await openStore(smallConfig(root, { flushDiskType: 'ASYNC_FLUSH', mappedFileSizeCommitLog: 64 * 1024 }));
+    const fd = openSync(join(root, 'commitlog', '00000000000000000000'), 'r');
+    try {
+      const onDisk = (wroteOffset: number, wroteBytes: number): boolean => {
+        const size = Buffer.alloc(4);
+        readSync(fd, size, 0, 4, wroteOffset); // the file, not the store: what survives the process
+        return size.readInt32BE(0) === wroteBytes;
+      };
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+        store.putMessage(makeMessage({ body: `m${i}` })).then((r) => ({ status: r.status, inFile: onDisk(r.appendResult!.wroteOffset, r.appendResult!.wroteBytes) }))));
+      assert.deepEqual(answers.filter((a) => a.status !== 'PUT_OK' || !a.inFile), [], 'every PUT_OK record is in the file when answered');
+      // a single put in a quiet turn too
+      const one = await store.putMessage(makeMessage({ body: 'alone' }));
+      assert.equal(onDisk(one.appendResult!.wroteOffset, one.appendResult!.wroteBytes), true);
+    } finally {
+      closeSync(fd);
+    }
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
