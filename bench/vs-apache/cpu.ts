@@ -48,6 +48,13 @@ export function treeCpuSeconds(roots: number[]): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/** Busy CPU-seconds of the whole machine (all cores: /proc/stat user+nice+system+irq+softirq+steal). */
+export function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
+  return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+}
+
 /** Per-thread CPU ticks of a JVM's JIT compiler threads (tid → ticks). */
 export function compilerThreadTicks(pid: number): Map<number, number> {
   const m = new Map<number, number>();

@@ -27,7 +27,9 @@ const METRICS: Metric[] = [
   ['generator CPU-s', (r) => r.cpu.generatorCpuSeconds, 1],
   ['msgs / broker CPU-s', (r) => r.msgsPerBrokerCpuSecond, 0],
   ['broker / generator cores used', (r) => `${fmt(r.cpu.brokerCoresUsed, 2)}/${r.cpu.brokerCores} · ${fmt(r.cpu.generatorCoresUsed, 2)}/${r.cpu.generatorCores}`, 0],
+  ['other processes: cores used', (r) => r.cpu.otherCoresUsed, 2],
   ['bottleneck', (r) => r.cpu.bottleneck, 0],
+  ['errors + not-OK (+ incomplete)', (r) => `${r.errors + r.notOk}${r.complete ? '' : ' INCOMPLETE'}`, 0],
   ['warm-up s (broker JIT % at end)', (r) => `${fmt(r.warmup.seconds, 0)}${r.warmup.jitShareAtEnd === null ? '' : ` (${fmt(r.warmup.jitShareAtEnd * 100, 1)} %${r.warmup.settled ? '' : ', cap'})`}`, 0],
 ];
 
@@ -53,7 +55,7 @@ export function buildTable(apacheLabel: string, phases: string[], apache: Record
       const tv = t ? get(t) : null;
       if (av === null && tv === null) continue;
       const show = (v: number | string | null): string => (typeof v === 'string' ? v : fmt(v, d));
-      const ratio = typeof av === 'number' && typeof tv === 'number' && av !== 0 ? tv / av : null;
+      const ratio = typeof av === 'number' && typeof tv === 'number' && av !== 0 && !name.startsWith('other') ? tv / av : null;
       const tg = TARGETS[targetKey]?.[name];
       let met: boolean | null = null;
       if (tg && ratio !== null && Number.isFinite(ratio)) met = tg.op === '>=' ? ratio >= tg.value : ratio <= tg.value;

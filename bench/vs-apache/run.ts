@@ -52,7 +52,7 @@ function usage(): string {
   --batch N              messages per send(Collection) in batch mode (32)
   --seconds N            measured window of each produce phase (30)
   --warmup N             minimum warm-up per phase, s (60); Apache's ends when its broker JIT < ${JIT_QUIET_SHARE * 100} % CPU over ${JIT_WINDOW_SECONDS} s
-  --warmup-max N         cap of a warm-up, s (2 × --warmup)
+  --warmup-max N         cap of a warm-up, s (--warmup + 20)
   --threads N            sender threads per generator JVM (32)
   --generators N         load generator JVMs (1)
   --consume-messages N   the preloaded set the consumers read (500000)
@@ -100,7 +100,7 @@ function parseArgs(argv: string[]): Opts {
   if (!MODES.includes(o.mode)) throw new Error(`--mode must be one of ${MODES.join(', ')}`);
   if (o.only !== null && o.only !== 'apache' && o.only !== 'tsmq') throw new Error('--only must be apache or tsmq');
   if (o.generators < 1 || o.threads < 1 || o.batch < 1 || o.seconds < 1) throw new Error('--generators, --threads, --batch and --seconds must be ≥ 1');
-  if (o.warmupMax < 0) o.warmupMax = 2 * o.warmup;
+  if (o.warmupMax < 0) o.warmupMax = o.warmup + 20;
   o.warmupMax = Math.max(o.warmupMax, o.warmup);
   for (const c of [o.brokerCpus, o.clientCpus]) if (c !== null) cpuCount(c);
   return o;

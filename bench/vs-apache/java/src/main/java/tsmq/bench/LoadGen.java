@@ -39,7 +39,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  *     counts the sends that start in the next S seconds (msgs/s, latency histogram per call), then
  *     stops the senders; answers {"event":"produced",...}
  * preload topic=X messages=M size=BYTES queues=Q
- *     M async single sends (512 in flight, the producer's round robin over the queues, so the
+ *     M async single sends (256 in flight, the producer's round robin over the queues, so the
  *     queues' records interleave in the CommitLog as with many senders); answers {"event":"preloaded"}
  * consume kind=push|lite topic=X group=G expected=M timeoutSeconds=T
  *     a new consumer group from the first offset (DefaultMQPushConsumer or DefaultLitePullConsumer,
@@ -62,6 +62,8 @@ public final class LoadGen {
   private static final AtomicLong errors = new AtomicLong();
   private static final AtomicLong notOk = new AtomicLong();
   private static String produceMode = "single";
+  /** the first failed send of the current measurement (exception or non-OK status), for the report */
+  private static volatile String firstError = null;
   private static int batchSize = 1;
 
   public static void main(String[] args) throws Exception {
@@ -84,7 +86,7 @@ public final class LoadGen {
           default: throw new IllegalArgumentException("unknown command " + parts[0]);
         }
       } catch (Exception e) {
-        emit("{\"event\":\"error\",\"command\":\"" + parts[0] + "\",\"message\":\"" + String.valueOf(e).replace("\\", "/").replace("\"", "'") + "\"}");
+        emit("{\"event\":\"error\",\"command\":\"" + parts[0] + "\",\"message\":\"" + jsonSafe(String.valueOf(e)) + "\"}");
       }
     }
     System.exit(0);
@@ -101,6 +103,11 @@ public final class LoadGen {
 
   private static String opt(Map<String, String> a, String k, String def) {
     return a.getOrDefault(k, def);
+  }
+
+  private static String jsonSafe(String s) {
+    String t = s.length() > 300 ? s.substring(0, 300) : s;
+    return t.replace("\\", "/").replace("\"", "'").replaceAll("[\\x00-\\x1f]", " ");
   }
 
   private static void emit(String json) {
@@ -194,9 +201,11 @@ public final class LoadGen {
               }
             } else {
               notOk.incrementAndGet();
+              if (firstError == null && t0 >= measureStartNs) firstError = String.valueOf(r.getSendStatus());
             }
           } catch (Exception e) {
             errors.incrementAndGet();
+            if (firstError == null && t0 >= measureStartNs) firstError = String.valueOf(e);
           }
         }
       }, "sender-" + t);
@@ -209,6 +218,7 @@ public final class LoadGen {
 
   private static void measure(int seconds) throws Exception {
     if (senders.isEmpty()) throw new IllegalStateException("not producing");
+    firstError = null;
     long errors0 = errors.get();
     long notOk0 = notOk.get();
     long start = System.nanoTime();
@@ -238,17 +248,21 @@ public final class LoadGen {
     emit("{\"event\":\"produced\",\"mode\":\"" + produceMode + "\",\"batch\":" + batchSize + ",\"seconds\":" + seconds
         + ",\"startEpochMs\":" + startEpochMs + ",\"msgs\":" + msgs + ",\"calls\":" + calls
         + ",\"notOk\":" + (notOk.get() - notOk0) + ",\"errors\":" + (errors.get() - errors0)
-        + ",\"msgsPerSec\":" + Math.round(msgs / ((end - start) / 1e9)) + ",\"histUs\":" + h + "}");
+        + ",\"msgsPerSec\":" + Math.round(msgs / ((end - start) / 1e9))
+        + ",\"firstError\":" + (firstError == null ? "null" : "\"" + jsonSafe(firstError) + "\"") + ",\"histUs\":" + h + "}");
   }
 
   // ---------- preload ----------
+  /** async sends in flight while preloading (Apache answers SYSTEM_BUSY when a send waits > 200 ms in its queue) */
+  private static final int PRELOAD_IN_FLIGHT = 256;
+
   private static void preload(Map<String, String> a) throws Exception {
     String topic = opt(a, "topic", "VsApacheConsume");
     long messages = Long.parseLong(opt(a, "messages", "100000"));
     DefaultMQProducer p = producer(Integer.parseInt(opt(a, "queues", "8")));
     byte[] body = body(Integer.parseInt(opt(a, "size", "1024")));
     ensureTopic(p, topic, body);
-    Semaphore window = new Semaphore(512);
+    Semaphore window = new Semaphore(PRELOAD_IN_FLIGHT);
     AtomicLong ok = new AtomicLong(1);
     AtomicLong failed = new AtomicLong();
     long t0 = System.nanoTime();
@@ -276,8 +290,8 @@ public final class LoadGen {
         }
       }, 30_000);
     }
-    window.acquire(512);
-    window.release(512);
+    window.acquire(PRELOAD_IN_FLIGHT);
+    window.release(PRELOAD_IN_FLIGHT);
     emit("{\"event\":\"preloaded\",\"topic\":\"" + topic + "\",\"ok\":" + ok.get() + ",\"failed\":" + failed.get()
         + ",\"seconds\":" + Math.round((System.nanoTime() - t0) / 1e6) / 1000.0 + "}");
   }
