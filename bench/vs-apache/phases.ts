@@ -154,7 +154,8 @@ export interface ProduceLoad {
 
 export async function producePhase(env: PhaseEnv, l: ProduceLoad): Promise<PhaseResult> {
   env.log(`  ${l.phase}: ${env.gens.gens.length} × ${l.threads} threads of ${l.mode === 'batch' ? `send(${l.batch} messages)` : 'send(message)'} ...`);
-  await env.gens.all(() => `produce mode=${l.mode} threads=${l.threads} batch=${l.batch} size=${l.size} queues=${l.queues} topic=${l.topic}`, 'producing', 120_000);
+  const started = await env.gens.all(() => `produce mode=${l.mode} threads=${l.threads} batch=${l.batch} size=${l.size} queues=${l.queues} topic=${l.topic}`, 'producing', 120_000);
+  env.log(`    topic ${l.topic}: ${String(started[0]!.queues)} queues`);
   const warmup = await warmUp(env, () => sleep(1000));
   const cpuEnd = cpuStart(env);
   const raw = await env.gens.all(() => `measure seconds=${l.seconds}`, 'produced', (l.seconds + 120) * 1000);

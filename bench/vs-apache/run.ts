@@ -55,7 +55,7 @@ function usage(): string {
   --warmup-max N         cap of a warm-up, s (--warmup + 20)
   --threads N            sender threads per generator JVM (32)
   --generators N         load generator JVMs (1)
-  --consume-messages N   the preloaded set the consumers read (500000)
+  --consume-messages N   the preloaded set the consumers read (1000000)
   --broker-cpus LIST     taskset CPU list for broker + namesrv (e.g. 0)
   --client-cpus LIST     taskset CPU list for the generator JVMs (e.g. 1)
   --scaling              single with the broker on 1 core, then on all cores, both systems
@@ -65,7 +65,7 @@ function usage(): string {
 
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
-    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 500_000,
+    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000,
     brokerCpus: null, clientCpus: null, scaling: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true,
   };
   const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages' } as const;
@@ -241,6 +241,10 @@ function scalingOf(phases: string[], results: Record<'apache' | 'tsmq', Record<s
   return { lines, ratios };
 }
 
+function machineCoresOf(): number {
+  return osCpus().length;
+}
+
 function javaVersion(): string {
   const r = spawnSync('java', ['-version'], { encoding: 'utf8' });
   return (r.stderr || r.stdout).trim().split('\n').join('; ');
@@ -263,6 +267,13 @@ function writeReport(
     JSON.stringify({ kind: 'vs-apache', startedAt: started.toISOString(), elapsedMinutes: Math.round(elapsedMin * 10) / 10, options: o, apacheServerVersion: o.peer, clientVersion: CLIENT_VERSION, java, machine, jvm: { ...jvm, loadgen: LOADGEN_JVM }, systems: described, results, failures, table: table.rows, targets: table.targets, scaling: scaling?.ratios ?? null }, null, 2) + '\n',
   );
   const met = table.targets.filter((t) => t.met === true).length;
+  const all = Object.values(results).flatMap((m) => Object.values(m));
+  const otherCores = all.length ? all.reduce((s, r) => s + r.cpu.otherCoresUsed, 0) / all.length : 0;
+  const caveats = [
+    ...(o.seconds < 30 || o.warmup < 60 ? [`**Smoke run** (${o.seconds} s windows, ≥ ${o.warmup} s warm-ups${o.consumeMessages < 1_000_000 ? `, ${o.consumeMessages} consumed` : ''}): checks the harness, not a comparison.`] : []),
+    ...(otherCores >= 0.25 ? [`**Busy machine**: other processes used ${otherCores.toFixed(2)} of ${machineCoresOf()} cores on average during the measured windows; the figures are noisy.`] : []),
+    ...(all.some((r) => !r.warmup.settled) ? ['Some Apache warm-ups hit the cap before the JIT was quiet ("cap" in the warm-up row).'] : []),
+  ];
   const md = [
     `# tsmq vs Apache RocketMQ ${o.peer} (${started.toISOString()})`, '',
     `Same run, Apache first, then tsmq; the same load generator JVMs (Apache rocketmq-client ${CLIENT_VERSION}): ${o.generators} JVM(s) × ${o.threads} sender threads, ${o.size} B bodies, topics with ${o.queues} queues.`,
@@ -270,6 +281,7 @@ function writeReport(
     `Produce phases: ${o.seconds} s measured, latency per send call (batch: one send(Collection) of ${o.batch}). Consume phases: ${o.consumeMessages} messages preloaded with async single sends (round robin, so queues interleave), then one new push consumer group and one new lite pull consumer group (pull batch 32 for both) per generator read the whole set; msgs/s from the first delivered message to the last distinct one.`,
     `CPU: broker = utime+stime of ${o.peer} broker + namesrv JVMs / tsmq's process tree, generator = the load generator JVMs, over each measured window; "cores used" = CPU-s ÷ wall s; bottleneck: the side ≥ 90 % of its cores (tsmq's JavaScript thread: 1 core).`,
     `Stores in temp dirs under ${o.dir}; loopback. Broker cpus ${o.brokerCpus ?? 'any'}, generator cpus ${o.clientCpus ?? 'any'}${o.scaling ? ' (scaling run: see phase names)' : ''}. Took ${elapsedMin.toFixed(1)} min. Targets met: ${met} of ${table.targets.length}.`, '',
+    ...caveats.map((c) => `> ${c}\n`),
     table.md, '',
     ...(scaling ? ['```', ...scaling.lines.filter(Boolean), '```', ''] : []),
     '## Setup', '',
@@ -291,6 +303,7 @@ function writeReport(
   const summary = [
     '# tsmq vs Apache RocketMQ — latest `npm run bench:vs-apache`', '',
     `Latest run: [${base}.md](${base}.md) (${started.toISOString()}, Apache ${o.peer}, ${o.scaling ? 'scaling' : `mode ${o.mode}`}, ${o.seconds} s windows, warm-up ≥ ${o.warmup} s; targets met ${met} of ${table.targets.length}). How it is measured and the full command: bench/README.md.`, '',
+    ...caveats.map((c) => `> ${c}\n`),
     table.md, '',
     ...(scaling ? ['```', ...scaling.lines.filter(Boolean), '```', ''] : []),
     'Earlier: `vs-apache-2026-11-30T12-54-54-203Z.json` (Apache 4.9.7, 2 s warm-up, sync single sends + push consumer only: the broker JIT was still compiling in the measured window).', '',
