@@ -95,8 +95,8 @@ async function warmUp(env: PhaseEnv, tick: () => Promise<void>): Promise<WarmupI
   }
   const seconds = Math.round((Date.now() - t0) / 100) / 10;
   const share = mon?.share() ?? null;
-  env.log(`    warm-up ${seconds} s${mon ? `, broker JIT ${(share === null ? NaN : share * 100).toFixed(1)} % over the last ${JIT_WINDOW_SECONDS} s (${mon.cpuSeconds.toFixed(1)} CPU-s in all)${settled ? '' : ' — NOT settled (cap reached)'}` : ''}`);
-  return { seconds, jitShareAtEnd: share === null ? null : Math.round(share * 1000) / 1000, jitCpuSeconds: mon ? Math.round(mon.cpuSeconds * 10) / 10 : null, settled, cyclesRun: cycles };
+  env.log(`    warm-up ${seconds} s${mon ? `, broker JIT ${(share === null ? NaN : share * 100).toFixed(2)} % over the last ${JIT_WINDOW_SECONDS} s (${mon.cpuSeconds.toFixed(1)} CPU-s in all)${settled ? '' : ' — NOT settled (cap reached)'}` : ''}`);
+  return { seconds, jitShareAtEnd: share === null ? null : Math.round(share * 10000) / 10000, jitCpuSeconds: mon ? Math.round(mon.cpuSeconds * 10) / 10 : null, settled, cyclesRun: cycles };
 }
 
 function cpuStart(env: PhaseEnv): () => CpuWindow {
