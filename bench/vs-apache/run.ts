@@ -55,7 +55,7 @@ function usage(): string {
   --warmup-max N         cap of a warm-up, s (--warmup + 20)
   --threads N            sender threads per generator JVM (32)
   --generators N         load generator JVMs (1)
-  --consume-messages N   the preloaded set the consumers read (1000000)
+  --consume-messages N   the preloaded set the consumers read (500000)
   --broker-cpus LIST     taskset CPU list for broker + namesrv (e.g. 0)
   --client-cpus LIST     taskset CPU list for the generator JVMs (e.g. 1)
   --scaling              single with the broker on 1 core, then on all cores, both systems
@@ -65,7 +65,7 @@ function usage(): string {
 
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
-    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000,
+    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 500_000,
     brokerCpus: null, clientCpus: null, scaling: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true,
   };
   const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages' } as const;
@@ -268,10 +268,12 @@ function writeReport(
   );
   const met = table.targets.filter((t) => t.met === true).length;
   const all = Object.values(results).flatMap((m) => Object.values(m));
-  const otherCores = all.length ? all.reduce((s, r) => s + r.cpu.otherCoresUsed, 0) / all.length : 0;
+  const otherOf = (l: PhaseResult[]): number => (l.length ? l.reduce((s, r) => s + r.cpu.otherCoresUsed, 0) / l.length : 0);
+  const otherCores = otherOf(all);
+  const otherBy = (['apache', 'tsmq'] as const).filter((k) => Object.keys(results[k]).length > 0).map((k) => `${k} ${otherOf(Object.values(results[k])).toFixed(2)}`).join(', ');
   const caveats = [
-    ...(o.seconds < 30 || o.warmup < 60 ? [`**Smoke run** (${o.seconds} s windows, ≥ ${o.warmup} s warm-ups${o.consumeMessages < 1_000_000 ? `, ${o.consumeMessages} consumed` : ''}): checks the harness, not a comparison.`] : []),
-    ...(otherCores >= 0.25 ? [`**Busy machine**: other processes used ${otherCores.toFixed(2)} of ${machineCoresOf()} cores on average during the measured windows; the figures are noisy.`] : []),
+    ...(o.seconds < 30 || o.warmup < 60 ? [`**Smoke run** (${o.seconds} s windows, ≥ ${o.warmup} s warm-ups${o.consumeMessages < 500_000 ? `, ${o.consumeMessages} consumed` : ''}): checks the harness, not a comparison.`] : []),
+    ...(otherCores >= 0.25 ? [`**Busy machine**: other processes used on average ${otherCores.toFixed(2)} of ${machineCoresOf()} cores during the measured windows (${otherBy}); the figures are noisy, and unfair to the side with the busier windows.`] : []),
     ...(all.some((r) => !r.warmup.settled) ? ['Some Apache warm-ups hit the cap before the JIT was quiet ("cap" in the warm-up row).'] : []),
   ];
   const md = [
