@@ -1,15 +1,25 @@
 package tsmq.bench;
 
-import java.util.Arrays;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
@@ -17,175 +27,367 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 
 /**
- * Load generator for bench/vs-apache: the same program drives Apache RocketMQ and tsmq.
+ * Load generator for bench/vs-apache: the same program (Apache rocketmq-client 4.9.8, unmodified)
+ * drives Apache RocketMQ and tsmq. It is driven by commands on stdin, one a line, and answers with
+ * one JSON line per command on stdout ({"event":...}); stdin EOF ends the JVM.
  *
- * Usage: LoadGen namesrv=HOST:PORT [seconds=30] [threads=16] [size=1024] [warmupSeconds=2]
- *        [queues=8] [topic=VsApacheBench] [consumeTimeoutSeconds=120]
- *
- * 1. produce: `threads` threads, each a closed loop of synchronous DefaultMQProducer.send() of
- *    `size`-byte bodies (one shared producer, as an application would), for `warmupSeconds`
- *    (not measured) then `seconds` (measured: msgs/s and send latency percentiles);
- * 2. consume: a DefaultMQPushConsumer (CONSUME_FROM_FIRST_OFFSET, new group) consumes everything
- *    that was sent OK (warm-up included); msgs/s from the first delivered message to the last
- *    distinct one (duplicates are counted apart).
- * Prints one JSON line per phase on stdout ("produce", "consume").
+ * <pre>
+ * produce mode=single|batch threads=T size=BYTES batch=N topic=X queues=Q
+ *     starts T closed-loop senders (sync DefaultMQProducer.send(Message), or send(Collection) of N
+ *     messages for mode=batch) that run until `measure` ends; answers {"event":"producing"}
+ * measure seconds=S
+ *     counts the sends that start in the next S seconds (msgs/s, latency histogram per call), then
+ *     stops the senders; answers {"event":"produced",...}
+ * preload topic=X messages=M size=BYTES queues=Q
+ *     M async single sends (256 in flight, the producer's round robin over the queues, so the
+ *     queues' records interleave in the CommitLog as with many senders); answers {"event":"preloaded"}
+ * consume kind=push|lite topic=X group=G expected=M timeoutSeconds=T
+ *     a new consumer group from the first offset (DefaultMQPushConsumer or DefaultLitePullConsumer,
+ *     pull batch 32 for both) until M distinct (queueId, queueOffset) were delivered;
+ *     answers {"event":"consumed",...}
+ * quit
+ * </pre>
+ * Latency histogram: microseconds, 1 µs buckets below 2048 µs, then 256 buckets per power of two
+ * (&lt; 0.4 % error); printed as [[bucketLowUs, count], ...] so that several JVMs can be merged.
  */
 public final class LoadGen {
-  private static String opt(String[] args, String key, String def) {
-    for (String a : args) if (a.startsWith(key + "=")) return a.substring(key.length() + 1);
-    return def;
-  }
+  private static DefaultMQProducer producer;
+  private static String namesrv;
+  private static final List<Thread> senders = new ArrayList<>();
+  private static volatile boolean stop;
+  private static volatile long measureStartNs = Long.MAX_VALUE;
+  private static volatile long measureEndNs = Long.MAX_VALUE;
+  private static long[][] hist;
+  private static long[] measuredMsgs;
+  private static final AtomicLong errors = new AtomicLong();
+  private static final AtomicLong notOk = new AtomicLong();
+  private static String produceMode = "single";
+  /** the first failed send of the current measurement (exception or non-OK status), for the report */
+  private static volatile String firstError = null;
+  private static int batchSize = 1;
 
   public static void main(String[] args) throws Exception {
-    String namesrv = opt(args, "namesrv", null);
+    namesrv = opt(parse(args), "namesrv", null);
     if (namesrv == null) throw new IllegalArgumentException("namesrv=HOST:PORT is required");
-    int seconds = Integer.parseInt(opt(args, "seconds", "30"));
-    int threads = Integer.parseInt(opt(args, "threads", "16"));
-    int size = Integer.parseInt(opt(args, "size", "1024"));
-    int warmup = Integer.parseInt(opt(args, "warmupSeconds", "2"));
-    int queues = Integer.parseInt(opt(args, "queues", "8"));
-    String topic = opt(args, "topic", "VsApacheBench");
-    int consumeTimeout = Integer.parseInt(opt(args, "consumeTimeoutSeconds", "120"));
-
-    long okTotal = produce(namesrv, topic, seconds, threads, size, warmup, queues);
-    consume(namesrv, topic, okTotal, consumeTimeout);
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    emit("{\"event\":\"ready\"}");
+    for (String line; (line = in.readLine()) != null; ) {
+      line = line.trim();
+      if (line.isEmpty()) continue;
+      String[] parts = line.split("\\s+");
+      Map<String, String> a = parse(java.util.Arrays.copyOfRange(parts, 1, parts.length));
+      try {
+        switch (parts[0]) {
+          case "produce": produce(a); break;
+          case "measure": measure(Integer.parseInt(opt(a, "seconds", "30"))); break;
+          case "preload": preload(a); break;
+          case "consume": consume(a); break;
+          case "quit": System.exit(0); break;
+          default: throw new IllegalArgumentException("unknown command " + parts[0]);
+        }
+      } catch (Exception e) {
+        emit("{\"event\":\"error\",\"command\":\"" + parts[0] + "\",\"message\":\"" + jsonSafe(String.valueOf(e)) + "\"}");
+      }
+    }
     System.exit(0);
   }
 
-  private static long produce(String namesrv, String topic, int seconds, int threads, int size, int warmup, int queues) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer("VsApacheProducer");
-    producer.setNamesrvAddr(namesrv);
-    producer.setDefaultTopicQueueNums(queues);
-    producer.setSendMsgTimeout(10_000);
-    producer.setRetryTimesWhenSendFailed(2);
-    producer.setInstanceName("vs-apache-p-" + System.nanoTime());
-    producer.start();
-    byte[] body = new byte[size];
-    new Random(42).nextBytes(body);
-    // First send creates the topic (autoCreateTopicEnable on both brokers); retried until the route exists.
-    long created = 0;
-    for (int i = 0; i < 50 && created == 0; i++) {
+  private static Map<String, String> parse(String[] args) {
+    Map<String, String> m = new HashMap<>();
+    for (String s : args) {
+      int i = s.indexOf('=');
+      if (i > 0) m.put(s.substring(0, i), s.substring(i + 1));
+    }
+    return m;
+  }
+
+  private static String opt(Map<String, String> a, String k, String def) {
+    return a.getOrDefault(k, def);
+  }
+
+  private static String jsonSafe(String s) {
+    String t = s.length() > 300 ? s.substring(0, 300) : s;
+    return t.replace("\\", "/").replace("\"", "'").replaceAll("[\\x00-\\x1f]", " ");
+  }
+
+  private static void emit(String json) {
+    System.out.println(json);
+    System.out.flush();
+  }
+
+  private static synchronized DefaultMQProducer producer(int queues) throws Exception {
+    if (producer == null) {
+      producer = new DefaultMQProducer("VsApacheProducer");
+      producer.setNamesrvAddr(namesrv);
+      producer.setDefaultTopicQueueNums(queues);
+      producer.setSendMsgTimeout(10_000);
+      producer.setRetryTimesWhenSendFailed(2);
+      producer.setRetryTimesWhenSendAsyncFailed(2);
+      producer.setInstanceName("vs-apache-p-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+      producer.start();
+    }
+    return producer;
+  }
+
+  private static byte[] body(int size) {
+    byte[] b = new byte[size];
+    new Random(42).nextBytes(b);
+    return b;
+  }
+
+  /** First send creates the topic (autoCreateTopicEnable on both brokers); retried until the route exists. */
+  private static void ensureTopic(DefaultMQProducer p, String topic, byte[] body) throws Exception {
+    for (int i = 0; i < 100; i++) {
       try {
-        SendResult r = producer.send(new Message(topic, "TagA", body));
-        if (r.getSendStatus() == SendStatus.SEND_OK) created = 1;
+        if (p.send(new Message(topic, "TagA", body)).getSendStatus() == SendStatus.SEND_OK) return;
       } catch (Exception e) {
         Thread.sleep(200);
       }
     }
-    if (created == 0) throw new IllegalStateException("could not send the first message to " + topic);
-    int queueCount = producer.fetchPublishMessageQueues(topic).size();
+    throw new IllegalStateException("could not send the first message to " + topic);
+  }
 
-    final long warmEnd = System.nanoTime() + warmup * 1_000_000_000L;
-    final long end = warmEnd + seconds * 1_000_000_000L;
-    final long[][] lat = new long[threads][];
-    final int[] counts = new int[threads];
-    final AtomicLong ok = new AtomicLong(created);
-    final AtomicLong measuredOk = new AtomicLong();
-    final AtomicLong errors = new AtomicLong();
-    final AtomicLong notOk = new AtomicLong();
-    final CountDownLatch done = new CountDownLatch(threads);
-    final long[] firstMeasured = {Long.MAX_VALUE};
-    Thread[] ts = new Thread[threads];
+  // ---------- latency histogram ----------
+  private static final int LINEAR = 2048;
+  private static final int BUCKETS = LINEAR + 53 * 256;
+
+  private static int bucket(long us) {
+    if (us < LINEAR) return (int) Math.max(0, us);
+    int e = 63 - Long.numberOfLeadingZeros(us);
+    return Math.min(BUCKETS - 1, LINEAR + (e - 11) * 256 + (int) ((us >> (e - 8)) & 255));
+  }
+
+  private static long bucketLow(int i) {
+    if (i < LINEAR) return i;
+    int e = (i - LINEAR) / 256 + 11;
+    long m = (i - LINEAR) % 256;
+    return (1L << e) + (m << (e - 8));
+  }
+
+  // ---------- produce ----------
+  private static void produce(Map<String, String> a) throws Exception {
+    if (!senders.isEmpty()) throw new IllegalStateException("already producing");
+    produceMode = opt(a, "mode", "single");
+    int threads = Integer.parseInt(opt(a, "threads", "16"));
+    int size = Integer.parseInt(opt(a, "size", "1024"));
+    batchSize = "batch".equals(produceMode) ? Integer.parseInt(opt(a, "batch", "32")) : 1;
+    String topic = opt(a, "topic", "VsApacheBench");
+    DefaultMQProducer p = producer(Integer.parseInt(opt(a, "queues", "8")));
+    byte[] body = body(size);
+    ensureTopic(p, topic, body);
+    int queueCount = p.fetchPublishMessageQueues(topic).size();
+    stop = false;
+    measureStartNs = Long.MAX_VALUE;
+    measureEndNs = Long.MAX_VALUE;
+    hist = new long[threads][];
+    measuredMsgs = new long[threads];
+    errors.set(0);
+    notOk.set(0);
     for (int t = 0; t < threads; t++) {
       final int id = t;
-      lat[t] = new long[1 << 16];
-      ts[t] = new Thread(() -> {
-        try {
-          for (;;) {
-            long t0 = System.nanoTime();
-            if (t0 >= end) break;
-            boolean measured = t0 >= warmEnd;
-            try {
-              SendResult r = producer.send(new Message(topic, "TagA", body));
-              long us = (System.nanoTime() - t0) / 1000;
-              if (r.getSendStatus() == SendStatus.SEND_OK) {
-                ok.incrementAndGet();
-                if (measured) {
-                  measuredOk.incrementAndGet();
-                  if (counts[id] == lat[id].length) lat[id] = Arrays.copyOf(lat[id], lat[id].length * 2);
-                  lat[id][counts[id]++] = us;
-                }
-              } else {
-                notOk.incrementAndGet();
+      hist[t] = new long[BUCKETS];
+      Thread th = new Thread(() -> {
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < batchSize; i++) batch.add(new Message(topic, "TagA", body));
+        while (!stop) {
+          long t0 = System.nanoTime();
+          try {
+            SendResult r = batchSize > 1 ? p.send(batch) : p.send(new Message(topic, "TagA", body));
+            long us = (System.nanoTime() - t0) / 1000;
+            if (r.getSendStatus() == SendStatus.SEND_OK) {
+              if (t0 >= measureStartNs && t0 < measureEndNs) {
+                measuredMsgs[id] += batchSize;
+                hist[id][bucket(us)]++;
               }
-            } catch (Exception e) {
-              errors.incrementAndGet();
+            } else {
+              notOk.incrementAndGet();
+              if (firstError == null && t0 >= measureStartNs) firstError = String.valueOf(r.getSendStatus());
             }
+          } catch (Exception e) {
+            errors.incrementAndGet();
+            if (firstError == null && t0 >= measureStartNs) firstError = String.valueOf(e);
           }
-        } finally {
-          done.countDown();
         }
       }, "sender-" + t);
-      ts[t].start();
+      th.setDaemon(true);
+      senders.add(th);
+      th.start();
     }
-    done.await();
-    long measuredNs = end - warmEnd;
-    int n = 0;
-    for (int c : counts) n += c;
-    long[] all = new long[n];
-    int k = 0;
-    for (int t = 0; t < threads; t++) {
-      System.arraycopy(lat[t], 0, all, k, counts[t]);
-      k += counts[t];
+    emit("{\"event\":\"producing\",\"mode\":\"" + produceMode + "\",\"threads\":" + threads + ",\"batch\":" + batchSize + ",\"queues\":" + queueCount + "}");
+  }
+
+  private static void measure(int seconds) throws Exception {
+    if (senders.isEmpty()) throw new IllegalStateException("not producing");
+    firstError = null;
+    long errors0 = errors.get();
+    long notOk0 = notOk.get();
+    long start = System.nanoTime();
+    long end = start + seconds * 1_000_000_000L;
+    measureEndNs = end;
+    measureStartNs = start;
+    long startEpochMs = System.currentTimeMillis();
+    Thread.sleep(seconds * 1000L);
+    stop = true;
+    for (Thread t : senders) t.join();
+    senders.clear();
+    long msgs = 0;
+    long calls = 0;
+    long[] merged = new long[BUCKETS];
+    for (int t = 0; t < hist.length; t++) {
+      msgs += measuredMsgs[t];
+      for (int i = 0; i < BUCKETS; i++) merged[i] += hist[t][i];
     }
-    Arrays.sort(all);
-    producer.shutdown();
-    System.out.println("{\"phase\":\"produce\",\"threads\":" + threads + ",\"size\":" + size + ",\"queues\":" + queueCount
-        + ",\"warmupSeconds\":" + warmup + ",\"seconds\":" + seconds
-        + ",\"measuredOk\":" + measuredOk.get() + ",\"totalOk\":" + ok.get() + ",\"notOk\":" + notOk.get() + ",\"errors\":" + errors.get()
-        + ",\"msgsPerSec\":" + round(measuredOk.get() / (measuredNs / 1e9))
-        + ",\"p50Ms\":" + pct(all, 0.50) + ",\"p90Ms\":" + pct(all, 0.90) + ",\"p99Ms\":" + pct(all, 0.99)
-        + ",\"p999Ms\":" + pct(all, 0.999) + ",\"maxMs\":" + (n == 0 ? 0 : all[n - 1] / 1000.0) + "}");
-    System.out.flush();
-    return ok.get();
+    StringBuilder h = new StringBuilder("[");
+    for (int i = 0; i < BUCKETS; i++) {
+      if (merged[i] == 0) continue;
+      calls += merged[i];
+      if (h.length() > 1) h.append(',');
+      h.append('[').append(bucketLow(i)).append(',').append(merged[i]).append(']');
+    }
+    h.append(']');
+    emit("{\"event\":\"produced\",\"mode\":\"" + produceMode + "\",\"batch\":" + batchSize + ",\"seconds\":" + seconds
+        + ",\"startEpochMs\":" + startEpochMs + ",\"msgs\":" + msgs + ",\"calls\":" + calls
+        + ",\"notOk\":" + (notOk.get() - notOk0) + ",\"errors\":" + (errors.get() - errors0)
+        + ",\"msgsPerSec\":" + Math.round(msgs / ((end - start) / 1e9))
+        + ",\"firstError\":" + (firstError == null ? "null" : "\"" + jsonSafe(firstError) + "\"") + ",\"histUs\":" + h + "}");
   }
 
-  private static double round(double v) {
-    return Math.round(v * 10) / 10.0;
+  // ---------- preload ----------
+  /** async sends in flight while preloading (Apache answers SYSTEM_BUSY when a send waits > 200 ms in its queue) */
+  private static final int PRELOAD_IN_FLIGHT = 256;
+
+  private static void preload(Map<String, String> a) throws Exception {
+    String topic = opt(a, "topic", "VsApacheConsume");
+    long messages = Long.parseLong(opt(a, "messages", "100000"));
+    DefaultMQProducer p = producer(Integer.parseInt(opt(a, "queues", "8")));
+    byte[] body = body(Integer.parseInt(opt(a, "size", "1024")));
+    ensureTopic(p, topic, body);
+    Semaphore window = new Semaphore(PRELOAD_IN_FLIGHT);
+    AtomicLong ok = new AtomicLong(1);
+    AtomicLong failed = new AtomicLong();
+    long t0 = System.nanoTime();
+    long sent = 1;
+    while (ok.get() < messages) {
+      // sends replace failed ones until `messages` are stored
+      if (sent - failed.get() >= messages) {
+        Thread.sleep(1);
+        continue;
+      }
+      window.acquire();
+      sent++;
+      p.send(new Message(topic, "TagA", body), new SendCallback() {
+        @Override
+        public void onSuccess(SendResult r) {
+          if (r.getSendStatus() == SendStatus.SEND_OK) ok.incrementAndGet();
+          else failed.incrementAndGet();
+          window.release();
+        }
+
+        @Override
+        public void onException(Throwable e) {
+          failed.incrementAndGet();
+          window.release();
+        }
+      }, 30_000);
+    }
+    window.acquire(PRELOAD_IN_FLIGHT);
+    window.release(PRELOAD_IN_FLIGHT);
+    emit("{\"event\":\"preloaded\",\"topic\":\"" + topic + "\",\"ok\":" + ok.get() + ",\"failed\":" + failed.get()
+        + ",\"seconds\":" + Math.round((System.nanoTime() - t0) / 1e6) / 1000.0 + "}");
   }
 
-  private static double pct(long[] sortedUs, double p) {
-    if (sortedUs.length == 0) return 0;
-    int i = (int) Math.min(sortedUs.length - 1, Math.ceil(p * sortedUs.length) - 1);
-    return sortedUs[Math.max(0, i)] / 1000.0;
+  // ---------- consume ----------
+  /** Distinct (queueId, queueOffset) pairs seen; counts the first time each is seen. */
+  private static final class Seen {
+    private final Map<Integer, BitSet> perQueue = new ConcurrentHashMap<>();
+    private final AtomicLong distinct = new AtomicLong();
+
+    long add(MessageExt m) {
+      BitSet b = perQueue.computeIfAbsent(m.getQueueId(), q -> new BitSet());
+      int off = (int) m.getQueueOffset();
+      synchronized (b) {
+        if (b.get(off)) return distinct.get();
+        b.set(off);
+      }
+      return distinct.incrementAndGet();
+    }
   }
 
-  private static void consume(String namesrv, String topic, long expected, int timeoutSeconds) throws Exception {
-    final Set<String> seen = ConcurrentHashMap.newKeySet();
-    final AtomicLong deliveries = new AtomicLong();
-    final AtomicLong firstNs = new AtomicLong(0);
-    final AtomicLong lastNs = new AtomicLong(0);
-    final CountDownLatch all = new CountDownLatch(1);
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("VsApacheConsumer");
-    consumer.setNamesrvAddr(namesrv);
-    consumer.setInstanceName("vs-apache-c-" + System.nanoTime());
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-    consumer.subscribe(topic, "*");
-    consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-      long now = System.nanoTime();
-      firstNs.compareAndSet(0, now);
-      for (MessageExt m : msgs) {
-        deliveries.incrementAndGet();
-        if (seen.add(m.getMsgId()) && seen.size() >= expected) {
-          lastNs.compareAndSet(0, System.nanoTime());
-          all.countDown();
+  private static void consume(Map<String, String> a) throws Exception {
+    String kind = opt(a, "kind", "push");
+    String topic = opt(a, "topic", "VsApacheConsume");
+    String group = opt(a, "group", "VsApacheConsumer");
+    long expected = Long.parseLong(opt(a, "expected", "0"));
+    int timeoutSeconds = Integer.parseInt(opt(a, "timeoutSeconds", "300"));
+    Seen seen = new Seen();
+    AtomicLong deliveries = new AtomicLong();
+    AtomicLong firstNs = new AtomicLong(0);
+    AtomicLong lastNs = new AtomicLong(0);
+    CountDownLatch all = new CountDownLatch(1);
+    String instance = "vs-apache-c-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+    long startNs = System.nanoTime();
+    long startEpochMs = System.currentTimeMillis();
+    boolean complete;
+    long endNs;
+    if ("push".equals(kind)) {
+      DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+      c.setNamesrvAddr(namesrv);
+      c.setInstanceName(instance);
+      c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+      c.setPullBatchSize(32);
+      c.subscribe(topic, "*");
+      c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+        firstNs.compareAndSet(0, System.nanoTime());
+        for (MessageExt m : msgs) {
+          deliveries.incrementAndGet();
+          if (seen.add(m) >= expected && lastNs.compareAndSet(0, System.nanoTime())) all.countDown();
+        }
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+      });
+      c.start();
+      complete = all.await(timeoutSeconds, TimeUnit.SECONDS);
+      endNs = complete ? lastNs.get() : System.nanoTime();
+      c.shutdown();
+    } else if ("lite".equals(kind)) {
+      DefaultLitePullConsumer c = new DefaultLitePullConsumer(group);
+      c.setNamesrvAddr(namesrv);
+      c.setInstanceName(instance);
+      c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+      c.setPullBatchSize(32);
+      c.subscribe(topic, "*");
+      c.start();
+      long deadline = startNs + timeoutSeconds * 1_000_000_000L;
+      complete = false;
+      while (System.nanoTime() < deadline) {
+        List<MessageExt> msgs = c.poll(1000);
+        if (msgs.isEmpty()) continue;
+        firstNs.compareAndSet(0, System.nanoTime());
+        long d = 0;
+        for (MessageExt m : msgs) {
+          deliveries.incrementAndGet();
+          d = seen.add(m);
+        }
+        if (d >= expected) {
+          lastNs.set(System.nanoTime());
+          complete = true;
+          break;
         }
       }
-      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-    });
-    long startNs = System.nanoTime();
-    consumer.start();
-    boolean complete = all.await(timeoutSeconds, java.util.concurrent.TimeUnit.SECONDS);
-    long endNs = complete ? lastNs.get() : System.nanoTime();
+      endNs = complete ? lastNs.get() : System.nanoTime();
+      c.shutdown();
+    } else {
+      throw new IllegalArgumentException("kind must be push or lite");
+    }
     long first = firstNs.get() == 0 ? endNs : firstNs.get();
-    consumer.shutdown();
-    long distinct = seen.size();
+    long distinct = seen.distinct.get();
     double fromFirst = (endNs - first) / 1e9;
-    System.out.println("{\"phase\":\"consume\",\"expected\":" + expected + ",\"distinct\":" + distinct + ",\"deliveries\":" + deliveries.get()
-        + ",\"complete\":" + complete + ",\"firstMessageAfterMs\":" + round((first - startNs) / 1e6)
-        + ",\"secondsFromFirst\":" + round(fromFirst * 1000) / 1000.0 + ",\"secondsFromStart\":" + round((endNs - startNs) / 1e6) / 1000.0
-        + ",\"msgsPerSec\":" + round(fromFirst > 0 ? distinct / fromFirst : 0)
-        + ",\"msgsPerSecFromStart\":" + round(distinct / ((endNs - startNs) / 1e9)) + "}");
-    System.out.flush();
+    emit("{\"event\":\"consumed\",\"kind\":\"" + kind + "\",\"expected\":" + expected + ",\"distinct\":" + distinct
+        + ",\"deliveries\":" + deliveries.get() + ",\"complete\":" + complete
+        + ",\"startEpochMs\":" + startEpochMs
+        + ",\"firstEpochMs\":" + (startEpochMs + (first - startNs) / 1_000_000)
+        + ",\"endEpochMs\":" + (startEpochMs + (endNs - startNs) / 1_000_000)
+        + ",\"firstMessageAfterMs\":" + Math.round((first - startNs) / 1e5) / 10.0
+        + ",\"secondsFromFirst\":" + Math.round(fromFirst * 1000) / 1000.0
+        + ",\"msgsPerSec\":" + Math.round(fromFirst > 0 ? distinct / fromFirst : 0) + "}");
   }
 }

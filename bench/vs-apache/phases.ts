@@ -1,0 +1,224 @@
+/**
+ * The measured phases of bench/vs-apache against one running system (Apache or tsmq) and its load
+ * generator JVMs:
+ * - produce (`single`, `batch`, `sync-flush`): every generator's senders run through a warm-up and
+ *   then a measured window of `seconds`; msgs/s, latency per send call, CPU of broker and generators
+ *   over the window;
+ * - consume (`push`, `lite`): a fixed set of messages is preloaded, a warm-up consumes a second topic
+ *   over and over with new groups, then each generator consumes the whole set once with a new push
+ *   consumer group, then once with a new lite pull consumer group.
+ * Warm-up: at least `minSeconds` and, for a JVM broker, until its JIT compiler threads used < 2 % CPU
+ * over the last 5 s (capped at `maxSeconds`).
+ */
+import { sleep } from '../lib/os.js';
+import { JitMonitor, machineBusySeconds, treeCpuSeconds } from './cpu.js';
+import type { GenEvent, GeneratorGroup } from './generators.js';
+import type { Running } from './peers.js';
+
+export const JIT_QUIET_SHARE = 0.02;
+export const JIT_WINDOW_SECONDS = 5;
+
+export interface WarmupInfo {
+  seconds: number;
+  /** broker JIT compiler threads' CPU share over the last 5 s when the warm-up ended (null: not a JVM) */
+  jitShareAtEnd: number | null;
+  /** broker JIT CPU-seconds during the warm-up (null: not a JVM) */
+  jitCpuSeconds: number | null;
+  /** false when the cap ended the warm-up before the JIT was quiet */
+  settled: boolean;
+  /** warm-up consume cycles (consume phases) */
+  cycles?: number;
+}
+
+export interface CpuWindow {
+  wallSeconds: number;
+  brokerCpuSeconds: number;
+  generatorCpuSeconds: number;
+  /** CPU-seconds per wall second (1.0 = one core busy) */
+  brokerCoresUsed: number;
+  generatorCoresUsed: number;
+  brokerCores: number;
+  generatorCores: number;
+  /** cores used by everything else on the machine meanwhile (other engineers' work: noise) */
+  otherCoresUsed: number;
+  bottleneck: string;
+}
+
+export interface PhaseResult {
+  phase: string;
+  warmup: WarmupInfo;
+  msgs: number;
+  msgsPerSec: number;
+  /** per send call (a batch is one call); null for consume phases */
+  latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number } | null;
+  calls: number | null;
+  notOk: number;
+  errors: number;
+  cpu: CpuWindow;
+  msgsPerBrokerCpuSecond: number;
+  complete: boolean;
+  raw: GenEvent[];
+}
+
+export interface PhaseEnv {
+  sys: Running;
+  gens: GeneratorGroup;
+  brokerCores: number;
+  generatorCores: number;
+  /** machine cores (for the "both together saturate the machine" reading) */
+  machineCores: number;
+  minWarmupSeconds: number;
+  maxWarmupSeconds: number;
+  log: (s: string) => void;
+}
+
+/** Runs `tick` until the warm-up criteria hold (see the file comment). */
+async function warmUp(env: PhaseEnv, tick: () => Promise<void>): Promise<WarmupInfo & { cyclesRun: number }> {
+  const mon = env.sys.jvmPid !== null ? new JitMonitor(env.sys.jvmPid, JIT_WINDOW_SECONDS).start() : null;
+  const t0 = Date.now();
+  let cycles = 0;
+  let settled = false;
+  try {
+    for (;;) {
+      await tick();
+      cycles++;
+      const elapsed = (Date.now() - t0) / 1000;
+      const share = mon ? mon.share() : 0;
+      if (elapsed >= env.minWarmupSeconds && share !== null && share < JIT_QUIET_SHARE) {
+        settled = true;
+        break;
+      }
+      if (elapsed >= env.maxWarmupSeconds) break;
+    }
+  } finally {
+    mon?.stop();
+  }
+  const seconds = Math.round((Date.now() - t0) / 100) / 10;
+  const share = mon?.share() ?? null;
+  env.log(`    warm-up ${seconds} s${mon ? `, broker JIT ${(share === null ? NaN : share * 100).toFixed(2)} % over the last ${JIT_WINDOW_SECONDS} s (${mon.cpuSeconds.toFixed(1)} CPU-s in all)${settled ? '' : ' — NOT settled (cap reached)'}` : ''}`);
+  return { seconds, jitShareAtEnd: share === null ? null : Math.round(share * 10000) / 10000, jitCpuSeconds: mon ? Math.round(mon.cpuSeconds * 10) / 10 : null, settled, cyclesRun: cycles };
+}
+
+function cpuStart(env: PhaseEnv): () => CpuWindow {
+  const t0 = Date.now();
+  const b0 = treeCpuSeconds(env.sys.cpuRoots);
+  const g0 = env.gens.cpuSeconds();
+  const m0 = machineBusySeconds();
+  return () => {
+    const wall = (Date.now() - t0) / 1000;
+    const b = treeCpuSeconds(env.sys.cpuRoots) - b0;
+    const g = env.gens.cpuSeconds() - g0;
+    const bc = b / wall;
+    const gc = g / wall;
+    const oc = Math.max(0, (machineBusySeconds() - m0 - b - g) / wall);
+    // tsmq runs its JavaScript on one thread: one busy core is its ceiling whatever it is given
+    const brokerCeiling = env.sys.system === 'tsmq' ? Math.min(1, env.brokerCores) : env.brokerCores;
+    let bottleneck = 'neither (latency-bound)';
+    if (gc >= 0.9 * env.generatorCores) bottleneck = 'generator';
+    else if (bc >= 0.9 * brokerCeiling) bottleneck = 'broker';
+    else if (bc + gc + oc >= 0.9 * env.machineCores) bottleneck = oc >= 0.2 * env.machineCores ? 'shared cores (other processes)' : 'shared cores';
+    const r2 = (x: number): number => Math.round(x * 100) / 100;
+    return { wallSeconds: r2(wall), brokerCpuSeconds: r2(b), generatorCpuSeconds: r2(g), brokerCoresUsed: r2(bc), generatorCoresUsed: r2(gc), brokerCores: env.brokerCores, generatorCores: env.generatorCores, otherCoresUsed: r2(oc), bottleneck };
+  };
+}
+
+/** Merged percentiles of the generators' [bucketLowUs, count] histograms, in ms. */
+export function percentiles(hists: Array<Array<[number, number]>>): { p50: number; p90: number; p99: number; p999: number; max: number; calls: number } {
+  const m = new Map<number, number>();
+  for (const h of hists) for (const [lo, c] of h) m.set(lo, (m.get(lo) ?? 0) + c);
+  const buckets = [...m.entries()].sort((a, b) => a[0] - b[0]);
+  const total = buckets.reduce((s, [, c]) => s + c, 0);
+  const at = (p: number): number => {
+    if (total === 0) return NaN;
+    const rank = Math.max(1, Math.ceil(p * total));
+    let seen = 0;
+    for (const [lo, c] of buckets) {
+      seen += c;
+      if (seen >= rank) return lo / 1000;
+    }
+    return buckets[buckets.length - 1]![0] / 1000;
+  };
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: total ? buckets[buckets.length - 1]![0] / 1000 : NaN, calls: total };
+}
+
+export interface ProduceLoad {
+  phase: string;
+  mode: 'single' | 'batch';
+  threads: number;
+  batch: number;
+  size: number;
+  queues: number;
+  seconds: number;
+  topic: string;
+}
+
+export async function producePhase(env: PhaseEnv, l: ProduceLoad): Promise<PhaseResult> {
+  env.log(`  ${l.phase}: ${env.gens.gens.length} × ${l.threads} threads of ${l.mode === 'batch' ? `send(${l.batch} messages)` : 'send(message)'} ...`);
+  const started = await env.gens.all(() => `produce mode=${l.mode} threads=${l.threads} batch=${l.batch} size=${l.size} queues=${l.queues} topic=${l.topic}`, 'producing', 120_000);
+  env.log(`    topic ${l.topic}: ${String(started[0]!.queues)} queues`);
+  const warmup = await warmUp(env, () => sleep(1000));
+  const cpuEnd = cpuStart(env);
+  const raw = await env.gens.all(() => `measure seconds=${l.seconds}`, 'produced', (l.seconds + 120) * 1000);
+  const cpu = cpuEnd();
+  const msgs = raw.reduce((s, e) => s + Number(e.msgs), 0);
+  const msgsPerSec = raw.reduce((s, e) => s + Number(e.msgsPerSec), 0);
+  const pc = percentiles(raw.map((e) => e.histUs as Array<[number, number]>));
+  const { calls, ...latencyMs } = pc;
+  const r: PhaseResult = {
+    phase: l.phase, warmup: { seconds: warmup.seconds, jitShareAtEnd: warmup.jitShareAtEnd, jitCpuSeconds: warmup.jitCpuSeconds, settled: warmup.settled },
+    msgs, msgsPerSec, latencyMs, calls, notOk: raw.reduce((s, e) => s + Number(e.notOk), 0), errors: raw.reduce((s, e) => s + Number(e.errors), 0),
+    cpu, msgsPerBrokerCpuSecond: Math.round(msgs / cpu.brokerCpuSeconds), complete: true,
+    raw: raw.map(({ histUs: _h, ...rest }) => rest as GenEvent),
+  };
+  const firstError = raw.map((e) => e.firstError).find((x) => typeof x === 'string');
+  if (firstError) env.log(`    ${r.errors} errors, ${r.notOk} not-OK; first: ${String(firstError)}`);
+  env.log(`    ${Math.round(msgsPerSec)} msgs/s, p50 ${latencyMs.p50} ms, p99 ${latencyMs.p99} ms; broker ${cpu.brokerCoresUsed} cores, generators ${cpu.generatorCoresUsed} cores (${cpu.bottleneck})`);
+  return r;
+}
+
+export interface ConsumeLoad {
+  messages: number;
+  size: number;
+  queues: number;
+  timeoutSeconds: number;
+  /** a run-unique prefix for topics and groups */
+  tag: string;
+}
+
+/** Preload, warm-up, then the push and the lite pull consumer over the same set: two results. */
+export async function consumePhases(env: PhaseEnv, l: ConsumeLoad): Promise<PhaseResult[]> {
+  const topic = `${l.tag}Consume`;
+  const warmTopic = `${l.tag}ConsumeWarm`;
+  const warmMessages = Math.min(l.messages, 100_000);
+  const g0 = env.gens.gens[0]!;
+  env.log(`  consume: preloading ${l.messages} + ${warmMessages} (warm-up topic) messages of ${l.size} B with async sends ...`);
+  const pre = await g0.call(`preload topic=${topic} messages=${l.messages} size=${l.size} queues=${l.queues}`, 'preloaded', 1_800_000);
+  const preWarm = await g0.call(`preload topic=${warmTopic} messages=${warmMessages} size=${l.size} queues=${l.queues}`, 'preloaded', 1_800_000);
+  env.log(`    preloaded ${String(pre.ok)} in ${String(pre.seconds)} s (${String(pre.failed)} sends failed and were replaced)`);
+  const expected = Number(pre.ok);
+  let cycle = 0;
+  const warmup = await warmUp(env, async () => {
+    const kind = cycle % 2 === 0 ? 'push' : 'lite';
+    const c = cycle++;
+    await env.gens.all((i) => `consume kind=${kind} topic=${warmTopic} group=${l.tag}Warm${c}g${i} expected=${String(preWarm.ok)} timeoutSeconds=${l.timeoutSeconds}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
+  });
+  const out: PhaseResult[] = [];
+  for (const kind of ['push', 'lite'] as const) {
+    const phase = kind === 'push' ? 'consume push' : 'consume lite pull';
+    const cpuEnd = cpuStart(env);
+    const raw = await env.gens.all((i) => `consume kind=${kind} topic=${topic} group=${l.tag}${kind}g${i} expected=${expected} timeoutSeconds=${l.timeoutSeconds}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
+    const cpu = cpuEnd();
+    const distinct = raw.reduce((s, e) => s + Number(e.distinct), 0);
+    const first = Math.min(...raw.map((e) => Number(e.firstEpochMs)));
+    const last = Math.max(...raw.map((e) => Number(e.endEpochMs)));
+    const msgsPerSec = last > first ? Math.round(distinct / ((last - first) / 1000)) : NaN;
+    const complete = raw.every((e) => e.complete === true);
+    out.push({
+      phase, warmup: { seconds: warmup.seconds, jitShareAtEnd: warmup.jitShareAtEnd, jitCpuSeconds: warmup.jitCpuSeconds, settled: warmup.settled, cycles: warmup.cyclesRun },
+      msgs: distinct, msgsPerSec, latencyMs: null, calls: null, notOk: 0, errors: 0, cpu,
+      msgsPerBrokerCpuSecond: Math.round(distinct / cpu.brokerCpuSeconds), complete, raw,
+    });
+    env.log(`    ${kind}: ${distinct}/${expected * env.gens.gens.length}${complete ? '' : ' INCOMPLETE'} in ${((last - first) / 1000).toFixed(2)} s = ${msgsPerSec} msgs/s; broker ${cpu.brokerCpuSeconds} CPU-s (${cpu.brokerCoresUsed} cores), generators ${cpu.generatorCoresUsed} cores (${cpu.bottleneck})`);
+  }
+  return out;
+}
