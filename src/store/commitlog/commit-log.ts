@@ -102,6 +102,8 @@ export class CommitLog {
   /** Layout of the message being appended (reused: append is synchronous). */
   private readonly recordPlan = newRecordPlan();
   private readonly validTopics = new Set<string>();
+  /** The topic of the last put that passed (successive puts mostly share one). */
+  private lastValidTopic: string | null = null;
 
   constructor(opts: CommitLogOptions) {
     this.opts = opts;
@@ -166,7 +168,11 @@ export class CommitLog {
 
   /** validateTopic, remembering the topics that passed (few, and checked on every put). */
   private checkTopic(topic: string): string | null {
-    if (typeof topic === 'string' && this.validTopics.has(topic)) return null;
+    if (topic === this.lastValidTopic) return null;
+    if (typeof topic === 'string' && this.validTopics.has(topic)) {
+      this.lastValidTopic = topic;
+      return null;
+    }
     const problem = validateTopic(topic);
     if (problem === null) {
       if (this.validTopics.size >= 4096) this.validTopics.clear();
