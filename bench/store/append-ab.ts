@@ -9,13 +9,17 @@
  * Each side runs in a child process (`node --import tsx`) that imports the store and the load from
  * its own tree (`<root>/bench/lib/store-load.ts`), so any commit that has `putWindowed` works as A.
  *
- * Usage: npx tsx bench/store/append-ab.ts --a <root> --b <root> [--rounds 3] [--messages 600000]
+ * With `--pull`, each side then also pulls everything back as bench/store/pull.ts does (hot: getMessage
+ * ×32 round robin over the 16 queues from offset 0), set beside 1 MiB page-cache reads of the same
+ * number of bytes, measured between the sides.
+ *
+ * Usage: npx tsx bench/store/append-ab.ts --a <root> --b <root> [--pull] [--rounds 3] [--messages 600000]
  *        [--window 1024] [--dir <tmp parent>] [--label-a before] [--label-b after]
  *        [--profile-dir <dir>] (children run with --cpu-prof; profiles in <dir>/<label>-<round>/)
  * Output: one `AB {json}` line per side and round, then a table of medians on stdout.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,15 +27,20 @@ import { pathToFileURL } from 'node:url';
 import { warmPageCache } from '../lib/disk-ops.js';
 import { MiB, nowMs } from '../lib/stats.js';
 
-interface Opts { a: string; b: string; rounds: number; messages: number; window: number; dir: string; labelA: string; labelB: string; profileDir: string | null }
+interface Opts { a: string; b: string; rounds: number; messages: number; window: number; dir: string; labelA: string; labelB: string; profileDir: string | null; pull: boolean }
 
-interface SideResult { msgsPerSec: number; recordMBps: number; cpuUsPerMsg: number; avgRecordBytes: number; dispatchMs: number }
+interface SideResult { msgsPerSec: number; recordMBps: number; cpuUsPerMsg: number; avgRecordBytes: number; dispatchMs: number; pullMsgsPerSec?: number; pullMBps?: number; pullCpuUsPerMsg?: number }
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 3, messages: 600_000, window: 1024, dir: tmpdir(), labelA: 'A', labelB: 'B', profileDir: null };
+  const o: Opts = { a: '', b: '', rounds: 3, messages: 600_000, window: 1024, dir: tmpdir(), labelA: 'A', labelB: 'B', profileDir: null, pull: false };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i]!;
     const v = argv[++i];
+    if (k === '--pull') {
+      o.pull = true;
+      i--;
+      continue;
+    }
     if (v === undefined) throw new Error(`${k} needs a value`);
     if (k === '--a') o.a = v;
     else if (k === '--b') o.b = v;
@@ -48,8 +57,8 @@ function parseArgs(argv: string[]): Opts {
   return o;
 }
 
-/** Child: `--child <root> <dir> <messages> <window>`; prints `SIDE {json}`. */
-async function child(root: string, dir: string, messages: number, window: number): Promise<void> {
+/** Child: `--child <root> <dir> <messages> <window> [pull]`; prints `SIDE {json}`. */
+async function child(root: string, dir: string, messages: number, window: number, pull: boolean): Promise<void> {
   // a tree compiled with tsc (for line-level profiles) has .js files; a source tree .ts (through tsx)
   const compiled = join(root, 'bench/lib/store-load.js');
   const load = (await import(pathToFileURL(existsSync(compiled) ? compiled : join(root, 'bench/lib/store-load.ts')).href)) as typeof import('../lib/store-load.js');
@@ -71,14 +80,42 @@ async function child(root: string, dir: string, messages: number, window: number
       avgRecordBytes: Math.round(run.recordBytes / run.ok),
       dispatchMs: Math.round(dispatchMs),
     };
+    if (pull) Object.assign(out, await pullHot(load, store, run.ok));
     console.log(`SIDE ${JSON.stringify(out)}`);
   } finally {
     await store.shutdown();
   }
 }
 
+/** The store-pull load (bench/store/pull.ts): getMessage ×32 round robin over the 16 queues from offset 0 to the end. */
+async function pullHot(load: typeof import('../lib/store-load.js'), store: Awaited<ReturnType<typeof load.openBenchStore>>, expected: number): Promise<Partial<SideResult>> {
+  const lanes: Array<{ topic: string; queueId: number; offset: number; max: number }> = [];
+  for (let t = 0; t < load.DEFAULT_SHAPE.topics; t++) {
+    for (let q = 0; q < load.DEFAULT_SHAPE.queuesPerTopic; q++) lanes.push({ topic: load.topicName(t), queueId: q, offset: 0, max: store.getMaxOffsetInQueue(load.topicName(t), q) });
+  }
+  let messages = 0;
+  let bytes = 0;
+  const c0 = process.cpuUsage();
+  const t0 = nowMs();
+  let active = lanes;
+  while (active.length > 0) {
+    for (const lane of active) {
+      const r = await store.getMessage('BenchGroup', lane.topic, lane.queueId, lane.offset, 32);
+      messages += r.messages.length;
+      bytes += r.bufferTotalSizeBytes;
+      if (r.nextBeginOffset <= lane.offset) throw new Error(`no progress on ${lane.topic}/${lane.queueId} at ${lane.offset}: ${r.status}`);
+      lane.offset = r.nextBeginOffset;
+    }
+    active = active.filter((l) => l.offset < l.max);
+  }
+  const s = (nowMs() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
+  if (messages < expected) throw new Error(`pulled ${messages} of ${expected}`);
+  return { pullMsgsPerSec: Math.round(messages / s), pullMBps: Math.round(bytes / 1e6 / s), pullCpuUsPerMsg: Math.round(((cpu.user + cpu.system) / messages) * 100) / 100 };
+}
+
 /** Node's ceiling for the same bytes: one positional writeSync per record, and 1 MiB writes. */
-function ceiling(dir: string, messages: number, recordBytes: number): { perRecordMsgsPerSec: number; perRecordMBps: number; mib1MBps: number } {
+function ceiling(dir: string, messages: number, recordBytes: number): { perRecordMsgsPerSec: number; perRecordMBps: number; mib1MBps: number; readMib1MBps: number } {
   const total = messages * recordBytes;
   warmPageCache(dir, Math.ceil(total / MiB) * MiB);
   const path = join(dir, 'ceiling');
@@ -95,9 +132,13 @@ function ceiling(dir: string, messages: number, recordBytes: number): { perRecor
   t0 = nowMs();
   for (let pos = 0; pos < total; pos += MiB) writeSync(fd, block, 0, Math.min(MiB, total - pos), pos);
   const mibS = (nowMs() - t0) / 1000;
+  // the same file read back in 1 MiB blocks from the page cache (the pull reference)
+  t0 = nowMs();
+  for (let pos = 0; pos < total; pos += MiB) readSync(fd, block, 0, Math.min(MiB, total - pos), pos);
+  const readS = (nowMs() - t0) / 1000;
   closeSync(fd);
   unlinkSync(path);
-  return { perRecordMsgsPerSec: Math.round(messages / perRecordS), perRecordMBps: Math.round(total / 1e6 / perRecordS), mib1MBps: Math.round(total / 1e6 / mibS) };
+  return { perRecordMsgsPerSec: Math.round(messages / perRecordS), perRecordMBps: Math.round(total / 1e6 / perRecordS), mib1MBps: Math.round(total / 1e6 / mibS), readMib1MBps: Math.round(total / 1e6 / readS) };
 }
 
 function runSide(o: Opts, root: string, label: string, round: number): Promise<SideResult> {
@@ -105,7 +146,7 @@ function runSide(o: Opts, root: string, label: string, round: number): Promise<S
   const nodeArgs = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`] : [];
   const self = new URL(import.meta.url).pathname;
   return new Promise<SideResult>((resolve, reject) => {
-    const p = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', self, '--child', root, dir, String(o.messages), String(o.window)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', self, '--child', root, dir, String(o.messages), String(o.window), o.pull ? 'pull' : 'append'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.on('error', reject);
@@ -125,7 +166,7 @@ const median = (xs: number[]): number => {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  if (argv[0] === '--child') return await child(argv[1]!, argv[2]!, Number(argv[3]), Number(argv[4]));
+  if (argv[0] === '--child') return await child(argv[1]!, argv[2]!, Number(argv[3]), Number(argv[4]), argv[5] === 'pull');
   const o = parseArgs(argv);
   const rows: Array<{ label: string; round: number; r: SideResult }> = [];
   const ceilings: Array<ReturnType<typeof ceiling>> = [];
@@ -154,6 +195,17 @@ async function main(): Promise<void> {
     const m = median(rs.map((r) => r.msgsPerSec));
     const mb = median(rs.map((r) => r.recordMBps));
     console.log(`| ${label} | ${m} | ${(m / ceil).toFixed(3)}× | ${mb} | ${(mb / ceilMiB).toFixed(3)}× | ${median(rs.map((r) => r.cpuUsPerMsg))} | ${rs.map((r) => `${r.msgsPerSec}/${r.cpuUsPerMsg}`).join(', ')} |`);
+  }
+  if (o.pull) {
+    const readRef = median(ceilings.map((c) => c.readMib1MBps));
+    console.log(`\nPull (getMessage ×32 round robin over 16 queues, page cache) vs 1 MiB page-cache reads of the same bytes (median ${readRef} MB/s):`);
+    console.log('\n| side | pull msgs/s (median) | pull MB/s | vs 1 MiB reads | CPU µs/msg | runs (MB/s / µs) |');
+    console.log('|---|---|---|---|---|---|');
+    for (const label of [o.labelA, o.labelB]) {
+      const rs = rows.filter((x) => x.label === label).map((x) => x.r);
+      const mb = median(rs.map((r) => r.pullMBps ?? 0));
+      console.log(`| ${label} | ${median(rs.map((r) => r.pullMsgsPerSec ?? 0))} | ${mb} | ${(mb / readRef).toFixed(3)}× | ${median(rs.map((r) => r.pullCpuUsPerMsg ?? 0))} | ${rs.map((r) => `${r.pullMBps}/${r.pullCpuUsPerMsg}`).join(', ')} |`);
+    }
   }
 }
 
