@@ -8,8 +8,11 @@
  * of 16 KiB (syscall and page-cache lookup dominate, bench/results/pull-serving-2026-12-01.md).
  *
  * - Chunks are `chunkBytes`-aligned ranges of one segment (the last chunk of a segment may be
- *   shorter); a read crossing chunks is served from both. Reads longer than half a chunk are not
- *   cached (span reads, HA) and go to the segment.
+ *   shorter); a read crossing chunks is served from both. Reads longer than `maxCachedReadBytes`
+ *   (8 KiB) go to the segment: a run of adjacent records (a batch, a single-queue topic) is read
+ *   straight into the pull's body in one pread, which costs less than a chunk copy on top of the
+ *   chunk's own read (measured: 0.50–0.67 µs per pulled message direct vs 0.59–0.93 through
+ *   chunks); the cache pays where one syscall per record would be needed.
  * - Admission: a chunk is read whole only on its second miss among the last `ghostEntries`
  *   missed chunks, so scattered single reads (a lagging consumer of a sparse queue, lookups)
  *   cost what they did: the requested bytes only.
@@ -25,6 +28,8 @@ import type { MappedFile } from '../mapped-file/mapped-file.js';
 /** Default chunk size and count: 64 × 256 KiB = 16 MiB. */
 export const READ_CACHE_CHUNK_BYTES = 256 * 1024;
 export const READ_CACHE_CHUNKS = 64;
+/** Longer reads bypass the cache (see the file comment). */
+export const READ_CACHE_MAX_READ_BYTES = 8 * 1024;
 /** Missed chunks remembered for admission (a chunk is cached on its second miss among these). */
 export const READ_CACHE_GHOST_ENTRIES = 1024;
 
@@ -41,12 +46,15 @@ interface Chunk {
 
 export interface CommitLogReadCacheOptions {
   chunkBytes?: number;
+  /** Reads longer than this go to the segment (capped at half a chunk). */
+  maxCachedReadBytes?: number;
   capacityChunks?: number;
   ghostEntries?: number;
 }
 
 export class CommitLogReadCache {
   readonly chunkBytes: number;
+  private readonly maxReadBytes: number;
   private readonly capacity: number;
   private readonly ghostEntries: number;
   private readonly chunks = new Map<number, Chunk>();
@@ -62,6 +70,7 @@ export class CommitLogReadCache {
     this.chunkBytes = opts.chunkBytes ?? READ_CACHE_CHUNK_BYTES;
     this.capacity = opts.capacityChunks ?? READ_CACHE_CHUNKS;
     this.ghostEntries = opts.ghostEntries ?? READ_CACHE_GHOST_ENTRIES;
+    this.maxReadBytes = Math.min(opts.maxCachedReadBytes ?? READ_CACHE_MAX_READ_BYTES, this.chunkBytes >> 1);
     // two chunks: a read crossing a chunk boundary holds one while the other is filled
     if (!(this.chunkBytes >= 4096) || !(this.capacity >= 2)) throw new RangeError(`read cache needs chunkBytes >= 4096 and capacityChunks >= 2`);
   }
@@ -73,7 +82,7 @@ export class CommitLogReadCache {
    */
   readInto(mf: MappedFile, position: number, dst: Buffer, dstOffset: number, len: number): boolean {
     const c = this.chunkBytes;
-    if (len <= 0 || len > c >> 1 || position < 0 || position + len > mf.getWrotePosition()) return mf.readInto(position, dst, dstOffset, len);
+    if (len <= 0 || len > this.maxReadBytes || position < 0 || position + len > mf.getWrotePosition()) return mf.readInto(position, dst, dstOffset, len);
     const first = Math.floor(position / c);
     const last = Math.floor((position + len - 1) / c);
     const a = this.chunk(mf, first);
