@@ -208,7 +208,8 @@ export class SendMessageProcessor {
     if (isRetryTopic(header.topic)) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, 'batch request does not support retry group');
     let items;
     try {
-      items = decodeBatchBody(request.body ?? Buffer.alloc(0));
+      // views into the request frame: the items are appended to the CommitLog before the reply
+      items = decodeBatchBody(request.body ?? Buffer.alloc(0), { copyBodies: false });
     } catch (e) {
       return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, (e as Error).message);
     }
@@ -227,8 +228,10 @@ export class SendMessageProcessor {
     const storeHost = this.ctx.storeHost;
     const cluster = this.ctx.config.brokerClusterName;
     const msgs: MessageInner[] = items.map((item) => {
-      const props = new Map(item.properties);
-      for (const [k, v] of batchProps) if (!props.has(k)) props.set(k, v);
+      const props = item.properties; // a fresh Map per item (decodeBatchBody), completed in place
+      batchProps.forEach((v, k) => {
+        if (!props.has(k)) props.set(k, v);
+      });
       props.set(MessageConst.CLUSTER, cluster);
       return {
         topic: header.topic,

@@ -26,11 +26,15 @@ export class BatchDecodeError extends TsmqError {
 const ITEM_HEADER = 22;
 
 /**
- * Splits a batch body into its messages. Bodies are copies.
+ * Splits a batch body into its messages. Bodies are copies unless `opts.copyBodies` is false:
+ * then they are views into `body` (no allocation per item; the caller must not reuse `body`
+ * while the items are in use — the broker's send path stores them at once). Each item's
+ * `properties` is a fresh Map the caller may modify.
  * @throws BatchDecodeError when an item is torn, its lengths disagree with its TOTALSIZE, or
  *   its properties are longer than 32767 bytes; the message names the item index and position.
  */
-export function decodeBatchBody(body: Buffer): BatchItem[] {
+export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): BatchItem[] {
+  const copy = opts?.copyBodies !== false;
   const items: BatchItem[] = [];
   let p = 0;
   while (p < body.length) {
@@ -53,7 +57,7 @@ export function decodeBatchBody(body: Buffer): BatchItem[] {
     }
     items.push({
       flag,
-      body: Buffer.from(body.subarray(p + 20, p + 20 + bodyLen)),
+      body: copy ? Buffer.from(body.subarray(p + 20, p + 20 + bodyLen)) : body.subarray(p + 20, p + 20 + bodyLen),
       properties: decodeProperties(body.toString('utf8', propsLenPos + 2, propsLenPos + 2 + propsLen)),
     });
     p += total;

@@ -38,6 +38,7 @@ import type { PrewriteOptions } from '../mapped-file/segment-prewriter.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import { buildDispatchRequest } from '../dispatch/build-dispatch-request.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
+import { CommitLogReadCache, type CommitLogReadCacheOptions } from './commit-log-read-cache.js';
 
 /** Extra room a record may take beyond maxMessageSize (headers, topic, properties). */
 export const RECORD_SIZE_SLACK_BYTES = 64 * 1024;
@@ -67,6 +68,8 @@ export interface CommitLogOptions {
   prewrite?: PrewriteOptions | null;
   /** Told once per segment whose fdatasync fails (fsyncgate: the store refuses writes until restart). */
   onSyncFailed?: (e: SyncFailedError) => void;
+  /** Sizes of the pull path's chunk cache (defaults: CommitLogReadCache). */
+  readCache?: CommitLogReadCacheOptions;
 }
 
 export type AppendOutcome =
@@ -102,9 +105,14 @@ export class CommitLog {
   /** Layout of the message being appended (reused: append is synchronous). */
   private readonly recordPlan = newRecordPlan();
   private readonly validTopics = new Set<string>();
+  /** Chunks of recently pulled CommitLog bytes (readInto). */
+  readonly readCache: CommitLogReadCache;
+  /** The topic of the last put that passed (successive puts mostly share one). */
+  private lastValidTopic: string | null = null;
 
   constructor(opts: CommitLogOptions) {
     this.opts = opts;
+    this.readCache = new CommitLogReadCache(opts.readCache ?? {});
     this.mfq = new MappedFileQueue({
       dir: opts.dir,
       fileSize: opts.fileSize,
@@ -166,7 +174,11 @@ export class CommitLog {
 
   /** validateTopic, remembering the topics that passed (few, and checked on every put). */
   private checkTopic(topic: string): string | null {
-    if (typeof topic === 'string' && this.validTopics.has(topic)) return null;
+    if (topic === this.lastValidTopic) return null;
+    if (typeof topic === 'string' && this.validTopics.has(topic)) {
+      this.lastValidTopic = topic;
+      return null;
+    }
     const problem = validateTopic(topic);
     if (problem === null) {
       if (this.validTopics.size >= 4096) this.validTopics.clear();
@@ -324,11 +336,14 @@ export class CommitLog {
     return mf.read(offset - mf.fileFromOffset, size);
   }
 
-  /** Copies [offset, offset+size) into dst; false when not readable. */
+  /**
+   * Copies [offset, offset+size) into dst; false when not readable. The pull path's read: small
+   * reads are served from recently read chunks when they can (CommitLogReadCache).
+   */
   readInto(offset: number, dst: Buffer, dstOffset: number, size: number): boolean {
     const mf = this.mfq.findMappedFileByOffset(offset);
     if (!mf) return false;
-    return mf.readInto(offset - mf.fileFromOffset, dst, dstOffset, size);
+    return this.readCache.readInto(mf, offset - mf.fileFromOffset, dst, dstOffset, size);
   }
 
   /**

@@ -22,11 +22,57 @@
  */
 import type { BoundaryType } from '../message-store.js';
 import type { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
+import type { MappedFile } from '../mapped-file/mapped-file.js';
 import { CQ_STORE_UNIT_SIZE, isPreBlank, isValidEntry, readCqEntry, type CqEntry } from './consume-queue-entry.js';
 import { searchOffsetByTime, type StoreTimeLookup } from './consume-queue-time-search.js';
 
-/** Raw packed entries from `queueOffset` to the end of its file (at most `maxCount`); null if unavailable. */
-export function readEntries(mfq: MappedFileQueue, minLogicOffset: number, queueOffset: number, maxCount: number): { buf: Buffer; count: number } | null {
+/** Entries one read-ahead of `EntryReadAhead` covers by default (4000 bytes). */
+export const ENTRY_READ_AHEAD_ENTRIES = 200;
+
+/**
+ * The last entries read ahead for one queue: pulls walk a queue forward maxMsgNums entries at a
+ * time, so one positional read of 200 entries serves the next several pulls instead of one read
+ * each. Holds only written entries (below the file's write position), tied to the MappedFile
+ * object and its content epoch (truncation, recovery and slot repair move it on).
+ */
+export class EntryReadAhead {
+  private mf: MappedFile | null = null;
+  private epoch = -1;
+  /** File position of buf[0], and the valid bytes from there. */
+  private pos = 0;
+  private len = 0;
+  private buf: Buffer | null = null;
+
+  constructor(readonly entries = ENTRY_READ_AHEAD_ENTRIES) {}
+
+  /** A copy of `mf`'s bytes [pos, pos + bytes) when held, else null. */
+  take(mf: MappedFile, pos: number, bytes: number): Buffer | null {
+    if (this.mf !== mf || this.epoch !== mf.getContentEpoch() || !mf.isAvailable() || pos < this.pos || pos + bytes > this.pos + this.len) return null;
+    const out = Buffer.allocUnsafe(bytes);
+    this.buf!.copy(out, 0, pos - this.pos, pos - this.pos + bytes);
+    return out;
+  }
+
+  /** Reads the written entries of `mf` from `pos` (at most `entries`); false when unreadable. */
+  fill(mf: MappedFile, pos: number): boolean {
+    const len = Math.min(this.entries, Math.floor((mf.getWrotePosition() - pos) / CQ_STORE_UNIT_SIZE)) * CQ_STORE_UNIT_SIZE;
+    this.mf = null;
+    if (len <= 0) return false;
+    this.buf ??= Buffer.allocUnsafe(this.entries * CQ_STORE_UNIT_SIZE);
+    if (!mf.readInto(pos, this.buf, 0, len)) return false;
+    this.mf = mf;
+    this.epoch = mf.getContentEpoch();
+    this.pos = pos;
+    this.len = len;
+    return true;
+  }
+}
+
+/**
+ * Raw packed entries from `queueOffset` to the end of its file (at most `maxCount`); null if
+ * unavailable. With `ahead`, short reads are served from (and refill) the queue's read-ahead.
+ */
+export function readEntries(mfq: MappedFileQueue, minLogicOffset: number, queueOffset: number, maxCount: number, ahead?: EntryReadAhead): { buf: Buffer; count: number } | null {
   const logic = queueOffset * CQ_STORE_UNIT_SIZE;
   if (logic < minLogicOffset) return null;
   const mf = mfq.findMappedFileByOffset(logic);
@@ -34,7 +80,12 @@ export function readEntries(mfq: MappedFileQueue, minLogicOffset: number, queueO
   const pos = logic - mf.fileFromOffset;
   const count = Math.min(maxCount, Math.floor((mf.getWrotePosition() - pos) / CQ_STORE_UNIT_SIZE));
   if (count <= 0) return null;
-  const buf = mf.read(pos, count * CQ_STORE_UNIT_SIZE);
+  const bytes = count * CQ_STORE_UNIT_SIZE;
+  if (ahead && count <= ahead.entries) {
+    const held = ahead.take(mf, pos, bytes) ?? (ahead.fill(mf, pos) ? ahead.take(mf, pos, bytes) : null);
+    if (held) return { buf: held, count };
+  }
+  const buf = mf.read(pos, bytes);
   return buf ? { buf, count } : null;
 }
 

@@ -33,7 +33,7 @@ import type { BoundaryType } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
 import { CQ_STORE_UNIT_SIZE, isZeroSlot, preBlankEntry, writeCqEntry, type CqEntry } from './consume-queue-entry.js';
-import { earliestMessageTime, findMinLogicOffset, getDataEntry, offsetInQueueByTime, readEntries } from './consume-queue-lookup.js';
+import { earliestMessageTime, EntryReadAhead, findMinLogicOffset, getDataEntry, offsetInQueueByTime, readEntries } from './consume-queue-lookup.js';
 import { recoverQueueFiles, truncateQueueFiles } from './consume-queue-recovery.js';
 import type { StoreTimeLookup } from './consume-queue-time-search.js';
 import { ConsumeQueueWriteError } from './consume-queue-write-errors.js';
@@ -61,6 +61,8 @@ export class ConsumeQueue {
   readonly fileSize: number;
   private readonly mfq: MappedFileQueue;
   private readonly logger: Logger;
+  /** Entries read ahead for pulls (created on the first read). */
+  private readAhead: EntryReadAhead | null = null;
   /** End (offset + size) of the last entry written or recovered; -1 if none. */
   private maxPhysicOffset = -1;
   /** Byte position of the first valid entry. */
@@ -227,9 +229,13 @@ export class ConsumeQueue {
     for (let pos = mf.getWrotePosition(); pos < until; pos += CQ_STORE_UNIT_SIZE) mf.append(blank);
   }
 
-  /** Raw packed entries from `queueOffset` to the end of its file (at most `maxCount`); null if unavailable. */
+  /**
+   * Raw packed entries from `queueOffset` to the end of its file (at most `maxCount`); null if
+   * unavailable. Pull-sized reads go through the queue's read-ahead (EntryReadAhead).
+   */
   readEntries(queueOffset: number, maxCount: number): { buf: Buffer; count: number } | null {
-    return readEntries(this.mfq, this.minLogicOffset, queueOffset, maxCount);
+    this.readAhead ??= new EntryReadAhead();
+    return readEntries(this.mfq, this.minLogicOffset, queueOffset, maxCount, this.readAhead);
   }
 
   /** The entry at `queueOffset`, or null when absent or below min. */

@@ -104,9 +104,24 @@ export class GetMessageService {
     if (offset > maxOffset) return done('OFFSET_OVERFLOW_BADLY', correct(maxOffset));
 
     const windowEntries = Math.floor(Math.max(this.limits.maxFilterMessageSize, maxMsgNums * CQ_STORE_UNIT_SIZE) / CQ_STORE_UNIT_SIZE);
-    const slice = cq.readEntries(offset, Math.max(1, windowEntries));
+    // An unfiltered pull nearly always stops after maxMsgNums entries: read those first (640 bytes
+    // for 32, not the 16 KB window) and the whole window only when the scan went through all of
+    // them without filling the batch (unreadable entries, a removed file), then scan again: the
+    // result is the one a scan of the whole window gives.
+    const firstEntries = filter === null ? Math.min(windowEntries, Math.max(1, maxMsgNums)) : windowEntries;
+    const slice = cq.readEntries(offset, Math.max(1, firstEntries));
     if (!slice) return done('OFFSET_FOUND_NULL', correct(cq.rollNextFile(offset)));
     this.scan(result, slice.buf, slice.count, offset, maxMsgNums, filter, maxTotalMsgSize);
+    if (firstEntries < windowEntries && slice.count === firstEntries && result.nextBeginOffset === offset + slice.count && result.messages.length < maxMsgNums) {
+      const whole = cq.readEntries(offset, windowEntries);
+      if (whole && whole.count > slice.count) {
+        result.messages = [];
+        result.messageQueueOffsets = [];
+        result.bufferTotalSizeBytes = 0;
+        delete result.body;
+        this.scan(result, whole.buf, whole.count, offset, maxMsgNums, filter, maxTotalMsgSize);
+      }
+    }
     return result;
   }
 

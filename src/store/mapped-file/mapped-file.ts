@@ -61,6 +61,7 @@ export class MappedFile extends ReferenceResource {
   private readonly commitThresholdBytes: number;
   private commitScheduled = false;
   private flushInFlight: Promise<number> | null = null;
+  private contentEpoch = 0;
   /** fdatasync/pre-write operations on `fd` not settled yet: the fd is never closed under them. */
   private asyncOps = 0;
   private closeDeferred = false;
@@ -118,6 +119,14 @@ export class MappedFile extends ReferenceResource {
       throw new Error(`segment ${filePath} has length ${actual}, expected ${fileSize}`);
     }
     return new MappedFile(filePath, fileFromOffset, fileSize, fd, fileSize, opts);
+  }
+
+  /**
+   * Moves on whenever bytes below the write position may change (recovery positions, truncation,
+   * an overwrite of committed bytes): a cache of this file's bytes is valid only for one epoch.
+   */
+  getContentEpoch(): number {
+    return this.contentEpoch;
   }
 
   getWrotePosition(): number {
@@ -256,6 +265,7 @@ export class MappedFile extends ReferenceResource {
     if (position < 0 || len <= 0 || position + len > this.committedPosition) return false;
     if (!this.hold()) return false;
     try {
+      this.contentEpoch++;
       this.fs.pwrite(this.fd, src, srcOffset, len, position);
       return true;
     } finally {
@@ -343,6 +353,7 @@ export class MappedFile extends ReferenceResource {
   setPositions(position: number): void {
     if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
     this.commitNow();
+    this.contentEpoch++;
     this.wrotePosition = position;
     this.committedPosition = position;
     this.flushedPosition = position;
@@ -356,6 +367,7 @@ export class MappedFile extends ReferenceResource {
    */
   truncateTo(position: number): void {
     if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
+    this.contentEpoch++;
     if (position > this.committedPosition) {
       // commit the still-valid buffered prefix, drop the rest
       const keep = Math.min(position, this.wrotePosition) - this.committedPosition;

@@ -35,7 +35,7 @@ import type { MessageInner } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
 import type { AppendOutcome, BatchAppendOutcome, CommitLog } from '../commitlog/commit-log.js';
-import type { FlushManager } from '../commitlog/flush-services.js';
+import type { FlushManager, FlushStatus } from '../commitlog/flush-services.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { ReputMessageService } from '../dispatch/reput-message-service.js';
 import type { HandleHAResult } from '../ha/ha-service.js';
@@ -73,7 +73,17 @@ export class PutMessageService {
 
   constructor(private readonly p: PutPathParts) {}
 
-  async putMessage(msg: MessageInner): Promise<PutMessageResult> {
+  putMessage(msg: MessageInner): Promise<PutMessageResult> {
+    // one promise per put: everything below is synchronous unless a flush or a slave ack is awaited
+    try {
+      const r = this.putMessageNow(msg);
+      return r instanceof Promise ? r : Promise.resolve(r);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  private putMessageNow(msg: MessageInner): PutMessageResult | Promise<PutMessageResult> {
     const refused = this.checkStoreStatus();
     if (refused) return refused;
     const { commitLog } = this.p;
@@ -101,7 +111,16 @@ export class PutMessageService {
    * first message, the batch's one storeTimestamp. The waits are skipped when the first
    * message's WAIT property is "false" (the batch's WAIT).
    */
-  async putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
+  putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
+    try {
+      const r = this.putMessagesNow(msgs);
+      return r instanceof Promise ? r : Promise.resolve(r);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  private putMessagesNow(msgs: readonly MessageInner[]): PutMessagesResult | Promise<PutMessagesResult> {
     const refused = this.checkStoreStatus();
     if (refused) return refused;
     const { commitLog } = this.p;
@@ -122,15 +141,15 @@ export class PutMessageService {
     for (let i = 1; i < results.length; i++) msgIds += ',' + results[i]!.msgId;
     const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: msgIds, queueOffset: first.queueOffset, storeTimestamp: first.storeTimestamp };
     for (const d of out.dispatches) this.p.dispatch.enqueue(d);
-    const put = await this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
-    return { ...put, appendResults: results };
+    const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
+    return put instanceof Promise ? put.then((p) => ({ ...p, appendResults: results })) : { ...put, appendResults: results };
   }
 
   /**
    * After an append ending at `nextOffset` (RocketMQ `handleDiskFlushAndHA`): dispatch under
    * ASYNC_FLUSH, wake replication, then (when `wait`) the flush and, on a SYNC_MASTER, the slave ack.
    */
-  private async handleDiskFlushAndHA(r: AppendResult, nextOffset: number, wait: boolean): Promise<PutMessageResult> {
+  private handleDiskFlushAndHA(r: AppendResult, nextOffset: number, wait: boolean): PutMessageResult | Promise<PutMessageResult> {
     const { commitLog, config } = this.p;
     if (config.flushDiskType === 'ASYNC_FLUSH') {
       this.p.dispatch.drive(commitLog.getMaxOffset());
@@ -141,12 +160,23 @@ export class PutMessageService {
     const flush = this.p.flushManager.handleDiskFlush(nextOffset, wait);
     // SYNC_MASTER (4.x semantics, docs/ha.md): wait for a slave ack in parallel with the flush
     const replica = wait && config.brokerRole === 'SYNC_MASTER' ? (replication?.handleHA(nextOffset) ?? { status: 'SLAVE_NOT_AVAILABLE' as const, remark: 'HA service not started' }) : null;
+    if (typeof flush === 'string' && !(replica instanceof Promise)) return this.putOutcome(r, flush, replica);
+    return this.awaitFlushAndHA(r, flush, replica);
+  }
+
+  /** The waits of `handleDiskFlushAndHA` when one of them is pending: the flush first, then the slave ack. */
+  private async awaitFlushAndHA(r: AppendResult, flush: FlushStatus | Promise<FlushStatus>, replica: HandleHAResult | Promise<HandleHAResult> | null): Promise<PutMessageResult> {
     const status = typeof flush === 'string' ? flush : await flush;
+    if (status !== 'PUT_OK') return this.putOutcome(r, status, null);
+    return this.putOutcome(r, status, replica instanceof Promise ? await replica : replica);
+  }
+
+  /** The put's result from the flush status and (SYNC_MASTER) the slave ack; a failed flush wins. */
+  private putOutcome(r: AppendResult, status: FlushStatus, rs: HandleHAResult | null): PutMessageResult {
     if (status !== 'PUT_OK') {
       const remark = this.p.flags.isSyncFailed() ? `sync flush failed: ${this.p.flags.reason()}` : 'sync flush did not complete within syncFlushTimeout';
       return { status, appendResult: r, remark };
     }
-    const rs = replica === null ? null : replica instanceof Promise ? await replica : replica;
     return rs === null || rs.status === 'PUT_OK' ? { status, appendResult: r } : { status: rs.status, appendResult: r, remark: rs.remark ?? rs.status };
   }
 

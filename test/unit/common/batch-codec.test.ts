@@ -17,6 +17,20 @@ test('batch body round-trips', () => {
   assert.deepEqual(decodeBatchBody(Buffer.alloc(0)), []);
 });
 
+test('batch decode copies bodies by default and returns views into the body with copyBodies: false', () => {
+  const body = encodeBatchBody(items);
+  const copied = decodeBatchBody(body);
+  const viewed = decodeBatchBody(body, { copyBodies: false });
+  assert.deepEqual(viewed, items);
+  const firstBodyAt = 20; // item 0's body follows its 20-byte header
+  assert.equal(viewed[0]!.body.buffer, body.buffer);
+  assert.equal(viewed[0]!.body.byteOffset, body.byteOffset + firstBodyAt);
+  body[firstBodyAt] = 'F'.charCodeAt(0);
+  assert.equal(viewed[0]!.body.toString(), 'First');
+  assert.equal(copied[0]!.body.toString(), 'first');
+  assert.notEqual(viewed[0]!.properties, viewed[1]!.properties);
+});
+
 test('batch decode rejects torn and inconsistent items', () => {
   const body = encodeBatchBody(items);
   for (let cut = 1; cut < body.length; cut++) {

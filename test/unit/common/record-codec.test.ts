@@ -239,3 +239,16 @@ test('decodeRecord: readBody false, position inside a larger buffer, and errors'
   assert.throws(() => decodeRecord(rec.subarray(0, 100)), /torn record/);
   assert.throws(() => decodeRecord(rec, 500), RecordDecodeError);
 });
+
+test('properties text: ASCII and non-ASCII (UTF-8, surrogate pairs) values are stored as UTF-8 bytes and read back', () => {
+  for (const value of ['plain-ascii', 'é', '中文键值', 'emoji \u{1F600} end', 'mixé\u0001x']) {
+    const properties = new Map([['UNIQ_KEY', 'ABC'], ['K', value]]);
+    const buf = encodeRecord(fooBarMessage({ properties }));
+    const text = `UNIQ_KEY\u0001ABC\u0002K\u0001${value}\u0002`;
+    const utf8 = Buffer.from(text, 'utf8');
+    const propsAt = buf.length - utf8.length;
+    assert.equal(buf.readInt16BE(propsAt - 2), utf8.length, value);
+    assert.deepEqual(buf.subarray(propsAt), utf8, value);
+    assert.equal(decodeRecord(buf, 0, { checkCrc: true }).properties.get('K'), value);
+  }
+});

@@ -332,3 +332,31 @@ test('ConsumeQueue recovery: torn bytes right behind the last entry are counted 
     removeDir(root);
   }
 });
+
+test('ConsumeQueue read-ahead: entries appended after a read are seen; after truncateDirtyLogicFiles the rewritten entries are returned, never the old ones', () => {
+  const root = tempDir();
+  try {
+    const cq = newQueue(root, 20 * 1000);
+    for (let q = 0; q < 50; q++) cq.putMessagePositionInfo(q * 100, 100, 1, q);
+    const entry = (slice: { buf: Buffer }, i: number) => ({ phy: Number(slice.buf.readBigInt64BE(i * 20)), size: slice.buf.readInt32BE(i * 20 + 8), tags: Number(slice.buf.readBigInt64BE(i * 20 + 12)) });
+    assert.deepEqual(entry(cq.readEntries(0, 32)!, 31), { phy: 3100, size: 100, tags: 1 });
+    assert.equal(cq.readEntries(32, 32)!.count, 18, 'the read-ahead holds what was written, no more');
+    for (let q = 50; q < 60; q++) cq.putMessagePositionInfo(q * 100, 100, 1, q);
+    const later = cq.readEntries(48, 32)!;
+    assert.equal(later.count, 12, 'entries appended after the read-ahead are read');
+    assert.deepEqual(entry(later, 11), { phy: 5900, size: 100, tags: 1 });
+    assert.deepEqual(entry(cq.readEntries(40, 32)!, 0), { phy: 4000, size: 100, tags: 1 }); // read-ahead now holds 40..59
+    // truncate back to 40 entries (records from CommitLog offset 4000 on are gone), then other entries at the same queue offsets
+    cq.truncateDirtyLogicFiles(4000);
+    assert.equal(cq.getMaxOffsetInQueue(), 40);
+    for (let q = 40; q < 60; q++) cq.putMessagePositionInfo(10_000 + q * 200, 200, 2, q);
+    const again = cq.readEntries(40, 32)!;
+    assert.equal(again.count, 20);
+    assert.deepEqual(entry(again, 0), { phy: 18_000, size: 200, tags: 2 });
+    assert.deepEqual(entry(cq.readEntries(30, 32)!, 9), { phy: 3900, size: 100, tags: 1 });
+    assert.deepEqual(entry(cq.readEntries(30, 32)!, 10), { phy: 18_000, size: 200, tags: 2 });
+    cq.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});

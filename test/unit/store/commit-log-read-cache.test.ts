@@ -1,0 +1,150 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { nodeFileSystem } from '../../../src/common/fs/node-file-system.js';
+import { MappedFile } from '../../../src/store/mapped-file/mapped-file.js';
+import { CommitLogReadCache } from '../../../src/store/commitlog/commit-log-read-cache.js';
+import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+
+const CHUNK = 4096;
+
+/** A 64 KiB segment holding `data` (written through the write buffer and committed). */
+function segmentWith(root: string, name: string, data: Buffer): MappedFile {
+  const mf = MappedFile.create(path.join(root, name), 0, 64 * 1024, { fs: nodeFileSystem });
+  mf.append(data);
+  mf.commitNow();
+  return mf;
+}
+
+function read(cache: CommitLogReadCache, mf: MappedFile, pos: number, len: number): Buffer | null {
+  const out = Buffer.alloc(len);
+  return cache.readInto(mf, pos, out, 0, len) ? out : null;
+}
+
+test('read cache: a chunk is read whole on its second miss, then serves reads (also across a chunk boundary) with the file bytes', () => {
+  const root = tempDir();
+  try {
+    const data = randomBytes(40 * 1024);
+    const mf = segmentWith(root, 'a', data);
+    const cache = new CommitLogReadCache({ chunkBytes: CHUNK, capacityChunks: 4 });
+    assert.deepEqual(read(cache, mf, 100, 1000), data.subarray(100, 1100)); // first miss: remembered only
+    assert.equal(cache.fills, 0);
+    assert.equal(cache.bypasses, 1);
+    assert.deepEqual(read(cache, mf, 2000, 500), data.subarray(2000, 2500)); // second miss of chunk 0: filled
+    assert.equal(cache.fills, 1);
+    assert.equal(cache.hits, 1);
+    assert.deepEqual(read(cache, mf, 0, 2048), data.subarray(0, 2048));
+    assert.equal(cache.hits, 2);
+    // chunk 1 admitted (two misses), then a read spanning chunks 0 and 1
+    read(cache, mf, CHUNK + 10, 10);
+    read(cache, mf, CHUNK + 20, 10);
+    assert.equal(cache.fills, 2);
+    const hits = cache.hits;
+    assert.deepEqual(read(cache, mf, CHUNK - 700, 1500), data.subarray(CHUNK - 700, CHUNK + 800));
+    assert.equal(cache.hits, hits + 1);
+    // reads over maxCachedReadBytes (here capped at half a chunk) are never cached
+    assert.deepEqual(read(cache, mf, 0, CHUNK), data.subarray(0, CHUNK));
+    assert.equal(cache.hits, hits + 1);
+    // beyond the write position: unreadable, as from the file
+    assert.equal(read(cache, mf, data.length - 10, 20), null);
+    mf.close();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('read cache: at most capacityChunks chunks, the least recently used one is replaced', () => {
+  const root = tempDir();
+  try {
+    const data = randomBytes(40 * 1024);
+    const mf = segmentWith(root, 'a', data);
+    const cache = new CommitLogReadCache({ chunkBytes: CHUNK, capacityChunks: 2 });
+    for (const chunk of [0, 1, 2]) for (let k = 0; k < 2; k++) read(cache, mf, chunk * CHUNK + k, 8);
+    assert.equal(cache.fills, 3);
+    assert.equal(cache.size, 2);
+    for (let chunk = 0; chunk < 10; chunk++) {
+      const pos = chunk * CHUNK + 123;
+      assert.deepEqual(read(cache, mf, pos, 1000), data.subarray(pos, pos + 1000));
+    }
+    mf.close();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('read cache: a chunk not all written yet is not cached; truncation and rewrite are never served stale', () => {
+  const root = tempDir();
+  try {
+    const first = randomBytes(6000);
+    const mf = segmentWith(root, 'a', first);
+    const cache = new CommitLogReadCache({ chunkBytes: CHUNK, capacityChunks: 4 });
+    // chunk 1 ends at 8192 > 6000 written: never filled, always read from the file
+    for (let k = 0; k < 3; k++) assert.deepEqual(read(cache, mf, 5000, 500), first.subarray(5000, 5500));
+    assert.equal(cache.fills, 0);
+    read(cache, mf, 10, 10);
+    read(cache, mf, 20, 10);
+    assert.equal(cache.fills, 1);
+    assert.deepEqual(read(cache, mf, 0, 100), first.subarray(0, 100));
+    // recovery/HA truncation, then different bytes at the same positions
+    mf.truncateTo(1000);
+    const second = randomBytes(5000);
+    mf.append(second);
+    mf.commitNow();
+    assert.deepEqual(read(cache, mf, 0, 1000), first.subarray(0, 1000), 'bytes below the cut are unchanged');
+    assert.deepEqual(read(cache, mf, 1000, 2000), second.subarray(0, 2000), 'never the bytes from before the truncation');
+    // recovery moving the positions (setPositions) invalidates as well
+    read(cache, mf, 0, 10);
+    read(cache, mf, 0, 10);
+    mf.setPositions(500);
+    assert.equal(read(cache, mf, 400, 200), null, 'beyond the recovered end');
+    mf.close();
+    // another segment object at the same offset (deleted and created again) does not see the old chunks
+    const other = segmentWith(root, 'b', randomBytes(8192));
+    const again = Buffer.alloc(100);
+    assert.ok(cache.readInto(other, 0, again, 0, 100));
+    const fromFile = Buffer.alloc(100);
+    assert.ok(other.readInto(0, fromFile, 0, 100));
+    assert.deepEqual(again, fromFile);
+    other.close();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('store: pulls served through the read cache return the stored records, round robin over 16 interleaved queues', async () => {
+  const root = tempDir();
+  try {
+    // 4 MiB segment, ~1.2 MB of records: the first chunks (256 KiB) are all written. With 16
+    // queues a queue's records are too far apart for span reads, so each is read on its own.
+    const store = await openStore(smallConfig(root, { mappedFileSizeCommitLog: 4 << 20, mappedFileSizeConsumeQueue: 20 * 400 }));
+    const queues = 16;
+    const bodies: Buffer[][] = Array.from({ length: queues }, () => []);
+    for (let i = 0; i < 1600; i++) {
+      const q = i % queues;
+      const body = randomBytes(600 + (i % 7) * 50);
+      bodies[q]!.push(body);
+      assert.equal((await store.putMessage(makeMessage({ queueId: q, body }))).status, 'PUT_OK');
+    }
+    for (let round = 0; round < 2; round++) {
+      const next = new Array<number>(queues).fill(0);
+      for (let pass = 0; pass < 10; pass++) {
+        for (let q = 0; q < queues; q++) {
+          const r = await store.getMessage('G', 'T', q, next[q]!, 10);
+          assert.equal(r.status, 'FOUND');
+          for (const [k, raw] of r.messages.entries()) {
+            const expected = bodies[q]![next[q]! + k]!;
+            assert.ok(raw.includes(expected), `queue ${q} offset ${next[q]! + k} round ${round}`);
+          }
+          next[q] = r.nextBeginOffset;
+        }
+      }
+      assert.deepEqual(next, new Array<number>(queues).fill(100));
+    }
+    const cache = store.commitLog.readCache;
+    assert.ok(cache.fills > 0 && cache.hits > cache.bypasses, `records served from chunks (fills ${cache.fills}, hits ${cache.hits}, bypasses ${cache.bypasses})`);
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
