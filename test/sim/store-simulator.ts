@@ -547,7 +547,9 @@ class StoreSimulation {
       if (r.status === 'PUT_OK') {
         m.putOk = true;
         this.stats.putOk++;
-        if (sync) m.fate = 'durable';
+        // SYNC_FLUSH: on disk. ASYNC_FLUSH: PUT_OK is answered only once the record is in the page
+        // cache (PutMessageService step 4), so it must survive a process crash
+        m.fate = sync ? 'durable' : 'cached';
       }
     } else {
       m.fate = 'refused';
@@ -708,7 +710,7 @@ class StoreSimulation {
     this.faultsOff();
     this.stats.processCrashes++;
     const store = this.live;
-    store.closeAbruptly({ commitPending: true });
+    store.closeAbruptly({ commitPending: false }); // a SIGKILL: bytes only the process held are gone
     this.store = null;
     await drainMicrotasks();
     this.throwLate();

@@ -17,9 +17,10 @@
  *    buffer into the page cache; one commit per event-loop turn shared by all its puts), so no
  *    reply goes out for bytes that only this process holds: a process crash (SIGKILL, OOM kill)
  *    loses no acknowledged message, as with Apache's mapped CommitLog. Only a power loss may take
- *    the unflushed tail. When that commit fails (ENOSPC, EIO) the answer is unchanged: the record
- *    is appended and stays in the write buffer until a commit succeeds, and the failure refuses
- *    the next puts (1).
+ *    the unflushed tail. When that commit fails (ENOSPC, EIO) the record stays appended in the
+ *    write buffer (a later commit may still write it) but the answer is FLUSH_DISK_TIMEOUT
+ *    ("stored, durability not confirmed"; Apache's clients report it as a send status, not an
+ *    exception), never PUT_OK, and the failure refuses the next puts (1).
  * 5. Waits (skipped when the message's WAIT property is "false"): the disk flush covering the
  *    record (FLUSH_DISK_TIMEOUT after syncFlushTimeout under SYNC_FLUSH) and, on a SYNC_MASTER,
  *    a slave ack in parallel (FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE, 4.x semantics,
@@ -151,10 +152,18 @@ export class PutMessageService {
    */
   private handleDiskFlushAndHA(r: AppendResult, nextOffset: number, wait: boolean): PutMessageResult | Promise<PutMessageResult> {
     const { commitLog, config } = this.p;
-    if (config.flushDiskType === 'ASYNC_FLUSH') {
-      this.p.dispatch.drive(commitLog.getMaxOffset());
-      await this.committed(nextOffset);
-    }
+    if (config.flushDiskType !== 'ASYNC_FLUSH') return this.afterCommit(r, nextOffset, wait);
+    this.p.dispatch.drive(commitLog.getMaxOffset());
+    return this.committed(nextOffset).then((commitError) =>
+      commitError === null
+        ? this.afterCommit(r, nextOffset, wait)
+        : { status: 'FLUSH_DISK_TIMEOUT' as const, appendResult: r, remark: `the CommitLog write into the page cache failed (${describeWriteError(commitError)}): the message is appended but only this process holds it` },
+    );
+  }
+
+  /** Step 5 of the file comment: wake replication, then the flush and (SYNC_MASTER) slave waits. */
+  private afterCommit(r: AppendResult, nextOffset: number, wait: boolean): PutMessageResult | Promise<PutMessageResult> {
+    const config = this.p.config;
     const replication = this.p.replication();
     replication?.notifyAppended();
     const flush = this.p.flushManager.handleDiskFlush(nextOffset, wait);
@@ -182,11 +191,12 @@ export class PutMessageService {
 
   /**
    * Step 4 of the file comment: resolves once a commit of the CommitLog bytes below `nextOffset`
-   * into the page cache was attempted. The first put of a turn schedules one commit of everything
-   * buffered on the next setImmediate; the others of the turn join it. A failed commit is kept
-   * in the segment's `commitError` (the next put is refused, step 1), never thrown here.
+   * into the page cache was attempted: null when they are in the page cache, else the commit's
+   * error. The first put of a turn schedules one commit of everything buffered on the next
+   * setImmediate; the others of the turn join it. A failed commit is also kept in the segment's
+   * `commitError` (the next put is refused, step 1); nothing is thrown here.
    */
-  private async committed(nextOffset: number): Promise<void> {
+  private async committed(nextOffset: number): Promise<unknown> {
     const { mfq } = this.p.commitLog;
     this.commitTurn ??= new Promise<void>((resolve) => {
       setImmediate(() => {
@@ -201,12 +211,13 @@ export class PutMessageService {
     });
     await this.commitTurn;
     const f = mfq.findMappedFileByOffset(nextOffset - 1);
-    if (f === null || f.fileFromOffset + f.getCommittedPosition() >= nextOffset) return; // null: deleted by retention meanwhile
+    if (f === null || f.fileFromOffset + f.getCommittedPosition() >= nextOffset) return null; // null file: deleted by retention meanwhile
     try {
       f.commit(0); // the turn's commit did not reach this segment (e.g. committedWhere behind a deleted one)
-    } catch {
-      // kept in commitError
+    } catch (e) {
+      return f.commitError ?? e;
     }
+    return f.fileFromOffset + f.getCommittedPosition() >= nextOffset ? null : (f.commitError ?? new Error(`CommitLog bytes below ${nextOffset} were not committed`));
   }
 
   /**

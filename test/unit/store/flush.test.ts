@@ -186,3 +186,23 @@ test('ASYNC_FLUSH: a put is answered only once its record is in the CommitLog fi
     removeDir(root);
   }
 });
+
+test('ASYNC_FLUSH: when the per-turn commit into the page cache fails (ENOSPC), the puts of that turn are answered FLUSH_DISK_TIMEOUT, never PUT_OK, and later puts are refused', async () => {
+  const root = tempDir();
+  const fs = new FaultyFileSystem();
+  try {
+    const store = await openStore(smallConfig(root, { flushDiskType: 'ASYNC_FLUSH', mappedFileSizeCommitLog: 64 * 1024 }), { fs });
+    assert.equal((await store.putMessage(makeMessage({ body: 'before' }))).status, 'PUT_OK');
+    fs.pathFault = (op, p) => (op === 'pwrite' && p.includes('/commitlog/') ? 'ENOSPC' : null);
+    const answers = await Promise.all([0, 1, 2].map((i) => store.putMessage(makeMessage({ body: `during${i}` }))));
+    assert.deepEqual(answers.map((a) => a.status), ['FLUSH_DISK_TIMEOUT', 'FLUSH_DISK_TIMEOUT', 'FLUSH_DISK_TIMEOUT']);
+    assert.match(answers[0]!.remark ?? '', /page cache failed .*ENOSPC/);
+    const later = await store.putMessage(makeMessage({ body: 'after' }));
+    assert.equal(later.status, 'SERVICE_NOT_AVAILABLE');
+    assert.match(later.remark ?? '', /not writable/);
+    fs.pathFault = null;
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
