@@ -60,7 +60,9 @@ test('ENOSPC on a write: puts fail fast with SERVICE_NOT_AVAILABLE, reads work, 
     };
     for (let i = 0; i < 15; i++) assert.equal((await put()).status, 'PUT_OK'); // 392-byte records: f1 holds 5
     fsPort.pwriteErrorCode = 'ENOSPC';
-    assert.equal((await put()).status, 'PUT_OK', 'buffered (like the page cache); its background write fails');
+    const buffered = await put();
+    assert.equal(buffered.status, 'FLUSH_DISK_TIMEOUT', 'appended to the write buffer, but its commit into the page cache failed: not PUT_OK');
+    assert.match(buffered.remark ?? '', /page cache failed .*ENOSPC/);
     await new Promise((r) => setImmediate(r));
     const before = fsPort.pwrites;
     const refused = await put();
