@@ -27,16 +27,21 @@ import {
   writeBlankRecord,
   writeRecord,
   type DispatchRequest,
+  QUEUE_OFFSET_POSITION,
+  PHY_POS_POSITION,
+  storeTimestampPosition,
+  writeLong,
 } from '../../common/message/record-codec.js';
 import { createMessageId } from '../../common/message/msgid.js';
+import { MessageConst } from '../../common/message/message-const.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import { validateTopic } from '../../common/message/topic-validator.js';
-import type { AppendResult, PutMessageStatus } from '../message-store.js';
+import type { AppendResult, PreparedMessage, PutMessageStatus } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
 import type { PrewriteOptions } from '../mapped-file/segment-prewriter.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
-import { buildDispatchRequest } from '../dispatch/build-dispatch-request.js';
+import { buildDispatchRequest, dispatchTagsCode } from '../dispatch/build-dispatch-request.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 
 /** Extra room a record may take beyond maxMessageSize (headers, topic, properties). */
@@ -90,6 +95,20 @@ export type BatchAppendOutcome =
       /** As in AppendOutcome: the end-of-file filler could not be written (a write failure). */
       writeError?: unknown;
     };
+
+/**
+ * Outcome of `appendPrepared`: the first `appended` records were written (from `wroteOffset`,
+ * `wroteBytes` in all, end-of-file fillers included), with one DispatchRequest each; `failure`
+ * says why the rest was not (absent when all were).
+ */
+export interface PreparedAppendOutcome {
+  appended: number;
+  wroteOffset: number;
+  wroteBytes: number;
+  storeTimestamp: number;
+  dispatches: DispatchRequest[];
+  failure?: { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string; writeError?: unknown };
+}
 
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
 const STORE_TIMESTAMP_PROBE_BYTES = 76;
@@ -308,6 +327,91 @@ export class CommitLog {
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
     for (let i = 0; i < n; i++) dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
     return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, dispatches };
+  }
+
+  /**
+   * Validates and encodes a message for `appendPrepared` (the rules of `append`; transactional
+   * PREPARED/ROLLBACK messages are refused: their records take no queue offset). Writes nothing.
+   */
+  prepare(msg: MessageInner): PreparedMessage | { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } {
+    const tranType = getTransactionValue(msg.sysFlag);
+    if (tranType !== MessageSysFlag.TRANSACTION_NOT_TYPE && tranType !== MessageSysFlag.TRANSACTION_COMMIT_TYPE) {
+      return { status: 'MESSAGE_ILLEGAL', remark: 'a prepared message cannot be a PREPARED/ROLLBACK transaction record' };
+    }
+    const problem = this.plan(msg);
+    if (problem) return problem;
+    const plan = this.recordPlan;
+    const record = Buffer.allocUnsafe(plan.size);
+    writeRecord(record, 0, plan, 0, 0, 0);
+    return { record, topic: msg.topic, queueId: msg.queueId, sysFlag: plan.sysFlag, properties: msg.properties, bornTimestamp: msg.bornTimestamp };
+  }
+
+  /**
+   * Appends records made by `prepare`, in order, each exactly as `append` would have written its
+   * message: a record that does not fit the rest of the segment makes it end with the filler and
+   * goes to the next one; each takes its own queue's next offset; all share one store timestamp.
+   * Synchronous. A failing roll (filler or new segment) stops the batch there: the records
+   * before it stay appended and are reported (`appended`), the rest is not written.
+   */
+  appendPrepared(records: readonly PreparedMessage[], queueOffsets: QueueOffsetTable): PreparedAppendOutcome {
+    const now = this.opts.clock.nowMs();
+    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
+    const dispatches: DispatchRequest[] = [];
+    let wroteOffset = -1;
+    let end = -1;
+    let mf: MappedFile | null = null;
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      const rec = r.record;
+      const size = rec.length;
+      let fillerFailed = false;
+      try {
+        mf ??= this.mfq.getLastMappedFileOrCreate(0);
+        if (size + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
+          fillerFailed = true;
+          this.appendBlank(mf);
+          fillerFailed = false;
+          mf = this.mfq.getLastMappedFileOrCreate(0);
+        }
+      } catch (e) {
+        this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
+        if (i > 0) this.lastStoreTimestamp = storeTimestamp;
+        const failure = { status: 'CREATE_MAPPED_FILE_FAILED' as const, remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
+        return { appended: i, wroteOffset: Math.max(0, wroteOffset), wroteBytes: i === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches, failure };
+      }
+      const offset = mf.getWroteOffset();
+      if (wroteOffset < 0) wroteOffset = offset;
+      const at = mf.reserve(size);
+      const queueOffset = queueOffsets.assign(r.topic, r.queueId);
+      const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(size);
+      const base = at >= 0 ? at : 0;
+      rec.copy(target, base, 0, size);
+      writeLong(target, base + QUEUE_OFFSET_POSITION, queueOffset);
+      writeLong(target, base + PHY_POS_POSITION, offset);
+      writeLong(target, base + storeTimestampPosition(r.sysFlag), storeTimestamp);
+      if (at >= 0) mf.advance(size);
+      else mf.append(target);
+      mf.storeTimestamp = storeTimestamp;
+      end = offset + size;
+      const props = r.properties;
+      dispatches.push({
+        topic: r.topic,
+        queueId: r.queueId,
+        commitLogOffset: offset,
+        msgSize: size,
+        tagsCode: dispatchTagsCode(r.topic, props, storeTimestamp, this.opts.delayLevelTableMs),
+        storeTimestamp,
+        consumeQueueOffset: queueOffset,
+        keys: props.get(MessageConst.KEYS) ?? '',
+        uniqKey: props.get(MessageConst.UNIQ_KEY) ?? null,
+        sysFlag: r.sysFlag,
+        preparedTransactionOffset: 0,
+        properties: props,
+        bornTimestamp: r.bornTimestamp,
+      });
+    }
+    if (records.length > 0) this.lastStoreTimestamp = storeTimestamp;
+    return { appended: records.length, wroteOffset: Math.max(0, wroteOffset), wroteBytes: records.length === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches };
   }
 
   /** Writes the 8-byte end-of-file filler and marks the segment full. */
