@@ -26,7 +26,7 @@ import type { MessageInner } from '../../src/common/message/message.js';
 import { readStoreTimestamp } from '../../src/common/message/record-codec.js';
 
 type Args =
-  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number }
+  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string> }
   | { role: 'pending'; root: string; count: number; bodyBytes: number; spreadMs: number }
   | { role: 'recover'; root: string };
 
@@ -97,7 +97,7 @@ function rssAfterGc(): number {
 }
 
 async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
-  const broker = await BrokerController.create({ brokerConfig: brokerConfig(a.root, { timerPrecisionMs: String(a.precisionMs) }), logger: silentLogger });
+  const broker = await BrokerController.create({ brokerConfig: brokerConfig(a.root, { timerPrecisionMs: String(a.precisionMs), ...a.brokerExtra }), logger: silentLogger });
   await broker.start();
   broker.ctx.topicConfigManager.createTopicInSendMessageBackMethod(TOPIC, QUEUES, 6, 0);
   const body = Buffer.alloc(a.bodyBytes, 'x');

@@ -134,8 +134,8 @@ export class DefaultMessageStore implements MessageStore {
     return this.putPath.putMessages(msgs);
   }
 
-  prepareMessage(msg: MessageInner): PreparedMessage | { status: PutMessageStatus; remark: string } {
-    return this.c.commitLog.prepare(msg);
+  prepareMessage(msg: MessageInner, alloc?: (sizeBytes: number) => Buffer): PreparedMessage | { status: PutMessageStatus; remark: string } {
+    return this.c.commitLog.prepare(msg, alloc);
   }
 
   putPreparedMessages(records: readonly PreparedMessage[]): Promise<PutPreparedResult> {

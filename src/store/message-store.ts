@@ -64,7 +64,8 @@ export interface PutMessagesResult extends PutMessageResult {
  * computed); QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are 0 and written at append, every
  * other byte is stored as it is (a caller may patch a fixed-width property value in place before
  * the append, e.g. the timer service's TIMER_DEQUEUE_MS). The other fields are what dispatch
- * needs (ConsumeQueue, index, arriving listener) without re-parsing the record.
+ * (ConsumeQueue, index) and the put's waits need, so no properties map is kept per record (the
+ * arriving listener's properties are decoded from the record only when it reads them).
  */
 export interface PreparedMessage {
   readonly record: Buffer;
@@ -72,8 +73,15 @@ export interface PreparedMessage {
   readonly queueId: number;
   /** SYSFLAG as stored in `record`. */
   readonly sysFlag: number;
-  readonly properties: Map<string, string>;
   readonly bornTimestamp: number;
+  /** TAGS, KEYS ('' when absent) and UNIQ_KEY properties. */
+  readonly tags: string | undefined;
+  readonly keys: string;
+  readonly uniqKey: string | null;
+  /** False when the WAIT property is "false" (the put does not wait for flush / slave). */
+  readonly waitStoreMsgOK: boolean;
+  /** Properties that decide the tags code at append (DELAY of a schedule-topic record), else absent. */
+  readonly properties?: Map<string, string>;
 }
 
 /**
@@ -166,9 +174,10 @@ export interface MessageStore {
   /**
    * Validates and encodes a message for a later `putPreparedMessages` (same rules and refusals as
    * `putMessage`: MESSAGE_ILLEGAL, PROPERTIES_SIZE_EXCEEDED with a remark; transactional
-   * PREPARED/ROLLBACK messages are refused). Nothing is stored. Optional.
+   * PREPARED/ROLLBACK messages are refused). Nothing is stored. `alloc(size)`, when given,
+   * supplies the record's buffer (exactly `size` bytes). Optional.
    */
-  prepareMessage?(msg: MessageInner): PreparedMessage | { status: PutMessageStatus; remark: string };
+  prepareMessage?(msg: MessageInner, alloc?: (sizeBytes: number) => Buffer): PreparedMessage | { status: PutMessageStatus; remark: string };
   /**
    * Appends prepared messages of any topics and queues, in order, as single puts would (each
    * record at its queue's next offset, consecutive CommitLog positions, a segment's end-of-file

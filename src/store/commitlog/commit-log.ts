@@ -31,7 +31,10 @@ import {
   PHY_POS_POSITION,
   storeTimestampPosition,
   writeLong,
+  decodeRecord,
 } from '../../common/message/record-codec.js';
+import { tagsCode } from '../../common/message/java-hash.js';
+import { TopicValidator } from '../../common/message/topic-validator.js';
 import { createMessageId } from '../../common/message/msgid.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
@@ -108,6 +111,35 @@ export interface PreparedAppendOutcome {
   storeTimestamp: number;
   dispatches: DispatchRequest[];
   failure?: { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string; writeError?: unknown };
+}
+
+/**
+ * The DispatchRequest of a prepared record just appended at `offset`: tags code from TAGS (or,
+ * for a schedule-topic record, from its properties as for any put); `properties` is decoded from
+ * the record the first time it is read (only the arriving listener reads it, and only for
+ * filtered long polls), so no map is held per record.
+ */
+function preparedDispatch(r: PreparedMessage, offset: number, queueOffset: number, storeTimestamp: number, delayLevelTableMs: number[]): DispatchRequest {
+  let props: Map<string, string> | undefined = r.properties;
+  const record = r.record;
+  return {
+    topic: r.topic,
+    queueId: r.queueId,
+    commitLogOffset: offset,
+    msgSize: record.length,
+    tagsCode: props ? dispatchTagsCode(r.topic, props, storeTimestamp, delayLevelTableMs) : tagsCode(r.tags),
+    storeTimestamp,
+    consumeQueueOffset: queueOffset,
+    keys: r.keys,
+    uniqKey: r.uniqKey,
+    sysFlag: r.sysFlag,
+    preparedTransactionOffset: 0,
+    get properties(): Map<string, string> {
+      props ??= decodeRecord(record, 0, { readBody: false }).properties;
+      return props;
+    },
+    bornTimestamp: r.bornTimestamp,
+  };
 }
 
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
@@ -332,8 +364,10 @@ export class CommitLog {
   /**
    * Validates and encodes a message for `appendPrepared` (the rules of `append`; transactional
    * PREPARED/ROLLBACK messages are refused: their records take no queue offset). Writes nothing.
+   * `alloc(size)` gives the buffer the record is encoded into (exactly `size` bytes, e.g. a slice
+   * of a larger block: many small Buffers cost the GC far more than a few large ones).
    */
-  prepare(msg: MessageInner): PreparedMessage | { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } {
+  prepare(msg: MessageInner, alloc?: (sizeBytes: number) => Buffer): PreparedMessage | { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } {
     const tranType = getTransactionValue(msg.sysFlag);
     if (tranType !== MessageSysFlag.TRANSACTION_NOT_TYPE && tranType !== MessageSysFlag.TRANSACTION_COMMIT_TYPE) {
       return { status: 'MESSAGE_ILLEGAL', remark: 'a prepared message cannot be a PREPARED/ROLLBACK transaction record' };
@@ -341,9 +375,21 @@ export class CommitLog {
     const problem = this.plan(msg);
     if (problem) return problem;
     const plan = this.recordPlan;
-    const record = Buffer.allocUnsafe(plan.size);
+    const record = alloc ? alloc(plan.size) : Buffer.allocUnsafe(plan.size);
     writeRecord(record, 0, plan, 0, 0, 0);
-    return { record, topic: msg.topic, queueId: msg.queueId, sysFlag: plan.sysFlag, properties: msg.properties, bornTimestamp: msg.bornTimestamp };
+    const props = msg.properties;
+    return {
+      record,
+      topic: msg.topic,
+      queueId: msg.queueId,
+      sysFlag: plan.sysFlag,
+      bornTimestamp: msg.bornTimestamp,
+      tags: props.get(MessageConst.TAGS),
+      keys: props.get(MessageConst.KEYS) ?? '',
+      uniqKey: props.get(MessageConst.UNIQ_KEY) ?? null,
+      waitStoreMsgOK: props.get(MessageConst.WAIT) !== 'false',
+      ...(msg.topic === TopicValidator.RMQ_SYS_SCHEDULE_TOPIC ? { properties: props } : {}),
+    };
   }
 
   /**
@@ -393,22 +439,7 @@ export class CommitLog {
       else mf.append(target);
       mf.storeTimestamp = storeTimestamp;
       end = offset + size;
-      const props = r.properties;
-      dispatches.push({
-        topic: r.topic,
-        queueId: r.queueId,
-        commitLogOffset: offset,
-        msgSize: size,
-        tagsCode: dispatchTagsCode(r.topic, props, storeTimestamp, this.opts.delayLevelTableMs),
-        storeTimestamp,
-        consumeQueueOffset: queueOffset,
-        keys: props.get(MessageConst.KEYS) ?? '',
-        uniqKey: props.get(MessageConst.UNIQ_KEY) ?? null,
-        sysFlag: r.sysFlag,
-        preparedTransactionOffset: 0,
-        properties: props,
-        bornTimestamp: r.bornTimestamp,
-      });
+      dispatches.push(preparedDispatch(r, offset, queueOffset, storeTimestamp, this.opts.delayLevelTableMs));
     }
     if (records.length > 0) this.lastStoreTimestamp = storeTimestamp;
     return { appended: records.length, wroteOffset: Math.max(0, wroteOffset), wroteBytes: records.length === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches };

@@ -148,7 +148,7 @@ export class PutMessageService {
       return { status: failed?.status ?? 'PUT_OK', remark: failed?.remark ?? 'no record', appended, wroteOffset, wroteBytes, storeTimestamp };
     }
     let wait = false;
-    for (let i = 0; i < appended && !wait; i++) wait = records[i]!.properties.get(MessageConst.WAIT) !== 'false';
+    for (let i = 0; i < appended && !wait; i++) wait = records[i]!.waitStoreMsgOK;
     const summary: AppendResult = { wroteOffset, wroteBytes, msgId: '', queueOffset: 0, storeTimestamp };
     const put = await this.handleDiskFlushAndHA(summary, wroteOffset + wroteBytes, wait);
     const status = failed ? failed.status : put.status;

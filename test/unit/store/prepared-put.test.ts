@@ -45,7 +45,7 @@ async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
     const a = await openStore(cfg(rootA));
     const b = await openStore(cfg(rootB));
     const arrived: string[] = [];
-    a.setMessageArrivingListener((topic, queueId, logicOffset) => arrived.push(`${topic}-${queueId}@${logicOffset}`));
+    a.setMessageArrivingListener((topic, queueId, logicOffset, _tags, _ts, props) => arrived.push(`${topic}-${queueId}@${logicOffset}:${props.get('UNIQ_KEY') ?? '-'}`));
     await seed(a);
     await seed(b);
     const start = a.getMaxPhyOffset();
@@ -98,7 +98,8 @@ async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
     assert.equal(a.getMaxOffsetInQueue('T1', 1), 2);
     assert.equal(a.getMaxOffsetInQueue('T2', 3), 5);
     assert.equal(arrived.length, 14);
-    assert.equal(arrived.at(-1), 'T1-0@7');
+    assert.equal(arrived.at(-1), 'T1-0@7:U11', 'the listener gets the record\'s properties');
+    assert.equal(arrived[2], 'T1-0@2:U0');
 
     // tags codes in the ConsumeQueue match the single-put store's; the index finds keys and UNIQ_KEY
     const gotA = await a.getMessage('g', 'T2', 3, 0, 32);
