@@ -154,6 +154,7 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     deliveredPerSec: Math.round((k / Math.max(1, last - Math.max(first, dueMs))) * 1000),
     rssBytes: process.memoryUsage().rss,
     stats: timer.stats,
+    prefetch: timer.prefetchStats,
   };
   await broker.shutdown();
   console.log(`RESULT ${JSON.stringify(result)}`);

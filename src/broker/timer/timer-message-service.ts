@@ -183,6 +183,14 @@ export class TimerMessageService {
   }
 
   /**
+   * Prefetch (timer-prefetch.ts) counters: slots walked ahead, deliveries prepared, units left to
+   * the on-time path by the memory budget, busy ms, bytes held now; null without prefetch.
+   */
+  get prefetchStats(): { slots: number; prepared: number; overBudget: number; busyMs: number; bytesHeld: number } | null {
+    return this.prefetch ? { ...this.prefetch.counters, bytesHeld: this.prefetch.bytesHeld } : null;
+  }
+
+  /**
    * CommitLog offset from which pending timers still need their messages (Infinity: none), for
    * the store's retention hold: the message of the oldest timerlog unit not yet due, or of the
    * first TIMER_TOPIC entry not yet read into the wheel. A cursor walks the timerlog forward over

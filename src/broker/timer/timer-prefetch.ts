@@ -88,7 +88,7 @@ export class TimerPrefetch {
   private heldBytes = 0;
   private readonly precisionMs: number;
   /** Counters for stats and tests. */
-  readonly counters = { slots: 0, prepared: 0, overBudget: 0 };
+  readonly counters = { slots: 0, prepared: 0, overBudget: 0, busyMs: 0 };
 
   private slab: Buffer | null = null;
   private slabUsed = 0;
@@ -131,15 +131,22 @@ export class TimerPrefetch {
     for (let s = first; s <= last; s += p) {
       if (this.heldBytes >= this.opts.maxBytes) return 50;
       let st = this.slots.get(s);
+      if (st && !st.taken && st.done >= st.items.length && st.pendingMarkers.length === 0 && this.opts.timerStore.wheel.getSlot(s).lastPos > st.lastPos) {
+        this.extend(st); // units added since the walk
+      }
       if (st && (st.taken || (st.done >= st.items.length && st.pendingMarkers.length === 0))) continue;
       if (!st) {
         if (!this.opts.timerStore.wheel.hasSlot(s)) continue;
+        const t0 = performance.now();
         st = this.walk(s);
+        this.counters.busyMs += performance.now() - t0;
         this.slots.set(s, st);
         this.counters.slots++;
         return 0;
       }
+      const t0 = performance.now();
       await this.prepareChunk(st);
+      this.counters.busyMs += performance.now() - t0;
       return 0;
     }
     return Math.min(200, Math.max(1, p - (now % p)));
@@ -172,9 +179,9 @@ export class TimerPrefetch {
   }
 
   /** Walks the slot's units (synchronous: the timerlog is read in blocks) and sorts out deletion markers. */
-  private walk(slotTimeMs: number): SlotState {
+  private walk(slotTimeMs: number, abovePos = -1): SlotState {
     const lastPos = this.opts.timerStore.wheel.getSlot(slotTimeMs).lastPos;
-    const units = this.opts.timerStore.unitsOfSlot(slotTimeMs);
+    const units = this.opts.timerStore.unitsOfSlot(slotTimeMs, abovePos);
     const items: PrefetchedItem[] = [];
     const markers: TimerUnit[] = [];
     for (const u of units) {
@@ -184,6 +191,15 @@ export class TimerPrefetch {
     const bytes = units.length * UNIT_OVERHEAD_BYTES;
     this.heldBytes += bytes;
     return { slotTimeMs, lastPos, items, deleteKeys: new Set(), prepared: 0, bytes, done: 0, taken: false, pendingMarkers: markers };
+  }
+
+  /** Adds the units linked into the slot after the last walk (positions above `lastPos`). */
+  private extend(st: SlotState): void {
+    const more = this.walk(st.slotTimeMs, st.lastPos);
+    st.lastPos = more.lastPos;
+    for (const it of more.items) st.items.push(it);
+    for (const u of more.pendingMarkers) st.pendingMarkers.push(u);
+    st.bytes += more.bytes;
   }
 
   /** Reads the slot's deletion markers (first step), then prepares the next CHUNK_UNITS items. */
@@ -222,6 +238,11 @@ export class TimerPrefetch {
       if (st.taken) return;
       for (let k = i; k < j; k++) {
         const item = st.items[k]!;
+        if (this.heldBytes >= this.opts.maxBytes) {
+          this.counters.overBudget += st.items.length - k;
+          st.done = st.items.length; // the rest is delivered the usual way
+          return;
+        }
         let m: MessageExt | null = null;
         try {
           m = run ? decodeWithBodyView(run, item.unit.offsetPy - startPy) : await this.opts.store.lookMessageByOffset(item.unit.offsetPy);

@@ -31,8 +31,8 @@ import {
   PHY_POS_POSITION,
   storeTimestampPosition,
   writeLong,
-  decodeRecord,
 } from '../../common/message/record-codec.js';
+import { LazyRecordProperties } from '../dispatch/lazy-record-properties.js';
 import { tagsCode } from '../../common/message/java-hash.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
 import { createMessageId } from '../../common/message/msgid.js';
@@ -116,17 +116,15 @@ export interface PreparedAppendOutcome {
 /**
  * The DispatchRequest of a prepared record just appended at `offset`: tags code from TAGS (or,
  * for a schedule-topic record, from its properties as for any put); `properties` is decoded from
- * the record the first time it is read (only the arriving listener reads it, and only for
- * filtered long polls), so no map is held per record.
+ * the record only when first read (LazyRecordProperties), so no map is held per record.
  */
 function preparedDispatch(r: PreparedMessage, offset: number, queueOffset: number, storeTimestamp: number, delayLevelTableMs: number[]): DispatchRequest {
-  let props: Map<string, string> | undefined = r.properties;
-  const record = r.record;
+  const props = r.properties;
   return {
     topic: r.topic,
     queueId: r.queueId,
     commitLogOffset: offset,
-    msgSize: record.length,
+    msgSize: r.record.length,
     tagsCode: props ? dispatchTagsCode(r.topic, props, storeTimestamp, delayLevelTableMs) : tagsCode(r.tags),
     storeTimestamp,
     consumeQueueOffset: queueOffset,
@@ -134,10 +132,7 @@ function preparedDispatch(r: PreparedMessage, offset: number, queueOffset: numbe
     uniqKey: r.uniqKey,
     sysFlag: r.sysFlag,
     preparedTransactionOffset: 0,
-    get properties(): Map<string, string> {
-      props ??= decodeRecord(record, 0, { readBody: false }).properties;
-      return props;
-    },
+    properties: props ?? new LazyRecordProperties(r.record),
     bornTimestamp: r.bornTimestamp,
   };
 }
