@@ -135,7 +135,7 @@ export class TimerMessageService {
             store,
             clock: opts.clock,
             logger: this.logger,
-            windowMs: config.timerPrefetchWindowMs ?? 10_000,
+            windowMs: config.timerPrefetchWindowMs ?? 30_000,
             maxBytes: config.timerPrefetchMaxBytes ?? 1024 * 1024 * 1024,
           })
         : null;

@@ -22,7 +22,7 @@ import type { Logger } from '../../common/logging/logger.js';
 import type { MessageExt } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { BORN_HOST_POSITION, decodeRecord } from '../../common/message/record-codec.js';
-import { MessageSysFlag } from '../../common/message/sysflag.js';
+import { parseRecord } from '../../common/message/record-parse.js';
 import type { MessageStore, PreparedMessage } from '../../store/message-store.js';
 import type { TimerStore } from '../../store/timer/timer-store.js';
 import { needDelete, needRoll, type TimerUnit } from '../../store/timer/timer-unit.js';
@@ -35,7 +35,7 @@ const CHUNK_UNITS = 2048;
 const READ_RUN_BYTES = 4 * 1024 * 1024;
 /** Heap estimate per unit kept (TimerUnit + bookkeeping) and per prepared record beyond its bytes (properties map, strings). */
 const UNIT_OVERHEAD_BYTES = 96;
-const PREPARED_OVERHEAD_BYTES = 640;
+const PREPARED_OVERHEAD_BYTES = 480;
 /** Prepared records are carved out of blocks this large (one ArrayBuffer per block, not per record). */
 const SLAB_BYTES = 4 * 1024 * 1024;
 const DEQUEUE_NEEDLE = Buffer.from(`${MessageConst.TIMER_DEQUEUE_MS}\u0001`, 'latin1');
@@ -100,7 +100,7 @@ export class TimerPrefetch {
       this.slabUsed = 0;
     }
     const b = this.slab.subarray(this.slabUsed, this.slabUsed + size);
-    this.slabUsed += (size + 7) & ~7;
+    this.slabUsed += size; // records prepared one after the other lie back to back
     return b;
   };
 
@@ -245,7 +245,7 @@ export class TimerPrefetch {
         }
         let m: MessageExt | null = null;
         try {
-          m = run ? decodeWithBodyView(run, item.unit.offsetPy - startPy) : await this.opts.store.lookMessageByOffset(item.unit.offsetPy);
+          m = run ? decodeForConvert(run, item.unit.offsetPy - startPy) : await this.opts.store.lookMessageByOffset(item.unit.offsetPy);
         } catch {
           m = null;
         }
@@ -281,14 +281,36 @@ export class TimerPrefetch {
   }
 }
 
-/** decodeRecord without copying the body: the body is a view into `buf` (it is copied once, into the prepared record). */
-function decodeWithBodyView(buf: Buffer, at: number): MessageExt {
-  const m = decodeRecord(buf, at, { readBody: false });
-  const hostWidth = (v6: number) => ((m.sysFlag & v6) !== 0 ? 20 : 8);
-  const lenAt = at + BORN_HOST_POSITION + hostWidth(MessageSysFlag.BORNHOST_V6_FLAG) + 8 + hostWidth(MessageSysFlag.STOREHOSTADDRESS_V6_FLAG) + 12;
-  const len = buf.readInt32BE(lenAt);
-  m.body = buf.subarray(lenAt + 4, lenAt + 4 + len);
-  return m;
+/**
+ * The record at `buf[at]` as the MessageExt `convert` reads, without copies: body and host
+ * addresses are views into `buf` (copied once, into the prepared record), no msgId.
+ * @throws RecordDecodeError as decodeRecord.
+ */
+function decodeForConvert(buf: Buffer, at: number): MessageExt {
+  const r = parseRecord(buf, at, buf.length - at, false, undefined);
+  if (typeof r !== 'object') return decodeRecord(buf, at); // throws the reason
+  const bh = r.bornHostWidth;
+  const sh = r.storeHostWidth;
+  return {
+    topic: r.topic,
+    queueId: r.queueId,
+    flag: r.flag,
+    body: buf.subarray(r.bodyPos, r.bodyPos + r.bodyLen),
+    properties: r.properties,
+    sysFlag: r.sysFlag,
+    bornTimestamp: r.bornTimestamp,
+    bornHost: { ip: buf.subarray(at + BORN_HOST_POSITION, at + BORN_HOST_POSITION + bh - 4), port: buf.readInt32BE(at + BORN_HOST_POSITION + bh - 4) },
+    storeHost: { ip: buf.subarray(r.storeHostPos, r.storeHostPos + sh - 4), port: buf.readInt32BE(r.storeHostPos + sh - 4) },
+    reconsumeTimes: r.reconsumeTimes,
+    preparedTransactionOffset: r.preparedTransactionOffset,
+    storeSize: r.totalSize,
+    magicCode: r.magic,
+    bodyCrc: r.bodyCrc,
+    queueOffset: r.queueOffset,
+    commitLogOffset: r.physicalOffset,
+    storeTimestamp: r.storeTimestamp,
+    msgId: '',
+  };
 }
 
 /** "<REAL_TOPIC>+<UNIQ_KEY>" of a prepared item (what a deletion marker's TIMER_DEL_UNIQKEY names), null without UNIQ_KEY. */
