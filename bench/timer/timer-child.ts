@@ -102,6 +102,8 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   await broker.start();
   broker.ctx.topicConfigManager.createTopicInSendMessageBackMethod(TOPIC, QUEUES, 6, 0);
   const body = Buffer.alloc(a.bodyBytes, 'x');
+  // the machine's write ceiling before anything else was written (deliveries: about count × (body + ~250 bytes))
+  const rawWriteAtStart = rawWriteCeiling(join(a.root, 'raw-write-probe'), a.count * (a.bodyBytes + 276));
   // Due time: a whole second comfortably after the puts (measured on a first 20,000).
   const probe = Math.min(20_000, a.count);
   const estimateStart = Date.now();
@@ -167,6 +169,7 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     stats: timer.stats,
     prefetch: timer.prefetchStats ?? null,
     beforeDue,
+    rawWriteAtStart,
     rawWrite: rawWriteCeiling(join(a.root, 'raw-write-probe'), lateness.length * (sorted.length > 0 ? firstRecordBytes : 0)),
     ceiling: store.prepareMessage ? await appendCeiling(broker, a.count, body) : null,
   };

@@ -44,6 +44,7 @@ interface Burst {
   prefetch: { prepared: number; overBudget: number; busyMs: number } | null;
   ceiling: { count: number; ms: number; perSec: number; bytes: number } | null;
   rawWrite: { bytes: number; ms: number; mibPerSec: number };
+  rawWriteAtStart: { bytes: number; ms: number; mibPerSec: number };
   beforeDue: { rssBytes: number; heapUsedBytes: number; arrayBuffersBytes: number };
 }
 interface Ready {
@@ -116,7 +117,7 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
       name: `machine ceiling: pwrite of the delivered bytes (${round3(b.rawWrite.bytes / MiB)} MiB) in 4 MiB chunks to a new file, same run`,
       value: b.rawWrite.ms,
       unit: 'ms',
-      note: `${n(b.rawWrite.mibPerSec)} MiB/s; no fsync (page cache)`,
+      note: `${n(b.rawWrite.mibPerSec)} MiB/s; no fsync (page cache); the same probe at the start of the child, before any put: ${n(b.rawWriteAtStart.ms)} ms (${n(b.rawWriteAtStart.mibPerSec)} MiB/s)`,
     },
     { name: `burst of ${n(b.count)}: broker RSS just before due`, value: round3(b.beforeDue.rssBytes / MiB), unit: 'MiB', note: `heap ${round3(b.beforeDue.heapUsedBytes / MiB)} MiB, array buffers ${round3(b.beforeDue.arrayBuffersBytes / MiB)} MiB (prepared records)` },
     { name: `broker RSS with ${n(big.ready.pendingInWheel)} pending timers`, value: round3(big.ready.rssBytes / MiB), unit: 'MiB', target: { op: '<=', limit: 1024, on: 'value' }, note: `heap ${round3(big.ready.heapUsedBytes / MiB)} MiB; timerlog ${round3(big.ready.timerLogBytes / MiB)} MiB on disk` },
