@@ -6,7 +6,9 @@
  *     instant D (a whole second) are put through the broker put path (timer hook), 64 in flight;
  *     once all are in the wheel it waits for D and for every delivery, then prints
  *     `RESULT {json}` with the lateness (store time of the delivered message − D; tsmq dispatches
- *     within the put, so store time = consumable) quantiles and the due-delivery throughput.
+ *     within the put, so store time = consumable) quantiles and the due-delivery throughput, the
+ *     memory just before D (prepared deliveries), and the store's ceiling (appendCeiling).
+ *     D is 30 s (`leadMs`) after the expected end of the puts; `brokerExtra` is extra broker config.
  *
  *   { "role": "pending", "root", "count", "bodyBytes", "spreadMs" }
  *     puts `count` timers due uniformly over [now + 10 min, now + 10 min + spreadMs], waits until
@@ -18,7 +20,7 @@
  *     times BrokerController.create (store + timer store recovery) and the timer service start
  *     (queue offset recovery), counts the timers pending in the wheel, prints `RESULT {json}`.
  */
-import { closeSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BrokerController } from '../../src/broker/broker-controller.js';
 import { silentLogger } from '../../src/common/logging/logger.js';
@@ -102,8 +104,6 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   await broker.start();
   broker.ctx.topicConfigManager.createTopicInSendMessageBackMethod(TOPIC, QUEUES, 6, 0);
   const body = Buffer.alloc(a.bodyBytes, 'x');
-  // the machine's write ceiling before anything else was written (deliveries: about count × (body + ~250 bytes))
-  const rawWriteAtStart = rawWriteCeiling(join(a.root, 'raw-write-probe'), a.count * (a.bodyBytes + 276));
   // Due time: a whole second comfortably after the puts (measured on a first 20,000).
   const probe = Math.min(20_000, a.count);
   const estimateStart = Date.now();
@@ -151,7 +151,6 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     }
   }
   const sorted = lateness.subarray(0, k).sort();
-  const firstRecordBytes = (await broker.ctx.store.getMessage('BENCH', TOPIC, 0, 0, 1, null)).bufferTotalSizeBytes;
   const store = broker.ctx.store;
   const q = (p: number) => sorted[Math.min(k - 1, Math.floor(p * k))]!;
   const result = {
@@ -169,8 +168,6 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     stats: timer.stats,
     prefetch: timer.prefetchStats ?? null,
     beforeDue,
-    rawWriteAtStart,
-    rawWrite: rawWriteCeiling(join(a.root, 'raw-write-probe'), lateness.length * (sorted.length > 0 ? firstRecordBytes : 0)),
     ceiling: store.prepareMessage ? await appendCeiling(broker, a.count, body) : null,
   };
   await broker.shutdown();
@@ -207,25 +204,6 @@ async function appendCeiling(broker: BrokerController, count: number, body: Buff
   }
   const ms = performance.now() - t0;
   return { count, ms: Math.round(ms), perSec: Math.round((count / ms) * 1000), bytes };
-}
-
-/**
- * The machine's ceiling for writing the delivered bytes: `bytes` written with pwrite in 4 MiB
- * chunks to a new file on the store's disk (page cache, no fsync), as the CommitLog commits
- * them; the file is deleted after.
- */
-function rawWriteCeiling(path: string, bytes: number): { bytes: number; ms: number; mibPerSec: number } {
-  const chunk = Buffer.alloc(4 * 1024 * 1024, 7);
-  const fd = openSync(path, 'w');
-  const t0 = performance.now();
-  try {
-    for (let at = 0; at < bytes; at += chunk.length) writeSync(fd, chunk, 0, Math.min(chunk.length, bytes - at), at);
-  } finally {
-    closeSync(fd);
-  }
-  const ms = performance.now() - t0;
-  rmSync(path);
-  return { bytes, ms: Math.round(ms), mibPerSec: Math.round(bytes / 1048576 / (ms / 1000)) };
 }
 
 async function pending(a: Extract<Args, { role: 'pending' }>): Promise<void> {
