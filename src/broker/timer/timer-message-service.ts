@@ -415,7 +415,7 @@ export class TimerMessageService {
       const key = marker?.properties.get(MessageConst.TIMER_DEL_UNIQKEY);
       if (key) deleteKeys.add(key);
     }
-    if (pre) normal = (await this.deliverPrepared(pre, deleteKeys)).concat(normal);
+    if (this.prefetch && (pre || normal.length > 1)) normal = await this.deliverPrepared(slotTimeMs, pre, normal, deleteKeys);
     let aborted = 0;
     await this.runLimited(normal, async (u) => {
       const m = await this.opts.store.lookMessageByOffset(u.offsetPy);
@@ -440,12 +440,16 @@ export class TimerMessageService {
   }
 
   /**
-   * Appends the prepared deliveries of a slot (recalled ones skipped) in blocks through the
-   * store's putPreparedMessages, TIMER_DEQUEUE_MS stamped with the time of each block; returns
-   * the units left for the usual path, in slot order: not prepared, or not stored (the store
-   * refused the block or part of it; the usual path retries them).
+   * Delivers a slot's normal units through the store's putPreparedMessages: first the items
+   * prepared ahead (`pre`), then the others (over the prefetch budget, added after the walk, or
+   * all of them when the slot was not prefetched) prepared now, one block at a time, with the
+   * same large reads. Recalled ones are skipped; TIMER_DEQUEUE_MS is stamped with the time of
+   * each block. Returns the units left for the one-by-one path, in slot order: not preparable
+   * (unreadable message, no REAL_TOPIC...), or not stored (the store refused the block or part
+   * of it; that path retries them).
    */
-  private async deliverPrepared(pre: PrefetchedSlot, deleteKeys: ReadonlySet<string>): Promise<TimerUnit[]> {
+  private async deliverPrepared(slotTimeMs: number, pre: PrefetchedSlot | null, normal: TimerUnit[], deleteKeys: ReadonlySet<string>): Promise<TimerUnit[]> {
+    const prefetch = this.prefetch!;
     const rest: TimerUnit[] = [];
     const inFlight: Promise<void>[] = [];
     let batch: PrefetchedItem[] = [];
@@ -475,27 +479,42 @@ export class TimerMessageService {
         if (stored < sent.length) this.logger.warn(`timer: ${sent.length - stored} prepared deliveries not stored (${r.status}: ${r.remark ?? ''}); delivering them one by one`);
       });
     };
-    for (const it of pre.items) {
-      if (!it.prepared) {
-        rest.push(it.unit);
-        continue;
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      inFlight.push(send(batch));
+      batch = [];
+      batchBytes = 0;
+      if (inFlight.length >= PREPARED_BLOCKS_IN_FLIGHT) await inFlight.shift();
+      await new Promise((r) => setImmediate(r)); // let I/O and other requests in between blocks
+    };
+    /** Queues the prepared items for append; the others are returned. */
+    const append = async (items: readonly PrefetchedItem[]): Promise<PrefetchedItem[]> => {
+      const unprepared: PrefetchedItem[] = [];
+      for (const it of items) {
+        if (!it.prepared) {
+          unprepared.push(it);
+          continue;
+        }
+        if (deleteKeys.size > 0 && deleteKeys.has(recallKeyOf(it) ?? '')) {
+          this.counters.recalled++;
+          it.prepared = null;
+          continue;
+        }
+        batch.push(it);
+        batchBytes += it.prepared.record.length;
+        if (batch.length >= PREPARED_BLOCK_RECORDS || batchBytes >= PREPARED_BLOCK_BYTES) await flush();
       }
-      if (deleteKeys.size > 0 && deleteKeys.has(recallKeyOf(it) ?? '')) {
-        this.counters.recalled++;
-        it.prepared = null;
-        continue;
-      }
-      batch.push(it);
-      batchBytes += it.prepared.record.length;
-      if (batch.length >= PREPARED_BLOCK_RECORDS || batchBytes >= PREPARED_BLOCK_BYTES) {
-        inFlight.push(send(batch));
-        batch = [];
-        batchBytes = 0;
-        if (inFlight.length >= PREPARED_BLOCKS_IN_FLIGHT) await inFlight.shift();
-        await new Promise((r) => setImmediate(r)); // let I/O and other requests in between blocks
-      }
+      return unprepared;
+    };
+    let now: PrefetchedItem[] = pre ? await append(pre.items) : [];
+    for (const u of normal) now.push({ unit: u, prepared: null, rollRealTopic: null, stampAt: -1, stampLen: 0 });
+    for (let i = 0; i < now.length; i += PREPARED_BLOCK_RECORDS) {
+      const block = now.slice(i, i + PREPARED_BLOCK_RECORDS);
+      await prefetch.prepareNow(slotTimeMs, block);
+      for (const it of await append(block)) rest.push(it.unit);
     }
-    if (batch.length > 0) inFlight.push(send(batch));
+    now = [];
+    await flush();
     await Promise.all(inFlight);
     return rest;
   }

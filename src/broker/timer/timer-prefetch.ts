@@ -81,6 +81,8 @@ interface SlotState extends PrefetchedSlot {
   /** Items examined so far (prepared or given up). */
   done: number;
   taken: boolean;
+  /** Prepared at due time (prepareNow): outside the budget, nothing held afterwards. */
+  atDue: boolean;
 }
 
 export class TimerPrefetch {
@@ -88,7 +90,7 @@ export class TimerPrefetch {
   private heldBytes = 0;
   private readonly precisionMs: number;
   /** Counters for stats and tests. */
-  readonly counters = { slots: 0, prepared: 0, overBudget: 0, busyMs: 0 };
+  readonly counters = { slots: 0, prepared: 0, overBudget: 0, busyMs: 0, preparedAtDue: 0 };
 
   private slab: Buffer | null = null;
   private slabUsed = 0;
@@ -167,6 +169,18 @@ export class TimerPrefetch {
     return st;
   }
 
+  /**
+   * Prepares `items` of a slot being delivered now (units not prepared ahead: over the budget,
+   * added after the walk, or a slot that was not prefetched), with the same large reads; not
+   * bounded by the budget: the caller passes a block at a time and appends it before the next.
+   * Items whose message cannot be read or converted stay unprepared.
+   */
+  async prepareNow(slotTimeMs: number, items: PrefetchedItem[]): Promise<void> {
+    if (typeof this.opts.store.prepareMessage !== 'function') return;
+    const st: SlotState = { slotTimeMs, lastPos: -1, items, deleteKeys: new Set(), pendingMarkers: [], prepared: 0, bytes: 0, done: 0, taken: false, atDue: true };
+    while (st.done < items.length) await this.prepareChunk(st);
+  }
+
   /** Forgets everything (shutdown). */
   clear(): void {
     for (const [s, st] of this.slots) this.drop(s, st);
@@ -190,7 +204,7 @@ export class TimerPrefetch {
     }
     const bytes = units.length * UNIT_OVERHEAD_BYTES;
     this.heldBytes += bytes;
-    return { slotTimeMs, lastPos, items, deleteKeys: new Set(), prepared: 0, bytes, done: 0, taken: false, pendingMarkers: markers };
+    return { slotTimeMs, lastPos, items, deleteKeys: new Set(), prepared: 0, bytes, done: 0, taken: false, atDue: false, pendingMarkers: markers };
   }
 
   /** Adds the units linked into the slot after the last walk (positions above `lastPos`). */
@@ -218,7 +232,7 @@ export class TimerPrefetch {
     const end = Math.min(st.items.length, st.done + CHUNK_UNITS);
     let i = st.done;
     while (i < end) {
-      if (this.heldBytes >= this.opts.maxBytes) {
+      if (!st.atDue && this.heldBytes >= this.opts.maxBytes) {
         this.counters.overBudget += st.items.length - i;
         st.done = st.items.length; // the rest is delivered the usual way
         return;
@@ -238,7 +252,7 @@ export class TimerPrefetch {
       if (st.taken) return;
       for (let k = i; k < j; k++) {
         const item = st.items[k]!;
-        if (this.heldBytes >= this.opts.maxBytes) {
+        if (!st.atDue && this.heldBytes >= this.opts.maxBytes) {
           this.counters.overBudget += st.items.length - k;
           st.done = st.items.length; // the rest is delivered the usual way
           return;
@@ -255,7 +269,7 @@ export class TimerPrefetch {
       i = j;
     }
     st.done = end;
-    if (end < st.items.length) await new Promise((r) => setImmediate(r));
+    if (end < st.items.length && !st.atDue) await new Promise((r) => setImmediate(r));
   }
 
   private prepareItem(st: SlotState, item: PrefetchedItem, m: MessageExt): void {
@@ -273,10 +287,14 @@ export class TimerPrefetch {
     item.stampAt = digitsAt;
     item.stampLen = placeholder.length;
     if (roll) item.rollRealTopic = m.properties.get(MessageConst.REAL_TOPIC) ?? '';
+    st.prepared++;
+    if (st.atDue) {
+      this.counters.preparedAtDue++;
+      return;
+    }
     const bytes = rec.length + PREPARED_OVERHEAD_BYTES;
     st.bytes += bytes;
     this.heldBytes += bytes;
-    st.prepared++;
     this.counters.prepared++;
   }
 }

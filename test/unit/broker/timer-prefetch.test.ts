@@ -3,8 +3,9 @@
  * ahead; at due time its deliveries are appended as prepared records. Timers added to the slot
  * after the prefetch walked it are still delivered, a recall that arrives after the walk still
  * wins, nothing is delivered early or twice, TIMER_DEQUEUE_MS is the delivery time (not the
- * prefetch time), and beyond timerPrefetchMaxBytes the rest goes the on-time way. The records of
- * both ways are byte-equal apart from queue/physical offsets, store time and TIMER_DEQUEUE_MS.
+ * prefetch time), and beyond timerPrefetchMaxBytes the rest is read and prepared at due time.
+ * Records prepared ahead and at due time are byte-equal apart from queue/physical offsets, store
+ * time and TIMER_DEQUEUE_MS.
  */
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -108,13 +109,16 @@ describe('timer prefetch', { timeout: 60_000 }, () => {
         assert.equal(m.properties.get('REAL_QID'), '1');
         assert.match(m.properties.get('TIMER_ENQUEUE_MS') ?? '', /^\d+$/);
       }
-      // the prepared way wrote what the on-time way writes (with the prefetch stopped, L0 went the on-time way)
+      // prepared ahead (P0) and at due time (L0, with the prefetch stopped) write the same record
       const late = got.find((m) => m.properties.get('UNIQ_KEY') === 'L0')!;
       const early = got.find((m) => m.properties.get('UNIQ_KEY') === 'P0')!;
       const asIf = normalised({ ...late, body: early.body, properties: new Map([...late.properties].map(([k, v]) => [k, k === 'UNIQ_KEY' ? 'P0' : k === 'KEYS' ? 'k-P0' : k === 'TIMER_ENQUEUE_MS' ? early.properties.get(k)! : v])), bodyCrc: early.bodyCrc, storeSize: early.storeSize });
       assert.equal(normalised(early), asIf);
       assert.equal(svc.stats.recalled, 1);
-      assert.equal(svc.stats.deliveredPrepared, stopPrefetchAfterWalk ? 39 : 44, 'prepared deliveries');
+      assert.equal(svc.stats.deliveredPrepared, 44, 'every delivery appended as a prepared record');
+      // stopped: the 5 late ones were read and prepared at due time; running: ahead with the rest
+      assert.equal(svc.prefetchStats!.prepared, stopPrefetchAfterWalk ? 40 : 45, 'prepared ahead');
+      assert.equal(svc.prefetchStats!.preparedAtDue, stopPrefetchAfterWalk ? 5 : 0, 'prepared at due time');
       // the index and the ConsumeQueue tags code see delivered messages as any put
       const q = await broker.ctx.store.queryMessage('PF_T', 'k-P3', 8, 0, Number.MAX_SAFE_INTEGER);
       assert.equal(q.messages.length, 1);
@@ -126,7 +130,7 @@ describe('timer prefetch', { timeout: 60_000 }, () => {
   it('delivers a prefetched slot at due time; timers and a recall added after the walk are taken at due time', () => lateArrivals('late-at-due', true));
   it('a running prefetch extends the slot with timers and recalls added before due', () => lateArrivals('late-extend', false));
 
-  it('beyond timerPrefetchMaxBytes the rest is delivered the on-time way; windowMs 0 disables', async () => {
+  it('beyond timerPrefetchMaxBytes the rest is prepared at due time; windowMs 0 prepares nothing ahead', async () => {
     for (const [name, extra, preparedMax] of [
       ['budget', { timerPrefetchMaxBytes: '12000' }, 20], // ~1 KB held per prepared 100-byte timer: about a dozen fit
       ['off', { timerPrefetchWindowMs: '0' }, 0],
@@ -142,11 +146,14 @@ describe('timer prefetch', { timeout: 60_000 }, () => {
         assert.deepEqual(got.map((m) => m.properties.get('UNIQ_KEY')).sort(), Array.from({ length: 30 }, (_, i) => `B${i}`).sort());
         for (const m of got) assert.ok(m.storeTimestamp >= due);
         const svc = broker.timerMessageService!;
-        assert.ok(svc.stats.deliveredPrepared <= preparedMax, `${name}: ${svc.stats.deliveredPrepared} prepared`);
+        assert.ok(svc.prefetchStats!.prepared <= preparedMax, `${name}: ${svc.prefetchStats!.prepared} prepared ahead`);
         if (name === 'budget') {
-          assert.ok(svc.stats.deliveredPrepared > 0, 'some were prepared within the budget');
-          assert.ok(svc.prefetchStats!.overBudget > 0, 'the rest was left to the on-time way');
+          assert.ok(svc.prefetchStats!.prepared > 0, 'some were prepared within the budget');
+          assert.ok(svc.prefetchStats!.overBudget > 0, 'the rest was left to due time');
         }
+        // what was not prepared ahead is read and prepared at due time, in blocks
+        assert.equal(svc.prefetchStats!.prepared + svc.prefetchStats!.preparedAtDue, 30);
+        assert.equal(svc.stats.deliveredPrepared, 30);
         assert.equal(svc.stats.delivered, 30);
       } finally {
         await broker.shutdown();
