@@ -44,7 +44,7 @@ interface Burst {
   slackBeforeDueMs: number;
   rssBytes: number;
   stats: { deliveredPrepared: number };
-  prefetch: { prepared: number; overBudget: number; busyMs: number } | null;
+  prefetch: { prepared: number; overBudget: number; preparedAtDue: number; busyMs: number } | null;
   ceiling: { count: number; ms: number; perSec: number; bytes: number } | null;
   beforeDue: { rssBytes: number; heapUsedBytes: number; arrayBuffersBytes: number };
 }
@@ -102,7 +102,7 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
       value: b.deliveredPerSec,
       unit: 'msg/s',
       reference: { key: 'timer.putPerSec', label: 'same broker, plain puts', value: b.putPerSec, unit: 'msg/s' },
-      note: `${n(b.stats.deliveredPrepared ?? 0)} of them appended as records prepared ahead (${b.prefetch ? `${n(b.prefetch.overBudget)} left to the on-time path by the memory budget, prefetch busy ${n(Math.round(b.prefetch.busyMs))} ms` : 'no prefetch'}; broker config ${JSON.stringify(brokerExtra)})`,
+      note: `${n(b.stats.deliveredPrepared ?? 0)} of them appended as prepared records (${b.prefetch ? `${n(b.prefetch.prepared)} prepared ahead, ${n(b.prefetch.preparedAtDue)} at due time beyond the memory budget; prefetch busy ${n(Math.round(b.prefetch.busyMs))} ms` : 'no prefetch'}; broker config ${JSON.stringify(brokerExtra)})`,
     },
     ...(b.ceiling
       ? [
