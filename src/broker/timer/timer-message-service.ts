@@ -183,10 +183,11 @@ export class TimerMessageService {
   }
 
   /**
-   * Prefetch (timer-prefetch.ts) counters: slots walked ahead, deliveries prepared, units left to
-   * the on-time path by the memory budget, busy ms, bytes held now; null without prefetch.
+   * Prefetch (timer-prefetch.ts) counters: slots walked ahead, deliveries prepared ahead, units
+   * left to due time by the memory budget, deliveries prepared at due time, busy ms of the
+   * prefetch loop, bytes held now; null when the store cannot append prepared records.
    */
-  get prefetchStats(): { slots: number; prepared: number; overBudget: number; busyMs: number; bytesHeld: number } | null {
+  get prefetchStats(): { slots: number; prepared: number; overBudget: number; preparedAtDue: number; busyMs: number; bytesHeld: number } | null {
     return this.prefetch ? { ...this.prefetch.counters, bytesHeld: this.prefetch.bytesHeld } : null;
   }
 
