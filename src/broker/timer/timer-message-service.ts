@@ -17,7 +17,12 @@
  *             other unit's message is put on REAL_TOPIC / REAL_QID with TIMER_ENQUEUE_MS = unit
  *             write time and TIMER_DEQUEUE_MS = now added, every other property kept as Apache
  *             stores it (see convert(); the store derives the tags code from TAGS), unless its
- *             key was collected (recalled). Then the read time moves on.
+ *             key was collected (recalled). Then the read time moves on. With a store that can
+ *             append prepared records (putPreparedMessages), the messages are converted and
+ *             encoded ahead by the prefetch (timer-prefetch.ts, slots due within
+ *             timerPrefetchWindowMs, within timerPrefetchMaxBytes) or at due time block by
+ *             block, and appended in blocks (deliverPrepared); TIMER_DEQUEUE_MS is the block's
+ *             append time. One-by-one puts remain for what cannot be prepared or stored.
  *   checkpoint every timerFlushIntervalMs and at shutdown (TimerStore.checkpoint): read time and
  *             queue offset committed so far.
  * Delivery is at-least-once: a crash re-delivers the slot being delivered and whatever a slot
