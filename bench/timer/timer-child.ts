@@ -6,7 +6,9 @@
  *     instant D (a whole second) are put through the broker put path (timer hook), 64 in flight;
  *     once all are in the wheel it waits for D and for every delivery, then prints
  *     `RESULT {json}` with the lateness (store time of the delivered message − D; tsmq dispatches
- *     within the put, so store time = consumable) quantiles and the due-delivery throughput.
+ *     within the put, so store time = consumable) quantiles and the due-delivery throughput, the
+ *     memory just before D (prepared deliveries), and the store's ceiling (appendCeiling).
+ *     D is 30 s (`leadMs`) after the expected end of the puts; `brokerExtra` is extra broker config.
  *
  *   { "role": "pending", "root", "count", "bodyBytes", "spreadMs" }
  *     puts `count` timers due uniformly over [now + 10 min, now + 10 min + spreadMs], waits until
@@ -18,15 +20,16 @@
  *     times BrokerController.create (store + timer store recovery) and the timer service start
  *     (queue offset recovery), counts the timers pending in the wheel, prints `RESULT {json}`.
  */
-import { statSync, readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BrokerController } from '../../src/broker/broker-controller.js';
 import { silentLogger } from '../../src/common/logging/logger.js';
 import type { MessageInner } from '../../src/common/message/message.js';
+import type { PreparedMessage } from '../../src/store/message-store.js';
 import { readStoreTimestamp } from '../../src/common/message/record-codec.js';
 
 type Args =
-  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number }
+  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string>; leadMs?: number }
   | { role: 'pending'; root: string; count: number; bodyBytes: number; spreadMs: number }
   | { role: 'recover'; root: string };
 
@@ -97,7 +100,7 @@ function rssAfterGc(): number {
 }
 
 async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
-  const broker = await BrokerController.create({ brokerConfig: brokerConfig(a.root, { timerPrecisionMs: String(a.precisionMs) }), logger: silentLogger });
+  const broker = await BrokerController.create({ brokerConfig: brokerConfig(a.root, { timerPrecisionMs: String(a.precisionMs), ...a.brokerExtra }), logger: silentLogger });
   await broker.start();
   broker.ctx.topicConfigManager.createTopicInSendMessageBackMethod(TOPIC, QUEUES, 6, 0);
   const body = Buffer.alloc(a.bodyBytes, 'x');
@@ -107,13 +110,23 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   const dueGuess = Math.ceil((Date.now() + 600_000) / 1000) * 1000;
   await putAll(broker, probe, (i) => message(body, [['TIMER_DELIVER_MS', String(dueGuess)]], i)); // far timers, excluded below
   const perMs = probe / Math.max(1, Date.now() - estimateStart);
-  const dueMs = Math.ceil((Date.now() + a.count / perMs + 8000) / 1000) * 1000;
+  // due 30 s after the expected end of the puts: timers of a burst are put well ahead (the
+  // prefetch, timerPrefetchWindowMs = 30 s by default, prepares them meanwhile)
+  const dueMs = Math.ceil((Date.now() + a.count / perMs + (a.leadMs ?? 30_000)) / 1000) * 1000;
   const putMs = await putAll(broker, a.count, (i) => message(body, [['TIMER_DELIVER_MS', String(dueMs)]], probe + i));
   const timer = broker.timerMessageService!;
   const maxQ = () => broker.ctx.store.getMaxOffsetInQueue('rmq_sys_wheel_timer', 0);
   await waitUntil(() => timer.stats.commitQueueOffset >= maxQ(), 600_000, 'enqueue');
   const enqueuedAt = Date.now();
   if (enqueuedAt >= dueMs) throw new Error(`puts and enqueue ended ${enqueuedAt - dueMs} ms after the due time; lower the count`);
+  // memory just before due: what the prepared deliveries hold (prefetch estimate vs process)
+  const gcNow = (globalThis as { gc?: () => void }).gc;
+  // (taken ≥ 2 s before due, so the forced GC does not delay the deliveries)
+  const pf = () => timer.prefetchStats;
+  while (pf() && Date.now() < dueMs - 3000 && pf()!.prepared + pf()!.overBudget < a.count) await new Promise((r) => setTimeout(r, 50));
+  if (dueMs - Date.now() > 2000) gcNow?.();
+  const mem = process.memoryUsage();
+  const beforeDue = { atMsBeforeDue: dueMs - Date.now(), rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, arrayBuffersBytes: mem.arrayBuffers, prefetch: timer.prefetchStats ?? null };
   const delivered = () => {
     let n = 0;
     for (let q = 0; q < QUEUES; q++) n += broker.ctx.store.getMaxOffsetInQueue(TOPIC, q);
@@ -140,6 +153,7 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     }
   }
   const sorted = lateness.subarray(0, k).sort();
+  const store = broker.ctx.store;
   const q = (p: number) => sorted[Math.min(k - 1, Math.floor(p * k))]!;
   const result = {
     count: k,
@@ -154,9 +168,44 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     deliveredPerSec: Math.round((k / Math.max(1, last - Math.max(first, dueMs))) * 1000),
     rssBytes: process.memoryUsage().rss,
     stats: timer.stats,
+    prefetch: timer.prefetchStats ?? null,
+    beforeDue,
+    ceiling: store.prepareMessage ? await appendCeiling(broker, a.count, body) : null,
   };
   await broker.shutdown();
   console.log(`RESULT ${JSON.stringify(result)}`);
+}
+
+/**
+ * The store's own ceiling for the due deliveries, in the same broker right after them: `count`
+ * records like the delivered ones (same body, the properties a delivery carries, 8 queues)
+ * prepared ahead, then appended through MessageStore.putPreparedMessages in the blocks the timer
+ * service uses (4 MiB) — the due-time part of the prepared path with nothing before it.
+ */
+async function appendCeiling(broker: BrokerController, count: number, body: Buffer): Promise<{ count: number; ms: number; perSec: number; bytes: number }> {
+  const store = broker.ctx.store;
+  const now = String(Date.now());
+  const records: PreparedMessage[] = [];
+  for (let i = 0; i < count; i++) {
+    const m = message(body, [['TIMER_DELIVER_MS', now], ['REAL_TOPIC', 'CEILING_BENCH'], ['REAL_QID', String(i % QUEUES)], ['TIMER_OUT_MS', now], ['TIMER_ENQUEUE_MS', now], ['TIMER_DEQUEUE_MS', now]], i);
+    const p = store.prepareMessage!({ ...m, topic: 'CEILING_BENCH' });
+    if (!('record' in p)) throw new Error(`prepare failed: ${p.remark}`);
+    records.push(p);
+  }
+  const t0 = performance.now();
+  let bytes = 0;
+  for (let i = 0; i < records.length; ) {
+    let j = i;
+    let blockBytes = 0;
+    while (j < records.length && j - i < 4096 && blockBytes < 4 * 1024 * 1024) blockBytes += records[j++]!.record.length;
+    const r = await store.putPreparedMessages!(records.slice(i, j));
+    if (r.appended !== j - i) throw new Error(`ceiling append: ${r.status} ${r.remark ?? ''}`);
+    bytes += blockBytes;
+    i = j;
+    await new Promise((res) => setImmediate(res));
+  }
+  const ms = performance.now() - t0;
+  return { count, ms: Math.round(ms), perSec: Math.round((count / ms) * 1000), bytes };
 }
 
 async function pending(a: Extract<Args, { role: 'pending' }>): Promise<void> {

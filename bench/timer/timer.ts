@@ -5,7 +5,10 @@
  *     all due at the same whole second, put through the broker put path well before; then the
  *     lateness of each delivery (due → stored in its topic = consumable) p50/p99/max and the
  *     due-delivery throughput. Target: p99 ≤ 1 s for 1 M on this machine.
- *     Same-run reference: the put rate of the same broker (`putPerSec`), the ceiling of any re-put.
+ *     Same-run reference: the put rate of the same broker (`putPerSec`), the ceiling of any re-put;
+ *     and the store's own ceiling: the same number of prepared records appended with
+ *     putPreparedMessages right after (the least time the due deliveries can take).
+ *     `--set timer.broker.<key>=<value>` passes broker config (e.g. timerPrefetchMaxBytes).
  *  2. Pending: M timers (quick 1,000,000, full 10,000,000; `--set timer.pending=M`) due over an
  *     hour (128-byte bodies), broker RSS once they are all in the wheel (target ≤ 1 GiB), then
  *     20,000 more unchecked ones and SIGKILL; a fresh process times the recovery. The same is done
@@ -40,6 +43,10 @@ interface Burst {
   deliveredPerSec: number;
   slackBeforeDueMs: number;
   rssBytes: number;
+  stats: { deliveredPrepared: number };
+  prefetch: { prepared: number; overBudget: number; preparedAtDue: number; busyMs: number } | null;
+  ceiling: { count: number; ms: number; perSec: number; bytes: number } | null;
+  beforeDue: { rssBytes: number; heapUsedBytes: number; arrayBuffersBytes: number };
 }
 interface Ready {
   rssBytes: number;
@@ -78,8 +85,10 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
   const burstN = Number(ctx.options['timer.burst'] ?? (full ? 1_000_000 : 200_000));
   const pendingN = Number(ctx.options['timer.pending'] ?? (full ? 10_000_000 : 1_000_000));
   ctx.log(`burst: ${burstN} timers due in the same second`);
-  const b = await child<Burst>(ctx, { role: 'burst', root: join(ctx.workDir, 'burst'), count: burstN, bodyBytes: 1024, precisionMs: 1000 }, 'RESULT', 3_600_000);
-  ctx.log(`  p50 ${b.latenessP50Ms} ms, p99 ${b.latenessP99Ms} ms, max ${b.latenessMaxMs} ms, ${b.deliveredPerSec}/s`);
+  // `--set timer.broker.<key>=<value>`: broker config of the burst child (e.g. timer.broker.timerPrefetchWindowMs=0 for the on-time path only)
+  const brokerExtra = Object.fromEntries(Object.entries(ctx.options).filter(([k]) => k.startsWith('timer.broker.')).map(([k, v]) => [k.slice('timer.broker.'.length), String(v)]));
+  const b = await child<Burst>(ctx, { role: 'burst', root: join(ctx.workDir, 'burst'), count: burstN, bodyBytes: 1024, precisionMs: 1000, brokerExtra }, 'RESULT', 3_600_000);
+  ctx.log(`  p50 ${b.latenessP50Ms} ms, p99 ${b.latenessP99Ms} ms, max ${b.latenessMaxMs} ms, ${b.deliveredPerSec}/s; store ceiling ${b.ceiling?.perSec ?? "-"}/s`);
   ctx.log(`pending: ${pendingN / 10} then ${pendingN} timers over an hour, SIGKILL, recovery`);
   const small = await pendingRound(ctx, join(ctx.workDir, 'pending-small'), Math.round(pendingN / 10));
   const big = await pendingRound(ctx, join(ctx.workDir, 'pending-big'), pendingN);
@@ -93,7 +102,19 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
       value: b.deliveredPerSec,
       unit: 'msg/s',
       reference: { key: 'timer.putPerSec', label: 'same broker, plain puts', value: b.putPerSec, unit: 'msg/s' },
+      note: `${n(b.stats.deliveredPrepared ?? 0)} of them appended as prepared records (${b.prefetch ? `${n(b.prefetch.prepared)} prepared ahead, ${n(b.prefetch.preparedAtDue)} at due time beyond the memory budget; prefetch busy ${n(Math.round(b.prefetch.busyMs))} ms` : 'no prefetch'}; broker config ${JSON.stringify(brokerExtra)})`,
     },
+    ...(b.ceiling
+      ? [
+          {
+            name: `store ceiling: ${n(b.ceiling.count)} prepared 1 KiB records appended by putPreparedMessages in 4 MiB blocks (ConsumeQueue + index dispatch), same broker after the burst`,
+            value: b.ceiling.perSec,
+            unit: 'msg/s',
+            note: `${n(b.ceiling.ms)} ms for ${n(b.ceiling.count)} (${round3(b.ceiling.bytes / MiB)} MiB): the least time the due deliveries of this burst can take`,
+          } satisfies Metric,
+        ]
+      : []),
+    { name: `burst of ${n(b.count)}: broker RSS just before due`, value: round3(b.beforeDue.rssBytes / MiB), unit: 'MiB', note: `heap ${round3(b.beforeDue.heapUsedBytes / MiB)} MiB, array buffers ${round3(b.beforeDue.arrayBuffersBytes / MiB)} MiB (prepared records)` },
     { name: `broker RSS with ${n(big.ready.pendingInWheel)} pending timers`, value: round3(big.ready.rssBytes / MiB), unit: 'MiB', target: { op: '<=', limit: 1024, on: 'value' }, note: `heap ${round3(big.ready.heapUsedBytes / MiB)} MiB; timerlog ${round3(big.ready.timerLogBytes / MiB)} MiB on disk` },
     { name: `timer recovery after SIGKILL, ${n(small.ready.pendingInWheel)} pending + 20,000 unchecked`, value: round3(small.rec.timerRecoveryMs), unit: 'ms', note: `pending after recovery ${n(small.rec.pendingInWheel)}; wheel read ${round3(small.rec.report.wheelLoadMs)} ms, ${n(small.rec.report.unitsReplayed)} units replayed in ${round3(small.rec.report.tailScanMs)} ms; whole broker open ${round3(small.rec.createMs + small.rec.startMs)} ms` },
     { name: `timer recovery after SIGKILL, ${n(big.ready.pendingInWheel)} pending + 20,000 unchecked`, value: round3(big.rec.timerRecoveryMs), unit: 'ms', note: `pending after recovery ${n(big.rec.pendingInWheel)}; wheel read ${round3(big.rec.report.wheelLoadMs)} ms, ${n(big.rec.report.unitsReplayed)} units replayed in ${round3(big.rec.report.tailScanMs)} ms; whole broker open ${round3(big.rec.createMs + big.rec.startMs)} ms (CommitLog/ConsumeQueue recovery grows with the store)` },

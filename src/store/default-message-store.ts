@@ -33,7 +33,10 @@ import type {
   MessageArrivingListener,
   MessageFilter,
   MessageStore,
+  PreparedMessage,
   PutMessageResult,
+  PutMessageStatus,
+  PutPreparedResult,
   PutMessagesResult,
   QueryMessageResult,
 } from './message-store.js';
@@ -129,6 +132,14 @@ export class DefaultMessageStore implements MessageStore {
 
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
     return this.putPath.putMessages(msgs);
+  }
+
+  prepareMessage(msg: MessageInner, alloc?: (sizeBytes: number) => Buffer): PreparedMessage | { status: PutMessageStatus; remark: string } {
+    return this.c.commitLog.prepare(msg, alloc);
+  }
+
+  putPreparedMessages(records: readonly PreparedMessage[]): Promise<PutPreparedResult> {
+    return this.putPath.putPrepared(records);
   }
 
   /** Retention and disk check (src/store/retention), running while the store is open. */

@@ -58,6 +58,47 @@ export interface PutMessagesResult extends PutMessageResult {
   appendResults?: AppendResult[];
 }
 
+/**
+ * A message validated and encoded ahead of its append (`MessageStore.prepareMessage`), for
+ * `putPreparedMessages`. `record` is the whole CommitLog record (TOTALSIZE bytes, BODYCRC
+ * computed); QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are 0 and written at append, every
+ * other byte is stored as it is (a caller may patch a fixed-width property value in place before
+ * the append, e.g. the timer service's TIMER_DEQUEUE_MS). The other fields are what dispatch
+ * (ConsumeQueue, index) and the put's waits need, so no properties map is kept per record (the
+ * arriving listener's properties are decoded from the record only when it reads them).
+ */
+export interface PreparedMessage {
+  readonly record: Buffer;
+  readonly topic: string;
+  readonly queueId: number;
+  /** SYSFLAG as stored in `record`. */
+  readonly sysFlag: number;
+  readonly bornTimestamp: number;
+  /** TAGS, KEYS ('' when absent) and UNIQ_KEY properties. */
+  readonly tags: string | undefined;
+  readonly keys: string;
+  readonly uniqKey: string | null;
+  /** False when the WAIT property is "false" (the put does not wait for flush / slave). */
+  readonly waitStoreMsgOK: boolean;
+  /** Properties that decide the tags code at append (DELAY of a schedule-topic record), else absent. */
+  readonly properties?: Map<string, string>;
+}
+
+/**
+ * Result of `putPreparedMessages`: the first `appended` records were stored (consecutive from
+ * `wroteOffset`, `wroteBytes` in all, end-of-file fillers included, all with `storeTimestamp`).
+ * `status` is PUT_OK (or a flush/slave wait status such as FLUSH_DISK_TIMEOUT) when every record
+ * was appended; otherwise it says why the rest was not (`appended` may then be > 0).
+ */
+export interface PutPreparedResult {
+  status: PutMessageStatus;
+  appended: number;
+  wroteOffset: number;
+  wroteBytes: number;
+  storeTimestamp: number;
+  remark?: string;
+}
+
 /** RocketMQ `GetMessageStatus`. */
 export type GetMessageStatus =
   | 'FOUND'
@@ -130,6 +171,21 @@ export interface MessageStore {
    * positions and one store timestamp, or none of them (MESSAGE_ILLEGAL etc. with a remark).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult>;
+  /**
+   * Validates and encodes a message for a later `putPreparedMessages` (same rules and refusals as
+   * `putMessage`: MESSAGE_ILLEGAL, PROPERTIES_SIZE_EXCEEDED with a remark; transactional
+   * PREPARED/ROLLBACK messages are refused). Nothing is stored. `alloc(size)`, when given,
+   * supplies the record's buffer (exactly `size` bytes). Optional.
+   */
+  prepareMessage?(msg: MessageInner, alloc?: (sizeBytes: number) => Buffer): PreparedMessage | { status: PutMessageStatus; remark: string };
+  /**
+   * Appends prepared messages of any topics and queues, in order, as single puts would (each
+   * record at its queue's next offset, consecutive CommitLog positions, a segment's end-of-file
+   * filler where a record does not fit, records byte-equal to what putMessage writes) with one
+   * store timestamp, one dispatch (ConsumeQueue, index, arriving listener) and one flush / slave
+   * wait (skipped when every record's WAIT is "false") for the block. Optional.
+   */
+  putPreparedMessages?(records: readonly PreparedMessage[]): Promise<PutPreparedResult>;
   /** Pull path, see store-format.md §7 for statuses and nextBeginOffset rules. */
   getMessage(
     group: string,

@@ -17,7 +17,12 @@
  *             other unit's message is put on REAL_TOPIC / REAL_QID with TIMER_ENQUEUE_MS = unit
  *             write time and TIMER_DEQUEUE_MS = now added, every other property kept as Apache
  *             stores it (see convert(); the store derives the tags code from TAGS), unless its
- *             key was collected (recalled). Then the read time moves on.
+ *             key was collected (recalled). Then the read time moves on. With a store that can
+ *             append prepared records (putPreparedMessages), the messages are converted and
+ *             encoded ahead by the prefetch (timer-prefetch.ts, slots due within
+ *             timerPrefetchWindowMs, within timerPrefetchMaxBytes) or at due time block by
+ *             block, and appended in blocks (deliverPrepared); TIMER_DEQUEUE_MS is the block's
+ *             append time. One-by-one puts remain for what cannot be prepared or stored.
  *   checkpoint every timerFlushIntervalMs and at shutdown (TimerStore.checkpoint): read time and
  *             queue offset committed so far.
  * Delivery is at-least-once: a crash re-delivers the slot being delivered and whatever a slot
@@ -44,22 +49,30 @@ import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import type { FileSystem } from '../../common/fs/file-system.js';
-import type { MessageExt, MessageInner } from '../../common/message/message.js';
+import type { MessageExt } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { javaStringHashCode } from '../../common/message/java-hash.js';
 import { decodeRecord } from '../../common/message/record-codec.js';
-import type { MessageStore, PutMessageStatus } from '../../store/message-store.js';
+import type { MessageStore, PreparedMessage, PutMessageStatus } from '../../store/message-store.js';
 import type { TimerStore } from '../../store/timer/timer-store.js';
 import { MAGIC_DEFAULT, MAGIC_DELETE, MAGIC_ROLL, TIMER_MIN_BLANK_BYTES, TIMER_UNIT_SIZE_BYTES, needDelete, needRoll, type TimerUnit } from '../../store/timer/timer-unit.js';
 import type { TimerConfig } from './timer-config.js';
 import type { TimerMetricsListener } from './timer-metrics.js';
 import { TIMER_TOPIC, parseJavaLong } from './timer-put-hook.js';
+import { convert } from './timer-conversion.js';
+import { TimerPrefetch, recallKeyOf, stampDequeueTime, type PrefetchedItem, type PrefetchedSlot } from './timer-prefetch.js';
+
+export { convert } from './timer-conversion.js';
 
 /** Apache `TIMER_BLANK_SLOTS`. */
 const TIMER_BLANK_SLOTS = 60;
 const ENQUEUE_BATCH = 256;
 const ENQUEUE_IDLE_MS = 100;
 const SCAN_GROUP = 'CID_SYS_RMQ_TIMER';
+/** Prepared deliveries are appended in blocks of at most this many records / bytes, this many blocks awaiting their flush at once. */
+const PREPARED_BLOCK_RECORDS = 4096;
+const PREPARED_BLOCK_BYTES = 4 * 1024 * 1024;
+const PREPARED_BLOCKS_IN_FLIGHT = 4;
 /** Java Long.MAX_VALUE as Apache writes it into TIMER_ENQUEUE_MS for messages that never entered the wheel. */
 export const NEVER_ENQUEUED = '9223372036854775807';
 const STORED: ReadonlySet<PutMessageStatus> = new Set(['PUT_OK', 'FLUSH_DISK_TIMEOUT', 'FLUSH_SLAVE_TIMEOUT', 'SLAVE_NOT_AVAILABLE']);
@@ -67,8 +80,9 @@ const PERMANENT: ReadonlySet<PutMessageStatus> = new Set(['MESSAGE_ILLEGAL', 'PR
 
 export interface TimerMessageServiceOptions {
   timerStore: TimerStore;
-  store: Pick<MessageStore, 'getMessage' | 'getMaxOffsetInQueue' | 'getMinOffsetInQueue' | 'lookMessageByOffset' | 'putMessage'> & Partial<Pick<MessageStore, 'getCommitLogOffsetInQueue'>>;
-  config: Pick<TimerConfig, 'timerRollWindowSlot' | 'timerFlushIntervalMs' | 'timerEnableRetryUntilSuccess'>;
+  store: Pick<MessageStore, 'getMessage' | 'getMaxOffsetInQueue' | 'getMinOffsetInQueue' | 'lookMessageByOffset' | 'putMessage' | 'selectOneMessageByOffset'> &
+    Partial<Pick<MessageStore, 'getCommitLogOffsetInQueue' | 'prepareMessage' | 'putPreparedMessages'>>;
+  config: Pick<TimerConfig, 'timerRollWindowSlot' | 'timerFlushIntervalMs' | 'timerEnableRetryUntilSuccess'> & Partial<Pick<TimerConfig, 'timerPrefetchWindowMs' | 'timerPrefetchMaxBytes'>>;
   clock: Clock;
   logger?: Logger;
   /** Re-puts in flight while delivering one slot; default 64. */
@@ -107,6 +121,8 @@ export interface TimerStats {
   missing: number;
   /** Deliveries dropped after a permanent put failure. */
   dropped: number;
+  /** Deliveries (of `delivered` and `rolled`) appended as records prepared ahead (timer-prefetch.ts). */
+  deliveredPrepared: number;
   /** Timer store open + recovery, and position recovery at start (ms). */
   timerStoreOpenMs: number;
   positionRecoveryMs: number;
@@ -139,11 +155,13 @@ export class TimerMessageService {
   /** Something a checkpoint must record happened since the last one (units, deliveries, queue progress). */
   private dirty = true;
   private positionRecoveryMs = 0;
-  private readonly counters = { enqueued: 0, delivered: 0, deliveredAtEnqueue: 0, rolled: 0, recalled: 0, missing: 0, dropped: 0, masterCheckpointsApplied: 0, roleChanges: 0 };
+  private readonly counters = { enqueued: 0, delivered: 0, deliveredAtEnqueue: 0, rolled: 0, recalled: 0, missing: 0, dropped: 0, deliveredPrepared: 0, masterCheckpointsApplied: 0, roleChanges: 0 };
   private shouldRunningDequeue = true;
   private masterTimerQueueOffset = 0;
   /** The master's data version as last synced (slave), written into this replica's checkpoint. */
   private syncedDataVersion: { stateVersion: number; timestampMs: number; counter: number } | null = null;
+  /** Prepares the slots due soon (null when the store cannot append prepared records). */
+  private readonly prefetch: TimerPrefetch | null;
 
   constructor(private readonly opts: TimerMessageServiceOptions) {
     this.ts = opts.timerStore;
@@ -152,6 +170,18 @@ export class TimerMessageService {
     const slotsTotal = this.ts.wheel.slotsTotal;
     const w = opts.config.timerRollWindowSlot;
     this.rollWindowSlots = w > slotsTotal - TIMER_BLANK_SLOTS || w < 2 ? slotsTotal - TIMER_BLANK_SLOTS : w;
+    const { store, config } = opts;
+    this.prefetch =
+      store.prepareMessage && store.putPreparedMessages
+        ? new TimerPrefetch({
+            timerStore: this.ts,
+            store,
+            clock: opts.clock,
+            logger: this.logger,
+            windowMs: config.timerPrefetchWindowMs ?? 30_000,
+            maxBytes: config.timerPrefetchMaxBytes ?? 1024 * 1024 * 1024,
+          })
+        : null;
   }
 
   /**
@@ -167,6 +197,9 @@ export class TimerMessageService {
     this.positionRecoveryMs = performance.now() - t0;
     this.loops.push(this.loop('enqueue', () => this.enqueueRound()));
     this.loops.push(this.loop('dequeue', () => this.dequeueRound()));
+    const prefetch = this.prefetch;
+    // a slave never delivers, so it prepares nothing either (its read time follows the master's)
+    if (prefetch?.enabled) this.loops.push(this.loop('prefetch', () => (this.shouldRunningDequeue ? prefetch.round(this.currReadTimeMs) : Promise.resolve(ENQUEUE_IDLE_MS))));
     this.loops.push(this.loop('flush', async () => (await this.checkpoint(), this.opts.config.timerFlushIntervalMs)));
   }
 
@@ -185,6 +218,7 @@ export class TimerMessageService {
       this.syncedDataVersion = null;
     }
     this.shouldRunningDequeue = on;
+    if (!on) this.prefetch?.clear(); // a demoted replica delivers nothing: give the prepared records' memory back
     this.dirty = true;
     this.logger.info(`timer: ${on ? 'dequeue starts' : 'dequeue stops'} at read time ${new Date(this.commitReadTimeMs).toISOString()}, queue offset ${this.currQueueOffset}`);
     for (const wake of this.wakers.values()) wake();
@@ -221,6 +255,7 @@ export class TimerMessageService {
     this.stopping = true;
     for (const wake of this.wakers.values()) wake();
     await Promise.allSettled(this.loops);
+    this.prefetch?.clear();
     if (this.started) await this.checkpoint();
   }
 
@@ -236,6 +271,15 @@ export class TimerMessageService {
       shouldRunningDequeue: this.shouldRunningDequeue,
       masterTimerQueueOffset: this.masterTimerQueueOffset,
     };
+  }
+
+  /**
+   * Prefetch (timer-prefetch.ts) counters: slots walked ahead, deliveries prepared ahead, units
+   * left to due time by the memory budget, deliveries prepared at due time, busy ms of the
+   * prefetch loop, bytes held now; null when the store cannot append prepared records.
+   */
+  get prefetchStats(): { slots: number; prepared: number; overBudget: number; preparedAtDue: number; busyMs: number; bytesHeld: number } | null {
+    return this.prefetch ? { ...this.prefetch.counters, bytesHeld: this.prefetch.bytesHeld } : null;
   }
 
   /**
@@ -460,18 +504,22 @@ export class TimerMessageService {
     this.commitReadTimeMs = this.currReadTimeMs;
     if (this.currReadTimeMs >= this.currWriteTimeMs) return Math.max(1, this.currReadTimeMs + p - this.opts.clock.nowMs());
     const slotTimeMs = this.currReadTimeMs;
-    const units = this.ts.unitsOfSlot(slotTimeMs);
-    const deleteKeys = new Set<string>();
-    const normal: TimerUnit[] = [];
+    // a prefetched slot: its units as walked ahead, plus those added since (late timers and recalls)
+    const pre = this.prefetch?.take(slotTimeMs) ?? null;
+    const units = pre ? this.ts.unitsOfSlot(slotTimeMs, pre.lastPos) : this.ts.unitsOfSlot(slotTimeMs);
+    const deleteKeys = new Set<string>(pre?.deleteKeys);
+    let normal: TimerUnit[] = [];
+    const markers: TimerUnit[] = pre ? [...pre.pendingMarkers] : [];
     for (const u of units) {
-      if (needDelete(u.magic) && !needRoll(u.magic)) {
-        const marker = await this.opts.store.lookMessageByOffset(u.offsetPy);
-        const key = marker?.properties.get(MessageConst.TIMER_DEL_UNIQKEY);
-        if (key) deleteKeys.add(key);
-      } else {
-        normal.push(u);
-      }
+      if (needDelete(u.magic) && !needRoll(u.magic)) markers.push(u);
+      else normal.push(u);
     }
+    for (const u of markers) {
+      const marker = await this.opts.store.lookMessageByOffset(u.offsetPy);
+      const key = marker?.properties.get(MessageConst.TIMER_DEL_UNIQKEY);
+      if (key) deleteKeys.add(key);
+    }
+    if (this.prefetch && (pre || normal.length > 1)) normal = await this.deliverPrepared(slotTimeMs, pre, normal, deleteKeys);
     let aborted = 0;
     await this.runLimited(normal, async (u) => {
       const m = await this.opts.store.lookMessageByOffset(u.offsetPy);
@@ -493,6 +541,87 @@ export class TimerMessageService {
     this.commitReadTimeMs = this.currReadTimeMs;
     this.dirty = true;
     return 0;
+  }
+
+  /**
+   * Delivers a slot's normal units through the store's putPreparedMessages: first the items
+   * prepared ahead (`pre`), then the others (over the prefetch budget, added after the walk, or
+   * all of them when the slot was not prefetched) prepared now, one block at a time, with the
+   * same large reads. Recalled ones are skipped; TIMER_DEQUEUE_MS is stamped with the time of
+   * each block. Returns the units left for the one-by-one path, in slot order: not preparable
+   * (unreadable message, no REAL_TOPIC...), or not stored (the store refused the block or part
+   * of it; that path retries them).
+   */
+  private async deliverPrepared(slotTimeMs: number, pre: PrefetchedSlot | null, normal: TimerUnit[], deleteKeys: ReadonlySet<string>): Promise<TimerUnit[]> {
+    const prefetch = this.prefetch!;
+    const rest: TimerUnit[] = [];
+    const inFlight: Promise<void>[] = [];
+    let batch: PrefetchedItem[] = [];
+    let batchBytes = 0;
+    const send = (items: PrefetchedItem[]): Promise<void> => {
+      const nowText = String(this.opts.clock.nowMs());
+      const records: PreparedMessage[] = [];
+      const sent: PrefetchedItem[] = [];
+      for (const it of items) {
+        if (stampDequeueTime(it, nowText)) {
+          records.push(it.prepared!);
+          sent.push(it);
+        } else rest.push(it.unit);
+      }
+      if (records.length === 0) return Promise.resolve();
+      return this.opts.store.putPreparedMessages!(records).then((r) => {
+        const stored = STORED.has(r.status) ? sent.length : r.appended;
+        for (let i = 0; i < sent.length; i++) {
+          const it = sent[i]!;
+          if (i < stored) {
+            if (needRoll(it.unit.magic)) this.counters.rolled++;
+            else this.counters.delivered++;
+            this.counters.deliveredPrepared++;
+            this.opts.metrics?.onDequeue(it.rollRealTopic ?? it.prepared!.topic, true);
+          } else rest.push(it.unit);
+          it.prepared = null; // memory goes back as blocks are stored
+        }
+        if (stored < sent.length) this.logger.warn(`timer: ${sent.length - stored} prepared deliveries not stored (${r.status}: ${r.remark ?? ''}); delivering them one by one`);
+      });
+    };
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      inFlight.push(send(batch));
+      batch = [];
+      batchBytes = 0;
+      if (inFlight.length >= PREPARED_BLOCKS_IN_FLIGHT) await inFlight.shift();
+      await new Promise((r) => setImmediate(r)); // let I/O and other requests in between blocks
+    };
+    /** Queues the prepared items for append; the others are returned. */
+    const append = async (items: readonly PrefetchedItem[]): Promise<PrefetchedItem[]> => {
+      const unprepared: PrefetchedItem[] = [];
+      for (const it of items) {
+        if (!it.prepared) {
+          unprepared.push(it);
+          continue;
+        }
+        if (deleteKeys.size > 0 && deleteKeys.has(recallKeyOf(it) ?? '')) {
+          this.counters.recalled++;
+          it.prepared = null;
+          continue;
+        }
+        batch.push(it);
+        batchBytes += it.prepared.record.length;
+        if (batch.length >= PREPARED_BLOCK_RECORDS || batchBytes >= PREPARED_BLOCK_BYTES) await flush();
+      }
+      return unprepared;
+    };
+    let now: PrefetchedItem[] = pre ? await append(pre.items) : [];
+    for (const u of normal) now.push({ unit: u, prepared: null, rollRealTopic: null, stampAt: -1, stampLen: 0 });
+    for (let i = 0; i < now.length; i += PREPARED_BLOCK_RECORDS) {
+      const block = now.slice(i, i + PREPARED_BLOCK_RECORDS);
+      await prefetch.prepareNow(slotTimeMs, block);
+      for (const it of await append(block)) rest.push(it.unit);
+    }
+    now = [];
+    await flush();
+    await Promise.all(inFlight);
+    return rest;
   }
 
   /** Re-puts a due (or rolled) message, retrying transient failures; 'aborted' when stopping interrupted the retries. */
@@ -576,45 +705,6 @@ export class TimerMessageService {
       }
     }
   }
-}
-
-/**
- * The message to put when a unit comes up, with the stored properties Apache 5.3.3 writes
- * (`convert` + `convertMessage`, checked against its TimerMessageStore in
- * test/interop/timer-compat-5.test.ts): the timer-topic message's properties plus
- * TIMER_ENQUEUE_MS (unless −1), TIMER_ROLL_TIMES + 1 for a roll, and TIMER_DEQUEUE_MS = now.
- * A roll stays on TIMER_TOPIC queue 0; anything else goes to REAL_TOPIC / REAL_QID. Apache clears
- * REAL_TOPIC / REAL_QID and sets WAIT=false only on its in-memory copy after serialising the
- * properties, so the stored message keeps REAL_TOPIC / REAL_QID and its original WAIT: so does
- * tsmq. Null when REAL_TOPIC / REAL_QID are missing or bad.
- */
-export function convert(m: MessageExt, enqueueTime: string, roll: boolean, nowMs: number): MessageInner | null {
-  const props = new Map(m.properties);
-  if (enqueueTime !== '-1') props.set(MessageConst.TIMER_ENQUEUE_MS, enqueueTime);
-  if (roll) props.set(MessageConst.TIMER_ROLL_TIMES, String((Number.parseInt(props.get(MessageConst.TIMER_ROLL_TIMES) ?? '0', 10) || 0) + 1));
-  props.set(MessageConst.TIMER_DEQUEUE_MS, String(nowMs));
-  let topic = m.topic;
-  let queueId = m.queueId;
-  if (!roll) {
-    const real = props.get(MessageConst.REAL_TOPIC);
-    const qid = props.get(MessageConst.REAL_QID);
-    if (!real || qid === undefined || !/^\d+$/.test(qid)) return null;
-    topic = real;
-    queueId = Number(qid);
-  }
-  return {
-    topic,
-    queueId,
-    flag: m.flag,
-    body: m.body,
-    properties: props,
-    sysFlag: m.sysFlag,
-    bornTimestamp: m.bornTimestamp,
-    bornHost: m.bornHost,
-    storeHost: m.storeHost,
-    reconsumeTimes: m.reconsumeTimes,
-    preparedTransactionOffset: 0,
-  };
 }
 
 /** `<storePathRootDir>/timer/progress.json` of tsmq's former in-memory gRPC timer service. */

@@ -27,16 +27,24 @@ import {
   writeBlankRecord,
   writeRecord,
   type DispatchRequest,
+  QUEUE_OFFSET_POSITION,
+  PHY_POS_POSITION,
+  storeTimestampPosition,
+  writeLong,
 } from '../../common/message/record-codec.js';
+import { LazyRecordProperties } from '../dispatch/lazy-record-properties.js';
+import { tagsCode } from '../../common/message/java-hash.js';
+import { TopicValidator } from '../../common/message/topic-validator.js';
 import { createMessageId } from '../../common/message/msgid.js';
+import { MessageConst } from '../../common/message/message-const.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import { validateTopic } from '../../common/message/topic-validator.js';
-import type { AppendResult, PutMessageStatus } from '../message-store.js';
+import type { AppendResult, PreparedMessage, PutMessageStatus } from '../message-store.js';
 import { MappedFileQueue } from '../mapped-file/mapped-file-queue.js';
 import type { MappedFile } from '../mapped-file/mapped-file.js';
 import type { PrewriteOptions } from '../mapped-file/segment-prewriter.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
-import { buildDispatchRequest } from '../dispatch/build-dispatch-request.js';
+import { buildDispatchRequest, dispatchTagsCode } from '../dispatch/build-dispatch-request.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import { CommitLogReadCache, type CommitLogReadCacheOptions } from './commit-log-read-cache.js';
 
@@ -93,6 +101,44 @@ export type BatchAppendOutcome =
       /** As in AppendOutcome: the end-of-file filler could not be written (a write failure). */
       writeError?: unknown;
     };
+
+/**
+ * Outcome of `appendPrepared`: the first `appended` records were written (from `wroteOffset`,
+ * `wroteBytes` in all, end-of-file fillers included), with one DispatchRequest each; `failure`
+ * says why the rest was not (absent when all were).
+ */
+export interface PreparedAppendOutcome {
+  appended: number;
+  wroteOffset: number;
+  wroteBytes: number;
+  storeTimestamp: number;
+  dispatches: DispatchRequest[];
+  failure?: { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string; writeError?: unknown };
+}
+
+/**
+ * The DispatchRequest of a prepared record just appended at `offset`: tags code from TAGS (or,
+ * for a schedule-topic record, from its properties as for any put); `properties` is decoded from
+ * the record only when first read (LazyRecordProperties), so no map is held per record.
+ */
+function preparedDispatch(r: PreparedMessage, offset: number, queueOffset: number, storeTimestamp: number, delayLevelTableMs: number[]): DispatchRequest {
+  const props = r.properties;
+  return {
+    topic: r.topic,
+    queueId: r.queueId,
+    commitLogOffset: offset,
+    msgSize: r.record.length,
+    tagsCode: props ? dispatchTagsCode(r.topic, props, storeTimestamp, delayLevelTableMs) : tagsCode(r.tags),
+    storeTimestamp,
+    consumeQueueOffset: queueOffset,
+    keys: r.keys,
+    uniqKey: r.uniqKey,
+    sysFlag: r.sysFlag,
+    preparedTransactionOffset: 0,
+    properties: props ?? new LazyRecordProperties(r.record),
+    bornTimestamp: r.bornTimestamp,
+  };
+}
 
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
 const STORE_TIMESTAMP_PROBE_BYTES = 76;
@@ -320,6 +366,90 @@ export class CommitLog {
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
     for (let i = 0; i < n; i++) dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
     return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, dispatches };
+  }
+
+  /**
+   * Validates and encodes a message for `appendPrepared` (the rules of `append`; transactional
+   * PREPARED/ROLLBACK messages are refused: their records take no queue offset). Writes nothing.
+   * `alloc(size)` gives the buffer the record is encoded into (exactly `size` bytes, e.g. a slice
+   * of a larger block: many small Buffers cost the GC far more than a few large ones).
+   */
+  prepare(msg: MessageInner, alloc?: (sizeBytes: number) => Buffer): PreparedMessage | { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } {
+    const tranType = getTransactionValue(msg.sysFlag);
+    if (tranType !== MessageSysFlag.TRANSACTION_NOT_TYPE && tranType !== MessageSysFlag.TRANSACTION_COMMIT_TYPE) {
+      return { status: 'MESSAGE_ILLEGAL', remark: 'a prepared message cannot be a PREPARED/ROLLBACK transaction record' };
+    }
+    const problem = this.plan(msg);
+    if (problem) return problem;
+    const plan = this.recordPlan;
+    const record = alloc ? alloc(plan.size) : Buffer.allocUnsafe(plan.size);
+    writeRecord(record, 0, plan, 0, 0, 0);
+    const props = msg.properties;
+    return {
+      record,
+      topic: msg.topic,
+      queueId: msg.queueId,
+      sysFlag: plan.sysFlag,
+      bornTimestamp: msg.bornTimestamp,
+      tags: props.get(MessageConst.TAGS),
+      keys: props.get(MessageConst.KEYS) ?? '',
+      uniqKey: props.get(MessageConst.UNIQ_KEY) ?? null,
+      waitStoreMsgOK: props.get(MessageConst.WAIT) !== 'false',
+      ...(msg.topic === TopicValidator.RMQ_SYS_SCHEDULE_TOPIC ? { properties: props } : {}),
+    };
+  }
+
+  /**
+   * Appends records made by `prepare`, in order, each exactly as `append` would have written its
+   * message: a record that does not fit the rest of the segment makes it end with the filler and
+   * goes to the next one; each takes its own queue's next offset; all share one store timestamp.
+   * Synchronous. A failing roll (filler or new segment) stops the batch there: the records
+   * before it stay appended and are reported (`appended`), the rest is not written.
+   */
+  appendPrepared(records: readonly PreparedMessage[], queueOffsets: QueueOffsetTable): PreparedAppendOutcome {
+    const now = this.opts.clock.nowMs();
+    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
+    const dispatches: DispatchRequest[] = [];
+    let wroteOffset = -1;
+    let end = -1;
+    let mf: MappedFile | null = null;
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      const rec = r.record;
+      const size = rec.length;
+      let fillerFailed = false;
+      try {
+        mf ??= this.mfq.getLastMappedFileOrCreate(0);
+        if (size + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
+          fillerFailed = true;
+          this.appendBlank(mf);
+          fillerFailed = false;
+          mf = this.mfq.getLastMappedFileOrCreate(0);
+        }
+      } catch (e) {
+        this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
+        if (i > 0) this.lastStoreTimestamp = storeTimestamp;
+        const failure = { status: 'CREATE_MAPPED_FILE_FAILED' as const, remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
+        return { appended: i, wroteOffset: Math.max(0, wroteOffset), wroteBytes: i === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches, failure };
+      }
+      const offset = mf.getWroteOffset();
+      if (wroteOffset < 0) wroteOffset = offset;
+      const at = mf.reserve(size);
+      const queueOffset = queueOffsets.assign(r.topic, r.queueId);
+      const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(size);
+      const base = at >= 0 ? at : 0;
+      rec.copy(target, base, 0, size);
+      writeLong(target, base + QUEUE_OFFSET_POSITION, queueOffset);
+      writeLong(target, base + PHY_POS_POSITION, offset);
+      writeLong(target, base + storeTimestampPosition(r.sysFlag), storeTimestamp);
+      if (at >= 0) mf.advance(size);
+      else mf.append(target);
+      mf.storeTimestamp = storeTimestamp;
+      end = offset + size;
+      dispatches.push(preparedDispatch(r, offset, queueOffset, storeTimestamp, this.opts.delayLevelTableMs));
+    }
+    if (records.length > 0) this.lastStoreTimestamp = storeTimestamp;
+    return { appended: records.length, wroteOffset: Math.max(0, wroteOffset), wroteBytes: records.length === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches };
   }
 
   /** Writes the 8-byte end-of-file filler and marks the segment full. */

@@ -29,18 +29,21 @@
  *    <reason>", and the running flag refuses every later put until restart.
  *
  * `putMessages` does the same for a batch (RocketMQ `asyncPutMessages`): one atomic append
- * (CommitLog.appendBatch), one flush/slave wait covering the whole block.
+ * (CommitLog.appendBatch), one flush/slave wait covering the whole block. `putPrepared` appends
+ * records encoded ahead (CommitLog.prepare/appendPrepared, any topics and queues) the same way:
+ * refusals of step 1, one dispatch, one flush/slave wait for the block (tsmq addition, used by
+ * the timer service's due deliveries).
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { MessageInner } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
-import type { AppendOutcome, BatchAppendOutcome, CommitLog } from '../commitlog/commit-log.js';
+import type { AppendOutcome, BatchAppendOutcome, CommitLog, PreparedAppendOutcome } from '../commitlog/commit-log.js';
 import type { FlushManager, FlushStatus } from '../commitlog/flush-services.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { ReputMessageService } from '../dispatch/reput-message-service.js';
 import type { HandleHAResult } from '../ha/ha-service.js';
-import type { AppendResult, PutMessageResult, PutMessagesResult } from '../message-store.js';
+import type { AppendResult, PreparedMessage, PutMessageResult, PutMessagesResult, PutPreparedResult } from '../message-store.js';
 import type { RunningFlags } from '../retention/running-flags.js';
 import type { StoreConfig } from '../store-config.js';
 import type { StoreState } from '../store-state.js';
@@ -144,6 +147,43 @@ export class PutMessageService {
     for (const d of out.dispatches) this.p.dispatch.enqueue(d);
     const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
     return put instanceof Promise ? put.then((p) => ({ ...p, appendResults: results })) : { ...put, appendResults: results };
+  }
+
+  /**
+   * Stores records made by CommitLog.prepare, in order (see CommitLog.appendPrepared). The waits
+   * cover the whole block and are skipped when every record's WAIT property is "false". When a
+   * roll fails midway, the records before it are stored and dispatched, `appended` counts them
+   * and the status is the refusal (the write-error flag is set as for putMessage).
+   */
+  async putPrepared(records: readonly PreparedMessage[]): Promise<PutPreparedResult> {
+    const refused = this.checkStoreStatus();
+    if (refused) return { status: refused.status, remark: refused.remark ?? refused.status, appended: 0, wroteOffset: 0, wroteBytes: 0, storeTimestamp: 0 };
+    const { commitLog } = this.p;
+    let out: PreparedAppendOutcome;
+    try {
+      out = commitLog.appendPrepared(records, this.p.queueOffsets);
+    } catch (e) {
+      const r = this.refuseAfterWriteError(e);
+      return { status: r.status, remark: r.remark ?? r.status, appended: 0, wroteOffset: 0, wroteBytes: 0, storeTimestamp: 0 };
+    }
+    for (const d of out.dispatches) this.p.dispatch.enqueue(d);
+    const { appended, wroteOffset, wroteBytes, storeTimestamp } = out;
+    let failed: PutMessageResult | null = null;
+    if (out.failure) {
+      const f = out.failure;
+      const failedWrite = f.status === 'CREATE_MAPPED_FILE_FAILED' ? (f.writeError ?? commitLog.mfq.getLastMappedFile()?.commitError) : null;
+      failed = failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: f.status, remark: f.remark };
+    }
+    if (appended === 0) {
+      return { status: failed?.status ?? 'PUT_OK', remark: failed?.remark ?? 'no record', appended, wroteOffset, wroteBytes, storeTimestamp };
+    }
+    let wait = false;
+    for (let i = 0; i < appended && !wait; i++) wait = records[i]!.waitStoreMsgOK;
+    const summary: AppendResult = { wroteOffset, wroteBytes, msgId: '', queueOffset: 0, storeTimestamp };
+    const put = await this.handleDiskFlushAndHA(summary, wroteOffset + wroteBytes, wait);
+    const status = failed ? failed.status : put.status;
+    const remark = failed ? failed.remark : put.remark;
+    return { status, appended, wroteOffset, wroteBytes, storeTimestamp, ...(remark !== undefined ? { remark } : {}) };
   }
 
   /**

@@ -114,14 +114,18 @@ export class TimerStore {
     return pos;
   }
 
-  /** The units of the slot holding `timeMs`, oldest first; [] when the slot is empty. A broken link ends the walk. */
-  unitsOfSlot(timeMs: number): TimerUnit[] {
+  /**
+   * The units of the slot holding `timeMs`, oldest first; [] when the slot is empty. A broken link
+   * ends the walk. With `abovePos`, only the units linked after the one at `abovePos` (units are
+   * appended, so they lie above it): those added since a walk that ended at `abovePos`.
+   */
+  unitsOfSlot(timeMs: number, abovePos = -1): TimerUnit[] {
     const slot = this.wheel.getSlot(timeMs);
     if (slot.timeMs === -1) return [];
     const units: TimerUnit[] = [];
     const p = this.wheel.precisionMs;
     let pos = slot.lastPos;
-    while (pos !== -1) {
+    while (pos !== -1 && pos > abovePos) {
       const u = this.log.read(pos);
       if (!u) break;
       // A unit of this slot is due within it; anything else is a link into log data that was lost

@@ -1,0 +1,152 @@
+/**
+ * MessageStore.prepareMessage + putPreparedMessages: records encoded ahead and appended later, any
+ * topics and queues in one call, must end up exactly as single puts of the same messages would
+ * have written them (byte-equal CommitLog, end-of-file fillers included; queue offsets per queue;
+ * ConsumeQueue, index and arriving listener fed), with one store time for the call.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dispatched, makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import { BLANK_MAGIC_CODE, decodeRecord } from '../../../src/common/message/record-codec.js';
+import { MessageSysFlag } from '../../../src/common/message/sysflag.js';
+import type { MessageInner } from '../../../src/common/message/message.js';
+import type { DefaultMessageStore } from '../../../src/store/default-message-store.js';
+import type { PreparedMessage } from '../../../src/store/message-store.js';
+import type { StoreConfig } from '../../../src/store/store-config.js';
+
+const SEGMENT = 4096;
+
+/** 12 messages over T1 (queues 0, 1) and T2 (queue 3), ~450-byte records: the block spans a segment roll. */
+function messages(): MessageInner[] {
+  const spots: Array<[string, number]> = [['T1', 0], ['T2', 3], ['T1', 1], ['T1', 0], ['T2', 3], ['T1', 0]];
+  return Array.from({ length: 12 }, (_, i) => {
+    const [topic, queueId] = spots[i % spots.length]!;
+    return makeMessage({ topic, queueId, body: Buffer.alloc(300 + i, 0x41 + i), tags: `tag${i % 3}`, keys: `K${i} shared`, properties: { UNIQ_KEY: `U${i}`, TIMER_DEQUEUE_MS: '1700000000000' } });
+  });
+}
+
+/** Two singles first, so no queue starts at 0 by accident. */
+async function seed(store: DefaultMessageStore): Promise<void> {
+  for (const m of [makeMessage({ topic: 'T1', queueId: 0, body: 'seed-a' }), makeMessage({ topic: 'T2', queueId: 3, body: 'seed-b' })]) assert.equal((await store.putMessage(m)).status, 'PUT_OK');
+}
+
+function commitLogBytes(store: DefaultMessageStore): Buffer {
+  const parts: Buffer[] = [];
+  const max = store.getMaxPhyOffset();
+  for (let at = 0; at < max; at += SEGMENT) parts.push(store.commitLog.getData(at, Math.min(SEGMENT, max - at))!);
+  return Buffer.concat(parts);
+}
+
+async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
+  const rootA = tempDir();
+  const rootB = tempDir();
+  try {
+    const cfg = (root: string) => smallConfig(root, { mappedFileSizeCommitLog: SEGMENT, ...extra });
+    const a = await openStore(cfg(rootA));
+    const b = await openStore(cfg(rootB));
+    const arrived: string[] = [];
+    a.setMessageArrivingListener((topic, queueId, logicOffset, _tags, _ts, props) => arrived.push(`${topic}-${queueId}@${logicOffset}:${props.get('UNIQ_KEY') ?? '-'}`));
+    await seed(a);
+    await seed(b);
+    const start = a.getMaxPhyOffset();
+
+    const prepared = messages().map((m) => {
+      const p = a.prepareMessage(m);
+      assert.ok('record' in p, `prepared: ${JSON.stringify(p)}`);
+      return p as PreparedMessage;
+    });
+    assert.equal(a.getMaxPhyOffset(), start, 'preparing writes nothing');
+    const r = await a.putPreparedMessages(prepared);
+    assert.equal(r.status, 'PUT_OK');
+    assert.equal(r.appended, 12);
+    for (const m of messages()) assert.equal((await b.putMessage(m)).status, 'PUT_OK');
+    await dispatched(a);
+    await dispatched(b);
+
+    // byte-equal CommitLogs (same clock value, so even the store times agree), fillers included
+    assert.equal(a.getMaxPhyOffset(), b.getMaxPhyOffset());
+    assert.ok(a.getMaxPhyOffset() > SEGMENT, 'the block crossed into a second segment');
+    assert.ok(commitLogBytes(a).equals(commitLogBytes(b)), 'CommitLog bytes equal to single puts');
+    const filler = a.commitLog.getData(r.wroteOffset, 8);
+    assert.ok(filler);
+    assert.equal(r.wroteOffset, start);
+    assert.equal(r.wroteOffset + r.wroteBytes, a.getMaxPhyOffset());
+
+    // walk the block: consecutive records (a filler where one did not fit), queue offsets per queue
+    const next = new Map<string, number>([['T1-0', 1], ['T1-1', 0], ['T2-3', 1]]);
+    let pos = start;
+    const seen: string[] = [];
+    while (pos < a.getMaxPhyOffset()) {
+      const head = a.commitLog.getData(pos, 8)!;
+      if (head.readInt32BE(4) === BLANK_MAGIC_CODE) {
+        assert.equal(pos + head.readInt32BE(0), SEGMENT, 'the filler runs to the segment end');
+        pos = SEGMENT;
+        continue;
+      }
+      const m = decodeRecord((await a.selectOneMessageByOffset(pos))!);
+      const q = `${m.topic}-${m.queueId}`;
+      assert.equal(m.commitLogOffset, pos);
+      assert.equal(m.queueOffset, next.get(q), `queue offset of ${m.properties.get('UNIQ_KEY')}`);
+      assert.equal(m.storeTimestamp, r.storeTimestamp);
+      assert.equal(a.getCommitLogOffsetInQueue(m.topic, m.queueId, m.queueOffset), pos, 'ConsumeQueue entry points at the record');
+      next.set(q, m.queueOffset + 1);
+      seen.push(m.properties.get('UNIQ_KEY')!);
+      pos += m.storeSize;
+    }
+    assert.deepEqual(seen, messages().map((m) => m.properties.get('UNIQ_KEY')));
+    assert.equal(a.getMaxOffsetInQueue('T1', 0), 7);
+    assert.equal(a.getMaxOffsetInQueue('T1', 1), 2);
+    assert.equal(a.getMaxOffsetInQueue('T2', 3), 5);
+    assert.equal(arrived.length, 14);
+    assert.equal(arrived.at(-1), 'T1-0@7:U11', 'the listener gets the record\'s properties');
+    assert.equal(arrived[2], 'T1-0@2:U0');
+
+    // tags codes in the ConsumeQueue match the single-put store's; the index finds keys and UNIQ_KEY
+    const gotA = await a.getMessage('g', 'T2', 3, 0, 32);
+    const gotB = await b.getMessage('g', 'T2', 3, 0, 32);
+    assert.deepEqual(gotA.messages.map((x) => x.toString('hex')), gotB.messages.map((x) => x.toString('hex')));
+    assert.equal((await a.queryMessage('T2', 'U4', 32, 0, Number.MAX_SAFE_INTEGER)).messages.length, 1);
+    assert.equal((await a.queryMessage('T1', 'shared', 32, 0, Number.MAX_SAFE_INTEGER)).messages.length, 8);
+    await a.shutdown();
+    await b.shutdown();
+
+    // recovery reads the same queues back
+    const again = await openStore(cfg(rootA));
+    assert.equal(again.getMaxOffsetInQueue('T1', 0), 7);
+    assert.equal(again.getMaxOffsetInQueue('T2', 3), 5);
+    assert.equal(again.getMaxPhyOffset(), pos);
+    await again.shutdown();
+  } finally {
+    removeDir(rootA);
+    removeDir(rootB);
+  }
+}
+
+test('putPreparedMessages: a multi-topic block is byte-equal to single puts, queue offsets per queue (ASYNC_FLUSH)', () => sameAsSinglePuts({ flushDiskType: 'ASYNC_FLUSH' }));
+
+test('putPreparedMessages: a multi-topic block is byte-equal to single puts, queue offsets per queue (SYNC_FLUSH)', () => sameAsSinglePuts({ flushDiskType: 'SYNC_FLUSH' }));
+
+test('prepareMessage refuses what putMessage refuses, and transactional half messages; putPreparedMessages refuses after shutdown', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root, { mappedFileSizeCommitLog: SEGMENT }));
+    const badTopic = store.prepareMessage(makeMessage({ topic: 'bad topic!' }));
+    assert.ok(!('record' in badTopic));
+    assert.equal(badTopic.status, 'MESSAGE_ILLEGAL');
+    assert.match(badTopic.remark, /topic/);
+    const half = store.prepareMessage(makeMessage({ sysFlag: MessageSysFlag.TRANSACTION_PREPARED_TYPE }));
+    assert.ok(!('record' in half));
+    assert.equal(half.status, 'MESSAGE_ILLEGAL');
+    const tooBig = store.prepareMessage(makeMessage({ body: Buffer.alloc(SEGMENT) }));
+    assert.ok(!('record' in tooBig));
+    assert.equal(tooBig.status, 'MESSAGE_ILLEGAL');
+    const ok = store.prepareMessage(makeMessage({ body: 'x' })) as PreparedMessage;
+    assert.equal(ok.record.readInt32BE(0), ok.record.length);
+    await store.shutdown();
+    const r = await store.putPreparedMessages([ok]);
+    assert.equal(r.status, 'SERVICE_NOT_AVAILABLE');
+    assert.equal(r.appended, 0);
+  } finally {
+    removeDir(root);
+  }
+});
