@@ -110,11 +110,13 @@ export class BrokerContext {
    * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
    * logged and does not fail the put: recovery re-derives topics from the ConsumeQueue directory.
    * A stored message is counted in `brokerStats` under the topic the client sent to (Apache
-   * counts before the schedule rewrite too), a refused one as a failed put.
+   * counts before the schedule rewrite too), a refused one as a failed put. `origin` 'send' (a
+   * producer's send) also counts it in the metrics' messages/throughput in; 'commit' (the final
+   * message of END_TRANSACTION) does not: Apache counts a transactional send once, as its half.
    */
-  putMessage(msg: MessageInner): Promise<PutMessageResult> {
+  putMessage(msg: MessageInner, origin: 'send' | 'commit' = 'send'): Promise<PutMessageResult> {
     const topic = msg.topic;
-    const listener = this.brokerStats.listener;
+    const listener = origin === 'send' ? this.brokerStats.listener : null;
     const messageType = listener ? this.messageTypeOf(msg) : 'Normal';
     const configWrite = this.topicConfigManager.durable(topic);
     const refused = this.timerPutHook?.apply(msg);

@@ -12,6 +12,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { procProbe } from '../store/recovery/process-identity.js';
 import { judgeLockRecord, parseLockRecord } from '../store/recovery/store-files.js';
+import { resolveMetricsConfig } from '../metrics/metrics-config.js';
 
 /** One listener of the command: its port, what it is and the setting that changes it. */
 export interface PortRole {
@@ -126,7 +127,13 @@ export function portInUseMessage(err: Error & { port?: number; address?: string 
   return lines.join('\n');
 }
 
-/** The broker's listeners from raw broker.conf values (RocketMQ defaults: haListenPort = listenPort + 1; gRPC 8081 when on). */
+/**
+ * The broker's listeners from raw broker.conf values (RocketMQ defaults: haListenPort = listenPort
+ * + 1; gRPC 8081 when on), plus the console (consolePort, when ≥ 0; the command's default must be
+ * in `cfg`) and the metrics endpoint (metricsPromExporterPort, default 5557, when
+ * metricsExporterType=PROM and the port is not -1). Port 0 (any free port) is left out.
+ * @throws ConfigError for a bad metrics key (as the start would).
+ */
 export function brokerPortRoles(cfg: Record<string, string | undefined>, opts: { listenFlag: string; grpc: boolean }): PortRole[] {
   const listen = Number(cfg.listenPort ?? 10911);
   const ha = cfg.haListenPort !== undefined && Number(cfg.haListenPort) >= 0 ? Number(cfg.haListenPort) : listen + 1;
@@ -136,6 +143,11 @@ export function brokerPortRoles(cfg: Record<string, string | undefined>, opts: {
   ];
   const grpc = Number(cfg.grpcListenPort ?? cfg.grpcServerPort ?? 8081);
   if (opts.grpc && grpc > 0) roles.push({ port: grpc, what: 'gRPC', setting: '-o grpcListenPort=<port>, -1 for none' });
+  const consolePort = Number(cfg.consolePort ?? -1);
+  if (consolePort > 0) roles.push({ port: consolePort, what: 'console', setting: '-o consolePort=<port>, -1 for none' });
+  const defined = Object.fromEntries(Object.entries(cfg).filter((e): e is [string, string] => e[1] !== undefined));
+  const metrics = resolveMetricsConfig(defined);
+  if (metrics.enabled && metrics.port > 0) roles.push({ port: metrics.port, what: 'metrics', setting: '-o metricsPromExporterPort=<port>, -1 for none' });
   return roles;
 }
 

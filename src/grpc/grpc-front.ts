@@ -19,7 +19,7 @@
  * MESSAGE_NOT_FOUND), transactions (when owned).
  */
 import net from 'node:net';
-import { sniffTls } from '../common/tls/tls-acceptor.js';
+import { TLS_ON_PLAINTEXT_PORT_LOG_KEY, sniffTls, tlsOnPlaintextPortWarning } from '../common/tls/tls-acceptor.js';
 import { TLS_DISABLED, type TlsServerSettings } from '../common/tls/tls-server-config.js';
 import * as path from 'node:path';
 import type { BrokerController } from '../broker/broker-controller.js';
@@ -49,7 +49,8 @@ import { ReceiptRenewer } from './receipt-renewer.js';
 import { guardGrpcHandlers } from './grpc-auth.js';
 import type { AuthConfig } from '../auth/auth-config.js';
 import type { AuthMetadata } from '../auth/auth-evaluator.js';
-import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
+import { DEFAULT_BAD_INPUT_LOG_INTERVAL_MS, RateLimitedLog } from '../common/logging/rate-limited-log.js';
+import { formatAddress } from '../remoting/transport/remoting-connection.js';
 
 export interface GrpcFrontOptions {
   ctx: BrokerContext;
@@ -70,6 +71,8 @@ export interface GrpcFrontOptions {
    * TLS only, permissive both on the same port (first byte 0x16 = TLS). Default: plain only.
    */
   tls?: TlsServerSettings;
+  /** At most one warning per this many ms for TLS handshakes on the plain port (default 10000). */
+  badInputLogIntervalMs?: number;
 }
 
 const SESSION_SCAN_MS = 10_000;
@@ -83,9 +86,11 @@ export class GrpcFront {
   readonly renewer: ReceiptRenewer;
   private readonly logger: Logger;
   private server: grpc.Server | null = null;
-  /** Permissive TLS: our own listener, which hands each connection to one of these injectors. */
+  /** Permissive or no TLS: our own listener, which hands each connection to one of these injectors. */
   private listener: net.Server | null = null;
   private injectors: Array<ReturnType<grpc.Server['createConnectionInjector']>> = [];
+  /** Accepted connections still waiting for their first byte (closed by shutdown). */
+  private readonly sniffing = new Set<net.Socket>();
   private boundPort = 0;
   private scanTimer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -199,14 +204,13 @@ export class GrpcFront {
       : handlers;
     server.addService(messagingServiceDefinition(), guarded);
     const tls = this.opts.tls ?? TLS_DISABLED;
-    if (tls.mode === 'permissive') {
-      this.boundPort = await this.listenPermissive(server, tls);
-    } else {
+    if (tls.mode === 'enforcing') {
       const addr = `${this.config.grpcListenHost}:${this.config.grpcListenPort}`;
-      const credentials = tls.mode === 'enforcing' ? grpcSslCredentials(tls) : grpc.ServerCredentials.createInsecure();
       this.boundPort = await new Promise<number>((resolve, reject) =>
-        server.bindAsync(addr, credentials, (err, port) => (err ? reject(err) : resolve(port))),
+        server.bindAsync(addr, grpcSslCredentials(tls), (err, port) => (err ? reject(err) : resolve(port))),
       );
+    } else {
+      this.boundPort = await this.listenSniffing(server, tls);
     }
     this.server = server;
     this.scanTimer = setInterval(() => this.sessions.expire(), SESSION_SCAN_MS);
@@ -216,18 +220,30 @@ export class GrpcFront {
   }
 
   /**
-   * tls.server.mode=permissive: one port for TLS and plain HTTP/2. A net.Server of ours reads each
-   * connection's first byte (tls-acceptor.ts sniffTls) and injects it into grpc-js through the TLS or
-   * the plain connection injector. Returns the bound port.
+   * tls.server.mode permissive or disabled: a net.Server of ours reads each connection's first byte
+   * (tls-acceptor.ts sniffTls, 30 s limit) and injects the connection into grpc-js through the TLS
+   * or the plain connection injector. Permissive: one port for TLS and plain HTTP/2. Disabled:
+   * plain only; a TLS ClientHello (e.g. rocketmq-client-java 5, whose enableSsl defaults to true)
+   * is closed with a rate-limited warning naming the peer and the fix (the client itself only
+   * sees NotSslRecordException). Returns the bound port.
    */
-  private async listenPermissive(server: grpc.Server, tls: TlsServerSettings): Promise<number> {
-    const secure = server.createConnectionInjector(grpcSslCredentials(tls));
+  private async listenSniffing(server: grpc.Server, tls: TlsServerSettings): Promise<number> {
+    const secure = tls.mode === 'permissive' ? server.createConnectionInjector(grpcSslCredentials(tls)) : null;
     const plain = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-    this.injectors = [secure, plain];
+    this.injectors = secure ? [secure, plain] : [plain];
+    const refusals = new RateLimitedLog(this.logger, this.opts.badInputLogIntervalMs ?? DEFAULT_BAD_INPUT_LOG_INTERVAL_MS);
     const listener = net.createServer((socket) => {
+      this.sniffing.add(socket);
+      socket.once('close', () => this.sniffing.delete(socket));
       sniffTls(socket, 30_000, (isTls) => {
+        this.sniffing.delete(socket);
         socket.on('error', () => socket.destroy()); // a reset is the peer's loss only
-        (isTls ? secure : plain).injectConnection(socket);
+        if (!isTls) plain.injectConnection(socket);
+        else if (secure) secure.injectConnection(socket);
+        else {
+          refusals.warn(TLS_ON_PLAINTEXT_PORT_LOG_KEY, tlsOnPlaintextPortWarning('gRPC', formatAddress(socket.remoteAddress, socket.remotePort)));
+          socket.destroy();
+        }
       });
     });
     listener.on('error', (e) => this.logger.error(`gRPC listener error: ${e.message}`));
@@ -248,11 +264,12 @@ export class GrpcFront {
     this.stopped = true;
     if (this.scanTimer) clearInterval(this.scanTimer);
     this.renewer.stop();
+    // our listener stops accepting at once; its close callback waits for every connection it
+    // accepted, i.e. for the injected sessions below to end, so it is awaited last (bounded)
     const listener = this.listener;
-    if (listener) {
-      await new Promise<void>((resolve) => listener.close(() => resolve()));
-      for (const injector of this.injectors) injector.drain(1000);
-    }
+    const listenerClosed = listener ? new Promise<void>((resolve) => listener.close(() => resolve())) : Promise.resolve();
+    for (const injector of this.injectors) injector.drain(1000);
+    for (const socket of this.sniffing) socket.destroy();
     const server = this.server;
     if (server) {
       this.pop.waitQueue.notifyAll();
@@ -269,6 +286,7 @@ export class GrpcFront {
         });
       });
     }
+    await Promise.race([listenerClosed, new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
     this.logger.info('gRPC front stopped');
   }

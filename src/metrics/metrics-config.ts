@@ -5,7 +5,10 @@
  *   metricsPromExporterHost  address of the Prometheus endpoint. Apache's default "" means
  *                            brokerIP1 there; tsmq's default is 127.0.0.1 (only this host can
  *                            scrape) until set.
- *   metricsPromExporterPort  port of the endpoint, default 5557 (Apache); 0 = any free port.
+ *   metricsPromExporterPort  port of the endpoint, default 5557 (Apache); 0 = any free port;
+ *                            -1 = no endpoint (tsmq: the exporter is off whatever
+ *                            metricsExporterType says, as consolePort=-1 turns the console off;
+ *                            Apache has no such value).
  */
 import { ConfigError, resolveConfig, wholeNumberIn, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
 
@@ -22,11 +25,11 @@ export const METRICS_CONFIG_SPEC = {
     validate: (v: string) => (['DISABLE', 'PROM', 'OTLP_GRPC', 'LOG'].includes(v) ? null : 'must be DISABLE or PROM'),
   }),
   metricsPromExporterHost: key<string>({ name: 'metricsPromExporterHost', type: 'string', default: '127.0.0.1', doc: 'address the Prometheus endpoint binds' }),
-  metricsPromExporterPort: key<number>({ name: 'metricsPromExporterPort', type: 'number', default: 5557, doc: 'Prometheus endpoint port (0 = any free port)', validate: wholeNumberIn(0, 65535, 'a port in 0..65535') }),
+  metricsPromExporterPort: key<number>({ name: 'metricsPromExporterPort', type: 'number', default: 5557, doc: 'Prometheus endpoint port (0 = any free port, -1 = metrics exporter off)', validate: wholeNumberIn(-1, 65535, 'a port in 0..65535, or -1 for no metrics exporter') }),
 } as const;
 
 export interface MetricsConfig {
-  /** True when metricsExporterType=PROM. */
+  /** True when metricsExporterType=PROM and metricsPromExporterPort is not -1. */
   enabled: boolean;
   host: string;
   port: number;
@@ -38,5 +41,5 @@ export function resolveMetricsConfig(raw: Record<string, string>): MetricsConfig
   if (c.metricsExporterType === 'OTLP_GRPC' || c.metricsExporterType === 'LOG') {
     throw new ConfigError('metricsExporterType', c.metricsExporterType, 'tsmq exports metrics to Prometheus only: use PROM (or DISABLE)');
   }
-  return { enabled: c.metricsExporterType === 'PROM', host: c.metricsPromExporterHost || '127.0.0.1', port: c.metricsPromExporterPort };
+  return { enabled: c.metricsExporterType === 'PROM' && c.metricsPromExporterPort >= 0, host: c.metricsPromExporterHost || '127.0.0.1', port: c.metricsPromExporterPort };
 }

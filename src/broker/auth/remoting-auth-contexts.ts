@@ -171,6 +171,7 @@ const RULES = new Map<number, Rule>([
   [C.DELETE_SUBSCRIPTIONGROUP, fields(['Delete'], [['groupName', 'Group']], true)],
   [C.GET_CONSUMER_CONNECTION_LIST, fields(['Get'], [['consumerGroup', 'Group']], true)],
   [C.GET_PRODUCER_CONNECTION_LIST, fields(['Get'], [['producerGroup', 'Group']], true)],
+  [C.GET_ALL_PRODUCER_INFO, cluster(['Get'])],
   [C.QUERY_TOPIC_CONSUME_BY_WHO, fields(['Get'], [['topic', 'Topic']], true)],
   [C.QUERY_TOPICS_BY_CONSUMER, fields(['Get'], [['group', 'Group']], true)],
   [C.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, cluster(['Get'])],

@@ -7,6 +7,11 @@
  *       A group with no live client → 206 CONSUMER_NOT_ONLINE "the consumer group[<g>] not online".
  *   204 GET_PRODUCER_CONNECTION_LIST  header producerGroup → body ProducerConnection
  *         {"connectionSet":[...]} (empty set when the group has no live producer).
+ *   328 GET_ALL_PRODUCER_INFO         no header → body ProducerTableInfo
+ *         {"data":{<group>:[{"clientId","remoteIP","language","version","lastUpdateTimestamp"}]}}
+ *       every group with a live producer, one entry per connection (Apache
+ *       `ProducerManager.getProducerTable`; remoteIP is Java's InetSocketAddress text "/ip:port",
+ *       lastUpdateTimestamp the epoch ms of the last heartbeat). `mqadmin producer -b` prints it.
  *   307 GET_CONSUMER_RUNNING_INFO     header consumerGroup, clientId, jstackEnable
  *   309 CONSUME_MESSAGE_DIRECTLY      header consumerGroup, clientId, msgId (offset message id), topic
  *       Both are forwarded to that client's connection with the same header (309 also gets
@@ -32,6 +37,17 @@ export const CALL_CLIENT_TIMEOUT_MS = 10_000;
 /** Apache `Connection` JSON object of a client entry. */
 export function connectionJson(info: ClientChannelInfo): object {
   return { clientAddr: info.channel.remoteAddress, clientId: info.clientId, language: info.language, version: info.version };
+}
+
+/** Apache `ProducerInfo` JSON of a producer entry (remoteIP as Java prints a socket address: "/ip:port"). */
+export function producerInfoJson(info: ClientChannelInfo): object {
+  return {
+    clientId: info.clientId,
+    remoteIP: `/${info.channel.remoteAddress}`,
+    language: info.language,
+    version: info.version,
+    lastUpdateTimestamp: info.lastUpdateTimestamp,
+  };
 }
 
 /** Apache `SubscriptionData` JSON (fastjson field names; tsmq's compiled filter is left out). */
@@ -70,6 +86,15 @@ export class ClientConnectionProcessors {
     const group = getString(request.extFields, 'producerGroup');
     const body = { connectionSet: this.ctx.producerManager.entriesOf(group).map(connectionJson) };
     return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(JSON.stringify(body), 'utf8'));
+  };
+
+  readonly getAllProducerInfo: RequestHandler = ({ request }) => {
+    const data: Record<string, object[]> = {};
+    for (const group of this.ctx.producerManager.groupNames()) {
+      const entries = this.ctx.producerManager.entriesOf(group);
+      if (entries.length > 0) data[group] = entries.map(producerInfoJson);
+    }
+    return createResponseCommand(request, ResponseCode.SUCCESS, null, null, Buffer.from(JSON.stringify({ data }), 'utf8'));
   };
 
   readonly getConsumerRunningInfo: RequestHandler = (rc) => this.callConsumer(rc, RequestCode.GET_CONSUMER_RUNNING_INFO, {}, rc.request.body);

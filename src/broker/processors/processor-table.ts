@@ -101,6 +101,7 @@ export function buildProcessorTable(
     [RequestCode.UPDATE_BROKER_CONFIG, brokerConfig.updateBrokerConfig],
     [RequestCode.GET_CONSUMER_CONNECTION_LIST, connections.getConsumerConnectionList],
     [RequestCode.GET_PRODUCER_CONNECTION_LIST, connections.getProducerConnectionList],
+    [RequestCode.GET_ALL_PRODUCER_INFO, connections.getAllProducerInfo],
     [RequestCode.GET_CONSUMER_RUNNING_INFO, connections.getConsumerRunningInfo],
     [RequestCode.CONSUME_MESSAGE_DIRECTLY, connections.consumeMessageDirectly],
     [RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, consumerAdmin.queryTopicConsumeByWho],

@@ -9,9 +9,20 @@ import type { BrokerContext } from '../broker-context.js';
 export interface TransactionBroker {
   readonly storeHost: SocketAddress;
   readonly store: Pick<MessageStore, 'getMessage' | 'getMaxOffsetInQueue' | 'getMinOffsetInQueue' | 'lookMessageByOffset'>;
-  /** The broker's put path (hooks, then the store): committed messages. */
-  putMessage(msg: MessageInner): Promise<PutMessageResult>;
-  /** Straight to the store, no put hooks: half, op and check-max-time records of system topics. */
+  /**
+   * The broker's put path (hooks, then the store) for a committed message: counted in the broker
+   * statistics under its real topic but not in the metrics' messages/throughput in (Apache
+   * EndTransactionProcessor.sendFinalMessage: incTopicPutNums only; the send was counted as its half).
+   */
+  putCommittedMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /**
+   * Straight to the store, no put hooks, counted as Apache's SendMessageProcessor counts a
+   * transactional send: broker statistics and rocketmq_messages_in_total / throughput_in under the
+   * half topic (RMQ_SYS_TRANS_HALF_TOPIC, Apache reads the topic after the half rewrite) with
+   * message_type Transaction.
+   */
+  putHalfMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /** Straight to the store, no put hooks, not counted: op and check-max-time records of system topics. */
   putSystemMessage(msg: MessageInner): Promise<PutMessageResult>;
   /** Creates a system topic with `queueNums` queues (perm read+write) when missing. */
   ensureTopic(topic: string, queueNums: number): void;
@@ -31,7 +42,16 @@ export function transactionBrokerOf(ctx: BrokerContext): TransactionBroker {
       return ctx.storeHost;
     },
     store: ctx.store,
-    putMessage: (msg) => ctx.putMessage(msg),
+    putCommittedMessage: (msg) => ctx.putMessage(msg, 'commit'),
+    putHalfMessage: async (msg) => {
+      const result = await ctx.store.putMessage(msg);
+      const a = result.appendResult;
+      if (a) {
+        ctx.brokerStats.recordPut(msg.topic, 1, a.wroteBytes);
+        ctx.brokerStats.listener?.onPut(msg.topic, 'Transaction', 1, a.wroteBytes);
+      } else ctx.brokerStats.recordPutFailed();
+      return result;
+    },
     putSystemMessage: (msg) => ctx.store.putMessage(msg),
     ensureTopic: (topic, queueNums) => void ctx.topicConfigManager.createTopicInSendMessageBackMethod(topic, queueNums, 6, 0),
     loadProgress: (topic) => ctx.consumerOffsetManager.queryOffset(TRANS_CHECK_GROUP, topic, 0),

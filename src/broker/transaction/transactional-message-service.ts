@@ -184,7 +184,7 @@ export class TransactionalMessageService {
   async prepare(msg: MessageInner): Promise<{ result: PutMessageResult; transactionId?: string }> {
     const half = toHalfMessage(msg);
     this.opts.broker.ensureTopic(HALF_TOPIC, 1);
-    const result = await this.opts.broker.putSystemMessage(half);
+    const result = await this.opts.broker.putHalfMessage(half);
     const a = result.appendResult;
     if (!a) return { result };
     this.pending.set(a.queueOffset, {
@@ -223,7 +223,7 @@ export class TransactionalMessageService {
     let committed: PutMessageResult | undefined;
     if (req.resolution === 'COMMIT') {
       const msg = toCommitMessage(half);
-      committed = await this.opts.broker.putMessage(msg);
+      committed = await this.opts.broker.putCommittedMessage(msg);
       if (!committed.appendResult) {
         if (pending) this.pending.set(half.queueOffset, pending);
         return { ok: false, reason: 'PUT_FAILED', message: `commit put failed: ${committed.status} ${committed.remark ?? ''}` };

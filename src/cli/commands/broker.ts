@@ -27,7 +27,9 @@ export function registerBrokerCommand(program: Command): void {
       );
       warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
       const consoleLogger = createLogger('console');
-      const consoleServer = await startConsole(cfg, cfg, consoleLogger); // consolePort set: up during recovery
+      const roles = brokerPortRoles(cfg, { listenFlag: '-p', grpc: cfg.grpcListenPort !== undefined });
+      const consoleServer = await startConsole(cfg, cfg, consoleLogger) // consolePort set: up during recovery
+        .catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
       let broker: BrokerController;
       try {
         broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker'), onRecoveryProgress: (p) => consoleServer?.setRecoveryProgress(p) });
@@ -36,9 +38,9 @@ export function registerBrokerCommand(program: Command): void {
         throw e;
       }
       const metrics = prepareMetrics(broker, cfg);
-      const roles = brokerPortRoles(cfg, { listenFlag: '-p', grpc: cfg.grpcListenPort !== undefined });
       await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
-      const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger);
+      const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger)
+        .catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
       // Several brokers may share a host (master + slave): the gRPC front only on request.
       const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir)) : null;
       printAfterLogs(`tsmq broker started: ${describeBroker(brokerBanner(broker, cfg, grpc), [`nameserver ${cfg.namesrvAddr || '(none: not registering)'}`, ...observability.describe()])}`);

@@ -49,7 +49,7 @@ export async function startConsole(cfg: Record<string, string>, userCfg: Record<
   }
 }
 
-/** The metrics collector attached to `broker`, or null when metricsExporterType is not PROM. */
+/** The metrics collector attached to `broker`, or null when metricsExporterType is not PROM or metricsPromExporterPort=-1. */
 export function prepareMetrics(broker: BrokerController, cfg: Record<string, string>): BrokerMetrics | null {
   if (!resolveMetricsConfig(cfg).enabled) return null;
   const metrics = new BrokerMetrics();
@@ -73,7 +73,7 @@ export async function startObservability(
       metricsServer = await MetricsServer.start(metrics, { host: mc.host, port: mc.port, logger: createLogger('metrics') });
     } catch (e) {
       if (!isAddrInUse(e) || userCfg.metricsPromExporterPort !== undefined) throw e;
-      logger.warn(`metrics endpoint not started: ${mc.host}:${mc.port} is in use (set metricsPromExporterPort)`);
+      logger.warn(`metrics endpoint not started: ${mc.host}:${mc.port} is in use (set metricsPromExporterPort, -1 = off)`);
       metrics.detach();
     }
   }

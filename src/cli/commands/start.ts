@@ -77,7 +77,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
     opts.option,
   );
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
-  const roles: PortRole[] = [{ port: namesrvPort, what: 'nameserver', setting: '-n 127.0.0.1:<port>' }, ...brokerPortRoles(cfg, { listenFlag: '-p', grpc: true })];
+  const roles: PortRole[] = [{ port: namesrvPort, what: 'nameserver', setting: '-n 127.0.0.1:<port>' }, ...brokerPortRoles({ consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, { listenFlag: '-p', grpc: true })];
   const tlsNote = opts.tls ? await useSelfSignedCertificate(cfg, opts.tls) : '';
   // the nameserver obeys the same tls.server.* and authenticationEnabled switches as the broker
   const namesrvLogger = createLogger('namesrv');
@@ -88,7 +88,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   // The console is on by default here (8080; `consolePort` wins, -1 turns it off) and starts
   // first, so that it shows the recovery progress while the store opens.
   const consoleLogger = createLogger('console');
-  const consoleServer = await startConsole({ consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, cfg, consoleLogger);
+  const consoleServer = await startConsole({ consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, cfg, consoleLogger).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   let broker: BrokerController;
   try {
     broker = await BrokerController.create({ brokerConfig: cfg, logger: createLogger('broker'), onRecoveryProgress: (p) => consoleServer?.setRecoveryProgress(p) });
@@ -100,7 +100,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   const metrics = prepareMetrics(broker, cfg);
   await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   const grpc = await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
-  const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger);
+  const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
   // once its socket listens); printed through the log stream so that it also comes out after
   // their "listening" log lines. Scripts wait for /tsmq started/.

@@ -19,6 +19,23 @@ import type { TlsServerSettings } from './tls-server-config.js';
 /** First byte of a TLS record of type handshake (ClientHello). */
 export const TLS_HANDSHAKE_RECORD_TYPE = 0x16;
 
+/** Rate-limited log key of tlsOnPlaintextPortWarning lines (rate-limited-log.ts). */
+export const TLS_ON_PLAINTEXT_PORT_LOG_KEY = 'tls-on-plaintext-port';
+
+/**
+ * The warning for a peer whose first byte is a TLS handshake record on a port served in plain
+ * text (tls.server.mode=disabled): names the peer and both fixes. Apache logs nothing useful
+ * here (the client sees only NotSslRecordException / a closed connection); tsmq closes the
+ * connection and logs this through a RateLimitedLog under TLS_ON_PLAINTEXT_PORT_LOG_KEY.
+ */
+export function tlsOnPlaintextPortWarning(port: 'gRPC' | 'remoting', remoteAddress: string): string {
+  const clientFix = port === 'gRPC'
+    ? 'enableSsl(false) on the client (rocketmq-client-java ClientConfiguration.newBuilder().enableSsl(false))'
+    : 'TLS off on the client (Java remoting client: ClientConfig.setUseTLS(false), -Dtls.enable=false)';
+  return `TLS handshake from ${remoteAddress} on the plaintext ${port} port (tls.server.mode=disabled), connection closed: `
+    + `use ${clientFix}, or set tls.server.mode=permissive (TLS and plain on one port) or enforcing on the server`;
+}
+
 export interface TlsAcceptOptions {
   /** Close a permissive-mode socket that sends nothing for this long, ms (default 30000; 0 = never). */
   firstByteTimeoutMs?: number;

@@ -24,6 +24,7 @@ import { FrameBatch } from '../protocol/frame-batch.js';
 import { RemotingSendRequestError, RemotingTimeoutError } from './remoting-errors.js';
 import type { PartialFrameBudget } from './partial-frame-budget.js';
 import type { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import { TLS_HANDSHAKE_RECORD_TYPE, TLS_ON_PLAINTEXT_PORT_LOG_KEY, tlsOnPlaintextPortWarning } from '../../common/tls/tls-acceptor.js';
 
 /** Above this much unsent output the peer is considered stuck and the connection is closed. */
 export const DEFAULT_MAX_PENDING_WRITE_BYTES = 64 * 1024 * 1024;
@@ -49,6 +50,12 @@ export interface RemotingConnectionOptions {
   partialFrameBudget?: PartialFrameBudget;
   /** Where bad-input warnings go (rate-limited); absent: `logger` directly, one line per event. */
   badInputLog?: RateLimitedLog;
+  /**
+   * Server side of a plaintext port (tls.server.mode=disabled): a connection whose first byte is
+   * 0x16 (a TLS ClientHello; as a frame length it would be > 369 MB) is closed with the
+   * tlsOnPlaintextPortWarning (key TLS_ON_PLAINTEXT_PORT_LOG_KEY) instead of a frame-size error.
+   */
+  refuseTlsHandshake?: boolean;
   onRequest: (conn: RemotingConnection, request: RemotingCommand) => void;
 }
 
@@ -78,6 +85,8 @@ export class RemotingConnection implements RemotingChannel {
   private partialSinceMs = -1;
   /** decoder.framesDecoded when partialSinceMs was taken (a change means a new frame began). */
   private partialFrameSeq = 0;
+  /** True until the first read when opts.refuseTlsHandshake is set. */
+  private firstReadPending: boolean;
 
   constructor(private readonly socket: Socket, private readonly opts: RemotingConnectionOptions) {
     this.id = opts.id;
@@ -85,6 +94,7 @@ export class RemotingConnection implements RemotingChannel {
     this.remoteAddress = formatAddress(socket.remoteAddress, socket.remotePort);
     this.maxPendingWriteBytes = opts.maxPendingWriteBytes ?? DEFAULT_MAX_PENDING_WRITE_BYTES;
     this.decoder = new FrameDecoder((cmd) => this.onCommand(cmd), { maxFrameBytes: opts.maxFrameBytes });
+    this.firstReadPending = opts.refuseTlsHandshake === true;
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     if (opts.maxIdleMs && opts.maxIdleMs > 0) {
@@ -219,6 +229,14 @@ export class RemotingConnection implements RemotingChannel {
 
   private onData(chunk: Buffer): void {
     if (this.isClosed) return;
+    if (this.firstReadPending && chunk.length > 0) {
+      this.firstReadPending = false;
+      if (chunk[0] === TLS_HANDSHAKE_RECORD_TYPE) {
+        this.warnBadInput(TLS_ON_PLAINTEXT_PORT_LOG_KEY, tlsOnPlaintextPortWarning('remoting', this.remoteAddress));
+        this.close();
+        return;
+      }
+    }
     try {
       this.decoder.push(chunk);
     } catch (e) {

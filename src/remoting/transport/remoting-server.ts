@@ -248,6 +248,7 @@ export class RemotingServer {
       maxIdleMs: this.opts.channelMaxIdleMs ?? DEFAULT_CHANNEL_MAX_IDLE_MS,
       partialFrameBudget: this.partialFrameBudget,
       badInputLog: this.badInputLog,
+      refuseTlsHandshake: (this.opts.tls ?? TLS_DISABLED).mode === 'disabled',
       onRequest: (c, request) => {
         void this.processors.dispatch(c, request);
       },

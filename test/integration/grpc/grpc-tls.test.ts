@@ -1,7 +1,8 @@
 /**
  * TLS on the gRPC front (the broker's tls.server.*): permissive serves TLS and plain HTTP/2 on one
- * port (first byte), enforcing serves TLS only. Judged by grpc-js clients with SSL credentials
- * (verifying the self-signed certificate for 127.0.0.1) and insecure ones.
+ * port (first byte), enforcing serves TLS only, disabled closes TLS clients with a warning. Judged
+ * by grpc-js clients with SSL credentials (verifying the self-signed certificate for 127.0.0.1),
+ * insecure ones and Node tls handshakes.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,8 @@ import { BrokerController } from '../../../src/broker/broker-controller.js';
 import { GrpcFront } from '../../../src/grpc/grpc-front.js';
 import { silentLogger } from '../../../src/common/logging/logger.js';
 import { ensureSelfSignedCertificate, type CertificateFiles } from '../../../src/common/tls/self-signed-certificate.js';
+import { CaptureLogger } from '../../support/capture-logger.js';
+import { tryTlsHandshake } from '../../support/tls-hello.js';
 
 type Client = grpc.Client & Record<string, (...args: unknown[]) => unknown>;
 
@@ -48,7 +51,7 @@ describe('gRPC front over TLS', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function start(mode: string): Promise<string> {
+  async function start(mode: string, logger = silentLogger, badInputLogIntervalMs?: number): Promise<string> {
     const raw: Record<string, string> = {
       storePathRootDir: path.join(dir, mode),
       listenPort: '0',
@@ -63,7 +66,7 @@ describe('gRPC front over TLS', () => {
     };
     const broker = await BrokerController.create({ brokerConfig: raw, logger: silentLogger });
     await broker.start();
-    const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: raw, transactions: broker.transactionService, logger: silentLogger, tls: broker.tls });
+    const front = await GrpcFront.create({ ctx: broker.ctx, pop: broker.popService, rawConfig: raw, transactions: broker.transactionService, logger, tls: broker.tls, badInputLogIntervalMs });
     await front.start();
     stops.push(async () => {
       await front.shutdown();
@@ -97,6 +100,29 @@ describe('gRPC front over TLS', () => {
       await assert.rejects(queryRoute(plain, 'TBW102'), (e: grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE);
     } finally {
       secure.close();
+      plain.close();
+    }
+  });
+
+  it('disabled: a TLS client (what rocketmq-client-java 5 does by default) is closed with one warning per interval naming it and the fix; plain clients are served', async () => {
+    const logger = new CaptureLogger();
+    const endpoints = await start('disabled', logger, 400);
+    const port = Number(endpoints.split(':')[1]);
+    const plain = newClient(endpoints, grpc.credentials.createInsecure());
+    try {
+      const first = await tryTlsHandshake(port);
+      assert.equal(first.secureConnected, false);
+      await tryTlsHandshake(port);
+      const warned = (): string[] => logger.matching('warn', 'TLS handshake from');
+      assert.equal(warned().length, 1, warned().join('\n'));
+      assert.match(warned()[0]!, new RegExp(`^TLS handshake from 127\\.0\\.0\\.1:${first.localPort} on the plaintext gRPC port \\(tls\\.server\\.mode=disabled\\), connection closed: use enableSsl\\(false\\) on the client .* or set tls\\.server\\.mode=permissive .* or enforcing`));
+      assert.equal((await queryRoute(plain, 'TBW102')).status.code, 'ILLEGAL_TOPIC', 'plain clients keep being served');
+      await new Promise((r) => setTimeout(r, 450));
+      await tryTlsHandshake(port);
+      assert.equal(warned().length, 2, 'the next interval logs again');
+      assert.match(warned()[1]!, /\(\+1 similar suppressed\)$/);
+      assert.equal((await queryRoute(plain, 'TBW102')).status.code, 'ILLEGAL_TOPIC');
+    } finally {
       plain.close();
     }
   });

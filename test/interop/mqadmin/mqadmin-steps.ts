@@ -41,6 +41,8 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): 
     { op: 'readfile', id: 'groupsAfterUpdate', path: groupsFile },
     m('consumerConnection', 'consumerConnection', '-g', GROUP),
     m('producerConnection', 'producerConnection', '-g', PRODUCER_GROUP, '-t', TOPIC),
+    // 5.x only: `producer -b` (GET_ALL_PRODUCER_INFO 328)
+    ...(v === 5 ? [m('producer', 'producer', '-b', brokerAddr)] : []),
     m('consumerProgressAll', 'consumerProgress'),
     m('consumerProgress', 'consumerProgress', '-g', GROUP),
     m('consumerStatus', 'consumerStatus', '-g', GROUP),

@@ -15,7 +15,7 @@ import { RemotingClient } from '../../../src/remoting/transport/remoting-client.
 import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { runMqadmin, type CmdResult, type MqadminRun } from './mqadmin-run.js';
-import { BROKER_NAME, CLONE_GROUP, CLUSTER, GROUP, SENT, SUB_GROUP, TOPIC, TOPIC2, mqadminSteps, type Version } from './mqadmin-steps.js';
+import { BROKER_NAME, CLONE_GROUP, CLUSTER, GROUP, PRODUCER_GROUP, SENT, SUB_GROUP, TOPIC, TOPIC2, mqadminSteps, type Version } from './mqadmin-steps.js';
 
 /** Rows of a whitespace-separated table whose first cell is `first`. */
 function rows(out: string, first: string): string[][] {
@@ -193,6 +193,20 @@ export function defineMqadminSuite(version: Version): void {
       const out = cmd('producerConnection').out;
       assert.match(out, new RegExp(`^0001\\s+\\S+@mqadmin-runner\\s+127\\.0\\.0\\.1:\\d+\\s+JAVA\\s+${versionDesc}`, 'm'));
     });
+
+    if (version === 5) {
+      it('producer -b: every live producer group with its clientId, address and language (GET_ALL_PRODUCER_INFO 328)', () => {
+        const clientId = /^0001\s+(\S+@mqadmin-runner)\s/m.exec(cmd('producerConnection').out)?.[1];
+        assert.ok(clientId, cmd('producerConnection').out);
+        const out = cmd('producer').out;
+        const line = out.split('\n').find((l) => l.startsWith(`producer group (${PRODUCER_GROUP}) instance : `));
+        assert.ok(line, out);
+        const m = /clientId=(\S+),remoteIP=\/127\.0\.0\.1:\d+, language=JAVA, version=(\d+), lastUpdateTimestamp=(\d+)$/.exec(line);
+        assert.ok(m, line);
+        assert.equal(m[1], clientId, 'the same producer as producerConnection shows');
+        assert.ok(Number(m[3]) >= startedAt && Number(m[3]) <= Date.now(), `lastUpdateTimestamp ${m[3]}`);
+      });
+    }
 
     it('consumerProgress (all groups): the group is online with its version, push, clustering', () => {
       const row = rows(cmd('consumerProgressAll').out, GROUP)[0];

@@ -25,6 +25,7 @@ describe('ACL contexts of admin codes', () => {
     assert.deepEqual(of(RequestCode.DELETE_SUBSCRIPTIONGROUP, { groupName: 'GID_A' }), ['Group:GID_A:Delete']);
     assert.deepEqual(of(RequestCode.GET_CONSUMER_CONNECTION_LIST, { consumerGroup: 'GID_A' }), ['Group:GID_A:Get']);
     assert.deepEqual(of(RequestCode.GET_PRODUCER_CONNECTION_LIST, { producerGroup: 'PID_A' }), ['Group:PID_A:Get']);
+    assert.deepEqual(of(RequestCode.GET_ALL_PRODUCER_INFO, {}), ['Cluster:DefaultCluster:Get']);
     assert.deepEqual(of(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, { topic: 'T1' }), ['Topic:T1:Get']);
     assert.deepEqual(of(RequestCode.CLONE_GROUP_OFFSET, { srcGroup: 'G1', destGroup: 'G2', topic: 'T1' }), ['Group:G1:Update', 'Group:G2:Update', 'Topic:T1:Update']);
     assert.deepEqual(of(RequestCode.GET_TOPIC_CONFIG, { topic: 'T1' }), ['Topic:T1:Get']);

@@ -1,6 +1,6 @@
 /**
  * The admin request codes mqadmin and the dashboard use (in-process broker, FakeMessageStore):
- * subscription groups (200/207/352), connections (203/204), broker → client calls (307/309),
+ * subscription groups (200/207/352), connections (203/204/328), broker → client calls (307/309),
  * broker config (25/26), runtime info (28), 351, 300/343, 314, 317, 305, 306.
  */
 import { afterEach, describe, it } from 'node:test';
@@ -80,6 +80,19 @@ describe('connections: 203 consumer, 204 producer', () => {
     const p = json(await h.call(RequestCode.GET_PRODUCER_CONNECTION_LIST, { producerGroup: 'CLIENT_INNER_PRODUCER' }));
     assert.equal(p.connectionSet[0].clientId, '10.0.0.9@c1');
     assert.deepEqual(json(await h.call(RequestCode.GET_PRODUCER_CONNECTION_LIST, { producerGroup: 'NONE' })), { connectionSet: [] });
+  });
+
+  it('328 GET_ALL_PRODUCER_INFO: ProducerTableInfo of every live producer group (mqadmin producer -b)', async () => {
+    h = await BrokerHarness.create();
+    assert.deepEqual(json(await h.call(RequestCode.GET_ALL_PRODUCER_INFO, null)), { data: {} });
+    await h.heartbeat('10.0.0.9@c1', 'GID_C', 'TopicC', '*');
+    const r = await h.call(RequestCode.GET_ALL_PRODUCER_INFO, null);
+    assert.equal(r.code, ResponseCode.SUCCESS);
+    const data = json(r).data;
+    assert.deepEqual(Object.keys(data), ['CLIENT_INNER_PRODUCER']);
+    const [p] = data.CLIENT_INNER_PRODUCER;
+    assert.deepEqual(p, { clientId: '10.0.0.9@c1', remoteIP: '/127.0.0.1:50001', language: 'JAVA', version: p.version, lastUpdateTimestamp: h.ctx.clock.nowMs() });
+    assert.equal(typeof p.version, 'number');
   });
 });
 

@@ -12,7 +12,8 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { embeddedNamesrvPort } from '../../../src/cli/commands/start.js';
-import { findPortHolder, portInUseMessage } from '../../../src/cli/port-holder.js';
+import { brokerPortRoles, findPortHolder, portInUseMessage } from '../../../src/cli/port-holder.js';
+import { resolveMetricsConfig } from '../../../src/metrics/metrics-config.js';
 import { procProbe } from '../../../src/store/recovery/process-identity.js';
 import { formatLockRecord, ownLockRecord } from '../../../src/store/recovery/store-files.js';
 import { removeDir, tempDir } from '../../support/store-fixtures.js';
@@ -55,7 +56,7 @@ test('tsmq start with the nameserver port taken: names the port, -n, the holder 
   assert.equal(r.status, 1, r.stderr);
   const msg = r.stderr.split('\n').filter((l) => !l.startsWith('{')).join('\n');
   assert.match(msg, new RegExp(`^tsmq start: port ${busyPort} \\(nameserver; set by -n 127\\.0\\.0\\.1:<port>\\) is already in use by process ${process.pid} \\(.*node.*\\), which also holds the store ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.$`, 'm'));
-  assert.match(msg, new RegExp(`^Ports of tsmq start: nameserver ${busyPort} \\(-n 127\\.0\\.0\\.1:<port>\\), broker remoting ${p} \\(-p <port> or listenPort=<port>\\), HA replication ${p! + 1} `, 'm'));
+  assert.match(msg, new RegExp(`^Ports of tsmq start: nameserver ${busyPort} \\(-n 127\\.0\\.0\\.1:<port>\\), broker remoting ${p} \\(-p <port> or listenPort=<port>\\), HA replication ${p! + 1} .*, gRPC ${grpc} .*, console 8080 \\(-o consolePort=<port>, -1 for none\\), metrics 5557 \\(-o metricsPromExporterPort=<port>, -1 for none\\); a second instance`, 'm'));
   assert.doesNotMatch(r.stderr, /^listen EADDRINUSE/m);
 });
 
@@ -63,6 +64,35 @@ test('tsmq broker with the remoting port taken: names listenPort / -p and the ho
   const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'broker', '--store', join(work, 'b'), '-n', '127.0.0.1:1', '-p', String(busyPort)], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 1, r.stderr);
   assert.match(r.stderr, new RegExp(`^tsmq broker: port ${busyPort} \\(broker remoting; set by -p <port> or listenPort=<port>\\) is already in use by process ${process.pid} `, 'm'));
+});
+
+test('tsmq start with a configured console or metrics port taken: names it and its setting, exit 1', { skip: process.platform !== 'linux' }, async () => {
+  for (const [key, what] of [['consolePort', 'console'], ['metricsPromExporterPort', 'metrics']] as const) {
+    const free = [await listen(), await listen(), await listen()];
+    const [n, p, grpc] = free.map(portOf);
+    await Promise.all(free.map((s) => new Promise((r) => s.close(r))));
+    const other = key === 'consolePort' ? 'metricsPromExporterPort=-1' : 'consolePort=-1';
+    const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'start', '--store', join(work, `s-${what}`), '-n', String(n), '-p', String(p), '-o', `grpcListenPort=${grpc}`, '-o', `${key}=${busyPort}`, '-o', other], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`^tsmq start: port ${busyPort} \\(${what}; set by -o ${key}=<port>, -1 for none\\) is already in use by process ${process.pid} `, 'm'));
+    assert.doesNotMatch(r.stderr, /^Ports of tsmq start: .*(console 8080|metrics 5557)/m, 'the port turned off (-1) is not listed');
+  }
+});
+
+test('brokerPortRoles: console and metrics are listed when on (tsmq start defaults 8080, 5557); -1 or DISABLE leaves them out', () => {
+  const names = (cfg: Record<string, string>): string[] => brokerPortRoles(cfg, { listenFlag: '-p', grpc: true }).map((r) => `${r.what} ${r.port}`);
+  assert.deepEqual(names({ listenPort: '10911', consolePort: '8080', metricsExporterType: 'PROM' }), ['broker remoting 10911', 'HA replication 10912', 'gRPC 8081', 'console 8080', 'metrics 5557']);
+  assert.deepEqual(names({ consolePort: '9090', metricsExporterType: 'PROM', metricsPromExporterPort: '5558' }).slice(3), ['console 9090', 'metrics 5558']);
+  assert.deepEqual(names({ consolePort: '-1', metricsExporterType: 'PROM', metricsPromExporterPort: '-1' }).slice(3), []);
+  assert.deepEqual(names({ metricsExporterType: 'DISABLE', metricsPromExporterPort: '5558' }).slice(3), [], 'tsmq broker defaults: neither');
+});
+
+test('metricsPromExporterPort=-1 turns the exporter off (as consolePort=-1); metricsExporterType=DISABLE still does; -2 is refused', () => {
+  assert.equal(resolveMetricsConfig({ metricsExporterType: 'PROM', metricsPromExporterPort: '-1' }).enabled, false);
+  assert.equal(resolveMetricsConfig({ metricsExporterType: 'PROM', metricsPromExporterPort: '0' }).enabled, true);
+  assert.equal(resolveMetricsConfig({ metricsExporterType: 'PROM' }).port, 5557);
+  assert.equal(resolveMetricsConfig({ metricsExporterType: 'DISABLE', metricsPromExporterPort: '5557' }).enabled, false);
+  assert.throws(() => resolveMetricsConfig({ metricsPromExporterPort: '-2' }), /metricsPromExporterPort=-2.*a port in 0\.\.65535, or -1 for no metrics exporter/);
 });
 
 test('the message without /proc access says how to find the holder', () => {

@@ -17,6 +17,8 @@ import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
 import { resolveTlsServerSettings, type TlsServerSettings } from '../../../src/common/tls/tls-server-config.js';
 import { ensureSelfSignedCertificate, type CertificateFiles } from '../../../src/common/tls/self-signed-certificate.js';
 import { ConfigError } from '../../../src/common/config/config-spec.js';
+import { CaptureLogger } from '../../support/capture-logger.js';
+import { tryTlsHandshake } from '../../support/tls-hello.js';
 
 let dir = '';
 let cert: CertificateFiles;
@@ -88,12 +90,27 @@ test('enforcing: TLS clients are served; a plain client gets no answer and its c
   assert.equal(await roundTrip(secure, server.port, 'still'), 'still');
 });
 
-test('disabled (the default): a TLS client fails its handshake, plain clients are served', async (t) => {
-  const server = await echoServer(resolveTlsServerSettings({}));
+test('disabled (the default): a TLS client is closed with one warning per interval naming it and the fix; plain clients are served', async (t) => {
+  const logger = new CaptureLogger();
+  const server = new RemotingServer({ listenPort: 0, host: '127.0.0.1', name: 'tls-test', tls: resolveTlsServerSettings({}), logger, badInputLogIntervalMs: 400 });
+  server.registerProcessor(105, ({ request }) => createResponseCommand(request, ResponseCode.SUCCESS, null, { topic: String(request.extFields?.topic) }, request.body));
+  await server.start();
   t.after(() => server.shutdown());
   const secure = new RemotingClient({ tls: { rejectUnauthorized: false }, connectTimeoutMs: 1500 });
   t.after(() => secure.close());
   await assert.rejects(secure.invokeSync(`127.0.0.1:${server.port}`, createRequestCommand(105, { topic: 'x' }), 1500));
+  const attempts = [await tryTlsHandshake(server.port), await tryTlsHandshake(server.port)];
+  for (const a of attempts) assert.equal(a.secureConnected, false);
+  const warned = (): string[] => logger.matching('warn', 'TLS handshake from');
+  assert.equal(warned().length, 1, warned().join('\n'));
+  assert.match(warned()[0]!, /on the plaintext remoting port \(tls\.server\.mode=disabled\), connection closed: .*setUseTLS\(false\).*tls\.server\.mode=permissive .* or enforcing/);
+  assert.equal(logger.matching('warn', 'exceeds the limit').length, 0, 'no frame-size error instead');
+  await sleep(450);
+  const later = await tryTlsHandshake(server.port);
+  assert.equal(warned().length, 2, 'the next interval logs again');
+  assert.match(warned()[1]!, new RegExp(`TLS handshake from 127\\.0\\.0\\.1:${later.localPort} .*\\(\\+2 similar suppressed\\)$`));
+  await sleep(50);
+  assert.equal(server.channels.length, 0);
   const plain = new RemotingClient();
   t.after(() => plain.close());
   assert.equal(await roundTrip(plain, server.port, 'plain'), 'plain');

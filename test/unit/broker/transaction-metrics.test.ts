@@ -1,0 +1,116 @@
+/**
+ * Metrics of transactional sends on a real broker (sockets, real store) scraped from the
+ * Prometheus endpoint, as Apache 5.3.3 counts them: the half send in rocketmq_messages_in_total /
+ * rocketmq_throughput_in_total under RMQ_SYS_TRANS_HALF_TOPIC with message_type Transaction
+ * (SendMessageProcessor reads the topic after the half rewrite); the commit (END_TRANSACTION) is
+ * not counted in again (EndTransactionProcessor.sendFinalMessage only counts broker stats and
+ * rocketmq_commit_messages_total).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { BrokerController } from '../../../src/broker/broker-controller.js';
+import { BrokerMetrics } from '../../../src/metrics/broker-metrics.js';
+import { MetricsServer } from '../../../src/metrics/metrics-server.js';
+import { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
+import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
+import { RequestCode } from '../../../src/remoting/codes/request-code.js';
+import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
+import { silentLogger } from '../../../src/common/logging/logger.js';
+import { encodeProperties } from '../../../src/common/message/properties.js';
+import { decodeMessageId } from '../../../src/common/message/msgid.js';
+import { tempDir, removeDir } from '../../support/store-fixtures.js';
+
+const TOPIC = 'TxMetricsT';
+const HALF = 'RMQ_SYS_TRANS_HALF_TOPIC';
+
+/** Sum of the series `name{labels ⊇ given}`; undefined when none. */
+function valueOf(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  let found: number | undefined;
+  for (const line of text.split('\n')) {
+    const m = /^(\S+?)(\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = new Map([...(m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
+    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) found = (found ?? 0) + Number(m[4]);
+  }
+  return found;
+}
+
+describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60_000 }, () => {
+  let dir: string;
+  let broker: BrokerController;
+  let metrics: BrokerMetrics;
+  let server: MetricsServer;
+  let client: RemotingClient;
+  let addr: string;
+
+  before(async () => {
+    dir = tempDir('tsmq-tx-metrics-');
+    client = new RemotingClient({ logger: silentLogger });
+    broker = await BrokerController.create({
+      brokerConfig: { storePathRootDir: dir, listenPort: '0', namesrvAddr: '', brokerName: 'broker-tx', mappedFileSizeCommitLog: String(1024 * 1024), transactionCheckInterval: '600000' },
+      logger: silentLogger,
+    });
+    metrics = new BrokerMetrics();
+    metrics.attach(broker);
+    await broker.start();
+    server = await MetricsServer.start(metrics, { host: '127.0.0.1', port: 0, logger: silentLogger });
+    addr = `127.0.0.1:${broker.port}`;
+  });
+
+  after(async () => {
+    await server?.close();
+    metrics?.detach();
+    await broker?.shutdown();
+    await client?.close();
+    if (dir) removeDir(dir);
+  });
+
+  const send = async (key: string, transactional: boolean): Promise<{ commitLogOffset: number; queueOffset: number }> => {
+    const props = new Map([['UNIQ_KEY', `U-${key}`], ['KEYS', key], ['WAIT', 'true']]);
+    if (transactional) {
+      props.set('TRAN_MSG', 'true');
+      props.set('PGROUP', 'PID_TXM');
+    }
+    const header = { a: 'PID_TXM', b: TOPIC, c: 'TBW102', d: 4, e: 0, f: 0, g: Date.now(), h: transactional ? 4 : 0, i: encodeProperties(props), j: 0, k: false };
+    const r = await client.invokeSync(addr, createRequestCommand(RequestCode.SEND_MESSAGE_V2, header, Buffer.from(`body-${key}`)), 3000);
+    assert.equal(r.code, ResponseCode.SUCCESS, r.remark ?? '');
+    return { commitLogOffset: decodeMessageId(String(r.extFields!.msgId)).commitLogOffset, queueOffset: Number(r.extFields!.queueOffset) };
+  };
+
+  const endTransaction = async (half: { commitLogOffset: number; queueOffset: number }, key: string, commitOrRollback: 8 | 12): Promise<void> => {
+    const header = { producerGroup: 'PID_TXM', tranStateTableOffset: half.queueOffset, commitLogOffset: half.commitLogOffset, commitOrRollback, fromTransactionCheck: false, msgId: `U-${key}` };
+    const r = await client.invokeSync(addr, createRequestCommand(RequestCode.END_TRANSACTION, header), 3000);
+    assert.equal(r.code, ResponseCode.SUCCESS, r.remark ?? '');
+  };
+
+  /** Sum of the stored record sizes of `topic` queue `queueId`. */
+  const recordBytes = async (topic: string, queueId: number): Promise<number> => {
+    const got = await broker.ctx.store.getMessage('G', topic, queueId, 0, 100);
+    return got.messages.reduce((sum, m) => sum + m.length, 0);
+  };
+
+  it('a half send counts once under RMQ_SYS_TRANS_HALF_TOPIC / Transaction; the commit is not counted again', async () => {
+    await send('normal', false);
+    const a = await send('tx-commit', true);
+    const b = await send('tx-rollback', true);
+    await endTransaction(a, 'tx-commit', 8);
+    await endTransaction(b, 'tx-rollback', 12);
+    const committedQueue = [0, 1, 2, 3].filter((q) => broker.ctx.store.getMaxOffsetInQueue(TOPIC, q) > 0);
+    assert.equal(committedQueue.reduce((n, q) => n + broker.ctx.store.getMaxOffsetInQueue(TOPIC, q), 0), 2, 'the normal and the committed message are on the topic');
+
+    const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: HALF, message_type: 'Transaction' }), 2);
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: HALF }), 2, 'no other type on the half topic');
+    assert.equal(valueOf(text, 'rocketmq_throughput_in_total', { topic: HALF, message_type: 'Transaction' }), await recordBytes(HALF, 0));
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'Normal' }), 1, 'only the normal send; the commit is not counted in');
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC }), 1);
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'Transaction' }), undefined);
+    const normalQueue = (await broker.ctx.store.lookMessageByOffset(0))!.queueId;
+    const normalBytes = (await broker.ctx.store.getMessage('G', TOPIC, normalQueue, 0, 1)).messages[0]!.length;
+    assert.equal(valueOf(text, 'rocketmq_throughput_in_total', { topic: TOPIC }), normalBytes);
+    assert.equal(valueOf(text, 'rocketmq_commit_messages_total', { topic: TOPIC }), 1);
+    assert.equal(valueOf(text, 'rocketmq_rollback_messages_total', { topic: TOPIC }), 1);
+  });
+});
