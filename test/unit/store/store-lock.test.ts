@@ -28,10 +28,10 @@ function stateOf(pid: number): string | null {
   }
 }
 
-async function until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+async function until(cond: () => boolean, what: string | (() => string), timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timeout waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timeout waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -102,11 +102,12 @@ test('stale lock: the pid no longer exists ⇒ the store opens and the lock is r
 
 test('stale lock: the pid is a zombie (a killed broker not yet reaped) ⇒ the store opens', { skip: !linux }, async () => {
   const root = tempDir();
-  // `sleep 0` becomes a zombie: its parent execs `sleep 30`, which never reaps it.
+  // `sleep 0` becomes a zombie: its parent execs `sleep 30`, which never reaps it. On a loaded
+  // machine the child may not have run yet; wait up to 30 s (CI suites ran this at load 30).
   const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     const zombie = await new Promise<number>((resolve) => parent.stdout!.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))));
-    await until(() => stateOf(zombie) === 'Z', `pid ${zombie} to be a zombie`);
+    await until(() => stateOf(zombie) === 'Z', () => `pid ${zombie} to be a zombie (state now ${stateOf(zombie)})`, 30_000);
     writeLock(root, formatLockRecord({ pid: zombie, startTime: startTimeOf(zombie), bootId }));
     assert.deepEqual(judgeLockRecord(parseLockRecord(fs.readFileSync(path.join(root, 'lock'), 'utf8')), procProbe), {
       held: false,
