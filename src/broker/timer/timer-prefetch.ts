@@ -21,8 +21,7 @@ import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { MessageExt } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
-import { BORN_HOST_POSITION, decodeRecord } from '../../common/message/record-codec.js';
-import { parseRecord } from '../../common/message/record-parse.js';
+import { decodeRecord } from '../../common/message/record-codec.js';
 import type { MessageStore, PreparedMessage } from '../../store/message-store.js';
 import type { TimerStore } from '../../store/timer/timer-store.js';
 import { needDelete, needRoll, type TimerUnit } from '../../store/timer/timer-unit.js';
@@ -259,7 +258,7 @@ export class TimerPrefetch {
         }
         let m: MessageExt | null = null;
         try {
-          m = run ? decodeForConvert(run, item.unit.offsetPy - startPy) : await this.opts.store.lookMessageByOffset(item.unit.offsetPy);
+          m = run ? decodeRecord(run, item.unit.offsetPy - startPy, { views: true }) /* copied once, into the prepared record */ : await this.opts.store.lookMessageByOffset(item.unit.offsetPy);
         } catch {
           m = null;
         }
@@ -297,38 +296,6 @@ export class TimerPrefetch {
     this.heldBytes += bytes;
     this.counters.prepared++;
   }
-}
-
-/**
- * The record at `buf[at]` as the MessageExt `convert` reads, without copies: body and host
- * addresses are views into `buf` (copied once, into the prepared record), no msgId.
- * @throws RecordDecodeError as decodeRecord.
- */
-function decodeForConvert(buf: Buffer, at: number): MessageExt {
-  const r = parseRecord(buf, at, buf.length - at, false, undefined);
-  if (typeof r !== 'object') return decodeRecord(buf, at); // throws the reason
-  const bh = r.bornHostWidth;
-  const sh = r.storeHostWidth;
-  return {
-    topic: r.topic,
-    queueId: r.queueId,
-    flag: r.flag,
-    body: buf.subarray(r.bodyPos, r.bodyPos + r.bodyLen),
-    properties: r.properties,
-    sysFlag: r.sysFlag,
-    bornTimestamp: r.bornTimestamp,
-    bornHost: { ip: buf.subarray(at + BORN_HOST_POSITION, at + BORN_HOST_POSITION + bh - 4), port: buf.readInt32BE(at + BORN_HOST_POSITION + bh - 4) },
-    storeHost: { ip: buf.subarray(r.storeHostPos, r.storeHostPos + sh - 4), port: buf.readInt32BE(r.storeHostPos + sh - 4) },
-    reconsumeTimes: r.reconsumeTimes,
-    preparedTransactionOffset: r.preparedTransactionOffset,
-    storeSize: r.totalSize,
-    magicCode: r.magic,
-    bodyCrc: r.bodyCrc,
-    queueOffset: r.queueOffset,
-    commitLogOffset: r.physicalOffset,
-    storeTimestamp: r.storeTimestamp,
-    msgId: '',
-  };
 }
 
 /** "<REAL_TOPIC>+<UNIQ_KEY>" of a prepared item (what a deletion marker's TIMER_DEL_UNIQKEY names), null without UNIQ_KEY. */

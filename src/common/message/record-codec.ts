@@ -334,31 +334,39 @@ function copyHost(buf: Buffer, pos: number, width: number): SocketAddress {
   return { ip: Buffer.from(buf.subarray(pos, pos + ipLen)), port: buf.readInt32BE(pos + ipLen) };
 }
 
+function viewHost(buf: Buffer, pos: number, width: number): SocketAddress {
+  const ipLen = width - 4;
+  return { ip: buf.subarray(pos, pos + ipLen), port: buf.readInt32BE(pos + ipLen) };
+}
+
 /**
  * Decodes the record at `at` into a MessageExt (body and host bytes are copies). With
  * `readBody: false` the body is an empty buffer. `checkCrc` verifies BODYCRC (a stored 0 is a
- * legitimate value). msgId = createMessageId(storeHost, PHYSICALOFFSET).
+ * legitimate value). msgId = createMessageId(storeHost, PHYSICALOFFSET). With `views: true`
+ * body and host addresses are views into `buf` (valid while `buf` is) and msgId is '' — for a
+ * caller that copies the record once itself (the timer prefetch).
  * @throws RecordDecodeError for a blank, torn or malformed record (reason in `.reason`).
  */
-export function decodeRecord(buf: Buffer, at = 0, opts?: { readBody?: boolean; checkCrc?: boolean }): MessageExt {
+export function decodeRecord(buf: Buffer, at = 0, opts?: { readBody?: boolean; checkCrc?: boolean; views?: boolean }): MessageExt {
   const available = at >= 0 && at <= buf.length ? buf.length - at : 0;
   const r = parseRecord(buf, at, available, opts?.checkCrc === true, undefined);
   if (typeof r === 'string') throw new RecordDecodeError(r, at);
   if (typeof r === 'number') throw new RecordDecodeError('blank (end-of-file filler) record, not a message', at);
-  return toMessageExt(buf, at, r, opts?.readBody !== false);
+  return toMessageExt(buf, at, r, opts?.readBody !== false, opts?.views === true);
 }
 
-function toMessageExt(buf: Buffer, at: number, r: ParsedRecord, readBody: boolean): MessageExt {
-  const storeHost = copyHost(buf, r.storeHostPos, r.storeHostWidth);
+function toMessageExt(buf: Buffer, at: number, r: ParsedRecord, readBody: boolean, views: boolean): MessageExt {
+  const host = views ? viewHost : copyHost;
+  const storeHost = host(buf, r.storeHostPos, r.storeHostWidth);
   return {
     topic: r.topic,
     queueId: buf.readInt32BE(at + 12),
     flag: buf.readInt32BE(at + 16),
-    body: readBody ? Buffer.from(buf.subarray(r.bodyPos, r.bodyPos + r.bodyLen)) : Buffer.alloc(0),
+    body: !readBody ? Buffer.alloc(0) : views ? buf.subarray(r.bodyPos, r.bodyPos + r.bodyLen) : Buffer.from(buf.subarray(r.bodyPos, r.bodyPos + r.bodyLen)),
     properties: r.properties,
     sysFlag: r.sysFlag,
     bornTimestamp: r.bornTimestamp,
-    bornHost: copyHost(buf, at + 48, r.bornHostWidth),
+    bornHost: host(buf, at + 48, r.bornHostWidth),
     storeHost,
     reconsumeTimes: buf.readInt32BE(r.storeHostPos + r.storeHostWidth),
     preparedTransactionOffset: r.preparedTransactionOffset,
@@ -368,7 +376,7 @@ function toMessageExt(buf: Buffer, at: number, r: ParsedRecord, readBody: boolea
     queueOffset: r.queueOffset,
     commitLogOffset: r.physicalOffset,
     storeTimestamp: r.storeTimestamp,
-    msgId: createMessageId(storeHost, Math.max(0, r.physicalOffset)),
+    msgId: views ? '' : createMessageId(storeHost, Math.max(0, r.physicalOffset)),
   };
 }
 
