@@ -30,7 +30,7 @@ import { MessageConst } from '../../common/message/message-const.js';
 import { MessageSysFlag } from '../../common/message/sysflag.js';
 import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
-import { decodeBatchBody } from '../../common/message/batch-codec.js';
+import { completeBatchItemProperties, decodeBatchBody } from '../../common/message/batch-codec.js';
 import { recallHandleOf } from '../timer/recall-handle.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
 import { PermName } from '../broker-config.js';
@@ -227,26 +227,26 @@ export class SendMessageProcessor {
     const bornHost = bornHostOfChannel(channel);
     const storeHost = this.ctx.storeHost;
     const cluster = this.ctx.config.brokerClusterName;
-    const msgs: MessageInner[] = items.map((item) => {
-      const props = item.properties; // a fresh Map per item (decodeBatchBody), completed in place
-      batchProps.forEach((v, k) => {
-        if (!props.has(k)) props.set(k, v);
-      });
-      props.set(MessageConst.CLUSTER, cluster);
-      return {
+    const msgs: MessageInner[] = new Array<MessageInner>(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
+      // item.properties is a fresh Map per item (decodeBatchBody), completed in place
+      const encodedProperties = completeBatchItemProperties(item, batchProps, MessageConst.CLUSTER, cluster);
+      msgs[i] = {
         topic: header.topic,
         queueId,
         flag: item.flag,
         body: item.body,
-        properties: props,
+        properties: item.properties,
         sysFlag,
         bornTimestamp: header.bornTimestamp,
         bornHost,
         storeHost,
         reconsumeTimes: 0,
         preparedTransactionOffset: 0,
+        encodedProperties,
       };
-    });
+    }
     const result = await this.ctx.putMessages(msgs);
     const mapped = mapPutResult(result);
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);

@@ -14,6 +14,8 @@ export interface BatchItem {
   flag: number;
   body: Buffer;
   properties: Map<string, string>;
+  /** The item's properties text as sent (decodeBatchBody sets it; encodeBatchBody ignores it). */
+  propertiesText?: string;
 }
 
 /** Malformed batch body; `code` is MESSAGE_ILLEGAL so the broker can reply with code 13. */
@@ -55,14 +57,62 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
     if (propsLen < 0 || ITEM_HEADER + bodyLen + propsLen !== total) {
       throw new BatchDecodeError(`batch item ${idx} at byte ${p}: properties length ${propsLen} with body ${bodyLen} does not add up to TOTALSIZE ${total}`);
     }
+    const propertiesText = body.toString('utf8', propsLenPos + 2, propsLenPos + 2 + propsLen);
     items.push({
       flag,
       body: copy ? Buffer.from(body.subarray(p + 20, p + 20 + bodyLen)) : body.subarray(p + 20, p + 20 + bodyLen),
-      properties: decodeProperties(body.toString('utf8', propsLenPos + 2, propsLenPos + 2 + propsLen)),
+      properties: decodeProperties(propertiesText),
+      propertiesText,
     });
     p += total;
   }
   return items;
+}
+
+/**
+ * Completes a batch item's properties the way the broker stores them (Apache `sendBatchMessage`:
+ * the batch's properties apply to every item): each entry of `batchProps` the item lacks is
+ * added, in `batchProps`' order, then `setKey` is set to `setValue` (CLUSTER). Modifies
+ * `item.properties` in place and returns `encodeProperties(item.properties)`, built from the
+ * text the client sent instead of serialising the Map again (the text is the Map's encoding
+ * whenever every entry of it is well formed and its keys are distinct — what clients send; any
+ * other text is re-encoded from the Map).
+ */
+export function completeBatchItemProperties(item: BatchItem, batchProps: ReadonlyMap<string, string>, setKey: string, setValue: string): string {
+  const props = item.properties;
+  const raw = item.propertiesText;
+  const reuse = raw !== undefined && !props.has(setKey) && isEncodingOf(raw, props.size);
+  let suffix = '';
+  let setKeyPlaced = false;
+  for (const [k, v] of batchProps) {
+    if (props.has(k)) continue;
+    if (k === setKey) {
+      props.set(k, setValue);
+      setKeyPlaced = true;
+      if (reuse) suffix += k + '\x01' + setValue + '\x02';
+    } else {
+      props.set(k, v);
+      if (reuse) suffix += k + '\x01' + v + '\x02';
+    }
+  }
+  if (!setKeyPlaced) {
+    props.set(setKey, setValue);
+    if (reuse) suffix += setKey + '\x01' + setValue + '\x02';
+  }
+  return reuse ? raw + suffix : encodeProperties(props);
+}
+
+/**
+ * Whether `text` is exactly what encodeProperties gives for the Map decodeProperties made of it,
+ * given that Map's size: empty, or ending with '\x02' with one entry per '\x02' (a malformed
+ * piece is dropped by the decoder and a duplicate key merged, so either leaves fewer entries).
+ */
+function isEncodingOf(text: string, decodedSize: number): boolean {
+  if (text.length === 0) return decodedSize === 0;
+  if (text.charCodeAt(text.length - 1) !== 2) return false;
+  let n = 0;
+  for (let i = text.indexOf('\x02'); i >= 0; i = text.indexOf('\x02', i + 1)) n++;
+  return n === decodedSize;
 }
 
 /**

@@ -31,6 +31,13 @@ export interface MessageInner {
   reconsumeTimes: number;
   /** Physical offset of the related half message for transaction commit/rollback records, else 0. */
   preparedTransactionOffset: number;
+  /**
+   * `encodeProperties(properties)`, when the sender already has it (the broker's batch path
+   * builds it from the bytes the client sent, see batch-codec.ts `storedBatchProperties`): the
+   * record encoder then skips serialising the Map. Whoever changes `properties` after it is set
+   * must delete it (the put hooks do).
+   */
+  encodedProperties?: string;
 }
 
 /** A message decoded from a CommitLog record (RocketMQ `MessageExt`). */

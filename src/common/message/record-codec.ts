@@ -158,7 +158,7 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
   }
   const body = msg.body;
   if (!Buffer.isBuffer(body)) throw new RecordEncodeError('MESSAGE_ILLEGAL', 'message body is missing');
-  const propsText = encodeProperties(msg.properties);
+  const propsText = msg.encodedProperties ?? encodeProperties(msg.properties);
   const propsLen = propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
   if (propsLen > MAX_PROPERTIES_LENGTH) {
     throw new RecordEncodeError(

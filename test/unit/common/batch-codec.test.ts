@@ -1,19 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BatchDecodeError, decodeBatchBody, encodeBatchBody } from '../../../src/common/message/batch-codec.js';
+import { BatchDecodeError, completeBatchItemProperties, decodeBatchBody, encodeBatchBody, type BatchItem } from '../../../src/common/message/batch-codec.js';
+import { decodeProperties, encodeProperties } from '../../../src/common/message/properties.js';
 
 const items = [
   { flag: 0, body: Buffer.from('first'), properties: new Map([['KEYS', 'k1'], ['TAGS', 'a']]) },
   { flag: 7, body: Buffer.alloc(0), properties: new Map<string, string>() },
   { flag: -1, body: Buffer.from([0, 1, 2, 255]), properties: new Map([['UNIQ_KEY', 'X'.repeat(32)]]) },
 ];
+/** What decodeBatchBody returns for `items`: each with the properties text it was sent with. */
+const decoded = items.map((it) => ({ ...it, propertiesText: encodeProperties(it.properties) }));
 
 test('batch body round-trips', () => {
   const body = encodeBatchBody(items);
   assert.equal(body.readInt32BE(0), 22 + 5 + 'KEYS\x01k1\x02TAGS\x01a\x02'.length);
   assert.equal(body.readInt32BE(4), 0); // MAGIC written as 0 by clients
   assert.equal(body.readInt32BE(8), 0); // BODYCRC written as 0 by clients
-  assert.deepEqual(decodeBatchBody(body), items);
+  assert.deepEqual(decodeBatchBody(body), decoded);
   assert.deepEqual(decodeBatchBody(Buffer.alloc(0)), []);
 });
 
@@ -21,7 +24,7 @@ test('batch decode copies bodies by default and returns views into the body with
   const body = encodeBatchBody(items);
   const copied = decodeBatchBody(body);
   const viewed = decodeBatchBody(body, { copyBodies: false });
-  assert.deepEqual(viewed, items);
+  assert.deepEqual(viewed, decoded);
   const firstBodyAt = 20; // item 0's body follows its 20-byte header
   assert.equal(viewed[0]!.body.buffer, body.buffer);
   assert.equal(viewed[0]!.body.byteOffset, body.byteOffset + firstBodyAt);
@@ -53,4 +56,45 @@ test('batch decode rejects torn and inconsistent items', () => {
   } catch (e) {
     assert.equal((e as BatchDecodeError).code, 'MESSAGE_ILLEGAL');
   }
+});
+
+/** The broker's completion before completeBatchItemProperties: the batch's missing entries, then CLUSTER set, then the Map encoded. */
+function completedTheMapWay(text: string, batchProps: Map<string, string>): string {
+  const props = decodeProperties(text);
+  batchProps.forEach((v, k) => {
+    if (!props.has(k)) props.set(k, v);
+  });
+  props.set('CLUSTER', 'DefaultCluster');
+  return encodeProperties(props);
+}
+
+test('completeBatchItemProperties stores exactly what encoding the completed Map gives, reusing the sent text when it is canonical', () => {
+  const batches = [new Map<string, string>(), new Map([['WAIT', 'true']]), new Map([['WAIT', 'false'], ['CLUSTER', 'fromBatch'], ['X', 'y']])];
+  const texts = [
+    '',
+    'TAGS\x01TagA\x02UNIQ_KEY\x01ABC\x02WAIT\x01true\x02',
+    'TAGS\x01a\x02', // lacks WAIT: the batch's is appended
+    'KEYS\x01k1 k2\x02CLUSTER\x01mine\x02', // the item's CLUSTER is replaced in place
+    'A\x01v\x01w\x02', // a value holding \x01
+    'A\x011\x02A\x012\x02', // duplicate key: the Map keeps one entry
+    'A\x011\x02\x02B\x012\x02', // an empty piece, dropped by the decoder
+    'A\x011\x02BAD\x02', // a piece without \x01
+    'A\x011', // no trailing separator
+    'ü\x01ß\x02', // non-ASCII
+  ];
+  for (const batchProps of batches) {
+    for (const text of texts) {
+      const item: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(text), propertiesText: text };
+      const stored = completeBatchItemProperties(item, batchProps, 'CLUSTER', 'DefaultCluster');
+      const expected = completedTheMapWay(text, batchProps);
+      assert.equal(stored, expected, `item ${JSON.stringify(text)} with batch ${JSON.stringify([...batchProps])}`);
+      assert.equal(encodeProperties(item.properties), expected, 'the Map is completed in place too');
+    }
+  }
+  // the common case keeps the client's text and appends only what the broker adds
+  const item: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties('TAGS\x01a\x02WAIT\x01true\x02'), propertiesText: 'TAGS\x01a\x02WAIT\x01true\x02' };
+  assert.equal(completeBatchItemProperties(item, new Map([['WAIT', 'true']]), 'CLUSTER', 'c1'), 'TAGS\x01a\x02WAIT\x01true\x02CLUSTER\x01c1\x02');
+  // without the sent text (an item built in memory) the Map is encoded
+  const built: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: new Map([['TAGS', 'b']]) };
+  assert.equal(completeBatchItemProperties(built, new Map(), 'CLUSTER', 'c1'), 'TAGS\x01b\x02CLUSTER\x01c1\x02');
 });
