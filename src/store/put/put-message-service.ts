@@ -43,7 +43,7 @@ import type { FlushManager, FlushStatus } from '../commitlog/flush-services.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { ReputMessageService } from '../dispatch/reput-message-service.js';
 import type { HandleHAResult } from '../ha/ha-service.js';
-import type { AppendResult, PreparedMessage, PutMessageResult, PutMessagesResult, PutPreparedResult } from '../message-store.js';
+import type { AppendResult, PreparedMessage, PutMessageResult, PutMessagesResult, PutMessageStatus, PutPreparedResult } from '../message-store.js';
 import type { RunningFlags } from '../retention/running-flags.js';
 import type { StoreConfig } from '../store-config.js';
 import type { StoreState } from '../store-state.js';
@@ -71,6 +71,16 @@ export interface PutPathParts {
   logger: Logger;
 }
 
+/** One promise per put: `run` is synchronous unless a commit, flush or slave ack is awaited. */
+function onePromise<T>(run: () => T | Promise<T>): Promise<T> {
+  try {
+    const r = run();
+    return r instanceof Promise ? r : Promise.resolve(r);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
 export class PutMessageService {
   /** ASYNC_FLUSH: the commit of this event-loop turn's appends, shared by every put of the turn (null: none pending). */
   private commitTurn: Promise<void> | null = null;
@@ -78,13 +88,7 @@ export class PutMessageService {
   constructor(private readonly p: PutPathParts) {}
 
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
-    // one promise per put: everything below is synchronous unless a flush or a slave ack is awaited
-    try {
-      const r = this.putMessageNow(msg);
-      return r instanceof Promise ? r : Promise.resolve(r);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return onePromise(() => this.putMessageNow(msg));
   }
 
   private putMessageNow(msg: MessageInner): PutMessageResult | Promise<PutMessageResult> {
@@ -97,11 +101,7 @@ export class PutMessageService {
     } catch (e) {
       return this.refuseAfterWriteError(e);
     }
-    if (out.status !== 'PUT_OK') {
-      // the end-of-file filler of a roll could not be written: a write failure, not a file-creation one
-      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? (out.writeError ?? commitLog.mfq.getLastMappedFile()?.commitError) : null;
-      return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
-    }
+    if (out.status !== 'PUT_OK') return this.appendRefusal(out);
     const r = out.appendResult;
     this.p.dispatch.enqueue(out.dispatch);
     return this.handleDiskFlushAndHA(r, r.wroteOffset + r.wroteBytes, msg.properties.get(MessageConst.WAIT) !== 'false');
@@ -116,12 +116,7 @@ export class PutMessageService {
    * message's WAIT property is "false" (the batch's WAIT).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
-    try {
-      const r = this.putMessagesNow(msgs);
-      return r instanceof Promise ? r : Promise.resolve(r);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return onePromise(() => this.putMessagesNow(msgs));
   }
 
   private putMessagesNow(msgs: readonly MessageInner[]): PutMessagesResult | Promise<PutMessagesResult> {
@@ -134,11 +129,7 @@ export class PutMessageService {
     } catch (e) {
       return this.refuseAfterWriteError(e);
     }
-    if (out.status !== 'PUT_OK') {
-      // as in putMessage: a failed end-of-file filler is a write failure (puts refused until the disk check clears it)
-      const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? (out.writeError ?? commitLog.mfq.getLastMappedFile()?.commitError) : null;
-      return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
-    }
+    if (out.status !== 'PUT_OK') return this.appendRefusal(out);
     const results = out.appendResults;
     const first = results[0]!;
     let msgIds = first.msgId;
@@ -169,11 +160,7 @@ export class PutMessageService {
     for (const d of out.dispatches) this.p.dispatch.enqueue(d);
     const { appended, wroteOffset, wroteBytes, storeTimestamp } = out;
     let failed: PutMessageResult | null = null;
-    if (out.failure) {
-      const f = out.failure;
-      const failedWrite = f.status === 'CREATE_MAPPED_FILE_FAILED' ? (f.writeError ?? commitLog.mfq.getLastMappedFile()?.commitError) : null;
-      failed = failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: f.status, remark: f.remark };
-    }
+    if (out.failure) failed = this.appendRefusal(out.failure);
     if (appended === 0) {
       return { status: failed?.status ?? 'PUT_OK', remark: failed?.remark ?? 'no record', appended, wroteOffset, wroteBytes, storeTimestamp };
     }
@@ -279,6 +266,16 @@ export class PutMessageService {
   }
 
   /** A CommitLog write failed (e.g. ENOSPC): refuse puts until retention sees writes work again. */
+  /**
+   * The answer to an append the CommitLog refused. CREATE_MAPPED_FILE_FAILED after a failed
+   * end-of-file filler of a roll is a write failure, not a file-creation one: the write-error flag
+   * is set (puts refused until the disk check clears it), as for a throwing write.
+   */
+  private appendRefusal(out: { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string; writeError?: unknown }): PutMessageResult {
+    const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? (out.writeError ?? this.p.commitLog.mfq.getLastMappedFile()?.commitError) : null;
+    return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
+  }
+
   private refuseAfterWriteError(err: unknown): PutMessageResult {
     const reason = this.noteWriteError(err);
     return { status: 'SERVICE_NOT_AVAILABLE', remark: `message store is not writable: ${reason}` };
