@@ -143,6 +143,17 @@ function preparedDispatch(r: PreparedMessage, offset: number, queueOffset: numbe
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
 const STORE_TIMESTAMP_PROBE_BYTES = 76;
 
+/** Why no segment could take an append (see CommitLog.segmentWithRoomFor). */
+interface SegmentFailure {
+  status: 'CREATE_MAPPED_FILE_FAILED';
+  remark: string;
+  writeError?: unknown;
+}
+
+function isSegmentFailure(x: MappedFile | SegmentFailure): x is SegmentFailure {
+  return (x as SegmentFailure).status === 'CREATE_MAPPED_FILE_FAILED';
+}
+
 export class CommitLog {
   readonly mfq: MappedFileQueue;
   private readonly opts: CommitLogOptions;
@@ -243,20 +254,8 @@ export class CommitLog {
     if (problem) return problem;
     const plan = this.recordPlan;
     const size = plan.size;
-    let mf: MappedFile;
-    let fillerFailed = false;
-    try {
-      mf = this.mfq.getLastMappedFileOrCreate(0);
-      if (size + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
-        fillerFailed = true;
-        this.appendBlank(mf); // on failure the segment is left as it was (MappedFile.appendAndFillToEnd)
-        fillerFailed = false;
-        mf = this.mfq.getLastMappedFileOrCreate(0);
-      }
-    } catch (e) {
-      this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
-      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
-    }
+    const mf = this.segmentWithRoomFor(size);
+    if (isSegmentFailure(mf)) return mf;
     const tranType = getTransactionValue(msg.sysFlag);
     const assignsOffset = tranType === MessageSysFlag.TRANSACTION_NOT_TYPE || tranType === MessageSysFlag.TRANSACTION_COMMIT_TYPE;
     const now = this.opts.clock.nowMs();
@@ -327,20 +326,8 @@ export class CommitLog {
     if (total + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
       return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes and does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
     }
-    let mf: MappedFile;
-    let fillerFailed = false;
-    try {
-      mf = this.mfq.getLastMappedFileOrCreate(0);
-      if (total + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
-        fillerFailed = true;
-        this.appendBlank(mf); // on failure the segment is left as it was (as in append)
-        fillerFailed = false;
-        mf = this.mfq.getLastMappedFileOrCreate(0);
-      }
-    } catch (e) {
-      this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
-      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
-    }
+    const mf = this.segmentWithRoomFor(total);
+    if (isSegmentFailure(mf)) return mf;
     const now = this.opts.clock.nowMs();
     const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
     const wroteOffset = mf.getWroteOffset();
@@ -417,21 +404,12 @@ export class CommitLog {
       const r = records[i]!;
       const rec = r.record;
       const size = rec.length;
-      let fillerFailed = false;
-      try {
-        mf ??= this.mfq.getLastMappedFileOrCreate(0);
-        if (size + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
-          fillerFailed = true;
-          this.appendBlank(mf);
-          fillerFailed = false;
-          mf = this.mfq.getLastMappedFileOrCreate(0);
-        }
-      } catch (e) {
-        this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
+      const next: MappedFile | SegmentFailure = mf !== null && size + END_FILE_MIN_BLANK_LENGTH <= mf.remaining() ? mf : this.segmentWithRoomFor(size);
+      if (isSegmentFailure(next)) {
         if (i > 0) this.lastStoreTimestamp = storeTimestamp;
-        const failure = { status: 'CREATE_MAPPED_FILE_FAILED' as const, remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
-        return { appended: i, wroteOffset: Math.max(0, wroteOffset), wroteBytes: i === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches, failure };
+        return { appended: i, wroteOffset: Math.max(0, wroteOffset), wroteBytes: i === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches, failure: next };
       }
+      mf = next;
       const offset = mf.getWroteOffset();
       if (wroteOffset < 0) wroteOffset = offset;
       const at = mf.reserve(size);
@@ -450,6 +428,30 @@ export class CommitLog {
     }
     if (records.length > 0) this.lastStoreTimestamp = storeTimestamp;
     return { appended: records.length, wroteOffset: Math.max(0, wroteOffset), wroteBytes: records.length === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches };
+  }
+
+  /**
+   * The last segment if `bytes` plus a filler fit in it, else the next one after the 8-byte
+   * end-of-file filler was written to the full one (a failed filler write leaves that segment as
+   * it was: MappedFile.appendAndFillToEnd). CREATE_MAPPED_FILE_FAILED when no segment can be had,
+   * with `writeError` when it was the filler's write that failed (a write failure, not a
+   * file-creation one).
+   */
+  private segmentWithRoomFor(bytes: number): MappedFile | SegmentFailure {
+    let fillerFailed = false;
+    try {
+      let mf = this.mfq.getLastMappedFileOrCreate(0);
+      if (bytes + END_FILE_MIN_BLANK_LENGTH > mf.remaining()) {
+        fillerFailed = true;
+        this.appendBlank(mf);
+        fillerFailed = false;
+        mf = this.mfq.getLastMappedFileOrCreate(0);
+      }
+      return mf;
+    } catch (e) {
+      this.opts.logger.error({ err: e }, 'could not create a CommitLog segment');
+      return { status: 'CREATE_MAPPED_FILE_FAILED', remark: `could not create a CommitLog segment: ${(e as Error).message}`, ...(fillerFailed ? { writeError: e } : {}) };
+    }
   }
 
   /** Writes the 8-byte end-of-file filler and marks the segment full. */
