@@ -302,11 +302,12 @@ export class ControllerMode {
       maxOutOfSyncMs: this.o.controller.syncStateSetMaxOutOfSyncTimeMs,
       slaveTimeoutMs: store.config.slaveTimeout,
       fence: () => this.fenceReason(),
+      onConfirmChanged: () => store.confirmOffsetChanged(),
       logger,
     });
     if (!(await sss.init())) throw new Error(`epoch ${epoch} ended before its sync state set was written`);
     this.sss = sss;
-    store.setControllerHooks({ fence: () => this.fenceReason(), ack: sss });
+    store.setControllerHooks({ fence: () => this.fenceReason(), ack: sss, confirm: sss });
     this.followedEpoch = epoch;
     this.followedMaster = null;
     this.sync.setMasterAddr(null);
@@ -345,6 +346,7 @@ export class ControllerMode {
     this.handingOverTo = null;
     this.sss?.stop(`master of epoch ${this.myEpoch} stepped down: ${reason}`);
     this.sss = null;
+    // the confirm source stays (frozen by stop): the unconfirmed tail must not become consumable
     store.setControllerHooks({ fence: () => this.fenceReason(), ack: null });
     await this.o.schedule.shutdown().catch(() => undefined);
     await this.o.transactions.shutdown().catch(() => undefined);
