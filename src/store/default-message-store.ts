@@ -21,6 +21,7 @@ import type { ReputMessageService, DispatchStats } from './dispatch/reput-messag
 import type { CommitLog } from './commitlog/commit-log.js';
 import type { ConsumeQueueStore } from './consumequeue/consume-queue-store.js';
 import { ReplicaStoreAdapter } from './ha/replica-store-adapter.js';
+import type { ConfirmSource } from './ha/confirm-offset.js';
 import { ReplicatedStoreTimeDispatcher, type TruncateReport } from './ha/replicated-log.js';
 import { StoreReplication, type StartHAOptions } from './ha/store-replication.js';
 import { openStoreComponents, type MessageStoreDeps, type StoreComponents } from './lifecycle/store-components.js';
@@ -168,6 +169,9 @@ export class DefaultMessageStore implements MessageStore {
    * Controller mode (docs/failover.md): stops the current replication and starts it again as
    * `role`, setting the store's brokerRole (SLAVE, or SYNC_MASTER so puts wait for the
    * replica ack of `setControllerHooks`). Puts are refused by a SLAVE store at once.
+   * From the first call on, dispatch is bounded by the confirm offset (ha/confirm-offset.ts):
+   * a SLAVE's comes from its master, a master's from `setControllerHooks({ confirm })` (until
+   * then its max offset: a new master's sync state set is itself alone).
    * @throws the master's listen error; SERVICE_NOT_AVAILABLE after shutdown.
    */
   async switchReplication(role: 'SLAVE' | 'MASTER', opts: StartHAOptions): Promise<StoreReplication> {
@@ -175,23 +179,47 @@ export class DefaultMessageStore implements MessageStore {
     const old = this.replication;
     this.replication = null;
     (this.config as { brokerRole: string }).brokerRole = role === 'SLAVE' ? 'SLAVE' : 'SYNC_MASTER';
+    if (role === 'SLAVE') this.c.confirm.actAsSlave(this.reput.getReputFromOffset());
+    else this.c.confirm.actAsMaster(null);
     await old?.shutdown();
     if (role === 'SLAVE' && !this.replicatedTimeDispatcher) {
       this.replicatedTimeDispatcher = true;
       this.reput.addDispatcher(new ReplicatedStoreTimeDispatcher(this.commitLog));
     }
-    this.replication = await StoreReplication.start(this.config, this.commitLog, this.replicaStore, { ...opts, role }, this.c.logger.child({ component: 'ha' }));
+    const confirm = this.c.confirm;
+    this.replication = await StoreReplication.start(this.config, this.commitLog, this.replicaStore, { ...opts, role, confirmOffset: () => confirm.value() }, this.c.logger.child({ component: 'ha' }));
     return this.replication;
   }
 
   /**
    * Controller mode hooks: `fence()` returns why puts are refused now (a master whose lease may
    * have expired) or null; `ack` replaces the replication's SYNC_MASTER wait (all sync-state-set
-   * members). Pass nulls to remove them.
+   * members); `confirm` (master) gives the confirm offset bounding dispatch (the sync state set;
+   * absent: unchanged). Pass nulls to remove them.
    */
-  setControllerHooks(hooks: { fence: (() => string | null) | null; ack: ReplicaAck | null }): void {
+  setControllerHooks(hooks: { fence: (() => string | null) | null; ack: ReplicaAck | null; confirm?: ConfirmSource | null }): void {
     this.fence = hooks.fence;
     this.ackOverride = hooks.ack;
+    if (hooks.confirm !== undefined) {
+      this.c.confirm.setSource(hooks.confirm);
+      this.confirmOffsetChanged();
+    }
+  }
+
+  /**
+   * Controller mode: the confirm offset may have moved (a sync-state-set ack or membership
+   * change): dispatch goes up to it (consumers and long polls see the messages) and the HA
+   * transfer loops send it to the slaves. Apache's ReputMessageService polls; tsmq drives.
+   */
+  confirmOffsetChanged(): void {
+    if (!this.c.state.isRunning()) return;
+    this.reput.driveToLimit();
+    this.replication?.notifyAppended();
+  }
+
+  /** Where consumers may read up to, CommitLog bytes (Apache `getConfirmOffset`): the max offset outside controller mode. */
+  getConfirmOffset(): number {
+    return this.c.confirm.value();
   }
 
   /**
@@ -374,9 +402,9 @@ export class DefaultMessageStore implements MessageStore {
     return this.c.state.notWritableReason === null && this.c.state.isRunning() && this.config.brokerRole !== 'SLAVE';
   }
 
-  /** Bytes written but not yet dispatched to ConsumeQueues. */
+  /** Bytes confirmed (written, in controller mode held by the sync state set) but not yet dispatched to ConsumeQueues (Apache: confirm offset − reput offset). */
   dispatchBehindBytes(): number {
-    return this.reput.behindBytes(this.commitLog.getMaxOffset());
+    return this.reput.behindBytes(this.c.confirm.value());
   }
 
   /** Dispatch health: dispatched offset, plugin (index) failure counts, blocked ConsumeQueue dispatch. */

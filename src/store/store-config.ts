@@ -65,6 +65,12 @@ export const storeConfigSpec = {
     default: true,
     doc: 'Verify BODYCRC of every record scanned by recovery.',
   } as ConfigKey<boolean>,
+  readUnCommitted: {
+    name: 'readUnCommitted',
+    type: 'boolean',
+    default: false,
+    doc: 'Dispatch (make consumable) past the confirm offset: in controller mode messages not yet held by every sync-state-set member, under SYNC_FLUSH unflushed messages (Apache readUnCommitted).',
+  } as ConfigKey<boolean>,
   maxTransferBytesOnMessageInMemory: num('maxTransferBytesOnMessageInMemory', 256 * 1024, 'Pull batch byte limit when the data is hot.'),
   maxTransferCountOnMessageInMemory: num('maxTransferCountOnMessageInMemory', 32, 'Pull batch count limit when the data is hot.'),
   maxTransferBytesOnMessageInDisk: num('maxTransferBytesOnMessageInDisk', 64 * 1024, 'Pull batch byte limit when the data is cold.'),
@@ -201,6 +207,8 @@ export interface StoreConfig {
   flushConsumeQueueThoroughInterval: number;
   syncFlushTimeout: number;
   checkCRCOnRecover: boolean;
+  /** Dispatch past the confirm offset (controller mode) and the flushed offset (SYNC_FLUSH). */
+  readUnCommitted: boolean;
   maxTransferBytesOnMessageInMemory: number;
   maxTransferCountOnMessageInMemory: number;
   maxTransferBytesOnMessageInDisk: number;

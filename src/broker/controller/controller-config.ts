@@ -20,7 +20,7 @@ export const CONTROLLER_CONFIG_SPEC = {
   allAckInSyncStateSet: key<boolean>({ name: 'allAckInSyncStateSet', type: 'boolean', default: false, doc: 'a send is acknowledged only once every sync-state-set member holds it (Apache allAckInSyncStateSet); false: the master alone acknowledges' }),
   enableElectUncleanMaster: key<boolean>({ name: 'enableElectUncleanMaster', type: 'boolean', default: false, doc: 'elect a replica outside the sync state set when no member is alive (may lose acknowledged messages; Apache enableElectUncleanMaster)' }),
   syncStateSetMaxOutOfSyncTimeMs: key<number>({ name: 'syncStateSetMaxOutOfSyncTimeMs', type: 'number', default: 15_000, doc: 'a replica not caught up with the master for this long leaves the sync state set (ms; Apache haMaxTimeSlaveNotCatchup)', validate: positive, aliases: ['haMaxTimeSlaveNotCatchup'] }),
-  controllerReplicaId: key<number>({ name: 'controllerReplicaId', type: 'number', default: -1, doc: 'id of this replica in its group (0..65535, unique per brokerName); -1 = brokerId (tsmq key: Apache lets the controller assign it)', validate: (v: number) => (Number.isInteger(v) && v >= -1 && v <= 0xffff ? null : 'must be -1 or 0..65535') }),
+  controllerReplicaId: key<number>({ name: 'controllerReplicaId', type: 'number', default: -1, doc: 'id of this replica in its group (0..65534, unique per brokerName; 65535 is reserved by the HA confirm hello); -1 = brokerId (tsmq key: Apache lets the controller assign it)', validate: (v: number) => (Number.isInteger(v) && v >= -1 && v < 0xffff ? null : 'must be -1 or 0..65534') }),
 } as const;
 
 export type ControllerConfig = ReturnType<typeof resolveControllerConfig>;

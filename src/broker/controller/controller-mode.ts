@@ -36,6 +36,7 @@ import type { Logger } from '../../common/logging/logger.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
 import type { DefaultMessageStore } from '../../store/default-message-store.js';
 import { EpochFile, findConsistentPoint } from '../../store/ha/epoch-file.js';
+import { HA_CONFIRM_HELLO_ID } from '../../store/ha/ha-protocol.js';
 import type { TruncateReport } from '../../store/ha/replicated-log.js';
 import type { BrokerConfig } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -129,6 +130,7 @@ export class ControllerMode {
 
   private constructor(private readonly o: ControllerModeOptions) {
     const id = o.controller.controllerReplicaId >= 0 ? o.controller.controllerReplicaId : o.config.brokerId;
+    if (!Number.isInteger(id) || id < 0 || id >= HA_CONFIRM_HELLO_ID) throw new Error(`controller mode: replica id ${id} (controllerReplicaId, else brokerId) must be 0..${HA_CONFIRM_HELLO_ID - 1}`);
     this.replicaId = id;
     this.haServerAddr = `${o.config.brokerIP2}:${o.haPort}`;
     this.etcd = new EtcdGroupStore(splitEndpoints(o.controller.etcdEndpoints), o.controller.controllerKeyPrefix, o.config.brokerClusterName, o.config.brokerName, Math.max(500, (o.controller.etcdLeaseTtlSeconds * 1000) / 3));
@@ -302,11 +304,12 @@ export class ControllerMode {
       maxOutOfSyncMs: this.o.controller.syncStateSetMaxOutOfSyncTimeMs,
       slaveTimeoutMs: store.config.slaveTimeout,
       fence: () => this.fenceReason(),
+      onConfirmChanged: () => store.confirmOffsetChanged(),
       logger,
     });
     if (!(await sss.init())) throw new Error(`epoch ${epoch} ended before its sync state set was written`);
     this.sss = sss;
-    store.setControllerHooks({ fence: () => this.fenceReason(), ack: sss });
+    store.setControllerHooks({ fence: () => this.fenceReason(), ack: sss, confirm: sss });
     this.followedEpoch = epoch;
     this.followedMaster = null;
     this.sync.setMasterAddr(null);
@@ -345,6 +348,7 @@ export class ControllerMode {
     this.handingOverTo = null;
     this.sss?.stop(`master of epoch ${this.myEpoch} stepped down: ${reason}`);
     this.sss = null;
+    // the confirm source stays (frozen by stop): the unconfirmed tail must not become consumable
     store.setControllerHooks({ fence: () => this.fenceReason(), ack: null });
     await this.o.schedule.shutdown().catch(() => undefined);
     await this.o.transactions.shutdown().catch(() => undefined);

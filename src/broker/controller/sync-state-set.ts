@@ -15,10 +15,19 @@
  *   member acked `nextOffset`, FLUSH_SLAVE_TIMEOUT after slaveTimeout; without it, PUT_OK at once.
  *   The master's fence is checked before and after the wait: a master whose lease may have
  *   expired never answers PUT_OK (SLAVE_NOT_AVAILABLE with the fence's reason instead).
+ * - `confirmOffset()` (Apache `CommitLog.getConfirmOffset` on a controller-mode master, facts
+ *   only): the CommitLog offset consumers may read up to. The master's max offset when the set
+ *   (local view, joining members included) is the master alone or allAckInSyncStateSet=false;
+ *   otherwise the smallest ack of the other members, unchanged while a member is not connected
+ *   (Apache keeps its value then too). Never lowered (a newcomer below it does not take back
+ *   what the others confirmed) and frozen while the master is fenced. Every change found after
+ *   an ack or a membership change is told to `onConfirmChanged` BEFORE waiting sends are
+ *   answered, so a message is consumable when its producer hears SEND_OK.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { HAService, HandleHAResult } from '../../store/ha/ha-service.js';
 import type { ReplicaAck } from '../../store/put/put-message-service.js';
+import type { ConfirmSource } from '../../store/ha/confirm-offset.js';
 import type { SyncStateSetRecord } from './etcd-group-store.js';
 
 /** A replica this close to the master's max offset may join (bytes; tsmq constant). */
@@ -38,6 +47,8 @@ export interface SyncStateSetOptions {
   slaveTimeoutMs: number;
   /** Why this master must not acknowledge now, or null. */
   fence: () => string | null;
+  /** The confirm offset moved (the store drives dispatch to it and wakes the HA loops). */
+  onConfirmChanged?: () => void;
   logger: Logger;
 }
 
@@ -47,7 +58,7 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-export class SyncStateSet implements ReplicaAck {
+export class SyncStateSet implements ReplicaAck, ConfirmSource {
   /** Members used for acks (⊇ the etcd record). */
   private readonly members = new Set<number>();
   /** Members confirmed in etcd. */
@@ -61,11 +72,14 @@ export class SyncStateSet implements ReplicaAck {
   private checking = false;
   private stopped = false;
   private readonly startedMs = Date.now();
+  /** Last confirm offset computed (bytes; never lowered). */
+  private confirmOffsetBytes = 0;
   private readonly onAck = (): void => this.evaluate();
 
   constructor(private readonly o: SyncStateSetOptions) {
     this.members.add(o.selfId);
     this.confirmed = [o.selfId];
+    this.confirmOffsetBytes = o.maxOffset();
     o.ha.addAckListener(this.onAck);
   }
 
@@ -112,13 +126,32 @@ export class SyncStateSet implements ReplicaAck {
     });
   }
 
+  /** See the file comment. CommitLog bytes. */
+  confirmOffset(): number {
+    if (this.stopped || this.o.fence() !== null) return this.confirmOffsetBytes;
+    const max = this.o.maxOffset();
+    let c = max;
+    if (this.o.allAckInSyncStateSet && this.members.size > 1) {
+      for (const id of this.members) {
+        if (id === this.o.selfId) continue;
+        const ack = this.o.ha.ackOfReplica(id);
+        if (ack < 0) return this.confirmOffsetBytes; // a member without a connection: keep the value
+        c = Math.min(c, ack);
+      }
+    }
+    if (c > this.confirmOffsetBytes) this.confirmOffsetBytes = c;
+    return this.confirmOffsetBytes;
+  }
+
   private allAcked(offset: number): boolean {
     for (const id of this.members) if (id !== this.o.selfId && this.o.ha.ackOfReplica(id) < offset) return false;
     return true;
   }
 
-  /** Re-checks waiting sends (after an ack or a membership change). */
+  /** Re-checks the confirm offset, then waiting sends (after an ack or a membership change). */
   private evaluate(): void {
+    const before = this.confirmOffsetBytes;
+    if (this.confirmOffset() !== before) this.o.onConfirmChanged?.();
     for (const w of [...this.waiters]) {
       if (!this.allAcked(w.nextOffset)) continue;
       const fenced = this.o.fence();

@@ -3,9 +3,12 @@
  * (ConsumeQueue builder first, then e.g. the index builder), then tells the
  * MessageArrivingListener (RocketMQ `ReputMessageService`).
  *
- * `drive(limit)` dispatches everything in [reputFromOffset, limit). The store calls it with the
- * written offset right after each append under ASYNC_FLUSH, and with the flushed offset after
- * each flush under SYNC_FLUSH (5.x: consumers never see unflushed data with SYNC_FLUSH).
+ * `drive(limit)` dispatches everything in [reputFromOffset, limit); `driveToLimit()` drives to
+ * the store's dispatch limit (`limit` option: store-components.ts `dispatchLimit`, the written
+ * offset under ASYNC_FLUSH, the flushed offset under SYNC_FLUSH, never past the confirm offset in
+ * controller mode). The store drives right after each append under ASYNC_FLUSH, after each flush
+ * under SYNC_FLUSH (5.x: consumers never see unflushed data with SYNC_FLUSH) and whenever the
+ * confirm offset advances.
  *
  * Records appended by this process are queued with their DispatchRequest already built
  * (`enqueue`), so the hot path does not re-parse bytes; anything else (blank fillers, bytes
@@ -16,8 +19,8 @@
  * skipped (a skipped record would be a hole in its ConsumeQueue). Dispatch is then blocked
  * (dispatch-blockage.ts): `onBlockedChange(reason)` is told once (the store sets
  * LOGICS_QUEUE_ERROR and refuses puts), the failure is logged rate-limited, and the record is
- * retried by every later `drive` and, when `retryLimit` is given, by a timer every
- * `retryIntervalMs` up to `retryLimit()` (nothing else drives dispatch while puts are refused).
+ * retried by every later `drive` and, when `limit` is given, by a timer every
+ * `retryIntervalMs` up to `limit()` (nothing else drives dispatch while puts are refused).
  * Once the record is dispatched (or `setReputFromOffset` moves away from it),
  * `onBlockedChange(null)` is told. `dispatchOne` (used by recovery) throws DispatchBlockedError
  * instead. Failures of optional dispatchers are counted and logged and never block.
@@ -41,8 +44,12 @@ export interface ReputOptions {
   clock?: Clock;
   /** Period of the retry timer while blocked, ms (default DISPATCH_RETRY_INTERVAL_MS). */
   retryIntervalMs?: number;
-  /** Offset a timer retry dispatches up to (the store's confirm offset); without it no timer runs. */
-  retryLimit?: () => number;
+  /**
+   * The store's dispatch limit (store-components.ts `dispatchLimit`), bytes: where `driveToLimit`
+   * and the retry timer of a blocked dispatch go; without it `driveToLimit` goes to the CommitLog
+   * max offset and no retry timer runs.
+   */
+  limit?: () => number;
   /** Told the reason when dispatch becomes blocked, and null when it resumes. */
   onBlockedChange?: (reason: string | null) => void;
   /** Minimum time between two failure lines of one kind, ms (default DISPATCH_FAILURE_LOG_INTERVAL_MS). */
@@ -71,6 +78,7 @@ export class ReputMessageService {
   /** topic → CommitLog offset below which its undispatched records are dropped. */
   private readonly dropped = new Map<string, number>();
   private readonly blockage: DispatchBlockage;
+  private readonly limit: () => number;
 
   constructor(
     private readonly commitLog: CommitLog,
@@ -81,7 +89,8 @@ export class ReputMessageService {
     const clock = opts.clock ?? systemClock;
     const logIntervalMs = opts.logIntervalMs ?? DISPATCH_FAILURE_LOG_INTERVAL_MS;
     this.chain = new DispatcherChain(logger, clock, logIntervalMs);
-    const retryLimit = opts.retryLimit;
+    const retryLimit = opts.limit;
+    this.limit = opts.limit ?? (() => commitLog.getMaxOffset());
     this.blockage = new DispatchBlockage({
       clock,
       logger,
@@ -114,6 +123,11 @@ export class ReputMessageService {
   /** Queues the DispatchRequest of a record just appended by this process. */
   enqueue(req: DispatchRequest): void {
     this.pending.push(req);
+  }
+
+  /** Dispatches up to the store's dispatch limit (the `limit` option). */
+  driveToLimit(): void {
+    this.drive(this.limit());
   }
 
   /** Dispatches every record in [reputFromOffset, limit). A re-entrant call extends the running drive. */

@@ -19,7 +19,7 @@ import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { TlsClientOptions } from '../../common/tls/tls-client-config.js';
 import type { Logger } from '../../common/logging/logger.js';
-import { encodeHello, encodeReport, FrameReader, HA_CONNECT_TIMEOUT_MS, HA_RECONNECT_INTERVAL_MS, HAProtocolError } from './ha-protocol.js';
+import { encodeConfirmHello, encodeHello, encodeReport, FrameReader, HA_CONNECT_TIMEOUT_MS, HA_RECONNECT_INTERVAL_MS, HAProtocolError } from './ha-protocol.js';
 import type { TruncateReport } from './replicated-log.js';
 
 /** What the client needs from the slave's store (DefaultMessageStore implements it). */
@@ -30,6 +30,10 @@ export interface ReplicaStore {
   appendToCommitLog(offset: number, src: Buffer, start: number, length: number): void;
   /** Wakes dispatch after appends. */
   dispatchReplicated(): void;
+  /** Controller mode: the master's confirm offset (bytes), or null when the master sends none. */
+  confirmOffsetFromMaster(offset: number | null): void;
+  /** A connection to a master was established (the confirm offset is capped at the CommitLog end). */
+  masterConnected(): void;
   truncateFiles(offset: number): Promise<TruncateReport>;
 }
 
@@ -75,6 +79,8 @@ export class HAClient {
   private bytesReceived = 0;
   private connects = 0;
   private truncations = 0;
+  /** Controller mode: this connection's master said whether it sends confirm frames. */
+  private confirmKnown = false;
   private lastError: string | null = null;
   private readonly truncateListeners: Array<(r: TruncateReport) => void> = [];
   private readonly opts: HAClientOptions;
@@ -164,7 +170,10 @@ export class HAClient {
     this.connects++;
     this.reader = new FrameReader(this.opts.store.commitLogFileSize);
     this.lastReadMs = Date.now();
-    if (this.opts.helloReplicaId !== undefined) socket.write(encodeHello(this.opts.helloReplicaId));
+    this.confirmKnown = false;
+    this.opts.store.masterConnected();
+    // the confirm hello first: a master without the extension takes the real hello after it
+    if (this.opts.helloReplicaId !== undefined) socket.write(Buffer.concat([encodeConfirmHello(), encodeHello(this.opts.helloReplicaId)]));
     this.report(this.opts.store.getMaxPhyOffset());
     this.logger.info({ master: addr, reportedOffset: this.reportedOffset }, 'connected to the master HA port');
     this.tickTimer = setInterval(() => this.tick(socket), Math.min(1000, this.opts.heartbeatIntervalMs));
@@ -197,11 +206,18 @@ export class HAClient {
     this.bytesReceived += chunk.length;
     const store = this.opts.store;
     let appended = false;
+    let confirmed: number | null = null;
     try {
       for (const ev of this.reader.push(chunk)) {
         if (ev.kind === 'body') {
           store.appendToCommitLog(ev.offset, ev.chunk, ev.start, ev.length);
           appended = true;
+          continue;
+        }
+        if (ev.kind === 'confirm') {
+          if (this.opts.helloReplicaId === undefined) throw new HAProtocolError('confirm frame on a classic replication connection');
+          this.confirmKnown = true;
+          confirmed = ev.confirmOffset;
           continue;
         }
         const max = store.getMaxPhyOffset();
@@ -211,6 +227,12 @@ export class HAClient {
           break;
         }
         if (max !== 0 && ev.offset > max) throw new HAProtocolError(`master offset ${ev.offset} is beyond the slave's max ${max}: a gap`);
+        if (!this.confirmKnown && this.opts.helloReplicaId !== undefined) {
+          // a confirm-capable master sends a confirm frame before anything else
+          this.confirmKnown = true;
+          this.logger.warn({ master: this.masterAddress }, 'the master sends no confirm offset (older tsmq): replicated messages become consumable on arrival');
+          store.confirmOffsetFromMaster(null);
+        }
       }
     } catch (e) {
       this.lastError = (e as Error).message;
@@ -223,6 +245,7 @@ export class HAClient {
       if (max > this.reportedOffset) this.report(max);
     }
     if (appended) store.dispatchReplicated();
+    if (confirmed !== null && !this.truncating) store.confirmOffsetFromMaster(confirmed);
   }
 
   private truncate(socket: Socket, offset: number, slaveMax: number): void {

@@ -19,12 +19,15 @@
  * slave holding bytes the master lost. Heartbeat header when nothing was written for
  * `heartbeatIntervalMs`. Waits ≤ 100 ms (or until woken by an append) when idle; honours socket
  * back-pressure.
+ * Confirm offset (controller mode, ha-protocol.ts): to a slave that sent the confirm hello, a
+ * confirm frame with `host.confirmOffset()` before the first data or heartbeat frame and then
+ * whenever the value changed (checked before every frame; acks and appends wake the loop).
  * Housekeeping: nothing read for `housekeepingIntervalMs` ⇒ close.
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../../common/logging/logger.js';
 import type { CommitLog } from '../commitlog/commit-log.js';
-import { encodeHeartbeat, HA_FRAME_HEADER_BYTES, ReportReader, writeFrameHeader } from './ha-protocol.js';
+import { encodeConfirmFrame, encodeHeartbeat, HA_FRAME_HEADER_BYTES, ReportReader, writeFrameHeader } from './ha-protocol.js';
 
 export interface HAConnectionHost {
   readonly commitLog: CommitLog;
@@ -32,6 +35,8 @@ export interface HAConnectionHost {
   readonly heartbeatIntervalMs: number;
   readonly housekeepingIntervalMs: number;
   readonly logger: Logger;
+  /** The confirm offset sent to confirm-capable slaves (CommitLog bytes). */
+  confirmOffset(): number;
   /** A valid ack arrived on `conn`. */
   onAck(conn: HAConnection, offset: number): void;
   onClose(conn: HAConnection): void;
@@ -56,6 +61,8 @@ export class HAConnection {
   private ackOffset = -1;
   private nextTransferFromWhere = -1;
   private bytesSent = 0;
+  /** Last confirm offset sent (-1: none yet). */
+  private confirmSent = -1;
   private lastReadMs = Date.now();
   private lastWriteMs = 0;
   private closed = false;
@@ -144,6 +151,7 @@ export class HAConnection {
     while (!this.closed) {
       let wrote = false;
       try {
+        if (this.nextTransferFromWhere >= 0) this.sendConfirmIfChanged();
         wrote = this.nextTransferFromWhere >= 0 ? this.transferOnce() : false;
       } catch (e) {
         this.close(`transfer failed: ${(e as Error).message}`, 'error');
@@ -158,6 +166,15 @@ export class HAConnection {
       }
       await this.host.waitForData(100);
     }
+  }
+
+  /** Confirm-capable slave: a confirm frame when the confirm offset differs from the last one sent. */
+  private sendConfirmIfChanged(): void {
+    if (!this.reports.confirmCapable) return;
+    const c = this.host.confirmOffset();
+    if (c === this.confirmSent) return;
+    this.confirmSent = c;
+    this.write(encodeConfirmFrame(c));
   }
 
   /** Sends one frame if data is readable at nextTransferFromWhere; returns whether it did. */

@@ -16,6 +16,17 @@
  * master's max offset, the master sends one heartbeat header carrying its max offset before it
  * closes the connection. A tsmq slave reads a heartbeat offset below its own max as "the master
  * ends here" and truncates to it (docs/ha.md, case B35).
+ *
+ * tsmq controller-mode extension, the confirm offset (docs/failover.md "What consumers see"):
+ * a slave that can bound its dispatch sends the confirm hello (`encodeConfirmHello`, a hello of
+ * the reserved replica id HA_CONFIRM_HELLO_ID) before its own hello; its master then sends
+ *   master → slave, confirm frame (12 bytes, header only):
+ *     | confirmOffset : int64 | bodySize : int32 = -1 |
+ * before any other frame of the connection and whenever the value changes: the CommitLog
+ * offset below which every sync-state-set member holds the data (Apache 5 sends it in every
+ * AutoSwitch transfer header; tsmq keeps its 12-byte framing and sends it on change). A master
+ * without the extension ignores the confirm hello (the real hello that follows overrides it)
+ * and sends no confirm frame; the slave sees a data or heartbeat frame first and knows.
  */
 
 /** Size of a slave offset report. */
@@ -83,6 +94,26 @@ export function encodeHello(replicaId: number): Buffer {
   return b;
 }
 
+/** Replica id reserved for the confirm hello (controllerReplicaId takes 0..65534). */
+export const HA_CONFIRM_HELLO_ID = 0xffff;
+
+/** The confirm hello: "this slave reads confirm frames" (a hello of HA_CONFIRM_HELLO_ID). */
+export function encodeConfirmHello(): Buffer {
+  return encodeHello(HA_CONFIRM_HELLO_ID);
+}
+
+/** bodySize of a confirm frame. */
+export const HA_CONFIRM_FRAME_SIZE = -1;
+
+/** A confirm frame carrying `confirmOffset` (CommitLog bytes). */
+export function encodeConfirmFrame(confirmOffset: number): Buffer {
+  assertOffset(confirmOffset);
+  const b = Buffer.allocUnsafe(HA_FRAME_HEADER_BYTES);
+  b.writeBigInt64BE(BigInt(confirmOffset), 0);
+  b.writeInt32BE(HA_CONFIRM_FRAME_SIZE, 8);
+  return b;
+}
+
 function assertOffset(offset: number): void {
   if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`bad HA offset ${offset}`);
 }
@@ -97,11 +128,15 @@ export class ReportReader {
   private partialLen = 0;
   /** Replica id of a controller-mode hello seen in the stream (see `encodeHello`), or null. */
   helloReplicaId: number | null = null;
+  /** True once the confirm hello arrived (the slave reads confirm frames). */
+  confirmCapable = false;
 
   private isHello(buf: Buffer, at: number): boolean {
     const v = buf.readBigInt64BE(at);
     if (v > HA_HELLO_BASE || v < HA_HELLO_BASE - 0xffffn) return false;
-    this.helloReplicaId = Number(HA_HELLO_BASE - v);
+    const id = Number(HA_HELLO_BASE - v);
+    if (id === HA_CONFIRM_HELLO_ID) this.confirmCapable = true;
+    else this.helloReplicaId = id;
     return true;
   }
 
@@ -133,6 +168,8 @@ export class ReportReader {
 /** What the slave-side frame reader hands out. */
 export type FrameEvent =
   | { kind: 'header'; offset: number; bodySize: number }
+  /** A confirm frame (controller mode): the master's confirm offset. */
+  | { kind: 'confirm'; confirmOffset: number }
   /** A piece of the current frame's body: `chunk[start, start+length)` goes to CommitLog `offset`. */
   | { kind: 'body'; offset: number; chunk: Buffer; start: number; length: number; frameDone: boolean };
 
@@ -176,6 +213,10 @@ export class FrameReader {
       const offset = readOffset(this.header, 0);
       const bodySize = this.header.readInt32BE(8);
       if (Number.isNaN(offset)) throw new HAProtocolError('frame offset is negative or beyond 2^53');
+      if (bodySize === HA_CONFIRM_FRAME_SIZE) {
+        yield { kind: 'confirm', confirmOffset: offset };
+        continue;
+      }
       if (bodySize < 0 || bodySize > this.maxBodySize) throw new HAProtocolError(`frame body size ${bodySize} outside 0..${this.maxBodySize}`);
       this.bodyLeft = bodySize;
       this.bodyOffset = offset;

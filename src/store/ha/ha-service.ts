@@ -11,6 +11,8 @@
  *   - A slave counts as connected once its first offset report was accepted.
  *   - `push2SlaveMaxOffset` (the highest valid ack of any slave) only moves forward and only
  *     from acks the connection validated (≤ master max, ≤ bytes delivered; case B32).
+ *   - Controller mode: each ack wakes the transfer loops, which send the confirm offset
+ *     (`confirmOffset` option) to confirm-capable slaves when it changed (ha-connection.ts).
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { acceptTls } from '../../common/tls/tls-acceptor.js';
@@ -35,6 +37,8 @@ export interface HAServiceOptions {
   slaveTimeoutMs: number;
   /** TLS of the HA port (`tls.server.*`); default off. */
   tls?: TlsServerSettings;
+  /** Controller mode: the confirm offset sent to confirm-capable slaves (default: the CommitLog max offset). */
+  confirmOffset?: () => number;
   logger: Logger;
 }
 
@@ -143,8 +147,13 @@ export class HAService implements HAConnectionHost {
     return [...ids];
   }
 
+  confirmOffset(): number {
+    return this.opts.confirmOffset ? this.opts.confirmOffset() : this.commitLog.getMaxOffset();
+  }
+
   onAck(_conn: HAConnection, offset: number): void {
     for (const l of this.ackListeners) l();
+    if (this.opts.confirmOffset) this.notifyAppended(); // an ack may move the confirm offset: the loops send it
     if (offset > this.push2SlaveMaxOffset) {
       this.push2SlaveMaxOffset = offset;
       this.transfer.notifyAck(offset);

@@ -32,6 +32,8 @@ export interface StartHAOptions {
   helloReplicaId?: number;
   /** Start as this role instead of the store config's brokerRole (controller mode role changes). */
   role?: 'SLAVE' | 'MASTER';
+  /** Master in controller mode: the confirm offset sent to confirm-capable slaves (ha-protocol.ts). */
+  confirmOffset?: () => number;
 }
 
 export type ReplicationStats = { role: 'master'; master: HAServiceStats } | { role: 'slave'; slave: HAClientStats };
@@ -69,6 +71,7 @@ export class StoreReplication {
       maxGapNotInSyncBytes: config.haMaxGapNotInSync,
       slaveTimeoutMs: config.slaveTimeout,
       ...(opts.tls ? { tls: opts.tls } : {}),
+      ...(opts.confirmOffset ? { confirmOffset: opts.confirmOffset } : {}),
       logger,
     });
     await service.start();

@@ -12,7 +12,8 @@
  *   ConsumeQueue commit/flush failing/written again → the same flag, source 'consume-queue-write';
  *   a failed fdatasync of any CommitLog or ConsumeQueue segment → runningFlags.setSyncFailed
  *   (sticky until restart; sync-failure-reporter.ts);
- *   dispatch retries go up to `dispatchLimit` (flushed offset under SYNC_FLUSH, written under ASYNC).
+ *   every drive of dispatch goes up to `dispatchLimit` (flushed offset under SYNC_FLUSH, written
+ *   under ASYNC, and never past the confirm offset in controller mode; readUnCommitted lifts both).
  *
  * @throws SegmentLoadError for segment files of the wrong size, StoreLockedError when the root
  *   is already open, StoreStartError when the lock cannot be written on a full disk, ConfigError
@@ -32,6 +33,7 @@ import { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { CommitLogDispatcher, StorePlugin, StorePluginFactory } from '../dispatch/commit-log-dispatcher.js';
 import { ConsumeQueueDispatcher } from '../dispatch/consume-queue-dispatcher.js';
 import { ReputMessageService } from '../dispatch/reput-message-service.js';
+import { ConfirmOffset } from '../ha/confirm-offset.js';
 import { GetMessageService } from '../get-message/get-message-service.js';
 import { IndexPlugin } from '../index/index-plugin.js';
 import { StoreCheckpoint } from '../recovery/store-checkpoint.js';
@@ -84,6 +86,8 @@ export interface StoreComponents {
   /** Next queue offset per topic/queue, assigned at append time. */
   readonly queueOffsets: QueueOffsetTable;
   readonly reput: ReputMessageService;
+  /** Controller mode's confirm offset, bounding dispatch (ha/confirm-offset.ts); off in classic mode. */
+  readonly confirm: ConfirmOffset;
   readonly getMessageService: GetMessageService;
   readonly checkpoint: StoreCheckpoint;
   /** Plugins in dispatch order (the index plugin first when enabled). */
@@ -95,11 +99,15 @@ export interface StoreComponents {
 }
 
 /**
- * Where dispatch may go: the CommitLog flushed offset under SYNC_FLUSH (consumers never see
- * unflushed data), the written (max) offset under ASYNC_FLUSH. Bytes.
+ * Where dispatch may go (Apache `ReputMessageService.getReputEndOffset`), CommitLog bytes:
+ * readUnCommitted=true → the written (max) offset; otherwise the flushed offset under SYNC_FLUSH
+ * (consumers never see unflushed data), the written offset under ASYNC_FLUSH, in both cases no
+ * further than the confirm offset when it bounds (controller mode). `written` overrides the
+ * flushed/written offset (the group commit passes the offset its flush reported).
  */
-export function dispatchLimit(config: Pick<StoreConfig, 'flushDiskType'>, commitLog: CommitLog): number {
-  return config.flushDiskType === 'SYNC_FLUSH' ? commitLog.mfq.getFlushedWhere() : commitLog.getMaxOffset();
+export function dispatchLimit(config: Pick<StoreConfig, 'flushDiskType' | 'readUnCommitted'>, commitLog: CommitLog, confirm: ConfirmOffset, written?: number): number {
+  if (config.readUnCommitted) return commitLog.getMaxOffset();
+  return confirm.bound(written ?? (config.flushDiskType === 'SYNC_FLUSH' ? commitLog.mfq.getFlushedWhere() : commitLog.getMaxOffset()));
 }
 
 /** See the file comment. `config` must be complete (completeStoreConfig). */
@@ -154,9 +162,10 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
     });
     consumeQueueStore = cqStore;
     const logics = { latestTimestamp: 0 };
+    const confirm = new ConfirmOffset(() => cl.getMaxOffset());
     const reput = new ReputMessageService(cl, delayLevelTableMs, logger.child({ component: 'dispatch' }), {
       clock,
-      retryLimit: () => dispatchLimit(config, cl),
+      limit: () => dispatchLimit(config, cl, confirm),
       onBlockedChange: (reason) => runningFlags.setLogicsQueueError(reason, 'dispatch'),
     });
     reput.addDispatcher(
@@ -198,6 +207,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
       consumeQueueStore: cqStore,
       queueOffsets: new QueueOffsetTable(),
       reput,
+      confirm,
       getMessageService,
       checkpoint,
       plugins,

@@ -3,7 +3,7 @@
  * after recovery, stopped by shutdown.
  *
  * - CommitLog flush: SYNC_FLUSH → GroupCommitService (each flush drives dispatch up to the
- *   flushed offset); ASYNC_FLUSH → FlushRealTimeService. A thorough flush moves the checkpoint's
+ *   flushed offset, no further than the confirm offset: `dispatchLimit`); ASYNC_FLUSH → FlushRealTimeService. A thorough flush moves the checkpoint's
  *   physicMsgTimestamp to the store time it covers.
  * - ConsumeQueue flush (FlushConsumeQueueService; logicsMsgTimestamp from `logics`).
  * - Checkpoint flush every 1000 ms (unref'd timer; failures logged).
@@ -16,14 +16,14 @@
 import { FlushRealTimeService, GroupCommitService, type FlushManager } from '../commitlog/flush-services.js';
 import { FlushConsumeQueueService } from '../consumequeue/flush-consume-queue-service.js';
 import { StoreCleanService } from '../retention/store-clean-service.js';
-import type { StoreComponents } from './store-components.js';
+import { dispatchLimit, type StoreComponents } from './store-components.js';
 
 /** Checkpoint flush period, ms. */
 const CHECKPOINT_FLUSH_INTERVAL_MS = 1000;
 
 type ServiceParts = Pick<
   StoreComponents,
-  'config' | 'commitLog' | 'consumeQueueStore' | 'checkpoint' | 'reput' | 'logics' | 'logger' | 'fs' | 'clock' | 'diskUsageProbe' | 'runningFlags' | 'indexPlugin'
+  'config' | 'commitLog' | 'consumeQueueStore' | 'checkpoint' | 'reput' | 'confirm' | 'logics' | 'logger' | 'fs' | 'clock' | 'diskUsageProbe' | 'runningFlags' | 'indexPlugin'
 >;
 
 export class StoreServices {
@@ -46,7 +46,7 @@ export class StoreServices {
         cfg.syncFlushTimeout,
         (flushed, ts) => {
           if (ts) c.checkpoint.physicMsgTimestamp = ts;
-          c.reput.drive(flushed);
+          c.reput.drive(dispatchLimit(cfg, c.commitLog, c.confirm, flushed));
         },
         log,
       );

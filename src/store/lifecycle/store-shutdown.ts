@@ -2,7 +2,8 @@
  * Stopping a store (RocketMQ `DefaultMessageStore.shutdown`, spec §3.3 in reverse).
  *
  * `shutdownStore` (clean): phase "stopping" (puts refused) → checkpoint timer off → replication
- * stopped → retention stopped → final CommitLog flush → dispatch drained up to the confirm offset
+ * stopped → retention stopped → final CommitLog flush → dispatch drained up to the dispatch limit
+ * (store-components.ts `dispatchLimit`: flushed/written offset, controller mode's confirm offset)
  * (then its retry timer stopped) → final ConsumeQueue flush → plugins flushed and shut down
  * (failures logged, never thrown) → checkpoint confirmPhyOffset := CommitLog flushed offset and
  * forced → files closed → the abort file is removed only when dispatch is caught up and no
@@ -15,7 +16,6 @@
  * got them); false loses them.
  */
 import type { StoreComponents } from './store-components.js';
-import { dispatchLimit } from './store-components.js';
 import type { StoreServices } from './store-services.js';
 
 /** What shutdown needs of the replication role. */
@@ -30,7 +30,7 @@ export async function shutdownStore(c: StoreComponents, services: StoreServices,
   services.stopCheckpointTimer();
   await replication?.shutdown().catch((e) => logger.error({ err: e }, 'HA shutdown failed'));
   await services.stopBeforeDrain();
-  reput.drive(dispatchLimit(c.config, commitLog));
+  reput.driveToLimit();
   reput.stop();
   await services.stopAfterDrain();
   for (const p of c.plugins) {
@@ -43,7 +43,9 @@ export async function shutdownStore(c: StoreComponents, services: StoreServices,
   }
   checkpoint.confirmPhyOffset = commitLog.mfq.getFlushedWhere();
   await checkpoint.flush();
-  const behindBytes = (): number => reput.behindBytes(commitLog.getMaxOffset());
+  // controller mode: records past the confirm offset stay undispatched; the next start's
+  // recovery dispatches them (Apache's recovery does the same), so they do not need the abort file
+  const behindBytes = (): number => reput.behindBytes(c.confirm.bound(commitLog.getMaxOffset()));
   const caughtUp = behindBytes() === 0 && state.notWritableReason === null;
   commitLog.mfq.shutdown();
   c.consumeQueueStore.shutdown();

@@ -61,7 +61,7 @@ export interface PutPathParts {
   state: StoreState;
   commitLog: CommitLog;
   queueOffsets: QueueOffsetTable;
-  dispatch: Pick<ReputMessageService, 'enqueue' | 'drive'>;
+  dispatch: Pick<ReputMessageService, 'enqueue' | 'driveToLimit'>;
   flushManager: Pick<FlushManager, 'handleDiskFlush'>;
   /** The replication role once started (null before startHA). */
   replication: () => ReplicaAck | null;
@@ -178,9 +178,9 @@ export class PutMessageService {
    * ASYNC_FLUSH, wake replication, then (when `wait`) the flush and, on a SYNC_MASTER, the slave ack.
    */
   private handleDiskFlushAndHA(r: AppendResult, nextOffset: number, wait: boolean): PutMessageResult | Promise<PutMessageResult> {
-    const { commitLog, config } = this.p;
+    const config = this.p.config;
     if (config.flushDiskType !== 'ASYNC_FLUSH') return this.afterCommit(r, nextOffset, wait);
-    this.p.dispatch.drive(commitLog.getMaxOffset());
+    this.p.dispatch.driveToLimit();
     return this.committed(nextOffset).then((commitError) =>
       commitError === null
         ? this.afterCommit(r, nextOffset, wait)

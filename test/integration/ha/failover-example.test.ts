@@ -4,8 +4,7 @@
  * unmodified ali-ons producer and push consumer (route refresh 1 s) across a SIGKILL of the
  * master. Asserts: another replica became master with a higher epoch; production resumed
  * within 10 s of the kill and continued after it; the killed replica rejoined the sync state set
- * after its restart; every acknowledged message was consumed (at-least-once) — that last check is
- * a TODO for a known defect, see the comment on it.
+ * after its restart; every acknowledged message was consumed (at-least-once).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -50,14 +49,10 @@ describe('examples/failover/failover-demo.mjs (ali-ons across a master SIGKILL)'
     assert.match(out, /is the new master, epoch \d+ \(was \d+\)/);
   });
 
-  // Known defect (session 4): a consumer can read messages the sync state set has not confirmed
-  // yet (tsmq dispatches at append; Apache 5 dispatches only up to the confirm offset unless
-  // readUnCommitted). When the master dies with such messages, the consumer's in-memory offset
-  // can run past what the new master writes there, so an acknowledged message is skipped (seen
-  // once in a full CI run: 1 of 8,209 acknowledged, redelivered 0). The store-level failover test
-  // (controller-failover.test.ts) finds every acknowledged message stored. Kept as TODO, not
-  // removed: it reports every run, and passes again once the confirm-offset bound is built.
-  it('every acknowledged message is consumed (at-least-once)', { todo: 'consumers may read beyond the confirm offset (no confirmOffset / readUnCommitted=false bound yet)' }, async () => {
+  // A consumer reads only what the sync state set confirmed (docs/failover.md "What consumers
+  // see"): without that bound an ali-ons consumer once skipped 1 of 8,209 acknowledged messages
+  // after a failover (its in-memory offset ran past what the new master wrote there).
+  it('every acknowledged message is consumed (at-least-once)', async () => {
     const { s, out, code } = await runDemo();
     assert.equal(s.missing, 0, `acknowledged but never consumed: ${JSON.stringify(s.missingKeys)}`);
     assert.equal(code, 0, out);

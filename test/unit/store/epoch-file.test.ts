@@ -69,10 +69,10 @@ describe('controller hello on the HA connection', () => {
     assert.equal(r.push(Buffer.concat([encodeHello(3), encodeReport(4096)])), 4096);
     assert.equal(r.helloReplicaId, 3);
     const s = new ReportReader();
-    const both = Buffer.concat([encodeHello(65535), encodeReport(8)]);
+    const both = Buffer.concat([encodeHello(65534), encodeReport(8)]);
     assert.equal(s.push(both.subarray(0, 5)), null);
     assert.equal(s.push(both.subarray(5, 8)), null); // the hello alone
-    assert.equal(s.helloReplicaId, 65535);
+    assert.equal(s.helloReplicaId, 65534);
     assert.equal(s.push(both.subarray(8)), 8);
     assert.throws(() => encodeHello(70_000), RangeError);
   });
