@@ -124,7 +124,14 @@ describe('timer messages (remoting, real broker)', { timeout: 60_000 }, () => {
       assert.equal(r.code, ResponseCode.SUCCESS);
       return (JSON.parse(r.body!.toString('utf8')) as { table: Record<string, string> }).table;
     };
-    const before = Number((await runtime()).putMessageTimesTotal);
+    // an earlier test's delivery may still be counted (its .then runs after the message is visible): wait for quiet
+    let before = Number((await runtime()).putMessageTimesTotal);
+    for (let quiet = 0; quiet < 3; ) {
+      await new Promise((res) => setTimeout(res, 150));
+      const now = Number((await runtime()).putMessageTimesTotal);
+      quiet = now === before ? quiet + 1 : 0;
+      before = now;
+    }
     const stats = broker.ctx.brokerStats;
     const putNums = (topic: string): number => stats.getStatsItem('TOPIC_PUT_NUMS', topic)?.value ?? 0;
     const { r } = await send('TT_STATS', { TIMER_DELIVER_MS: String(Date.now() + 300) }, 'counted');
