@@ -19,8 +19,7 @@ import { applyScheduleRewrite } from './send/schedule-put-hook.js';
 import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
 import { BrokerStatsManager } from './stats/broker-stats-manager.js';
-import type { MetricsMessageType } from './stats/broker-stats-listener.js';
-import { MessageConst } from '../common/message/message-const.js';
+import { isRetryOrDlqTopic, metricsMessageType } from './stats/metrics-labels.js';
 
 export interface BrokerContextInit {
   config: BrokerConfig;
@@ -110,14 +109,18 @@ export class BrokerContext {
    * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
    * logged and does not fail the put: recovery re-derives topics from the ConsumeQueue directory.
    * A stored message is counted in `brokerStats` under the topic the client sent to (Apache
-   * counts before the schedule rewrite too), a refused one as a failed put. `origin` 'send' (a
-   * producer's send) also counts it in the metrics' messages/throughput in; 'commit' (the final
-   * message of END_TRANSACTION) does not: Apache counts a transactional send once, as its half.
+   * counts it under the rewritten topic; see docs/metrics.md), a refused one as a failed put.
+   * `origin` 'send' (a producer's send: the remoting and gRPC send processors) also counts it in
+   * the metrics' messages/throughput in, as Apache's SendMessageProcessor does: under the topic it
+   * was stored under (after the timer / delay rewrite), with the message type of the properties the
+   * client sent (metrics-labels.ts), never for a `%RETRY%` / `%DLQ%` topic. 'commit' (the final
+   * message of END_TRANSACTION: Apache counts a transactional send once, as its half) and
+   * 'internal' (send-back, pop dead-lettering, recall: Apache counts no messages in for them) do not.
    */
-  putMessage(msg: MessageInner, origin: 'send' | 'commit' = 'send'): Promise<PutMessageResult> {
+  putMessage(msg: MessageInner, origin: 'send' | 'commit' | 'internal' = 'internal'): Promise<PutMessageResult> {
     const topic = msg.topic;
     const listener = origin === 'send' ? this.brokerStats.listener : null;
-    const messageType = listener ? this.messageTypeOf(msg) : 'Normal';
+    const messageType = listener ? metricsMessageType(msg.properties) : 'normal';
     const configWrite = this.topicConfigManager.durable(topic);
     const refused = this.timerPutHook?.apply(msg);
     if (refused) return configWrite ? this.alsoAwait(Promise.resolve(refused), configWrite) : Promise.resolve(refused);
@@ -125,24 +128,11 @@ export class BrokerContext {
     const put = this.store.putMessage(msg).then((result) => {
       if (result.appendResult) {
         this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
-        listener?.onPut(topic, messageType, 1, result.appendResult.wroteBytes);
+        if (listener && !isRetryOrDlqTopic(msg.topic)) listener.onPut(msg.topic, messageType, 1, result.appendResult.wroteBytes);
       } else this.brokerStats.recordPutFailed();
       return result;
     });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
-  }
-
-  /**
-   * Apache's metrics message type of a send (BrokerMetricsManager.getMessageType): a transaction
-   * (TRAN_MSG=true), a delay or timer message (DELAY, TIMER_*), a FIFO message (5.x sharding key,
-   * or an order topic), else Normal. Read before the put hooks rewrite the properties.
-   */
-  private messageTypeOf(msg: MessageInner): MetricsMessageType {
-    const p = msg.properties;
-    if (p.get(MessageConst.TRAN_MSG) === 'true') return 'Transaction';
-    if (p.has(MessageConst.DELAY) || p.has(MessageConst.TIMER_DELIVER_MS) || p.has(MessageConst.TIMER_DELAY_SEC) || p.has(MessageConst.TIMER_DELAY_MS)) return 'Delay';
-    if (p.has(MessageConst.SHARDING_KEY) || this.topicConfigManager.isOrderTopic(msg.topic)) return 'FIFO';
-    return 'Normal';
   }
 
   /** `put`'s result, answered once `configWrite` settled too (its failure is only logged). */
@@ -155,11 +145,13 @@ export class BrokerContext {
    * Broker batch put: one atomic append (MessageStore.putMessages), answered after the topic's
    * config is durable as for `putMessage`. No delay-level rewrite: a batch may not carry DELAY
    * (the send processor refuses it first, as Apache's CommitLog does). A stored batch counts as
-   * one put call of its message count in `brokerStats` (Apache incTopicPutNums(topic, num, 1)).
+   * one put call of its message count in `brokerStats` (Apache incTopicPutNums(topic, num, 1)),
+   * and in the metrics as a send of its first message's type (callers are the send processors).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
     const topic = msgs.length > 0 ? msgs[0]!.topic : '';
     const configWrite = msgs.length > 0 ? this.topicConfigManager.durable(topic) : null;
+    const messageProperties = msgs.length > 0 ? new Map(msgs[0]!.properties) : new Map<string, string>(); // as sent, before the hooks
     const refused = this.applyTimerHookToBatch(msgs);
     const put = refused
       ? Promise.resolve(refused)
@@ -168,7 +160,8 @@ export class BrokerContext {
           if (appended.length > 0) {
             const sizeBytes = appended.reduce((sum, a) => sum + a.wroteBytes, 0);
             this.brokerStats.recordPut(topic, appended.length, sizeBytes);
-            this.brokerStats.listener?.onPut(topic, this.messageTypeOf(msgs[0]!), appended.length, sizeBytes);
+            const stored = msgs[0]!.topic; // after the timer hook (Apache counts the stored topic)
+            if (!isRetryOrDlqTopic(stored)) this.brokerStats.listener?.onPut(stored, metricsMessageType(messageProperties), appended.length, sizeBytes);
           } else this.brokerStats.recordPutFailed();
           return result;
         });

@@ -18,7 +18,8 @@
  * create(): open store, timer store, metadata, pop state, context, ACLs (broker-parts.ts) → pull
  *   serving (processors/pull-serving.ts), transactions, pop service, recall → the handler table
  *   (processors/broker-handler-table.ts) → the store's message-arrival fan-out.
- * start(): replication role (controller/replication-role.ts) and remoting server
+ * start(): replication role (controller/replication-role.ts; the pop service follows its role:
+ *   pops on the master only, pop/pop-service.ts setMaster) and remoting server
  *   (broker-remoting-server.ts) → server listens → controller mode or classic HA → long-polling
  *   re-check → stats → master services (transaction check, schedule, timer) → periodic tasks
  *   (broker-periodic-tasks.ts) → nameserver registration (namesrv-client/namesrv-registration.ts,
@@ -192,13 +193,18 @@ export class BrokerController {
     const ctx = this.ctx;
     const wiring = { config: this.config, rawConfig: this.rawConfig, ctx, logger: this.logger, tls: this.tls, authConfig: this.authConfig };
     const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService, timerSync: this.timerSlaveSync });
+    this.popService.setMaster(role.isMaster()); // before the first request: a slave pops nothing (Apache: revive on the master only)
     const server = createBrokerRemotingServer({ ...wiring, authMetadata: this.authMetadata, handlerTables: [this.handlers, role.adminHandlers()] });
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);
     this.role = role;
     await role.start(server.port);
-    role.onRoleChange(() => this.registration?.registerNow());
+    this.popService.setMaster(role.isMaster());
+    role.onRoleChange((r) => {
+      this.popService.setMaster(r === 'MASTER'); // Apache changeSpecialServiceStatus → setPopReviveServiceStatus
+      this.registration?.registerNow();
+    });
 
     this.pullRequestHoldService.start();
     ctx.brokerStats.start();

@@ -109,7 +109,10 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
       delayLevels,
       timerPutHook: timerPutHookOf(timerConfig, clock, timerStore),
     });
-    const timerParts = createTimerService({ timerStore, store, topics, config: timerConfig, clock, logger, fs, storePathRootDir: root });
+    const timerParts = createTimerService({
+      timerStore, store, topics, config: timerConfig, clock, logger, fs, storePathRootDir: root,
+      onPutOk: (topic, wroteBytes) => ctx.brokerStats.recordPut(topic, 1, wroteBytes), // Apache TimerMessageStore.doPut; no messages_in metric
+    });
     const authMetadata = await AuthMetadataManager.open(path.join(root, 'config'), authConfig, { logger, ...(opts.fs ? { fs: opts.fs } : {}) });
     return {
       config,

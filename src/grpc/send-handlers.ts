@@ -104,7 +104,7 @@ async function store(s: GrpcServices, p: Inbound): Promise<SendResultEntry> {
     const { result, transactionId } = await s.transactions.prepare(p.msg);
     return entryOf(result, p.uniqKey, transactionId ?? '');
   }
-  const r = await s.ctx.putMessage(p.msg);
+  const r = await s.ctx.putMessage(p.msg, 'send');
   if (r.appendResult && p.msg.topic === topic) s.pop.notifyMessageArrived(topic);
   return entryOf(r, p.uniqKey, '', recallHandleOf(p.msg, s.ctx.config.brokerName) ?? '');
 }

@@ -9,17 +9,20 @@
  * else is read from the broker's own services when Prometheus scrapes (gauges with `collect`):
  * BrokerStatsManager counters (messages/bytes out, DLQ, commit/rollback), offsets, clients, store.
  *
- *   rocketmq_messages_in_total{topic,message_type}        counter  messages stored by sends
- *   rocketmq_throughput_in_total{topic,message_type}      counter  bytes stored by sends
- *   rocketmq_message_size{topic,message_type}             histogram bytes per stored message
+ *   rocketmq_messages_in_total{topic,message_type,is_system}    counter  messages stored by sends
+ *   rocketmq_throughput_in_total{topic,message_type,is_system}  counter  bytes stored by sends
+ *   rocketmq_message_size{topic,message_type,is_system}   histogram bytes per stored message
  *                                                          (buckets 1 KiB, 4 KiB, 512 KiB, 1, 2, 4 MiB)
- *   rocketmq_messages_out_total{topic,consumer_group}     counter  messages handed to pulls
- *   rocketmq_throughput_out_total{topic,consumer_group}   counter  bytes handed to pulls
- *   rocketmq_send_to_dlq_messages_total{topic,consumer_group}  counter
+ *   rocketmq_messages_out_total{topic,consumer_group,is_system}    counter  messages handed to pulls
+ *   rocketmq_throughput_out_total{topic,consumer_group,is_system}  counter  bytes handed to pulls
+ *   rocketmq_send_to_dlq_messages_total{topic,consumer_group,is_system}  counter
+ *   (message_type and is_system as Apache 5.3.3 computes them: broker/stats/metrics-labels.ts;
+ *   %RETRY% / %DLQ% topics are not counted in messages/throughput in and out)
  *   rocketmq_commit_messages_total{topic} / rocketmq_rollback_messages_total{topic}  counter
  *   rocketmq_rpc_latency{protocol_type,request_code,response_code}  histogram ms (remoting requests)
  *   rocketmq_producer_connections{language,version}       gauge
- *   rocketmq_consumer_connections{consumer_group,language,version}  gauge
+ *   rocketmq_consumer_connections{consumer_group,language,version,is_system}  gauge
+ *   rocketmq_consumer_lag_*{topic,consumer_group,is_system} (the four lag gauges below carry is_system)
  *   rocketmq_consumer_lag_messages{topic,consumer_group}  gauge  max offset - committed offset
  *   rocketmq_consumer_lag_latency{topic,consumer_group}   gauge  ms since the oldest unconsumed message was stored
  *   rocketmq_consumer_inflight_messages{topic,consumer_group}  gauge  pulled, not committed
@@ -43,6 +46,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { BrokerController } from '../broker/broker-controller.js';
 import type { BrokerStatsListener, MetricsMessageType } from '../broker/stats/broker-stats-listener.js';
 import { Stats } from '../broker/stats/broker-stats-manager.js';
+import { isMetricsSystemTopic, isRetryOrDlqTopic, isSysConsumerGroup, isSystemGroup } from '../broker/stats/metrics-labels.js';
+import { isSystemTopic } from '../common/message/topic-validator.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { BucketHistogram, HistogramSeries } from './bucket-histogram.js';
 import { defineTimerMetrics } from './timer-prometheus.js';
@@ -153,17 +158,20 @@ export class BrokerMetrics implements BrokerStatsListener {
       new Counter({
         name,
         help,
-        labelNames: ['topic', 'message_type'],
+        labelNames: ['topic', 'message_type', 'is_system'],
         registers: r,
         collect() {
           this.reset();
-          for (const [topic, types] of self.putSeries) for (const [type, p] of types) this.inc({ topic, message_type: type }, pick(p));
+          for (const [topic, types] of self.putSeries) {
+            const isSystem = self.systemTopicLabel(topic);
+            for (const [type, p] of types) this.inc({ topic, message_type: type, is_system: isSystem }, pick(p));
+          }
         },
       });
     };
     putCounter('rocketmq_messages_in_total', 'Messages stored by sends', (p) => p.messages);
     putCounter('rocketmq_throughput_in_total', 'Bytes stored by sends', (p) => p.bytes);
-    this.messageSize = new BucketHistogram('rocketmq_message_size', 'Size of stored messages in bytes', ['topic', 'message_type'], MESSAGE_SIZE_BUCKETS_BYTES, this.registry);
+    this.messageSize = new BucketHistogram('rocketmq_message_size', 'Size of stored messages in bytes', ['topic', 'message_type', 'is_system'], MESSAGE_SIZE_BUCKETS_BYTES, this.registry);
     this.rpcLatency = new BucketHistogram('rocketmq_rpc_latency', 'Remoting request latency in ms', ['protocol_type', 'request_code', 'response_code'], RPC_LATENCY_BUCKETS_MS, this.registry);
     this.flushBatch = new Histogram({ name: 'tsmq_commitlog_flush_batch_bytes', help: 'Bytes made durable by one CommitLog flush (group-commit batch under SYNC_FLUSH)', buckets: FLUSH_BATCH_BUCKETS_BYTES, registers: r });
     this.flushLatency = new Histogram({ name: 'tsmq_commitlog_flush_latency_seconds', help: 'Duration of one CommitLog flush (fdatasync)', buckets: FLUSH_LATENCY_BUCKETS_S, registers: r });
@@ -204,7 +212,7 @@ export class BrokerMetrics implements BrokerStatsListener {
     }
     let p = types.get(messageType);
     if (!p) {
-      p = { messages: 0, bytes: 0, size: this.messageSize.series({ topic, message_type: messageType }) };
+      p = { messages: 0, bytes: 0, size: this.messageSize.series({ topic, message_type: messageType, is_system: this.systemTopicLabel(topic) }) };
       types.set(messageType, p);
     }
     p.messages += msgNum;
@@ -230,29 +238,38 @@ export class BrokerMetrics implements BrokerStatsListener {
   private defineScrapedMetrics(): void {
     const r = [this.registry];
     const self = this;
-    const fromStats = (name: string, help: string, statsName: string, keyLabels: 'topic' | 'topic@group'): void => {
+    /** `is_system` of a (topic, group) counter; null = not exported (Apache skips the series). */
+    type GroupSystemRule = (topic: string, group: string) => boolean | null;
+    // messages/throughput out: retry and DLQ topics skipped; system topic or MixAll.isSysConsumerGroup
+    const outRule: GroupSystemRule = (topic, group) => (isRetryOrDlqTopic(topic) ? null : self.isSystemTopic(topic) || isSysConsumerGroup(group));
+    // DLQ: BrokerMetricsManager.isSystem (system topic or isSystemGroup)
+    const dlqRule: GroupSystemRule = (topic, group) => self.isSystemTopic(topic) || isSystemGroup(group);
+    const fromStats = (name: string, help: string, statsName: string, rule: GroupSystemRule | 'topic'): void => {
       new Counter({
         name,
         help,
-        labelNames: keyLabels === 'topic' ? ['topic'] : ['topic', 'consumer_group'],
+        labelNames: rule === 'topic' ? ['topic'] : ['topic', 'consumer_group', 'is_system'],
         registers: r,
         collect() {
           this.reset();
           const b = self.broker;
           if (!b) return;
           for (const item of b.ctx.brokerStats.itemsOf(statsName)) {
-            if (keyLabels === 'topic') this.inc({ topic: item.statsKey }, item.value);
+            if (rule === 'topic') this.inc({ topic: item.statsKey }, item.value);
             else {
               const at = item.statsKey.lastIndexOf('@');
-              this.inc({ topic: item.statsKey.slice(0, at), consumer_group: item.statsKey.slice(at + 1) }, item.value);
+              const topic = item.statsKey.slice(0, at);
+              const group = item.statsKey.slice(at + 1);
+              const isSystem = rule(topic, group);
+              if (isSystem !== null) this.inc({ topic, consumer_group: group, is_system: String(isSystem) }, item.value);
             }
           }
         },
       });
     };
-    fromStats('rocketmq_messages_out_total', 'Messages handed to consumers by pulls', Stats.GROUP_GET_NUMS, 'topic@group');
-    fromStats('rocketmq_throughput_out_total', 'Bytes handed to consumers by pulls', Stats.GROUP_GET_SIZE, 'topic@group');
-    fromStats('rocketmq_send_to_dlq_messages_total', 'Messages moved to a DLQ by consumer send-back', Stats.DLQ_PUT_NUMS, 'topic@group');
+    fromStats('rocketmq_messages_out_total', 'Messages handed to consumers by pulls', Stats.GROUP_GET_NUMS, outRule);
+    fromStats('rocketmq_throughput_out_total', 'Bytes handed to consumers by pulls', Stats.GROUP_GET_SIZE, outRule);
+    fromStats('rocketmq_send_to_dlq_messages_total', 'Messages moved to a DLQ by consumer send-back', Stats.DLQ_PUT_NUMS, dlqRule);
     fromStats('rocketmq_commit_messages_total', 'Transactional messages committed', Stats.TX_COMMIT_NUMS, 'topic');
     fromStats('rocketmq_rollback_messages_total', 'Transactional messages rolled back', Stats.TX_ROLLBACK_NUMS, 'topic');
 
@@ -272,7 +289,7 @@ export class BrokerMetrics implements BrokerStatsListener {
     new Gauge({
       name: 'rocketmq_consumer_connections',
       help: 'Consumer connections',
-      labelNames: ['consumer_group', 'language', 'version'],
+      labelNames: ['consumer_group', 'language', 'version', 'is_system'],
       registers: r,
       collect() {
         this.reset();
@@ -280,7 +297,8 @@ export class BrokerMetrics implements BrokerStatsListener {
         if (!b) return;
         const cm = b.ctx.consumerManager;
         for (const g of cm.groupNames()) {
-          for (const e of cm.getConsumerGroupInfo(g)?.channels.values() ?? []) this.inc({ consumer_group: g, language: e.language, version: String(e.version) });
+          const isSystem = String(isSystemGroup(g));
+          for (const e of cm.getConsumerGroupInfo(g)?.channels.values() ?? []) this.inc({ consumer_group: g, language: e.language, version: String(e.version), is_system: isSystem });
         }
       },
     });
@@ -297,11 +315,12 @@ export class BrokerMetrics implements BrokerStatsListener {
       new Gauge({
         name,
         help,
-        labelNames: ['topic', 'consumer_group'],
+        labelNames: ['topic', 'consumer_group', 'is_system'],
         registers: r,
         async collect() {
           this.reset();
-          for (const l of await lags()) this.set({ topic: l.topic, consumer_group: l.group }, pick(l));
+          // buildLagAttributes: BrokerMetricsManager.isSystem(topic, group)
+          for (const l of await lags()) this.set({ topic: l.topic, consumer_group: l.group, is_system: String(self.isSystemTopic(l.topic) || isSystemGroup(l.group)) }, pick(l));
         },
       });
     };
@@ -350,6 +369,16 @@ export class BrokerMetrics implements BrokerStatsListener {
         for (const c of repl.master.connections) this.set({ slave: c.remoteAddress }, c.ackOffset >= 0 ? Math.max(0, max - c.ackOffset) : max);
       },
     });
+  }
+
+  /** `is_system` of a topic on the attached broker (metrics-labels.ts; false before attach). */
+  private isSystemTopic(topic: string): boolean {
+    const b = this.broker;
+    return b ? isMetricsSystemTopic(topic, b.config) : isSystemTopic(topic);
+  }
+
+  private systemTopicLabel(topic: string): string {
+    return String(this.isSystemTopic(topic));
   }
 
   /** Disk usage of the store, walked at most every 15 s (the last value is served meanwhile). */

@@ -117,6 +117,16 @@ export class ReplicationRole {
     }
   }
 
+  /**
+   * True when this replica writes for its group now: a classic master (brokerRole not SLAVE), or
+   * the elected replica in controller mode (false there before start() and while not elected).
+   */
+  isMaster(): boolean {
+    if (this.mode) return this.mode.stats().role === 'MASTER';
+    if (this.controllerConfig.enableControllerMode) return false;
+    return this.deps.config.brokerRole !== 'SLAVE';
+  }
+
   /** Hears live role changes (controller mode only; classic roles are fixed by brokerRole). */
   onRoleChange(listener: (role: 'MASTER' | 'SLAVE') => void): void {
     this.mode?.onRoleChange(listener);

@@ -18,6 +18,17 @@
  *
  * Each decision (check state, record) runs without an `await` in between, so concurrent pops of the
  * same group never hand out a message twice.
+ *
+ * Role (Apache `BrokerController.changeSpecialServiceStatus` → `setPopReviveServiceStatus`, which
+ * runs the revive service only on a master): tsmq has no revive thread — its revive is the pop
+ * itself (redelivery, dead-lettering) plus the ack/change writes — so `setMaster(false)` (classic
+ * SLAVE, controller-mode replica not elected, a demoted master) makes pops hand out nothing and
+ * write nothing (no pop state record, no dead-letter put, no consumer offset), NOTIFICATION answer
+ * "no message", and ack / change / renew / forward-to-DLQ refuse with a reason; parked pops are
+ * woken so they answer at once. `setMaster(true)` after false (promotion) first raises every queue's
+ * ack offset to the group's committed offset, which slave synchronize copied from the previous
+ * master (the replicated checkpoint): what was acked there is not handed out again; the pop state
+ * itself (`<storePathRootDir>/pop`) is local to each replica, not replicated.
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
@@ -96,6 +107,7 @@ export interface PopServiceOptions {
 /** Invisible time a dead-letter transfer claims its message for (retried after it if the put failed). */
 const DLQ_CLAIM_MS = 30_000;
 const READ_CHUNK = 32;
+const NOT_MASTER = 'this broker is not the master of its group: pop state is written on the master only';
 
 export class PopService {
   readonly waitQueue = new PopWaitQueue();
@@ -103,6 +115,8 @@ export class PopService {
   private readonly rotation = new Map<string, number>();
   /** Groups that popped in FIFO mode: their acks may unblock a message group, so they wake receives. */
   private readonly fifoGroups = new Set<string>();
+  /** Apache `shouldRunPopRevive`: true on a master (see the file comment). */
+  private master = true;
 
   constructor(private readonly opts: PopServiceOptions) {
     this.logger = opts.logger ?? silentLogger;
@@ -112,12 +126,39 @@ export class PopService {
     return this.opts.broker;
   }
 
+  /** True while this broker may pop and write pop state (a master). */
+  get isMaster(): boolean {
+    return this.master;
+  }
+
+  /**
+   * Role change (see the file comment). Promotion (false → true) raises each queue's ack offset to
+   * the committed offset first and returns how many queues moved; anything else returns 0.
+   */
+  setMaster(on: boolean): number {
+    if (on === this.master) return 0;
+    let moved = 0;
+    if (on) {
+      for (const st of [...this.opts.state.table.all()]) {
+        const committed = this.broker.committedOffset(st.group, st.topic, st.queueId);
+        if (committed > st.ackOffset) {
+          void this.record({ type: 'MOVE', group: st.group, topic: st.topic, queueId: st.queueId, offset: committed });
+          moved++;
+        }
+      }
+    }
+    this.master = on;
+    this.logger.info(on ? `pop: master now; ${moved} queue ack offsets raised to the replicated consumer offsets` : 'pop: this broker is not the master; pops hand out nothing and pop state is not written');
+    this.waitQueue.notifyAll();
+    return moved;
+  }
+
   /** Pops up to `batchSize` messages over all readable queues of the topic (or the one `req.queueId`). */
   async pop(req: PopRequest): Promise<PopResult> {
     const queueNums = this.broker.readQueueNums(req.topic) ?? 0;
     const out: PoppedMessage[] = [];
     const result: PopResult = { messages: out, popTimeMs: this.opts.clock.nowMs(), restNum: 0 };
-    if (queueNums <= 0 || req.batchSize <= 0) return result;
+    if (queueNums <= 0 || req.batchSize <= 0 || !this.master) return result;
     if (req.fifo) this.fifoGroups.add(req.group);
     if (req.queueId !== undefined && req.queueId >= 0) {
       if (req.queueId < queueNums) await this.popQueue(req, req.queueId, result);
@@ -170,6 +211,7 @@ export class PopService {
    * whose invisibility is over (Apache NOTIFICATION's `hasMsg`; filters are not applied).
    */
   hasVisibleMessage(group: string, topic: string, queueId: number): boolean {
+    if (!this.master) return false;
     const queueNums = this.broker.readQueueNums(topic) ?? 0;
     const now = this.opts.clock.nowMs();
     const ids = queueId >= 0 ? (queueId < queueNums ? [queueId] : []) : Array.from({ length: queueNums }, (_, i) => i);
@@ -199,6 +241,7 @@ export class PopService {
   }
 
   private async popQueue(req: PopRequest, queueId: number, result: PopResult): Promise<void> {
+    if (!this.master) return; // demoted during an earlier queue's read
     const { group, topic } = req;
     const store = this.broker.store;
     let st = this.queueState(group, topic, queueId, req.initFromMin);
@@ -225,6 +268,7 @@ export class PopService {
       }
       if (cursor >= maxOffset) break;
       const got = await store.getMessage(group, topic, queueId, cursor, READ_CHUNK, req.filter);
+      if (!this.master) break; // demoted while reading
       st = this.opts.state.table.get(group, topic, queueId)!;
       if (got.status === 'OFFSET_TOO_SMALL') {
         this.move(group, topic, queueId, got.nextBeginOffset);
@@ -322,6 +366,7 @@ export class PopService {
    * current version.
    */
   checkHandle(group: string, handle: string | ReceiptHandle): HandleCheck {
+    if (!this.master) return { ok: false, reason: NOT_MASTER };
     let h: ReceiptHandle;
     if (typeof handle === 'string') {
       try {
@@ -364,6 +409,7 @@ export class PopService {
    * redelivered, acked or changed since. The returned handle has commitLogOffset -1 (unknown).
    */
   resolveDelivery(group: string, ref: DeliveryRef): HandleCheck {
+    if (!this.master) return { ok: false, reason: NOT_MASTER };
     const st = this.opts.state.table.get(group, ref.topic, ref.queueId);
     if (!st) return { ok: false, reason: `group ${group} never received from ${ref.topic} queue ${ref.queueId}` };
     if (ref.queueOffset < st.ackOffset) return { ok: false, reason: `message at offset ${ref.queueOffset} is already acked` };

@@ -24,6 +24,7 @@ import * as path from 'node:path';
 import { BrokerProperties } from '../config-file/broker-properties.js';
 import { BrokerConfigProcessors } from './broker-config-processors.js';
 import { BrokerRuntimeProcessors, type RuntimeInfoDeps } from './broker-runtime-processors.js';
+import { coldDataFlowCtrInfoHandler } from './cold-data-flow-ctr-processor.js';
 import { ClientConnectionProcessors } from './client-connection-processors.js';
 import { ConsumerAdminProcessors } from './consumer-admin-processors.js';
 import { SubscriptionGroupProcessors } from './subscription-group-processors.js';
@@ -99,6 +100,7 @@ export function buildProcessorTable(
     [RequestCode.GET_BROKER_HA_STATUS, runtime.getHaStatus],
     [RequestCode.GET_BROKER_CONFIG, brokerConfig.getBrokerConfig],
     [RequestCode.UPDATE_BROKER_CONFIG, brokerConfig.updateBrokerConfig],
+    [RequestCode.GET_COLD_DATA_FLOW_CTR_INFO, coldDataFlowCtrInfoHandler(() => admin.properties.allConfigs())],
     [RequestCode.GET_CONSUMER_CONNECTION_LIST, connections.getConsumerConnectionList],
     [RequestCode.GET_PRODUCER_CONNECTION_LIST, connections.getProducerConnectionList],
     [RequestCode.GET_ALL_PRODUCER_INFO, connections.getAllProducerInfo],

@@ -122,7 +122,7 @@ export class SendMessageProcessor {
       return this.reply(request, mappedHalf.code, mappedHalf.remark, { msgId: h.msgId, queueId: queueIdForHalf, queueOffset: h.queueOffset });
     }
     const queueIdForReply = msg.queueId;
-    const result = await this.ctx.putMessage(msg);
+    const result = await this.ctx.putMessage(msg, 'send');
     const mapped = mapPutResult(result);
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
     const a = result.appendResult!;

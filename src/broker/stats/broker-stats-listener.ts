@@ -5,11 +5,16 @@
  * without an exporter pays nothing. Implementations must be cheap and must not throw.
  */
 
-/** Apache's `message_type` label values (TopicMessageType as the metrics print it). */
-export type MetricsMessageType = 'Normal' | 'FIFO' | 'Delay' | 'Transaction';
+/** Apache's `message_type` label values (TopicMessageType.getMetricsValue: lower case; metrics-labels.ts). */
+export type MetricsMessageType = 'normal' | 'fifo' | 'delay' | 'transaction';
 
 export interface BrokerStatsListener {
-  /** A send stored `msgNum` messages of `sizeBytes` in total to `topic` (the topic the client sent to). */
+  /**
+   * A producer's send stored `msgNum` messages of `sizeBytes` in total under `topic`: the topic
+   * they were stored under (after the put hooks: a delay or timer send is stored, and counted by
+   * Apache, under SCHEDULE_TOPIC_XXXX / rmq_sys_wheel_timer, a transactional half under
+   * RMQ_SYS_TRANS_HALF_TOPIC). Never called for `%RETRY%` / `%DLQ%` topics (Apache skips them).
+   */
   onPut(topic: string, messageType: MetricsMessageType, msgNum: number, sizeBytes: number): void;
   /** A remoting request with `requestCode` was answered with `responseCode` after `latencyMs` (ms, fractional). */
   onRpc(requestCode: number, responseCode: number, latencyMs: number): void;

@@ -2,7 +2,9 @@
  * Broker statistics (mirrors Apache `BrokerStatsManager`, `StoreStatsService` and `BrokerStats`):
  *
  * - Named counter sets keyed like Apache's, read by VIEW_BROKER_STATS_DATA (315):
- *     TOPIC_PUT_NUMS / TOPIC_PUT_SIZE   key `<topic>`          messages / bytes stored by sends
+ *     TOPIC_PUT_NUMS / TOPIC_PUT_SIZE   key `<topic>`          messages / bytes stored by sends, and by the
+ *                                       timer's re-puts that answered PUT_OK (delivery under the real topic,
+ *                                       roll under rmq_sys_wheel_timer; Apache TimerMessageStore.doPut)
  *     GROUP_GET_NUMS / GROUP_GET_SIZE   key `<topic>@<group>`  messages / bytes handed to pulls
  *     SNDBCK_PUT_NUMS                   key `<topic>@<group>`  messages sent back by consumers
  *     BROKER_PUT_NUMS / BROKER_GET_NUMS key `<clusterName>`    broker totals
@@ -113,7 +115,7 @@ export class BrokerStatsManager {
     }
   }
 
-  /** A send stored `msgNum` messages of `sizeBytes` in total (one call). */
+  /** A send (or a timer re-put) stored `msgNum` messages of `sizeBytes` in total (one call); also the store-wide put totals. */
   recordPut(topic: string, msgNum: number, sizeBytes: number): void {
     this.item(Stats.TOPIC_PUT_NUMS, topic).add(msgNum, 1);
     this.item(Stats.TOPIC_PUT_SIZE, topic).add(sizeBytes, 1);

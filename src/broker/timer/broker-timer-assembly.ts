@@ -61,6 +61,8 @@ export interface TimerServiceDeps {
   logger: Logger;
   fs: FileSystem;
   storePathRootDir: string;
+  /** Counts a re-put the timer stored (PUT_OK) in the broker stats, as Apache's doPut does. */
+  onPutOk?: (topic: string, wroteBytes: number) => void;
 }
 
 /** The delivery service and Apache's TimerMetrics (config/timermetrics), both null without a timer store. */
@@ -87,6 +89,7 @@ export function createTimerService(deps: TimerServiceDeps): TimerServiceParts {
     logger: deps.logger.child({ component: 'timer' }),
     legacyProgress: { fs: deps.fs, path: legacyProgressPath(deps.storePathRootDir) },
     metrics,
+    ...(deps.onPutOk ? { onPutOk: deps.onPutOk } : {}),
   });
   store.setRetentionHold?.(() => service.retentionHoldOffset()); // CommitLog files holding pending timers are kept
   return { service, metrics };

@@ -94,6 +94,12 @@ export interface TimerMessageServiceOptions {
   legacyProgress?: { fs: FileSystem; path: string };
   /** Hears enqueues, wheel units and deliveries (timer-metrics.ts TimerMetrics). */
   metrics?: TimerMetricsListener;
+  /**
+   * A re-put (delivery to the real topic, or a roll back into rmq_sys_wheel_timer) answered
+   * PUT_OK: `topic` it was stored under, its record size. Apache's TimerMessageStore.doPut counts
+   * exactly these in the broker stats (incTopicPutNums / incTopicPutSize / incBrokerPutNums).
+   */
+  onPutOk?: (topic: string, wroteBytes: number) => void;
 }
 
 /** The part of a master's timer checkpoint a slave adopts (Apache `syncTimerCheckPoint`). */
@@ -571,9 +577,11 @@ export class TimerMessageService {
       if (records.length === 0) return Promise.resolve();
       return this.opts.store.putPreparedMessages!(records).then((r) => {
         const stored = STORED.has(r.status) ? sent.length : r.appended;
+        const putOk = r.status === 'PUT_OK' || !STORED.has(r.status); // the records appended before a failure were each PUT_OK
         for (let i = 0; i < sent.length; i++) {
           const it = sent[i]!;
           if (i < stored) {
+            if (putOk) this.opts.onPutOk?.(it.prepared!.topic, it.prepared!.record.length);
             if (needRoll(it.unit.magic)) this.counters.rolled++;
             else this.counters.delivered++;
             this.counters.deliveredPrepared++;
@@ -635,6 +643,7 @@ export class TimerMessageService {
     for (let attempt = 1; ; attempt++) {
       const r = await this.opts.store.putMessage(msg);
       if (STORED.has(r.status)) {
+        if (r.status === 'PUT_OK' && r.appendResult) this.opts.onPutOk?.(msg.topic, r.appendResult.wroteBytes);
         if (roll) this.counters.rolled++;
         else this.counters.delivered++;
         this.opts.metrics?.onDequeue(m.properties.get(MessageConst.REAL_TOPIC), enqueueTime !== NEVER_ENQUEUED);

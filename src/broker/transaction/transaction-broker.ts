@@ -48,7 +48,7 @@ export function transactionBrokerOf(ctx: BrokerContext): TransactionBroker {
       const a = result.appendResult;
       if (a) {
         ctx.brokerStats.recordPut(msg.topic, 1, a.wroteBytes);
-        ctx.brokerStats.listener?.onPut(msg.topic, 'Transaction', 1, a.wroteBytes);
+        ctx.brokerStats.listener?.onPut(msg.topic, 'transaction', 1, a.wroteBytes);
       } else ctx.brokerStats.recordPutFailed();
       return result;
     },

@@ -140,6 +140,8 @@ export const RequestCode = {
   CONTROLLER_GET_METADATA_INFO: 1005,
   CONTROLLER_GET_SYNC_STATE_DATA: 1006,
   GET_BROKER_EPOCH_CACHE: 1007,
+  /** Cold-data read flow control (5.x AdminBrokerProcessor); tsmq answers the disabled state. */
+  GET_COLD_DATA_FLOW_CTR_INFO: 2003,
   POP_MESSAGE: 200050,
   ACK_MESSAGE: 200051,
   PEEK_MESSAGE: 200052,

@@ -18,6 +18,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { acceptTls } from '../../common/tls/tls-acceptor.js';
 import { TLS_DISABLED, type TlsServerSettings } from '../../common/tls/tls-server-config.js';
 import type { Logger } from '../../common/logging/logger.js';
+import { HaTlsHint } from './ha-tls-hint.js';
 import type { CommitLog } from '../commitlog/commit-log.js';
 import { GroupTransferService, type ReplicaStatus } from './group-transfer-service.js';
 import { HAConnection, type HAConnectionHost, type HAConnectionStats } from './ha-connection.js';
@@ -72,6 +73,8 @@ export class HAService implements HAConnectionHost {
   private boundPort = -1;
   private boundHost = '';
   private stopped = false;
+  /** TLS hint of a plaintext HA port (ha-tls-hint.ts). */
+  private readonly tlsHint: HaTlsHint;
 
   constructor(opts: HAServiceOptions) {
     this.opts = opts;
@@ -81,6 +84,7 @@ export class HAService implements HAConnectionHost {
     this.housekeepingIntervalMs = opts.housekeepingIntervalMs;
     this.logger = opts.logger;
     this.transfer = new GroupTransferService(opts.slaveTimeoutMs, opts.logger);
+    this.tlsHint = new HaTlsHint(opts.logger);
   }
 
   /** Starts listening. @throws the listen error (e.g. EADDRINUSE). */
@@ -118,9 +122,13 @@ export class HAService implements HAConnectionHost {
     }
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
-    acceptTls(socket, this.opts.tls ?? TLS_DISABLED, (stream) => {
-      if (this.stopped) stream.destroy();
-      else this.connections.add(new HAConnection(stream, this));
+    acceptTls(socket, this.opts.tls ?? TLS_DISABLED, (stream, secure) => {
+      const open = (s: Socket): void => {
+        if (this.stopped) s.destroy();
+        else this.connections.add(new HAConnection(s, this));
+      };
+      if (secure || (this.opts.tls ?? TLS_DISABLED).mode !== 'disabled') open(stream);
+      else this.tlsHint.screen(stream, this.housekeepingIntervalMs, open);
     });
   }
 

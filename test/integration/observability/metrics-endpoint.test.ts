@@ -38,7 +38,7 @@ describe('metrics endpoint (Prometheus) of tsmq start', { timeout: 180_000 }, ()
   });
 
   it('counts messages and bytes in per topic and message type, with the common labels', () => {
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'Normal', cluster: 'DefaultCluster', node_type: 'broker' }), TOTAL);
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'normal', is_system: 'false', cluster: 'DefaultCluster', node_type: 'broker' }), TOTAL);
     const bytes = valueOf(text, 'rocketmq_throughput_in_total', { topic: TOPIC })!;
     assert.ok(bytes > TOTAL * 100 && bytes < TOTAL * 1000, `bytes in ${bytes}`);
     assert.equal(valueOf(text, 'rocketmq_message_size_count', { topic: TOPIC }), TOTAL);
@@ -47,7 +47,7 @@ describe('metrics endpoint (Prometheus) of tsmq start', { timeout: 180_000 }, ()
   });
 
   it('counts messages out per group, lag 10 after consuming 40 of 50, and lag latency', () => {
-    const out = valueOf(text, 'rocketmq_messages_out_total', { topic: TOPIC, consumer_group: GROUP })!;
+    const out = valueOf(text, 'rocketmq_messages_out_total', { topic: TOPIC, consumer_group: GROUP, is_system: 'false' })!;
     assert.ok(out >= FIRST, `messages out ${out}`);
     assert.ok(valueOf(text, 'rocketmq_throughput_out_total', { topic: TOPIC, consumer_group: GROUP })! > 0);
     assert.equal(valueOf(text, 'rocketmq_consumer_lag_messages', { topic: TOPIC, consumer_group: GROUP }), TOTAL - FIRST);

@@ -30,6 +30,8 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): 
     m('getBrokerConfig', 'getBrokerConfig', '-b', brokerAddr),
     m('updateBrokerConfig', 'updateBrokerConfig', '-b', brokerAddr, '-k', 'flushConsumerOffsetInterval', '-v', '4000'),
     m('getBrokerConfigAfter', 'getBrokerConfig', '-b', brokerAddr),
+    // 5.x only: GET_COLD_DATA_FLOW_CTR_INFO (2003)
+    ...(v === 5 ? [m('getColdDataFlowCtrInfo', 'getColdDataFlowCtrInfo', '-b', brokerAddr)] : []),
     m('topicList', 'topicList'),
     m('topicRoute', 'topicRoute', '-t', TOPIC),
     m('topicStatus', 'topicStatus', '-t', TOPIC),

@@ -354,6 +354,14 @@ export function defineMqadminSuite(version: Version): void {
       });
     }
     if (version === 5) {
+      it('getColdDataFlowCtrInfo: the disabled flow control, as Apache 5.3.3 prints it (empty tables, default thresholds)', () => {
+        const out = cmd('getColdDataFlowCtrInfo').out;
+        assert.match(out, new RegExp(`============${broker.brokerAddr}============`));
+        assert.doesNotMatch(out, /has no cold ctr table/);
+        const json = JSON.parse(out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1)) as Record<string, unknown>;
+        assert.deepEqual(json, { globalAcc: 0, cgColdReadThreshold: 3 * 1024 * 1024, configTable: {}, globalColdReadThreshold: 100 * 1024 * 1024, runtimeTable: {} });
+      });
+
       it('haStatus: master with its CommitLog max offset, no slave', () => {
         const out = cmd('haStatus').out;
         assert.match(out, new RegExp(`#MasterAddr\\s+${broker.brokerAddr}`));

@@ -19,6 +19,7 @@ import { encodeProperties } from '../../../src/common/message/properties.js';
 import { encodeBatchBody } from '../../../src/common/message/batch-codec.js';
 import type { MessageExt } from '../../../src/common/message/message.js';
 import { buildRecallHandle, decodeRecallHandle } from '../../../src/broker/timer/recall-handle.js';
+import { decodeMessageId } from '../../../src/common/message/msgid.js';
 import { tempDir, removeDir } from '../../support/store-fixtures.js';
 
 const PRECISION_MS = 100;
@@ -115,6 +116,37 @@ describe('timer messages (remoting, real broker)', { timeout: 60_000 }, () => {
     assert.equal(p.has('WAIT'), false);
     assert.equal(p.get('TAGS'), 'TagT');
     assert.deepEqual([...p.keys()].sort(), ['CLUSTER', 'REAL_QID', 'REAL_TOPIC', 'TAGS', 'TIMER_DELIVER_MS', 'TIMER_DEQUEUE_MS', 'TIMER_ENQUEUE_MS', 'TIMER_OUT_MS', 'UNIQ_KEY']);
+  });
+
+  it('a delivered timer counts in the broker stats as Apache TimerMessageStore.doPut does (TOPIC_PUT_NUMS/SIZE of its topic, putMessageTimesTotal)', async () => {
+    const runtime = async (): Promise<Record<string, string>> => {
+      const r = await client.invokeSync(addr, createRequestCommand(RequestCode.GET_BROKER_RUNTIME_INFO, {}), 3000);
+      assert.equal(r.code, ResponseCode.SUCCESS);
+      return (JSON.parse(r.body!.toString('utf8')) as { table: Record<string, string> }).table;
+    };
+    // an earlier test's delivery may still be counted (its .then runs after the message is visible): wait for quiet
+    let before = Number((await runtime()).putMessageTimesTotal);
+    for (let quiet = 0; quiet < 3; ) {
+      await new Promise((res) => setTimeout(res, 150));
+      const now = Number((await runtime()).putMessageTimesTotal);
+      quiet = now === before ? quiet + 1 : 0;
+      before = now;
+    }
+    const stats = broker.ctx.brokerStats;
+    const putNums = (topic: string): number => stats.getStatsItem('TOPIC_PUT_NUMS', topic)?.value ?? 0;
+    const { r } = await send('TT_STATS', { TIMER_DELIVER_MS: String(Date.now() + 300) }, 'counted');
+    assert.equal(r.code, ResponseCode.SUCCESS, r.remark ?? '');
+    assert.equal(Number((await runtime()).putMessageTimesTotal), before + 1, 'the send');
+    assert.equal(putNums('TT_STATS'), 1, 'the send (tsmq counts it under the topic the client sent to)');
+    const [m] = await waitFor('delivery', async () => {
+      const ms = await messagesOf('TT_STATS');
+      return ms.length > 0 ? ms : null;
+    });
+    await waitFor('the delivery counted', async () => (putNums('TT_STATS') === 2 ? true : null), 2000);
+    assert.equal(Number((await runtime()).putMessageTimesTotal), before + 2, 'send + delivery, as Apache counts every CommitLog put');
+    const sendRecord = (await broker.ctx.store.lookMessageByOffset(decodeMessageId(String(r.extFields!.msgId)).commitLogOffset))!;
+    assert.equal(sendRecord.topic, 'rmq_sys_wheel_timer');
+    assert.equal(stats.getStatsItem('TOPIC_PUT_SIZE', 'TT_STATS')!.value, sendRecord.storeSize + m!.storeSize, 'both record sizes');
   });
 
   it('TIMER_DELAY_SEC and TIMER_DELAY_MS are relative to the broker clock; a past time is stored at once', async () => {

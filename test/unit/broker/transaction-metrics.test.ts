@@ -1,7 +1,7 @@
 /**
  * Metrics of transactional sends on a real broker (sockets, real store) scraped from the
  * Prometheus endpoint, as Apache 5.3.3 counts them: the half send in rocketmq_messages_in_total /
- * rocketmq_throughput_in_total under RMQ_SYS_TRANS_HALF_TOPIC with message_type Transaction
+ * rocketmq_throughput_in_total under RMQ_SYS_TRANS_HALF_TOPIC with message_type transaction
  * (SendMessageProcessor reads the topic after the half rewrite); the commit (END_TRANSACTION) is
  * not counted in again (EndTransactionProcessor.sendFinalMessage only counts broker stats and
  * rocketmq_commit_messages_total).
@@ -89,7 +89,7 @@ describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60
     return got.messages.reduce((sum, m) => sum + m.length, 0);
   };
 
-  it('a half send counts once under RMQ_SYS_TRANS_HALF_TOPIC / Transaction; the commit is not counted again', async () => {
+  it('a half send counts once under RMQ_SYS_TRANS_HALF_TOPIC / transaction; the commit is not counted again', async () => {
     await send('normal', false);
     const a = await send('tx-commit', true);
     const b = await send('tx-rollback', true);
@@ -101,12 +101,12 @@ describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60
     const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
     assert.equal(res.status, 200);
     const text = await res.text();
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: HALF, message_type: 'Transaction' }), 2);
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: HALF, message_type: 'transaction', is_system: 'true' }), 2);
     assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: HALF }), 2, 'no other type on the half topic');
-    assert.equal(valueOf(text, 'rocketmq_throughput_in_total', { topic: HALF, message_type: 'Transaction' }), await recordBytes(HALF, 0));
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'Normal' }), 1, 'only the normal send; the commit is not counted in');
+    assert.equal(valueOf(text, 'rocketmq_throughput_in_total', { topic: HALF, message_type: 'transaction' }), await recordBytes(HALF, 0));
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'normal', is_system: 'false' }), 1, 'only the normal send; the commit is not counted in');
     assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC }), 1);
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'Transaction' }), undefined);
+    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'transaction' }), undefined);
     const normalQueue = (await broker.ctx.store.lookMessageByOffset(0))!.queueId;
     const normalBytes = (await broker.ctx.store.getMessage('G', TOPIC, normalQueue, 0, 1)).messages[0]!.length;
     assert.equal(valueOf(text, 'rocketmq_throughput_in_total', { topic: TOPIC }), normalBytes);

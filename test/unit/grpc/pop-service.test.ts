@@ -227,3 +227,40 @@ test('acks and invisibility survive a restart of the pop state', async () => {
     await r.close();
   }
 });
+
+test('role: a slave pops and writes nothing; a promoted replica starts from the replicated consumer offsets; a demoted master stops', async () => {
+  const r = rig();
+  try {
+    r.broker.createTopic('T', 1);
+    for (const b of ['m0', 'm1', 'm2', 'm3', 'm4']) r.broker.send('T', 0, b);
+    // master: hand out all five, ack the first two
+    const first = await r.pop.pop(req({ invisibleMs: 1000 }));
+    assert.deepEqual(bodies(first), ['m0', 'm1', 'm2', 'm3', 'm4']);
+    for (const m of first.messages.slice(0, 2)) assert.equal((await r.pop.ack('G', m.receiptHandle)).ok, true);
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 2);
+    // demoted: nothing handed out (not even what became visible), no state written, writes refused
+    assert.equal(r.pop.setMaster(false), 0);
+    assert.equal(r.pop.isMaster, false);
+    r.clock.advance(5_000);
+    const stateBefore = JSON.stringify(r.state.table.toSnapshot());
+    const onSlave = await r.pop.pop(req());
+    assert.equal(onSlave.messages.length, 0);
+    assert.equal(r.pop.hasVisibleMessage('G', 'T', -1), false, 'NOTIFICATION: no message on a slave');
+    const ack = await r.pop.ack('G', first.messages[2]!.receiptHandle);
+    assert.equal(ack.ok, false);
+    assert.match((ack as { reason: string }).reason, /not the master/);
+    assert.equal(JSON.stringify(r.state.table.toSnapshot()), stateBefore, 'no pop state written');
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 2, 'no consumer offset written');
+    // meanwhile the other master consumed up to 4; slave synchronize copied its offset here
+    r.broker.commitOffset('G', 'T', 0, 4);
+    // promoted again: the ack offset is raised to the replicated one, only m4 (never acked there) comes back
+    assert.equal(r.pop.setMaster(true), 1);
+    assert.equal(r.state.table.get('G', 'T', 0)!.ackOffset, 4);
+    const again = await r.pop.pop(req());
+    assert.deepEqual(bodies(again), ['m4']);
+    assert.equal(again.messages[0]!.attempt, 2, 'm4 was delivered once on this replica before');
+    assert.equal(r.pop.setMaster(true), 0, 'no change, nothing moved');
+  } finally {
+    await r.close();
+  }
+});

@@ -1,7 +1,8 @@
 /**
  * TLS on the HA port (tls.server.mode of the broker, same switch as the remoting port): a slave
  * connecting with TLS replicates byte for byte from an enforcing master; a plain slave gets
- * nothing from it; a permissive master serves both.
+ * nothing from it; a permissive master serves both; a plaintext master closes a TLS slave with one
+ * warning per interval naming the fix and still serves plain slaves.
  */
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,8 @@ import { ensureSelfSignedCertificate } from '../../../src/common/tls/self-signed
 import { resolveTlsServerSettings, type TlsServerSettings } from '../../../src/common/tls/tls-server-config.js';
 import { firstCommitLogDifference, waitUntil } from '../../support/ha-cluster.js';
 import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
+import { CaptureLogger } from '../../support/capture-logger.js';
+import { tryTlsHandshake } from '../../support/tls-hello.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -30,9 +33,9 @@ before(async () => {
 });
 after(() => rmSync(certDir, { recursive: true, force: true }));
 
-async function open(role: StoreConfig['brokerRole'], extra: Partial<StoreConfig> = {}): Promise<{ store: DefaultMessageStore; root: string }> {
+async function open(role: StoreConfig['brokerRole'], extra: Partial<StoreConfig> = {}, logger?: CaptureLogger): Promise<{ store: DefaultMessageStore; root: string }> {
   const root = tempDir('tsmq-ha-tls-');
-  const store = await openStore(smallConfig(root, { brokerRole: role, ...extra }), { clock: new ManualClock(1_700_000_000_000) });
+  const store = await openStore(smallConfig(root, { brokerRole: role, ...extra }), { clock: new ManualClock(1_700_000_000_000), ...(logger ? { logger } : {}) });
   cleanups.push(async () => {
     await store.shutdown();
     removeDir(root);
@@ -77,5 +80,28 @@ describe('HA port over TLS', () => {
     await b.store.startHA({ listenPort: 0, clientTls: { rejectUnauthorized: false } });
     const max = m.store.getMaxPhyOffset();
     await waitUntil(() => a.store.getMaxPhyOffset() === max && b.store.getMaxPhyOffset() === max, 10_000, () => `plain ${a.store.getMaxPhyOffset()}, tls ${b.store.getMaxPhyOffset()} / ${max}`);
+  });
+
+  it('plaintext master (tls.server.mode=disabled): a TLS slave or client is closed with one warning per interval naming the fix; a plain slave replicates', async () => {
+    const logger = new CaptureLogger();
+    const m = await open('ASYNC_MASTER', {}, logger);
+    await putN(m.store, 40);
+    const master = (await m.store.startHA({ listenPort: 0, host: '127.0.0.1' })).master!;
+    const port = master.port;
+    const tlsSlave = await open('SLAVE', { haMasterAddress: `127.0.0.1:${port}` });
+    await tlsSlave.store.startHA({ listenPort: 0, reconnectIntervalMs: 100, clientTls: { rejectUnauthorized: false } });
+    const warned = (): string[] => logger.matching('warn', 'TLS handshake from');
+    await waitUntil(() => warned().length >= 1, 5_000, () => `no warning; log:\n${logger.lines.map((l) => l.text).join('\n')}`);
+    const attempt = await tryTlsHandshake(port);
+    assert.equal(attempt.secureConnected, false);
+    assert.equal(warned().length, 1, 'one line per interval (10 s) however often the slave retries');
+    assert.match(warned()[0]!, /^TLS handshake from 127\.0\.0\.1:\d+ on the plaintext HA port \(tls\.server\.mode=disabled\), connection closed: set tls\.enable=false on the slave, or tls\.server\.mode=permissive .* or enforcing on this master$/);
+    assert.equal(logger.matching('warn', 'beyond the master').length, 0, 'the ClientHello is not read as an offset report');
+    assert.equal(tlsSlave.store.getMaxPhyOffset(), 0, 'the TLS slave got nothing');
+    assert.equal(master.stats().connections.length, 0, 'no HA connection was opened for it');
+    const plain = await open('SLAVE', { haMasterAddress: `127.0.0.1:${port}` });
+    await plain.store.startHA({ listenPort: 0 });
+    const max = m.store.getMaxPhyOffset();
+    await waitUntil(() => plain.store.getMaxPhyOffset() === max, 10_000, () => `plain ${plain.store.getMaxPhyOffset()} / ${max}`);
   });
 });
