@@ -15,6 +15,9 @@
  * Progress is kept within [min, max] of the level's queue: corrected on load and on every run,
  * and each correction is persisted (case B37). Progress is persisted every
  * flushDelayOffsetInterval and at shutdown.
+ * Every re-put the store answers PUT_OK is reported to `onPutOk` (the broker counts it in its
+ * statistics, as Apache's ScheduleMessageService.PutResultProcess.onSuccess does); a re-put
+ * stored with a flush/replica timeout is delivered but not reported, as in Apache.
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
@@ -42,6 +45,15 @@ export interface ScheduleMessageServiceOptions extends ConfigManagerOptions {
   delayLevels: DelayLevelTable;
   clock: Clock;
   flushDelayOffsetIntervalMs?: number;
+  /** Called once per delivery the store answered PUT_OK; must not throw. */
+  onPutOk?: (delivery: ScheduleDelivery) => void;
+}
+
+/** One delivered delayed message: the topic it was re-put to, its delay level (1-based) and its record size in bytes. */
+export interface ScheduleDelivery {
+  topic: string;
+  delayLevel: number;
+  wroteBytes: number;
 }
 
 export class ScheduleMessageService extends ConfigManager {
@@ -162,6 +174,9 @@ export class ScheduleMessageService extends ConfigManager {
       return null;
     }
     const put = await this.store.putMessage(msg);
+    if (put.status === 'PUT_OK' && put.appendResult) {
+      this.opts.onPutOk?.({ topic: msg.topic, delayLevel: level, wroteBytes: put.appendResult.wroteBytes });
+    }
     if (STORED.has(put.status)) return null;
     if (PERMANENT_FAILURES.has(put.status)) {
       this.logger.error(`delay level ${level}: message ${ext.msgId} rejected by ${msg.topic} (${put.status}: ${put.remark ?? ''}); skipped`);

@@ -145,6 +145,63 @@ describe('ScheduleMessageService', () => {
     assert.equal(h.fake.getMaxOffsetInQueue('Auto', 0), 1);
   });
 
+  it('a delivery counts in the broker stats as Apache ScheduleMessageService.PutResultProcess.onSuccess: put of the real topic, SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER get, metrics in as delay', async () => {
+    h = await BrokerHarness.create();
+    const stats = h.ctx.brokerStats;
+    const puts: Array<[string, string, number, number]> = [];
+    stats.setListener({ onPut: (topic, type, n, bytes) => void puts.push([topic, type, n, bytes]), onRpc: () => undefined });
+    const item = (name: string, key: string): number | undefined => stats.getStatsItem(name, key)?.value;
+    const r = await h.send('RealTopic', 'later', { props: { DELAY: '1' } });
+    assert.equal(r!.code, 0);
+    const totalsAfterSend = { ...stats.totals };
+    const brokerPutsAfterSend = item('BROKER_PUT_NUMS', 'DefaultCluster')!;
+    const topicPutsAfterSend = item('TOPIC_PUT_NUMS', 'RealTopic') ?? 0;
+    const topicSizeAfterSend = item('TOPIC_PUT_SIZE', 'RealTopic') ?? 0;
+    puts.length = 0;
+
+    h.clock.advance(999);
+    await h.broker.scheduleMessageService.deliverDueMessages(1);
+    assert.equal(stats.totals.putMessageTimesTotal, totalsAfterSend.putMessageTimesTotal, 'nothing counted before the delivery');
+    h.clock.advance(1);
+    await h.broker.scheduleMessageService.deliverDueMessages(1);
+    const delivered = await h.fake.getMessage('g', 'RealTopic', 0, 0, 1, null);
+    const sizeBytes = delivered.messages[0]!.length;
+    assert.ok(sizeBytes > 0);
+
+    assert.equal(item('TOPIC_PUT_NUMS', 'RealTopic'), topicPutsAfterSend + 1, 'incTopicPutNums(real topic)');
+    assert.equal(item('TOPIC_PUT_SIZE', 'RealTopic'), topicSizeAfterSend + sizeBytes, 'incTopicPutSize(real topic, wroteBytes)');
+    assert.equal(item('BROKER_PUT_NUMS', 'DefaultCluster'), brokerPutsAfterSend + 1, 'incBrokerPutNums');
+    assert.equal(item('GROUP_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), 1, 'incGroupGetNums(SCHEDULE_CONSUMER, SCHEDULE_TOPIC_XXXX)');
+    assert.equal(item('GROUP_GET_SIZE', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), sizeBytes);
+    assert.equal(item('BROKER_GET_NUMS', 'DefaultCluster'), undefined, 'no broker get');
+    assert.equal(stats.totals.putMessageTimesTotal, totalsAfterSend.putMessageTimesTotal + 1, 'the store counts every put');
+    assert.equal(stats.totals.putMessageSizeTotal, totalsAfterSend.putMessageSizeTotal + sizeBytes);
+    assert.equal(stats.totals.getTransferredMsgCount, totalsAfterSend.getTransferredMsgCount, 'nothing pulled');
+    assert.deepEqual(puts, [['RealTopic', 'delay', 1, sizeBytes]], 'messages_in / throughput_in / message_size under the real topic, message_type delay');
+
+    // a %RETRY% topic (consumer send-back) is counted in too; a failed re-put is not counted
+    await h.fake.putMessage(scheduled(2, '%RETRY%G1', 'again'));
+    h.clock.advance(5000);
+    h.fake.nextPutStatus = { status: 'OS_PAGE_CACHE_BUSY' };
+    assert.equal(await h.broker.scheduleMessageService.deliverDueMessages(2), 10_000);
+    assert.equal(item('TOPIC_PUT_NUMS', '%RETRY%G1'), undefined, 'a refused re-put counts nothing');
+    await h.broker.scheduleMessageService.deliverDueMessages(2);
+    assert.equal(item('TOPIC_PUT_NUMS', '%RETRY%G1'), 1);
+    assert.equal(item('GROUP_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), 2);
+    assert.deepEqual(puts.slice(1).map((p) => p.slice(0, 3)), [['%RETRY%G1', 'delay', 1]]);
+  });
+
+  it('enableScheduleMessageStats=false: deliveries count in no broker stats (Apache MessageStoreConfig key)', async () => {
+    h = await BrokerHarness.create({ config: { enableScheduleMessageStats: 'false' } });
+    await h.fake.putMessage(scheduled(1, 'Quiet', 'm'));
+    h.clock.advance(1000);
+    await h.broker.scheduleMessageService.deliverDueMessages(1);
+    assert.equal(h.fake.getMaxOffsetInQueue('Quiet', 0), 1, 'delivered');
+    assert.equal(h.ctx.brokerStats.getStatsItem('TOPIC_PUT_NUMS', 'Quiet'), undefined);
+    assert.equal(h.ctx.brokerStats.getStatsItem('GROUP_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), undefined);
+    assert.equal(h.ctx.brokerStats.totals.putMessageTimesTotal, 0);
+  });
+
   it('messageTimeUp restores topic/queue and clears DELAY', () => {
     const rec = encodeRecord(scheduled(3, 'Real', 'b'));
     const up = messageTimeUp(decodeRecord(rec))!;
