@@ -68,6 +68,7 @@ export function buildBrokerHandlerTable(deps: BrokerHandlerDeps): Map<number, Re
       consumeQueueDir: path.join(storeConfig.storePathRootDir, 'consumequeue'),
       haStats: deps.haStats,
       haMaxGapNotInSyncBytes: storeConfig.haMaxGapNotInSync,
+      scheduleRunningStats: () => deps.schedule.buildRunningStats(),
       ...(deps.confirmOffset ? { confirmOffset: deps.confirmOffset } : {}),
     },
   });

@@ -82,6 +82,21 @@ export class ScheduleMessageService extends ConfigManager {
     return this.offsetTable.get(level) ?? 0;
   }
 
+  /**
+   * Runtime info entries (Apache `buildRunningStats`, GET_BROKER_RUNTIME_INFO / mqadmin
+   * brokerStatus): `scheduleMessageOffset_<level>` = "<next offset to deliver>,<max offset of the
+   * level's queue>" for every level with recorded progress (levels never delivered nor corrected
+   * have none, as in Apache's offsetTable).
+   */
+  buildRunningStats(): Record<string, string> {
+    const stats: Record<string, string> = {};
+    for (const [level, offset] of this.offsetTable) {
+      const max = this.store.getMaxOffsetInQueue(TopicValidator.RMQ_SYS_SCHEDULE_TOPIC, DelayLevelTable.queueIdOf(level));
+      stats[`scheduleMessageOffset_${level}`] = `${offset},${max}`;
+    }
+    return stats;
+  }
+
   /** Slave: takes the master's delay progress (GET_ALL_DELAY_OFFSET, src/broker/ha) and persists it. */
   replaceOffsetTable(table: ReadonlyMap<number, number>): void {
     this.offsetTable = new Map(table);

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BrokerHarness } from './support/broker-harness.js';
+import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { FakeMessageStore } from './support/fake-message-store.js';
 import { ManualClock } from '../../../src/common/time/clock.js';
 import { ipv4Address } from '../../../src/common/message/msgid.js';
@@ -193,6 +194,19 @@ describe('ScheduleMessageService', () => {
     assert.equal(item('TOPIC_PUT_NUMS', '%RETRY%G1'), 1);
     assert.equal(item('GROUP_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), 2);
     assert.deepEqual(puts.slice(1).map((p) => p.slice(0, 3)), [['%RETRY%G1', 'delay', 1]]);
+  });
+
+  it('runtime info (brokerStatus) carries scheduleMessageOffset_<level> = "<delivered up to>,<queue max>" as Apache buildRunningStats', async () => {
+    h = await BrokerHarness.create();
+    const runtime = async (): Promise<Record<string, string>> => JSON.parse((await h.call(RequestCode.GET_BROKER_RUNTIME_INFO, null)).body!.toString('utf8')).table;
+    for (let i = 0; i < 3; i++) await h.fake.putMessage(scheduled(3, 'Lvl3', `m${i}`));
+    h.clock.advance(10_000);
+    await h.fake.putMessage(scheduled(3, 'Lvl3', 'later'));
+    assert.deepEqual(Object.keys(await runtime()).filter((k) => k.startsWith('scheduleMessageOffset')), [], 'no progress recorded yet');
+    await h.broker.scheduleMessageService.deliverDueMessages(3);
+    const rt = await runtime();
+    assert.equal(rt.scheduleMessageOffset_3, '3,4', 'three delivered of four in queue 2');
+    assert.deepEqual(Object.keys(rt).filter((k) => k.startsWith('scheduleMessageOffset')), ['scheduleMessageOffset_3']);
   });
 
   it('enableScheduleMessageStats=false: deliveries count in no broker stats (Apache MessageStoreConfig key)', async () => {
