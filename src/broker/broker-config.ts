@@ -1,6 +1,7 @@
 /**
  * Broker configuration keys (RocketMQ `BrokerConfig` names, plus the few `MessageStoreConfig`
  * keys the broker itself reads: brokerRole, messageDelayLevel, flushDelayOffsetInterval,
+ * enableScheduleMessageStats,
  * haListenPort, storePathRootDir). Values come from broker.conf `key=value` text; the store
  * resolves its own keys from the same raw map (src/store/store-config.ts).
  *
@@ -53,6 +54,7 @@ export const BROKER_CONFIG_SPEC = {
   shortPollingTimeMills: key<number>({ name: 'shortPollingTimeMills', type: 'number', default: 1000, doc: 'hold time when long polling is disabled (ms)', validate: nonNegative }),
   flushConsumerOffsetInterval: key<number>({ name: 'flushConsumerOffsetInterval', type: 'number', default: 5000, doc: 'consumerOffset.json persist period (ms)', validate: positive }),
   flushDelayOffsetInterval: key<number>({ name: 'flushDelayOffsetInterval', type: 'number', default: 10000, doc: 'delayOffset.json persist period (ms)', validate: positive }),
+  enableScheduleMessageStats: key<boolean>({ name: 'enableScheduleMessageStats', type: 'boolean', default: true, doc: 'count delay-level deliveries in the broker stats and metrics (Apache MessageStoreConfig key)' }),
   messageDelayLevel: key<string>({ name: 'messageDelayLevel', type: 'string', default: DEFAULT_MESSAGE_DELAY_LEVEL, doc: 'delay levels, space separated, units s/m/h/d' }),
   registerBrokerTimeoutMills: key<number>({ name: 'registerBrokerTimeoutMills', type: 'number', default: 6000, doc: 'timeout of one REGISTER_BROKER call (ms)', validate: positive }),
   registerNameServerPeriod: key<number>({ name: 'registerNameServerPeriod', type: 'number', default: 30000, doc: 'period of REGISTER_BROKER (ms, clamped to 10 s..60 s as Apache does)', validate: positive }),

@@ -108,8 +108,10 @@ export class BrokerContext {
    * on disk yet, the answer also waits for that write (run beside the append, not after it), so
    * an acknowledged message never belongs to a topic a crash forgets. A failed config write is
    * logged and does not fail the put: recovery re-derives topics from the ConsumeQueue directory.
-   * A stored message is counted in `brokerStats` under the topic the client sent to (Apache
-   * counts it under the rewritten topic; see docs/metrics.md), a refused one as a failed put.
+   * A stored message is counted in `brokerStats` (TOPIC_PUT_NUMS/SIZE) under the topic it was
+   * stored under, as Apache's SendMessageProcessor reads the message's topic after the put hooks
+   * rewrote it: a delay-level send under SCHEDULE_TOPIC_XXXX, a timer send under
+   * rmq_sys_wheel_timer (the delivery later counts under the real topic); a refused one as a failed put.
    * `origin` 'send' (a producer's send: the remoting and gRPC send processors) also counts it in
    * the metrics' messages/throughput in, as Apache's SendMessageProcessor does: under the topic it
    * was stored under (after the timer / delay rewrite), with the message type of the properties the
@@ -118,7 +120,7 @@ export class BrokerContext {
    * 'internal' (send-back, pop dead-lettering, recall: Apache counts no messages in for them) do not.
    */
   putMessage(msg: MessageInner, origin: 'send' | 'commit' | 'internal' = 'internal'): Promise<PutMessageResult> {
-    const topic = msg.topic;
+    const topic = msg.topic; // as sent: its config must be durable before the answer
     const listener = origin === 'send' ? this.brokerStats.listener : null;
     const messageType = listener ? metricsMessageType(msg.properties) : 'normal';
     const configWrite = this.topicConfigManager.durable(topic);
@@ -127,7 +129,7 @@ export class BrokerContext {
     applyScheduleRewrite(msg, this.delayLevels);
     const put = this.store.putMessage(msg).then((result) => {
       if (result.appendResult) {
-        this.brokerStats.recordPut(topic, 1, result.appendResult.wroteBytes);
+        this.brokerStats.recordPut(msg.topic, 1, result.appendResult.wroteBytes); // after the hooks
         if (listener && !isRetryOrDlqTopic(msg.topic)) listener.onPut(msg.topic, messageType, 1, result.appendResult.wroteBytes);
       } else this.brokerStats.recordPutFailed();
       return result;
@@ -145,7 +147,8 @@ export class BrokerContext {
    * Broker batch put: one atomic append (MessageStore.putMessages), answered after the topic's
    * config is durable as for `putMessage`. No delay-level rewrite: a batch may not carry DELAY
    * (the send processor refuses it first, as Apache's CommitLog does). A stored batch counts as
-   * one put call of its message count in `brokerStats` (Apache incTopicPutNums(topic, num, 1)),
+   * one put call of its message count in `brokerStats` under the topic stored (Apache
+   * incTopicPutNums(topic, num, 1); rmq_sys_wheel_timer for a batch of timers),
    * and in the metrics as a send of its first message's type (callers are the send processors).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
@@ -159,8 +162,8 @@ export class BrokerContext {
           const appended = result.appendResults ?? [];
           if (appended.length > 0) {
             const sizeBytes = appended.reduce((sum, a) => sum + a.wroteBytes, 0);
-            this.brokerStats.recordPut(topic, appended.length, sizeBytes);
             const stored = msgs[0]!.topic; // after the timer hook (Apache counts the stored topic)
+            this.brokerStats.recordPut(stored, appended.length, sizeBytes);
             if (!isRetryOrDlqTopic(stored)) this.brokerStats.listener?.onPut(stored, metricsMessageType(messageProperties), appended.length, sizeBytes);
           } else this.brokerStats.recordPutFailed();
           return result;

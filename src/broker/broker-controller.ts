@@ -132,6 +132,7 @@ export class BrokerController {
       ctx, rawConfig: opts.brokerConfig, pull, transactions: this.transactionService, popService: this.popService, schedule: parts.schedule,
       authMetadata: this.authMetadata, recall: this.recallMessageService, ...(opts.fs ? { fs: opts.fs } : {}),
       haStats: () => this.role?.ha?.stats() ?? null,
+      confirmOffset: () => (this.controller ? (ctx.store.getConfirmOffset?.() ?? null) : null),
       stopping: () => this.state !== 'started',
     });
     for (const [code, h] of buildTimerSyncHandlers(parts.timer.store, parts.timer.metrics)) this.handlers.set(code, h);

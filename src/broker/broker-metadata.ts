@@ -21,7 +21,7 @@ import type { MessageStore } from '../store/message-store.js';
 import type { BrokerConfig } from './broker-config.js';
 import { ConsumerOffsetManager } from './offset/consumer-offset-manager.js';
 import type { DelayLevelTable } from './schedule/delay-level-table.js';
-import { ScheduleMessageService } from './schedule/schedule-message-service.js';
+import { ScheduleMessageService, type ScheduleDelivery } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
 
@@ -33,6 +33,8 @@ export interface BrokerMetadataDeps {
   logger: Logger;
   /** File system for the metadata files (tests). */
   fs?: FileSystem;
+  /** Each delivery of the schedule service answered PUT_OK (ScheduleMessageServiceOptions.onPutOk). */
+  onScheduleDelivered?: (delivery: ScheduleDelivery) => void;
 }
 
 export interface BrokerMetadata {
@@ -80,6 +82,7 @@ export async function loadBrokerMetadata(deps: BrokerMetadataDeps): Promise<Brok
     delayLevels,
     clock,
     flushDelayOffsetIntervalMs: config.flushDelayOffsetInterval,
+    ...(deps.onScheduleDelivered ? { onPutOk: deps.onScheduleDelivered } : {}),
   });
   schedule.load();
   return { topics, offsets, groups, schedule };

@@ -31,6 +31,7 @@ import type { RecoveryProgressListener } from '../store/recovery/recovery-progre
 import { resolveBrokerConfig, type BrokerConfig } from './broker-config.js';
 import { BrokerContext } from './broker-context.js';
 import { loadBrokerMetadata } from './broker-metadata.js';
+import type { ScheduleDelivery } from './schedule/schedule-message-service.js';
 import { AuthMetadataManager } from './auth/auth-metadata-manager.js';
 import { ConsumerManager } from './client/consumer-manager.js';
 import { ProducerManager } from './client/producer-manager.js';
@@ -94,7 +95,11 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
     const root = config.storePathRootDir;
     const fs = opts.fs ?? nodeFileSystem;
     timerStore = openTimerStore(timerConfig, { storePathRootDir: root, fs, ...(opts.timerSlotsTotal !== undefined ? { slotsTotal: opts.timerSlotsTotal } : {}) });
-    const { topics, offsets, groups, schedule } = await loadBrokerMetadata({ config, store, delayLevels, clock, logger, ...(opts.fs ? { fs: opts.fs } : {}) });
+    const { topics, offsets, groups, schedule } = await loadBrokerMetadata({
+      config, store, delayLevels, clock, logger, ...(opts.fs ? { fs: opts.fs } : {}),
+      // Apache ScheduleMessageService.PutResultProcess.onSuccess; ctx exists before the service starts delivering
+      ...(config.enableScheduleMessageStats ? { onScheduleDelivered: (d: ScheduleDelivery) => ctx.brokerStats.recordScheduleDelivery(d.topic, d.wroteBytes) } : {}),
+    });
     popState = openPopState({ rawConfig: opts.brokerConfig, storePathRootDir: root, fs, clock, logger });
     const ctx = new BrokerContext({
       config,

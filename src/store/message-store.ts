@@ -230,6 +230,11 @@ export interface MessageStore {
   getFlushedPhyOffset?(): number;
   /** Bytes written to the CommitLog but not yet dispatched to ConsumeQueues. Optional. */
   dispatchBehindBytes?(): number;
+  /**
+   * Where consumers may read up to, CommitLog bytes (Apache `MessageStore.getConfirmOffset`):
+   * in controller mode what the sync state set confirmed, else the max offset. Optional.
+   */
+  getConfirmOffset?(): number;
   /** Store time of the oldest record in the CommitLog, -1 when empty. Optional. */
   getEarliestMessageTimeOfStore?(): Promise<number>;
   /**

@@ -2,7 +2,8 @@
  * Apache RocketMQ 5.3.3 mqadmin's controller commands against a real controller-mode group:
  * etcd + `tsmq namesrv` + 3 `tsmq broker` replicas (enableControllerMode, allAckInSyncStateSet).
  * `-a` is a SLAVE replica's address (every replica answers controller requests from etcd).
- * One JVM runs, in order: getControllerMetaData, getSyncStateSet, getBrokerEpoch, electMaster
+ * One JVM runs, in order: getControllerMetaData, getSyncStateSet, getBrokerEpoch, brokerStatus of
+ * the master and of a slave (commitLogConfirmOffset, tsmq's runtime key), electMaster
  * of another slave, getSyncStateSet, electMaster of the new master again (2011), electMaster of
  * an unknown replica (2012), then after a pause getBrokerEpoch and getSyncStateSet. The printed
  * values are checked against etcd's state read by the test: controller address and etcd peer,
@@ -80,6 +81,8 @@ describe('mqadmin 5.3.3 controller commands against a tsmq controller-mode group
       ...['getControllerMetaData', ...a, '--'],
       ...['getSyncStateSet', ...a, '-b', 'ctl', '--'],
       ...['getBrokerEpoch', '-n', ns, '-b', 'ctl', '--'],
+      ...['brokerStatus', '-b', before0.master!.record.addr, '--'],
+      ...['brokerStatus', '-b', slave, '--'],
       ...elect(designated), '--',
       ...['getSyncStateSet', ...a, '-b', 'ctl', '--'],
       ...elect(designated), '--',
@@ -134,6 +137,18 @@ describe('mqadmin 5.3.3 controller commands against a tsmq controller-mode group
       assert.ok(Number(e[3]) > start, `end offset ${e[3]} must be past the 20 messages`);
     }
     assert.equal(new Set(entries.map((e) => e[3])).size, 1, `replicas hold the same max offset: ${o}`);
+  });
+
+  it('brokerStatus: commitLogConfirmOffset of master and slave is the confirmed end of the 20 messages (all 3 replicas acked)', () => {
+    const kv = (o: string): Map<string, string> => new Map(o.split('\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')).trim(), l.slice(l.indexOf(':') + 1).trim()]));
+    const m = kv(out('brokerStatus', 0));
+    const s = kv(out('brokerStatus', 1));
+    const end = before0.master!.record.epochs!.at(-1)!.startOffset;
+    assert.ok(m.has('commitLogConfirmOffset'), out('brokerStatus', 0));
+    assert.equal(m.get('commitLogConfirmOffset'), m.get('commitLogMaxOffset'), 'master: every sync-state-set member acked everything');
+    assert.ok(Number(m.get('commitLogConfirmOffset')) > end, `past the epoch start ${end}`);
+    assert.equal(s.get('commitLogConfirmOffset'), m.get('commitLogConfirmOffset'), "slave: the master's confirm offset (HA confirm frame)");
+    assert.equal(s.get('commitLogMaxOffset'), m.get('commitLogMaxOffset'));
   });
 
   it('electMaster: the designated slave becomes master with a new epoch, the old master rejoins', () => {

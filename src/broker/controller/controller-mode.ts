@@ -97,6 +97,12 @@ export interface ControllerStats {
   leaseValidForMs: number;
   truncations: TruncateReport[];
   elections: number;
+  /**
+   * CommitLog confirm offset of this replica's store (bytes; Apache getConfirmOffset): a master's
+   * is what its sync state set holds, a slave's the master's last confirm frame; consumers read
+   * up to it (runtime info key commitLogConfirmOffset).
+   */
+  confirmOffset: number;
 }
 
 export class ControllerMode {
@@ -397,6 +403,7 @@ export class ControllerMode {
       leaseValidForMs: Math.max(0, Math.round(this.leaseValidUntil - performance.now())),
       truncations: [...this.truncations],
       elections: this.elections,
+      confirmOffset: this.o.store.getConfirmOffset(),
     };
   }
 

@@ -49,6 +49,8 @@ export interface BrokerHandlerDeps {
   recall: RecallMessageService;
   /** Replication stats for GET_BROKER_HA_STATUS / runtime info; null without replication. */
   haStats: () => BrokerHAStats | null;
+  /** Controller mode: the CommitLog confirm offset for runtime info; null outside controller mode. */
+  confirmOffset?: () => number | null;
   /** True once the broker is shutting down: parked pops answer at once. */
   stopping: () => boolean;
   /** File system for config/messageRequestMode.json (tests). */
@@ -66,6 +68,8 @@ export function buildBrokerHandlerTable(deps: BrokerHandlerDeps): Map<number, Re
       consumeQueueDir: path.join(storeConfig.storePathRootDir, 'consumequeue'),
       haStats: deps.haStats,
       haMaxGapNotInSyncBytes: storeConfig.haMaxGapNotInSync,
+      scheduleRunningStats: () => deps.schedule.buildRunningStats(),
+      ...(deps.confirmOffset ? { confirmOffset: deps.confirmOffset } : {}),
     },
   });
   const popHandlers = buildPopProcessorTable(ctx, deps.popService, { rawConfig, stopping: deps.stopping, ...(deps.fs ? { fs: deps.fs } : {}) });

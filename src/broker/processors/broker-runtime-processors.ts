@@ -14,6 +14,12 @@
  *      thread pool queue sizes/capacities and head wait times (tsmq has no thread pools: sizes
  *      and waits 0, Apache's default capacities), timer* (0: tsmq has no timer wheel),
  *      putLatency99/999 and putMessageEntireTimeMax / getMessageEntireTimeMax (0: not measured).
+ *      scheduleMessageOffset_<level> ("<delivered up to>,<queue max>" per delay level with progress,
+ *      Apache ScheduleMessageService.buildRunningStats),
+ *      tsmq only, controller mode only: commitLogConfirmOffset (CommitLog bytes consumers may read
+ *      up to, store/ha/confirm-offset.ts; Apache 5.3.3 computes the same confirm offset but
+ *      reports it in no admin reply — the name follows its commitLogMin/MaxOffset keys; mqadmin
+ *      brokerStatus prints every key, so operators see it there).
  *   907 GET_BROKER_HA_STATUS → body HARuntimeInfo
  *      {"master","masterCommitLogMaxOffset","inSyncSlaveNums","haConnectionInfo":[{addr,
  *       slaveAckOffset,diff,inSync,transferredByteInSecond,transferFromWhere}],
@@ -40,6 +46,10 @@ export interface RuntimeInfoDeps {
   haStats: () => BrokerHAStats | null;
   /** Slave is "not in sync" when its ack is this many bytes behind (store haMaxGapNotInSync). */
   haMaxGapNotInSyncBytes: number;
+  /** The delay-level service's scheduleMessageOffset_<level> entries (absent: none). */
+  scheduleRunningStats?: () => Record<string, string>;
+  /** Controller mode: the CommitLog confirm offset (bytes); absent or null outside controller mode (no key). */
+  confirmOffset?: () => number | null;
 }
 
 /** Apache `MixAll.humanReadableByteCount(bytes, false)`. */
@@ -148,6 +158,9 @@ export class BrokerRuntimeProcessors {
       EndTransactionThreadPoolQueueCapacity: '100000',
     };
     for (const [k, v] of Object.entries(stats.dayTotals())) info[k] = String(v);
+    Object.assign(info, deps.scheduleRunningStats?.() ?? {});
+    const confirm = deps.confirmOffset?.() ?? null;
+    if (confirm !== null) info.commitLogConfirmOffset = String(confirm);
     if (clSpace) info.commitLogDirCapacity = `Total : ${humanReadableByteCount(clSpace.totalBytes)}, Free : ${humanReadableByteCount(clSpace.freeBytes)}.`;
     return info;
   }

@@ -13,7 +13,7 @@
  *   topic perm without WRITE → 16;
  *   %RETRY% topic with reconsumeTimes ≥ max (header l, else the group's retryMaxTimes) → stored
  *     in %DLQ%<group> instead;
- *   transactional half messages (TRAN_MSG) → stored as half messages in RMQ_SYS_TRANS_HALF_TOPIC
+ *   transactional half messages (TRAN_MSG "true" in any case: Boolean.parseBoolean) → stored as half messages in RMQ_SYS_TRANS_HALF_TOPIC
  *     by the TransactionalMessageService (16 when rejectTransactionMessage or no service).
  * The stored message: properties from header i, bornHost = the peer address, storeHost =
  * brokerIP1:listenPort, sysFlag as sent (compressed bodies stay compressed), reconsumeTimes from
@@ -39,6 +39,7 @@ import type { TopicConfig } from '../topic/topic-config.js';
 import { mapPutResult } from '../send/put-result-mapping.js';
 import { decodeSendMessageHeader, type SendMessageRequestHeader } from './send-message-header.js';
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
+import { isTransactionPrepared } from '../transaction/half-message.js';
 
 /** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
 export const DLQ_NUMS_PER_GROUP = 1;
@@ -107,7 +108,7 @@ export class SendMessageProcessor {
     const retry = this.handleRetryAndDlq(request, header, msg);
     if (retry) return retry;
     msg.properties.set(MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
-    if (msg.properties.get(MessageConst.TRAN_MSG) === 'true') {
+    if (isTransactionPrepared(msg)) {
       if (this.ctx.config.rejectTransactionMessage || !this.transactions) {
         const why = this.ctx.config.rejectTransactionMessage ? 'is forbidden' : 'is not supported';
         return this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${this.ctx.config.brokerName}] sending transaction message ${why}`);

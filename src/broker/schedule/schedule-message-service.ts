@@ -15,6 +15,9 @@
  * Progress is kept within [min, max] of the level's queue: corrected on load and on every run,
  * and each correction is persisted (case B37). Progress is persisted every
  * flushDelayOffsetInterval and at shutdown.
+ * Every re-put the store answers PUT_OK is reported to `onPutOk` (the broker counts it in its
+ * statistics, as Apache's ScheduleMessageService.PutResultProcess.onSuccess does); a re-put
+ * stored with a flush/replica timeout is delivered but not reported, as in Apache.
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
@@ -42,6 +45,15 @@ export interface ScheduleMessageServiceOptions extends ConfigManagerOptions {
   delayLevels: DelayLevelTable;
   clock: Clock;
   flushDelayOffsetIntervalMs?: number;
+  /** Called once per delivery the store answered PUT_OK; must not throw. */
+  onPutOk?: (delivery: ScheduleDelivery) => void;
+}
+
+/** One delivered delayed message: the topic it was re-put to, its delay level (1-based) and its record size in bytes. */
+export interface ScheduleDelivery {
+  topic: string;
+  delayLevel: number;
+  wroteBytes: number;
 }
 
 export class ScheduleMessageService extends ConfigManager {
@@ -68,6 +80,21 @@ export class ScheduleMessageService extends ConfigManager {
   /** Next queue offset to deliver for a level (0 when never stored). */
   offsetOf(level: number): number {
     return this.offsetTable.get(level) ?? 0;
+  }
+
+  /**
+   * Runtime info entries (Apache `buildRunningStats`, GET_BROKER_RUNTIME_INFO / mqadmin
+   * brokerStatus): `scheduleMessageOffset_<level>` = "<next offset to deliver>,<max offset of the
+   * level's queue>" for every level with recorded progress (levels never delivered nor corrected
+   * have none, as in Apache's offsetTable).
+   */
+  buildRunningStats(): Record<string, string> {
+    const stats: Record<string, string> = {};
+    for (const [level, offset] of this.offsetTable) {
+      const max = this.store.getMaxOffsetInQueue(TopicValidator.RMQ_SYS_SCHEDULE_TOPIC, DelayLevelTable.queueIdOf(level));
+      stats[`scheduleMessageOffset_${level}`] = `${offset},${max}`;
+    }
+    return stats;
   }
 
   /** Slave: takes the master's delay progress (GET_ALL_DELAY_OFFSET, src/broker/ha) and persists it. */
@@ -162,6 +189,9 @@ export class ScheduleMessageService extends ConfigManager {
       return null;
     }
     const put = await this.store.putMessage(msg);
+    if (put.status === 'PUT_OK' && put.appendResult) {
+      this.opts.onPutOk?.({ topic: msg.topic, delayLevel: level, wroteBytes: put.appendResult.wroteBytes });
+    }
     if (STORED.has(put.status)) return null;
     if (PERMANENT_FAILURES.has(put.status)) {
       this.logger.error(`delay level ${level}: message ${ext.msgId} rejected by ${msg.topic} (${put.status}: ${put.remark ?? ''}); skipped`);

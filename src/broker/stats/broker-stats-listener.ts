@@ -13,7 +13,9 @@ export interface BrokerStatsListener {
    * A producer's send stored `msgNum` messages of `sizeBytes` in total under `topic`: the topic
    * they were stored under (after the put hooks: a delay or timer send is stored, and counted by
    * Apache, under SCHEDULE_TOPIC_XXXX / rmq_sys_wheel_timer, a transactional half under
-   * RMQ_SYS_TRANS_HALF_TOPIC). Never called for `%RETRY%` / `%DLQ%` topics (Apache skips them).
+   * RMQ_SYS_TRANS_HALF_TOPIC). Not called for a send to a `%RETRY%` / `%DLQ%` topic (Apache skips
+   * them). Also called, with "delay", for every delivery of the delay-level service — then for any
+   * topic, `%RETRY%` included, as Apache's ScheduleMessageService counts it.
    */
   onPut(topic: string, messageType: MetricsMessageType, msgNum: number, sizeBytes: number): void;
   /** A remoting request with `requestCode` was answered with `responseCode` after `latencyMs` (ms, fractional). */

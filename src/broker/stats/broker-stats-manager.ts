@@ -2,10 +2,13 @@
  * Broker statistics (mirrors Apache `BrokerStatsManager`, `StoreStatsService` and `BrokerStats`):
  *
  * - Named counter sets keyed like Apache's, read by VIEW_BROKER_STATS_DATA (315):
- *     TOPIC_PUT_NUMS / TOPIC_PUT_SIZE   key `<topic>`          messages / bytes stored by sends, and by the
- *                                       timer's re-puts that answered PUT_OK (delivery under the real topic,
- *                                       roll under rmq_sys_wheel_timer; Apache TimerMessageStore.doPut)
- *     GROUP_GET_NUMS / GROUP_GET_SIZE   key `<topic>@<group>`  messages / bytes handed to pulls
+ *     TOPIC_PUT_NUMS / TOPIC_PUT_SIZE   key `<topic>`          messages / bytes stored by sends (under the topic
+ *                                       stored, after the put hooks), and by the timer's and the delay-level
+ *                                       service's re-puts that answered PUT_OK (delivery under the real topic,
+ *                                       timer roll under rmq_sys_wheel_timer; Apache TimerMessageStore.doPut,
+ *                                       ScheduleMessageService.PutResultProcess.onSuccess)
+ *     GROUP_GET_NUMS / GROUP_GET_SIZE   key `<topic>@<group>`  messages / bytes handed to pulls; the delay-level
+ *                                       service's deliveries as SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER
  *     SNDBCK_PUT_NUMS                   key `<topic>@<group>`  messages sent back by consumers
  *     BROKER_PUT_NUMS / BROKER_GET_NUMS key `<clusterName>`    broker totals
  *   each a StatsItem with minute/hour/day windows (stats-item.ts).
@@ -21,6 +24,10 @@
 import type { Clock } from '../../common/time/clock.js';
 import { StatsItem, type StatsSnapshot, type StatsWindow } from './stats-item.js';
 import type { BrokerStatsListener } from './broker-stats-listener.js';
+import { TopicValidator } from '../../common/message/topic-validator.js';
+
+/** Apache MixAll.SCHEDULE_CONSUMER_GROUP: the group the delay-level service's deliveries are counted under. */
+export const SCHEDULE_CONSUMER_GROUP = 'SCHEDULE_CONSUMER';
 
 export const Stats = {
   TOPIC_PUT_NUMS: 'TOPIC_PUT_NUMS',
@@ -115,13 +122,31 @@ export class BrokerStatsManager {
     }
   }
 
-  /** A send (or a timer re-put) stored `msgNum` messages of `sizeBytes` in total (one call); also the store-wide put totals. */
+  /** A send (or a timer / delay-level re-put) stored `msgNum` messages of `sizeBytes` in total (one call); also the store-wide put totals. */
   recordPut(topic: string, msgNum: number, sizeBytes: number): void {
     this.item(Stats.TOPIC_PUT_NUMS, topic).add(msgNum, 1);
     this.item(Stats.TOPIC_PUT_SIZE, topic).add(sizeBytes, 1);
     this.item(Stats.BROKER_PUT_NUMS, this.clusterName).add(msgNum, 1);
     this.totals.putMessageTimesTotal += msgNum;
     this.totals.putMessageSizeTotal += sizeBytes;
+  }
+
+  /**
+   * The delay-level service re-put a due message of `sizeBytes` to `topic` and the store answered
+   * PUT_OK. Counted as Apache's ScheduleMessageService.PutResultProcess.onSuccess (with its default
+   * enableScheduleMessageStats=true) counts it: GROUP_GET_NUMS/SIZE of
+   * `SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER` (hence the messages/throughput out metrics), a put of
+   * `topic` (TOPIC_PUT_NUMS/SIZE, BROKER_PUT_NUMS and the store totals, as its CommitLog counts
+   * every put) and the metrics' messages/throughput in and message size under `topic` with
+   * message_type "delay" — also for a `%RETRY%` topic (Apache does not filter here). No
+   * BROKER_GET_NUMS and no store get totals (nothing was pulled).
+   */
+  recordScheduleDelivery(topic: string, sizeBytes: number): void {
+    const key = `${TopicValidator.RMQ_SYS_SCHEDULE_TOPIC}@${SCHEDULE_CONSUMER_GROUP}`;
+    this.item(Stats.GROUP_GET_NUMS, key).add(1, 1);
+    this.item(Stats.GROUP_GET_SIZE, key).add(sizeBytes, 1);
+    this.recordPut(topic, 1, sizeBytes);
+    this.listener?.onPut(topic, 'delay', 1, sizeBytes);
   }
 
   /** A put the store refused. */

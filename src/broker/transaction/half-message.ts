@@ -23,15 +23,18 @@ export const CHECK_MAX_TIME_TOPIC = TopicValidator.RMQ_SYS_TRANSACTION_CHECK_MAX
 /** Tag of op records ("remove"). */
 export const OP_REMOVE_TAG = 'd';
 
-/** True when a producer marked the message as a transactional half message. */
-export function isTransactionPrepared(msg: { properties: Map<string, string> }): boolean {
-  return msg.properties.get(MessageConst.TRAN_MSG) === 'true';
+/**
+ * True when a producer marked the message as a transactional half message: TRAN_MSG is "true"
+ * in any case ("TRUE", "True"), as Apache's SendMessageProcessor reads it with Boolean.parseBoolean.
+ */
+export function isTransactionPrepared(msg: { properties: ReadonlyMap<string, string> }): boolean {
+  return msg.properties.get(MessageConst.TRAN_MSG)?.toLowerCase() === 'true';
 }
 
 /** Rewrites a producer's transactional message into its half form (in place). */
 export function toHalfMessage(msg: MessageInner): MessageInner {
   const uniq = msg.properties.get(MessageConst.UNIQ_KEY);
-  msg.properties.set(MessageConst.TRAN_MSG, 'true');
+  if (!isTransactionPrepared(msg)) msg.properties.set(MessageConst.TRAN_MSG, 'true'); // kept as sent (Apache parseHalfMessageInner)
   msg.properties.set(MessageConst.REAL_TOPIC, msg.topic);
   msg.properties.set(MessageConst.REAL_QID, String(msg.queueId));
   if (uniq !== undefined && !msg.properties.has(MessageConst.TRANSACTION_ID)) msg.properties.set(MessageConst.TRANSACTION_ID, uniq);

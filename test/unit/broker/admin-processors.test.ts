@@ -158,6 +158,7 @@ describe('28 runtime info, 351 topic config, 300/343 who consumes, 314 clone, 31
     assert.equal(rt.commitLogMaxOffset, String(h.ctx.store.getMaxPhyOffset()));
     assert.ok(Number(rt.putTps.split(' ')[0]) > 0, rt.putTps);
     assert.equal(rt.getTransferedTps, rt.getTransferredTps);
+    assert.equal(rt.commitLogConfirmOffset, undefined, "classic mode: Apache's key set, no confirm offset");
 
     const tc = json(await h.call(RequestCode.GET_TOPIC_CONFIG, { topic: 'TW' }));
     assert.equal(tc.topicName, 'TW');

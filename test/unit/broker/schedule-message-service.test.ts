@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BrokerHarness } from './support/broker-harness.js';
+import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { FakeMessageStore } from './support/fake-message-store.js';
 import { ManualClock } from '../../../src/common/time/clock.js';
 import { ipv4Address } from '../../../src/common/message/msgid.js';
@@ -143,6 +144,80 @@ describe('ScheduleMessageService', () => {
     const deadline = Date.now() + 3000;
     while (h.fake.getMaxOffsetInQueue('Auto', 0) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.equal(h.fake.getMaxOffsetInQueue('Auto', 0), 1);
+  });
+
+  it('a delivery counts in the broker stats as Apache ScheduleMessageService.PutResultProcess.onSuccess: put of the real topic, SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER get, metrics in as delay', async () => {
+    h = await BrokerHarness.create();
+    const stats = h.ctx.brokerStats;
+    const puts: Array<[string, string, number, number]> = [];
+    stats.setListener({ onPut: (topic, type, n, bytes) => void puts.push([topic, type, n, bytes]), onRpc: () => undefined });
+    const item = (name: string, key: string): number | undefined => stats.getStatsItem(name, key)?.value;
+    const r = await h.send('RealTopic', 'later', { props: { DELAY: '1' } });
+    assert.equal(r!.code, 0);
+    const totalsAfterSend = { ...stats.totals };
+    const brokerPutsAfterSend = item('BROKER_PUT_NUMS', 'DefaultCluster')!;
+    // the send itself: under the topic it was stored under, as Apache's SendMessageProcessor reads it after the put hooks
+    assert.equal(item('TOPIC_PUT_NUMS', 'SCHEDULE_TOPIC_XXXX'), 1, 'the send counts under SCHEDULE_TOPIC_XXXX');
+    assert.equal(item('TOPIC_PUT_SIZE', 'SCHEDULE_TOPIC_XXXX'), totalsAfterSend.putMessageSizeTotal);
+    assert.equal(item('TOPIC_PUT_NUMS', 'RealTopic'), undefined, 'not under the topic the client sent to');
+    assert.deepEqual(puts, [['SCHEDULE_TOPIC_XXXX', 'delay', 1, totalsAfterSend.putMessageSizeTotal]], 'messages_in of the send: stored topic, delay');
+    puts.length = 0;
+
+    h.clock.advance(999);
+    await h.broker.scheduleMessageService.deliverDueMessages(1);
+    assert.equal(stats.totals.putMessageTimesTotal, totalsAfterSend.putMessageTimesTotal, 'nothing counted before the delivery');
+    h.clock.advance(1);
+    await h.broker.scheduleMessageService.deliverDueMessages(1);
+    const delivered = await h.fake.getMessage('g', 'RealTopic', 0, 0, 1, null);
+    const sizeBytes = delivered.messages[0]!.length;
+    assert.ok(sizeBytes > 0);
+
+    assert.equal(item('TOPIC_PUT_NUMS', 'RealTopic'), 1, 'incTopicPutNums(real topic)');
+    assert.equal(item('TOPIC_PUT_SIZE', 'RealTopic'), sizeBytes, 'incTopicPutSize(real topic, wroteBytes)');
+    assert.equal(item('TOPIC_PUT_NUMS', 'SCHEDULE_TOPIC_XXXX'), 1, 'the delivery is not a put of the schedule topic');
+    assert.equal(item('BROKER_PUT_NUMS', 'DefaultCluster'), brokerPutsAfterSend + 1, 'incBrokerPutNums');
+    assert.equal(item('GROUP_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), 1, 'incGroupGetNums(SCHEDULE_CONSUMER, SCHEDULE_TOPIC_XXXX)');
+    assert.equal(item('GROUP_GET_SIZE', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), sizeBytes);
+    assert.equal(item('BROKER_GET_NUMS', 'DefaultCluster'), undefined, 'no broker get');
+    assert.equal(stats.totals.putMessageTimesTotal, totalsAfterSend.putMessageTimesTotal + 1, 'the store counts every put');
+    assert.equal(stats.totals.putMessageSizeTotal, totalsAfterSend.putMessageSizeTotal + sizeBytes);
+    assert.equal(stats.totals.getTransferredMsgCount, totalsAfterSend.getTransferredMsgCount, 'nothing pulled');
+    assert.deepEqual(puts, [['RealTopic', 'delay', 1, sizeBytes]], 'messages_in / throughput_in / message_size under the real topic, message_type delay');
+
+    // a %RETRY% topic (consumer send-back) is counted in too; a failed re-put is not counted
+    await h.fake.putMessage(scheduled(2, '%RETRY%G1', 'again'));
+    h.clock.advance(5000);
+    h.fake.nextPutStatus = { status: 'OS_PAGE_CACHE_BUSY' };
+    assert.equal(await h.broker.scheduleMessageService.deliverDueMessages(2), 10_000);
+    assert.equal(item('TOPIC_PUT_NUMS', '%RETRY%G1'), undefined, 'a refused re-put counts nothing');
+    await h.broker.scheduleMessageService.deliverDueMessages(2);
+    assert.equal(item('TOPIC_PUT_NUMS', '%RETRY%G1'), 1);
+    assert.equal(item('GROUP_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), 2);
+    assert.deepEqual(puts.slice(1).map((p) => p.slice(0, 3)), [['%RETRY%G1', 'delay', 1]]);
+  });
+
+  it('runtime info (brokerStatus) carries scheduleMessageOffset_<level> = "<delivered up to>,<queue max>" as Apache buildRunningStats', async () => {
+    h = await BrokerHarness.create();
+    const runtime = async (): Promise<Record<string, string>> => JSON.parse((await h.call(RequestCode.GET_BROKER_RUNTIME_INFO, null)).body!.toString('utf8')).table;
+    for (let i = 0; i < 3; i++) await h.fake.putMessage(scheduled(3, 'Lvl3', `m${i}`));
+    h.clock.advance(10_000);
+    await h.fake.putMessage(scheduled(3, 'Lvl3', 'later'));
+    assert.deepEqual(Object.keys(await runtime()).filter((k) => k.startsWith('scheduleMessageOffset')), [], 'no progress recorded yet');
+    await h.broker.scheduleMessageService.deliverDueMessages(3);
+    const rt = await runtime();
+    assert.equal(rt.scheduleMessageOffset_3, '3,4', 'three delivered of four in queue 2');
+    assert.deepEqual(Object.keys(rt).filter((k) => k.startsWith('scheduleMessageOffset')), ['scheduleMessageOffset_3']);
+  });
+
+  it('enableScheduleMessageStats=false: deliveries count in no broker stats (Apache MessageStoreConfig key)', async () => {
+    h = await BrokerHarness.create({ config: { enableScheduleMessageStats: 'false' } });
+    await h.fake.putMessage(scheduled(1, 'Quiet', 'm'));
+    h.clock.advance(1000);
+    await h.broker.scheduleMessageService.deliverDueMessages(1);
+    assert.equal(h.fake.getMaxOffsetInQueue('Quiet', 0), 1, 'delivered');
+    assert.equal(h.ctx.brokerStats.getStatsItem('TOPIC_PUT_NUMS', 'Quiet'), undefined);
+    assert.equal(h.ctx.brokerStats.getStatsItem('GROUP_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'), undefined);
+    assert.equal(h.ctx.brokerStats.totals.putMessageTimesTotal, 0);
   });
 
   it('messageTimeUp restores topic/queue and clears DELAY', () => {

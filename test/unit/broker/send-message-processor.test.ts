@@ -213,6 +213,24 @@ describe('SEND_MESSAGE_V2 (310)', () => {
     assert.ok(half.properties.get('PGROUP'), 'producer group kept for the check-back');
   });
 
+  it('TRAN_MSG is read as Java Boolean.parseBoolean: TRUE / True make a half message (kept as sent), anything else a plain send', async () => {
+    h = await BrokerHarness.create();
+    for (const v of ['TRUE', 'True']) {
+      const r = await h.send('TopicT', v, { props: { TRAN_MSG: v } });
+      assert.equal(r.code, ResponseCode.SUCCESS);
+      const half = h.fake.puts.at(-1)!;
+      assert.equal(half.topic, 'RMQ_SYS_TRANS_HALF_TOPIC', `TRAN_MSG=${v}`);
+      assert.equal(half.properties.get('REAL_TOPIC'), 'TopicT');
+      assert.equal(half.properties.get('TRAN_MSG'), v, 'the property as the producer sent it');
+    }
+    for (const v of ['yes', '1', 'false']) {
+      const r = await h.send('TopicT', v, { props: { TRAN_MSG: v } });
+      assert.equal(r.code, ResponseCode.SUCCESS);
+      assert.equal(h.fake.puts.at(-1)!.topic, 'TopicT', `TRAN_MSG=${v} is not transactional`);
+    }
+    assert.equal(h.fake.getMaxOffsetInQueue('RMQ_SYS_TRANS_HALF_TOPIC', 0), 2);
+  });
+
   it('transactional half messages are refused with 16 when rejectTransactionMessage=true', async () => {
     h = await BrokerHarness.create({ config: { rejectTransactionMessage: 'true' } });
     const r = await h.send('TopicT', 'x', { props: { TRAN_MSG: 'true' } });
