@@ -79,6 +79,9 @@ export function buildProcessorTable(
     [RequestCode.SEND_MESSAGE_V2, send.handler],
     [RequestCode.SEND_BATCH_MESSAGE, send.handler],
     [RequestCode.PULL_MESSAGE, pull.handler],
+    // 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (sysFlag bit 4); Apache serves it
+    // with the same PullMessageProcessor (on its own thread pool).
+    [RequestCode.LITE_PULL_MESSAGE, pull.handler],
     [RequestCode.CONSUMER_SEND_MSG_BACK, sendBack.handler],
     [RequestCode.UPDATE_AND_CREATE_TOPIC, topics.updateAndCreateTopic],
     [RequestCode.GET_ALL_TOPIC_CONFIG, topics.getAllTopicConfig],
