@@ -84,6 +84,7 @@ export function buildProcessorTable(
     [RequestCode.LITE_PULL_MESSAGE, pull.handler],
     [RequestCode.CONSUMER_SEND_MSG_BACK, sendBack.handler],
     [RequestCode.UPDATE_AND_CREATE_TOPIC, topics.updateAndCreateTopic],
+    [RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, topics.updateAndCreateTopicList],
     [RequestCode.GET_ALL_TOPIC_CONFIG, topics.getAllTopicConfig],
     [RequestCode.DELETE_TOPIC_IN_BROKER, topics.deleteTopicInBroker],
     [RequestCode.QUERY_MESSAGE, query.queryMessage],
@@ -111,6 +112,7 @@ export function buildProcessorTable(
     [RequestCode.QUERY_TOPICS_BY_CONSUMER, consumerAdmin.queryTopicsByConsumer],
     [RequestCode.CLONE_GROUP_OFFSET, consumerAdmin.cloneGroupOffset],
     [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, groups.updateAndCreate],
+    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, groups.updateAndCreateList],
     [RequestCode.DELETE_SUBSCRIPTIONGROUP, groups.delete],
     [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, groups.get],
     // Admin: run a CommitLog cleaning pass now (RocketMQ executeDeleteFilesManually).

@@ -61,6 +61,26 @@ describe('subscription groups: 200 create/update, 352 get, 207 delete', () => {
   });
 });
 
+describe('225 UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (mqadmin updateSubGroupList)', () => {
+  it('creates every group of the list with its fields; one illegal name → 29 and none is created; bad body → 1', async () => {
+    h = await BrokerHarness.create();
+    const list = { groupConfigList: [{ groupName: 'GL1', retryMaxTimes: 5, consumeFromMinEnable: true }, { groupName: 'GL2', consumeMessageOrderly: true, retryQueueNums: 2 }] };
+    assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, null, Buffer.from(JSON.stringify(list)))).code, ResponseCode.SUCCESS);
+    const gl1 = json(await h.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { group: 'GL1' }));
+    const gl2 = json(await h.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { group: 'GL2' }));
+    assert.deepEqual([gl1.retryMaxTimes, gl1.consumeFromMinEnable, gl1.consumeMessageOrderly], [5, true, false]);
+    assert.deepEqual([gl2.retryMaxTimes, gl2.consumeMessageOrderly, gl2.retryQueueNums], [16, true, 2]);
+    const mixed = { groupConfigList: [{ groupName: 'GL3' }, { groupName: 'bad name!' }] };
+    const bad = await h.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, null, Buffer.from(JSON.stringify(mixed)));
+    assert.equal(bad.code, ResponseCode.INVALID_PARAMETER);
+    assert.match(bad.remark ?? '', /bad name!/);
+    assert.equal((await h.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { group: 'GL3' })).code, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST);
+    for (const body of ['{nope', '{"groupConfigList":3}', '{"groupConfigList":[{"groupName":"GL4","retryMaxTimes":"x"}]}']) {
+      assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, null, Buffer.from(body))).code, ResponseCode.SYSTEM_ERROR, body);
+    }
+  });
+});
+
 describe('connections: 203 consumer, 204 producer', () => {
   it('live consumer with its subscription and settings; offline group → 206; producers listed', async () => {
     h = await BrokerHarness.create();

@@ -129,6 +129,35 @@ describe('topic admin requests (17, 21, 215)', () => {
   });
 });
 
+describe('18 UPDATE_AND_CREATE_TOPIC_LIST (mqadmin updateTopicList)', () => {
+  let h: BrokerHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('creates every topic of the list; a refused one (system topic, too many queues) → 1 naming it and none is created', async () => {
+    h = await BrokerHarness.create();
+    const list = { topicConfigList: [
+      { topicName: 'TL1', readQueueNums: 2, writeQueueNums: 2, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false, attributes: {} },
+      { topicName: 'TL2', readQueueNums: 3, writeQueueNums: 1, perm: 4, order: true },
+    ] };
+    assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, null, Buffer.from(JSON.stringify(list)))).code, ResponseCode.SUCCESS);
+    const table = JSON.parse((await h.call(RequestCode.GET_ALL_TOPIC_CONFIG, null)).body!.toString()).topicConfigTable;
+    assert.deepEqual([table.TL1.readQueueNums, table.TL1.writeQueueNums, table.TL1.perm, table.TL1.order], [2, 2, 6, false]);
+    assert.deepEqual([table.TL2.readQueueNums, table.TL2.writeQueueNums, table.TL2.perm, table.TL2.order], [3, 1, 4, true]);
+    await h.ctx.topicConfigManager.durable('TL2');
+    for (const bad of [{ topicName: 'SCHEDULE_TOPIC_XXXX', readQueueNums: 1, writeQueueNums: 1 }, { topicName: 'TooMany', readQueueNums: 100000, writeQueueNums: 1 }]) {
+      const r = await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, null, Buffer.from(JSON.stringify({ topicConfigList: [{ topicName: 'TL3', readQueueNums: 1, writeQueueNums: 1 }, bad] })));
+      assert.equal(r.code, ResponseCode.SYSTEM_ERROR, bad.topicName);
+      assert.match(r.remark ?? '', new RegExp(bad.topicName));
+      assert.equal(h.ctx.topicConfigManager.selectTopicConfig('TL3'), undefined, 'nothing created when one is refused');
+    }
+    for (const body of ['{nope', '{"topicConfigList":{}}', '{"topicConfigList":[{"readQueueNums":1}]}', '{"topicConfigList":[{"topicName":"X","perm":"6"}]}']) {
+      assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, null, Buffer.from(body))).code, ResponseCode.SYSTEM_ERROR, body);
+    }
+  });
+});
+
 describe('TopicConfigManager.recoverFromConsumeQueues (topics.json behind the data)', () => {
   it('re-creates topics that have ConsumeQueues but no config, with queues = highest id + 1, perm 6, in one write', async () => {
     const m = manager();
