@@ -161,6 +161,18 @@ describe('broker config: 26 get, 25 update', () => {
     assert.match(bad.remark!, /brokerPermission/);
     assert.equal(h.ctx.config.brokerPermission, 6);
   });
+
+  it('autoCreateTopicEnable=false applied live: the next send to a missing topic gets 17 and creates nothing; true again creates it', async () => {
+    h = await BrokerHarness.create();
+    assert.equal((await h.send('AutoBefore', 'x')).code, ResponseCode.SUCCESS);
+    assert.equal((await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('autoCreateTopicEnable=false'))).code, ResponseCode.SUCCESS);
+    const refused = await h.send('AutoMissing', 'x');
+    assert.equal(refused.code, ResponseCode.TOPIC_NOT_EXIST);
+    assert.equal(h.ctx.topicConfigManager.selectTopicConfig('AutoMissing'), undefined);
+    assert.equal((await h.send('AutoBefore', 'y')).code, ResponseCode.SUCCESS, 'existing topics still take messages');
+    assert.equal((await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('autoCreateTopicEnable=true'))).code, ResponseCode.SUCCESS);
+    assert.equal((await h.send('AutoMissing', 'x')).code, ResponseCode.SUCCESS);
+  });
 });
 
 describe('28 runtime info, 351 topic config, 300/343 who consumes, 314 clone, 317 broker consume stats, 305 system topics, 306', () => {
