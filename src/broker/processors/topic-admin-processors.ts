@@ -2,11 +2,13 @@
  * Topic administration (mirror 4.9 `AdminBrokerProcessor`):
  *   17 UPDATE_AND_CREATE_TOPIC: extFields topic, readQueueNums, writeQueueNums, perm,
  *      topicFilterType, topicSysFlag, order (missing numbers default to defaultTopicQueueNums /
- *      perm 6). Illegal names, the cluster name, system topics and more than maxTopicQueueNums
- *      queues → 1 SYSTEM_ERROR with a remark.
+ *      perm 6), attributes ("+message.type=FIFO,-reserve.time", topic-attributes.ts: applied to
+ *      the topic's current attributes, kept when absent). Illegal names, the cluster name, system
+ *      topics, more than maxTopicQueueNums queues and refused attributes → 1 SYSTEM_ERROR with a
+ *      remark (Apache's attribute messages).
  *   18 UPDATE_AND_CREATE_TOPIC_LIST (5.x `mqadmin updateTopicList`): body CreateTopicListRequestBody
  *      {"topicConfigList":[{topicName, readQueueNums, writeQueueNums, perm, topicFilterType,
- *      topicSysFlag, order}, …]}, each checked as for 17; the first refused topic answers
+ *      topicSysFlag, order, attributes: {"+message.type":"FIFO"}}, …]}, each checked as for 17; the first refused topic answers
  *      1 SYSTEM_ERROR naming it and none is changed (Apache checks them all before changing any
  *      too); an unreadable body → 1 SYSTEM_ERROR.
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
@@ -32,6 +34,7 @@ import { isSystemTopic, systemTopicNames, validateTopic } from '../../common/mes
 import type { BrokerContext } from '../broker-context.js';
 import { newTopicConfig, type TopicConfig } from '../topic/topic-config.js';
 import { checkTopicQueueNums } from '../topic/topic-queue-limit.js';
+import { alterTopicAttributes, parseAttributeChanges, TopicAttributeError } from '../topic/topic-attributes.js';
 
 export class TopicAdminProcessors {
   constructor(private readonly ctx: BrokerContext) {}
@@ -85,7 +88,13 @@ export class TopicAdminProcessors {
       topicSysFlag: getOptionalInt(ext, 'topicSysFlag') ?? 0,
       order: getOptionalBoolean(ext, 'order') ?? false,
     });
-    const refusal = this.refuseConfig(tc);
+    let refusal: string | null;
+    try {
+      refusal = this.refuseConfig(tc, parseAttributeChanges(getOptionalString(ext, 'attributes')));
+    } catch (e) {
+      if (!(e instanceof TopicAttributeError)) throw e;
+      refusal = e.message;
+    }
     if (refusal) {
       this.ctx.logger.warn(`UPDATE_AND_CREATE_TOPIC from ${channel.remoteAddress} refused: ${refusal}`);
       return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, refusal);
@@ -98,14 +107,21 @@ export class TopicAdminProcessors {
   }
 
   async processUpdateAndCreateList({ channel, request }: RequestContext): Promise<RemotingCommand> {
-    let list: TopicConfig[];
+    let entries: Array<{ config: TopicConfig; attributeChanges: Record<string, string> }>;
     try {
-      list = parseTopicConfigList(request.body, this.ctx.config.defaultTopicQueueNums);
+      entries = parseTopicConfigList(request.body, this.ctx.config.defaultTopicQueueNums);
     } catch (e) {
       return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `bad topic config list body: ${(e as Error).message}`);
     }
-    for (const tc of list) {
-      const refusal = this.refuseConfig(tc);
+    const list = entries.map((e) => e.config);
+    for (const { config: tc, attributeChanges } of entries) {
+      let refusal: string | null;
+      try {
+        refusal = this.refuseConfig(tc, attributeChanges);
+      } catch (e) {
+        if (!(e instanceof TopicAttributeError)) throw e;
+        refusal = `topic ${tc.topicName}: ${e.message}`;
+      }
       if (refusal) {
         this.ctx.logger.warn(`UPDATE_AND_CREATE_TOPIC_LIST from ${channel.remoteAddress} refused (nothing changed): ${refusal}`);
         return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, refusal);
@@ -120,12 +136,20 @@ export class TopicAdminProcessors {
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 
-  /** Why a topic config from UPDATE_AND_CREATE_TOPIC(_LIST) is refused (name, numbers, perm), or null. */
-  private refuseConfig(tc: TopicConfig): string | null {
+  /**
+   * Why a topic config from UPDATE_AND_CREATE_TOPIC(_LIST) is refused (name, numbers, perm), or
+   * null; sets `tc.attributes` to the topic's current attributes with `attributeChanges` applied.
+   * @throws TopicAttributeError for refused attribute changes.
+   */
+  private refuseConfig(tc: TopicConfig, attributeChanges: Record<string, string>): string | null {
     const refusal = this.refuse(tc.topicName);
     if (refusal) return refusal;
     if (tc.readQueueNums < 0 || tc.writeQueueNums < 0 || tc.perm < 0 || tc.perm > 7) return `invalid queue numbers or perm for topic ${tc.topicName}`;
-    return checkTopicQueueNums(tc.topicName, tc.readQueueNums, tc.writeQueueNums, this.ctx.config.maxTopicQueueNums);
+    const tooMany = checkTopicQueueNums(tc.topicName, tc.readQueueNums, tc.writeQueueNums, this.ctx.config.maxTopicQueueNums);
+    if (tooMany) return tooMany;
+    const existing = this.ctx.topicConfigManager.selectTopicConfig(tc.topicName);
+    tc.attributes = alterTopicAttributes(!existing, existing?.attributes ?? {}, attributeChanges);
+    return null;
   }
 
   processGetAll({ request }: RequestContext): RemotingCommand {
@@ -168,10 +192,11 @@ export class TopicAdminProcessors {
 
 /**
  * The topics of an UPDATE_AND_CREATE_TOPIC_LIST body ({"topicConfigList":[TopicConfig, …]});
- * missing queue numbers default to `defaultQueueNums`, perm to 6.
+ * missing queue numbers default to `defaultQueueNums`, perm to 6; each entry's `attributes` map
+ * is returned apart as the requested changes (keys with their +/- prefix).
  * @throws Error for a body that is not such a JSON object (the message says what is wrong).
  */
-export function parseTopicConfigList(body: Buffer | null, defaultQueueNums: number): TopicConfig[] {
+export function parseTopicConfigList(body: Buffer | null, defaultQueueNums: number): Array<{ config: TopicConfig; attributeChanges: Record<string, string> }> {
   const doc: unknown = JSON.parse((body ?? Buffer.alloc(0)).toString('utf8'));
   const list = typeof doc === 'object' && doc !== null ? (doc as { topicConfigList?: unknown }).topicConfigList : undefined;
   if (!Array.isArray(list)) throw new Error('topicConfigList is not a list');
@@ -185,7 +210,12 @@ export function parseTopicConfigList(body: Buffer | null, defaultQueueNums: numb
       if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error(`topicConfigList[${i}].${k} is not an integer`);
       return v;
     };
-    return newTopicConfig(o.topicName, {
+    const attributeChanges: Record<string, string> = {};
+    if (o.attributes !== undefined && o.attributes !== null) {
+      if (typeof o.attributes !== 'object' || Array.isArray(o.attributes)) throw new Error(`topicConfigList[${i}].attributes is not an object`);
+      for (const [k, v] of Object.entries(o.attributes as Record<string, unknown>)) attributeChanges[k] = String(v);
+    }
+    const config = newTopicConfig(o.topicName, {
       readQueueNums: int('readQueueNums', defaultQueueNums),
       writeQueueNums: int('writeQueueNums', defaultQueueNums),
       perm: int('perm', 6),
@@ -193,5 +223,6 @@ export function parseTopicConfigList(body: Buffer | null, defaultQueueNums: numb
       topicSysFlag: int('topicSysFlag', 0),
       order: o.order === true,
     });
+    return { config, attributeChanges };
   });
 }
