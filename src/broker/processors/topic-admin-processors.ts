@@ -8,9 +8,9 @@
  *      remark (Apache's attribute messages).
  *   18 UPDATE_AND_CREATE_TOPIC_LIST (5.x `mqadmin updateTopicList`): body CreateTopicListRequestBody
  *      {"topicConfigList":[{topicName, readQueueNums, writeQueueNums, perm, topicFilterType,
- *      topicSysFlag, order, attributes: {"+message.type":"FIFO"}}, …]}, each checked as for 17; the first refused topic answers
- *      1 SYSTEM_ERROR naming it and none is changed (Apache checks them all before changing any
- *      too); an unreadable body → 1 SYSTEM_ERROR.
+ *      topicSysFlag, order, attributes: {"+message.type":"FIFO"}}, …]}, each checked as for 17;
+ *      the first refused topic answers 1 SYSTEM_ERROR naming it and none is changed (Apache
+ *      checks them all before changing any too); an unreadable body → 1 SYSTEM_ERROR.
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
  *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets, its consume
  *      queues (store.deleteTopics) and its put/get counters. System topics are refused.
