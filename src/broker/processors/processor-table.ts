@@ -97,6 +97,7 @@ export function buildProcessorTable(
     [RequestCode.GET_TOPIC_CONFIG, topics.getTopicConfig],
     [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, topics.getSystemTopicList],
     [RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, topics.cleanExpiredConsumeQueue],
+    [RequestCode.CLEAN_UNUSED_TOPIC, topics.cleanUnusedTopic],
     [RequestCode.VIEW_BROKER_STATS_DATA, stats.viewBrokerStatsData],
     [RequestCode.GET_BROKER_CONSUME_STATS, stats.getBrokerConsumeStats],
     [RequestCode.GET_BROKER_RUNTIME_INFO, runtime.getRuntimeInfo],

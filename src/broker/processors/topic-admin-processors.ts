@@ -21,6 +21,10 @@
  *   306 CLEAN_EXPIRED_CONSUMEQUEUE: drops the ConsumeQueues of non-system topics whose every
  *      queue ends below the CommitLog min offset (Apache checks queue by queue; tsmq's store
  *      deletes consume queues per topic, so a topic with one live queue keeps all of them).
+ *   316 CLEAN_UNUSED_TOPIC (mqadmin `cleanUnusedTopic`): drops the ConsumeQueues of every topic
+ *      that has none in the topic config table (a topic deleted while the broker was down, or
+ *      created by a store copied from elsewhere), system topics excepted (Apache
+ *      `DefaultMessageStore.cleanUnusedTopic(topicConfigTable.keySet())`). Answers SUCCESS.
  * Changes are on disk before the answer (a failed write answers 1 SYSTEM_ERROR naming it; the
  * change stays in memory and is written again with the next change or retry) and trigger a
  * nameserver re-registration (topic change listener).
@@ -72,6 +76,14 @@ export class TopicAdminProcessors {
     }
     if (expired.length > 0) await store.deleteTopics(expired);
     this.ctx.logger.info(`CLEAN_EXPIRED_CONSUMEQUEUE from ${channel.remoteAddress}: ${expired.length ? expired.join(', ') : 'nothing expired'}`);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  };
+
+  readonly cleanUnusedTopic: RequestHandler = async ({ channel, request }) => {
+    const store = this.ctx.store;
+    const unused = [...store.getTopicQueueTable().keys()].filter((t) => !isSystemTopic(t) && this.ctx.topicConfigManager.selectTopicConfig(t) === undefined);
+    if (unused.length > 0) await store.deleteTopics(unused);
+    this.ctx.logger.info(`CLEAN_UNUSED_TOPIC from ${channel.remoteAddress}: ${unused.length ? unused.join(', ') : 'no unused topic'}`);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   };
 

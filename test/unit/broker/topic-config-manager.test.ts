@@ -7,6 +7,7 @@ import { TopicConfigManager } from '../../../src/broker/topic/topic-config-manag
 import { SubscriptionGroupManager } from '../../../src/broker/subscription/subscription-group-manager.js';
 import { ManualClock } from '../../../src/common/time/clock.js';
 import { BrokerHarness } from './support/broker-harness.js';
+import { ipv4Address } from '../../../src/common/message/msgid.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
 
@@ -126,6 +127,34 @@ describe('topic admin requests (17, 21, 215)', () => {
       assert.equal(r.code, ResponseCode.SYSTEM_ERROR, topic);
     }
     assert.equal((await h.call(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: 'TBW102' })).code, ResponseCode.SYSTEM_ERROR);
+  });
+});
+
+describe('316 CLEAN_UNUSED_TOPIC (mqadmin cleanUnusedTopic)', () => {
+  let h: BrokerHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('drops the ConsumeQueues of topics without a topic config; configured and system topics keep theirs', async () => {
+    h = await BrokerHarness.create();
+    for (const t of ['Kept', 'Orphan']) for (let i = 0; i < 3; i++) assert.equal((await h.send(t, `${t}-${i}`)).code, ResponseCode.SUCCESS);
+    h.ctx.topicConfigManager.deleteTopicConfig('Orphan'); // as if topics.json lost it: the queues stay
+    // a system topic without a topic config (trace topic written by the store directly)
+    const put = await h.store.putMessage({
+      topic: 'RMQ_SYS_TRACE_TOPIC', queueId: 0, flag: 0, body: Buffer.from('trace'), properties: new Map<string, string>(), sysFlag: 0,
+      bornTimestamp: 1, bornHost: ipv4Address(127, 0, 0, 1, 1), storeHost: ipv4Address(127, 0, 0, 1, 10911), reconsumeTimes: 0, preparedTransactionOffset: 0,
+    });
+    assert.equal(put.status, 'PUT_OK');
+    assert.equal(h.ctx.topicConfigManager.selectTopicConfig('RMQ_SYS_TRACE_TOPIC'), undefined);
+    const before = h.store.getTopicQueueTable();
+    assert.deepEqual([before.has('Kept'), before.has('Orphan'), before.has('RMQ_SYS_TRACE_TOPIC')], [true, true, true]);
+    assert.equal((await h.call(RequestCode.CLEAN_UNUSED_TOPIC, null)).code, ResponseCode.SUCCESS);
+    const after = h.store.getTopicQueueTable();
+    assert.deepEqual([after.has('Kept'), after.has('Orphan'), after.has('RMQ_SYS_TRACE_TOPIC')], [true, false, true]);
+    assert.equal(h.store.getMaxOffsetInQueue('Kept', 0), 3);
+    assert.equal(h.store.getMaxOffsetInQueue('Orphan', 0), 0);
+    assert.equal((await h.call(RequestCode.CLEAN_UNUSED_TOPIC, null)).code, ResponseCode.SUCCESS, 'nothing left to clean');
   });
 });
 
