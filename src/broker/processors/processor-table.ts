@@ -27,6 +27,7 @@ import { BrokerRuntimeProcessors, type RuntimeInfoDeps } from './broker-runtime-
 import { ClientConnectionProcessors } from './client-connection-processors.js';
 import { ConsumerAdminProcessors } from './consumer-admin-processors.js';
 import { SubscriptionGroupProcessors } from './subscription-group-processors.js';
+import { queryConsumeQueueHandler } from './query-consume-queue-processor.js';
 
 /** What the admin processors need besides the context (the controller passes the real ones). */
 export interface AdminDeps {
@@ -98,6 +99,7 @@ export function buildProcessorTable(
     [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, topics.getSystemTopicList],
     [RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, topics.cleanExpiredConsumeQueue],
     [RequestCode.CLEAN_UNUSED_TOPIC, topics.cleanUnusedTopic],
+    [RequestCode.QUERY_CONSUME_QUEUE, queryConsumeQueueHandler(ctx)],
     [RequestCode.VIEW_BROKER_STATS_DATA, stats.viewBrokerStatsData],
     [RequestCode.GET_BROKER_CONSUME_STATS, stats.getBrokerConsumeStats],
     [RequestCode.GET_BROKER_RUNTIME_INFO, runtime.getRuntimeInfo],
