@@ -4,7 +4,7 @@
 // time. "Older" = a file under src/, tsconfig*.json or package.json changed after the last build,
 // or a source file was added or removed (the stamp lists them; removal also clears dist/).
 // `--quiet` prints nothing when the build is fresh; a build prints one line on stderr.
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -34,7 +34,15 @@ else {
   if (previous !== list) reason = 'source files added or removed';
   else if (newest > stamp.mtimeMs) reason = 'sources changed';
 }
+// package.json's "bin" (dist/cli/main.js) must be executable: `npx tsmq` in this repo runs it
+// directly, and npm sets the mode of bin files only at install time, before `prepare` builds them
+// (a fresh clone then got "sh: 1: tsmq: Permission denied").
+const binPath = join(root, 'dist', 'cli', 'main.js');
+function makeBinExecutable() {
+  if (existsSync(binPath) && (statSync(binPath).mode & 0o111) !== 0o111) chmodSync(binPath, statSync(binPath).mode | 0o755);
+}
 if (reason === null) {
+  makeBinExecutable();
   if (!process.argv.includes('--quiet')) console.error('dist/ is up to date');
   process.exit(0);
 }
@@ -51,4 +59,5 @@ const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.jso
 if (r.status !== 0) process.exit(r.status ?? 1);
 const copy = spawnSync(process.execPath, [join(root, 'scripts', 'copy-console-web.mjs')], { stdio: 'inherit', cwd: root });
 if (copy.status !== 0) process.exit(copy.status ?? 1);
+makeBinExecutable();
 writeFileSync(stampPath, list);

@@ -55,6 +55,7 @@ export async function loadBrokerMetadata(deps: BrokerMetadataDeps): Promise<Brok
     brokerName: config.brokerName,
     brokerClusterName: config.brokerClusterName,
     autoCreateTopicEnable: config.autoCreateTopicEnable,
+    autoCreateTopicEnableNow: () => config.autoCreateTopicEnable,
     clusterTopicEnable: config.clusterTopicEnable,
     brokerTopicEnable: config.brokerTopicEnable,
     traceTopicEnable: config.traceTopicEnable,

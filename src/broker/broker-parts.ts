@@ -34,6 +34,7 @@ import { loadBrokerMetadata } from './broker-metadata.js';
 import type { ScheduleDelivery } from './schedule/schedule-message-service.js';
 import { AuthMetadataManager } from './auth/auth-metadata-manager.js';
 import { ConsumerManager } from './client/consumer-manager.js';
+import { consumerIdsChangeNotifier } from './client/consumer-ids-change-notifier.js';
 import { ProducerManager } from './client/producer-manager.js';
 import { openPopState } from './pop/broker-pop-assembly.js';
 import type { PopStateStore } from './pop/pop-state-store.js';
@@ -109,7 +110,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
       topicConfigManager: topics,
       consumerOffsetManager: offsets,
       subscriptionGroupManager: groups,
-      consumerManager: new ConsumerManager(clock, config.channelExpiredTimeout, logger),
+      consumerManager: new ConsumerManager(clock, config.channelExpiredTimeout, logger, consumerIdsChangeNotifier((g) => groups.get(g))),
       producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
       delayLevels,
       timerPutHook: timerPutHookOf(timerConfig, clock, timerStore),

@@ -3,7 +3,8 @@
  *
  * QueryRoute: one MessageQueue per queue id of the topic, permission from the queue id being
  * below readQueueNums / writeQueueNums and the topic perm; broker = this broker, endpoints = the
- * advertised gRPC endpoints; accept_message_types = NORMAL, FIFO, DELAY, TRANSACTION. An unknown
+ * advertised gRPC endpoints; accept_message_types from the topic's message.type attribute
+ * (topic-message-type.ts: its type alone, or all four when it has none or MIXED). An unknown
  * topic is auto-created from TBW102 when autoCreateTopicEnable is on (else TOPIC_NOT_FOUND).
  * QueryAssignment: one assignment per readable broker with queue id -1, meaning "all queues"
  * (pop consumption spreads over them, as Apache's proxy does).
@@ -15,10 +16,10 @@ import { TopicValidator } from '../common/message/topic-validator.js';
 import { PermName } from '../broker/broker-config.js';
 import type { TopicConfig } from '../broker/topic/topic-config.js';
 import { checkGroupName, checkTopicAndGroup, checkTopicName } from './resource-validator.js';
+import { acceptedMessageTypes } from './topic-message-type.js';
 import { advertisedEndpoints, clientIdOf, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { Code, OK_STATUS, status, type Endpoints, type MessageQueue, type Resource, type Status } from './proto/v2-types.js';
 
-export const ACCEPT_MESSAGE_TYPES = ['NORMAL', 'FIFO', 'DELAY', 'TRANSACTION'];
 
 /**
  * The topic's config, auto-created like a first send when allowed; or an error status
@@ -48,13 +49,13 @@ function permissionOf(tc: TopicConfig, queueId: number): string {
   return r && w ? 'READ_WRITE' : r ? 'READ' : w ? 'WRITE' : 'NONE';
 }
 
-export function messageQueue(s: GrpcServices, topic: Resource, id: number, permission: string, endpoints: Endpoints): MessageQueue {
+export function messageQueue(s: GrpcServices, topic: Resource, tc: TopicConfig, id: number, permission: string, endpoints: Endpoints): MessageQueue {
   return {
     topic: { name: topic.name, resource_namespace: topic.resource_namespace ?? '' },
     id,
     permission,
     broker: { name: s.ctx.config.brokerName, id: 0, endpoints },
-    accept_message_types: ACCEPT_MESSAGE_TYPES,
+    accept_message_types: [...acceptedMessageTypes(tc)],
   };
 }
 
@@ -83,7 +84,7 @@ export function routeHandlers(s: GrpcServices): Record<string, grpc.UntypedHandl
       const endpoints = advertisedEndpoints(s, req.endpoints);
       const n = Math.max(tc.readQueueNums, tc.writeQueueNums);
       const queues: MessageQueue[] = [];
-      for (let id = 0; id < n; id++) queues.push(messageQueue(s, req.topic!, id, permissionOf(tc, id), endpoints));
+      for (let id = 0; id < n; id++) queues.push(messageQueue(s, req.topic!, tc, id, permissionOf(tc, id), endpoints));
       return { status: OK_STATUS, message_queues: queues };
     }),
 
@@ -94,7 +95,7 @@ export function routeHandlers(s: GrpcServices): Record<string, grpc.UntypedHandl
       const tc = findTopic(s, req.topic?.name, false);
       if (isStatus(tc)) return { status: tc, assignments: [] };
       if (!PermName.isReadable(tc.perm) || tc.readQueueNums <= 0) return { status: OK_STATUS, assignments: [] };
-      const mq = messageQueue(s, req.topic!, -1, PermName.isWriteable(tc.perm) ? 'READ_WRITE' : 'READ', advertisedEndpoints(s, req.endpoints));
+      const mq = messageQueue(s, req.topic!, tc, -1, PermName.isWriteable(tc.perm) ? 'READ_WRITE' : 'READ', advertisedEndpoints(s, req.endpoints));
       return { status: OK_STATUS, assignments: [{ message_queue: mq }] };
     }),
 

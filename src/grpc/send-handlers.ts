@@ -37,6 +37,7 @@ import { fromProtoMessage, isInboundError, type Inbound } from './message-conver
 import { findTopic, isStatus } from './route-handlers.js';
 import { checkTopicName } from './resource-validator.js';
 import { Code, OK_STATUS, status, type CodeName, type Message, type Resource, type Status } from './proto/v2-types.js';
+import { messageTypeRefusal } from './topic-message-type.js';
 
 interface SendResultEntry {
   status: Status;
@@ -86,6 +87,8 @@ async function sendOne(s: GrpcServices, m: Message, peer: string): Promise<SendR
   if (!PermName.isWriteable(tc.perm) || !PermName.isWriteable(s.ctx.config.brokerPermission) || tc.writeQueueNums <= 0) {
     return failed(Code.FORBIDDEN, `topic ${tc.topicName} is not writable`, parsed.uniqKey);
   }
+  const wrongType = messageTypeRefusal(tc, parsed.kind);
+  if (wrongType) return failed(Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, wrongType, parsed.uniqKey);
   parsed.msg.queueId = chooseQueue(s, parsed, tc.writeQueueNums);
   return await store(s, parsed);
 }
@@ -134,6 +137,8 @@ async function sendBatch(s: GrpcServices, batch: Inbound[]): Promise<SendResultE
   if (!PermName.isWriteable(tc.perm) || !PermName.isWriteable(s.ctx.config.brokerPermission) || tc.writeQueueNums <= 0) {
     return batch.map((p) => failed(Code.FORBIDDEN, `topic ${tc.topicName} is not writable`, p.uniqKey));
   }
+  const wrongType = messageTypeRefusal(tc, first.kind);
+  if (wrongType) return batch.map((p) => failed(Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, wrongType, p.uniqKey));
   const queueId = chooseQueue(s, first, tc.writeQueueNums);
   for (const p of batch) p.msg.queueId = queueId;
   const r = await s.ctx.putMessages(batch.map((p) => p.msg));

@@ -30,6 +30,7 @@ import { closeStoreAbruptly, shutdownStore } from './lifecycle/store-shutdown.js
 import { recoverAndStart } from './lifecycle/store-startup.js';
 import type {
   BoundaryType,
+  ConsumeQueueEntryView,
   GetMessageResult,
   MessageArrivingListener,
   MessageFilter,
@@ -317,6 +318,10 @@ export class DefaultMessageStore implements MessageStore {
 
   getCommitLogOffsetInQueue(topic: string, queueId: number, consumeQueueOffset: number): number {
     return this.reads.getCommitLogOffsetInQueue(topic, queueId, consumeQueueOffset);
+  }
+
+  getConsumeQueueEntries(topic: string, queueId: number, fromOffset: number, maxCount: number): ConsumeQueueEntryView[] | null {
+    return this.reads.getConsumeQueueEntries(topic, queueId, fromOffset, maxCount);
   }
 
   async getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number, boundary: BoundaryType = 'LOWER'): Promise<number> {

@@ -132,6 +132,15 @@ export interface GetMessageResult {
 }
 
 /** Server-side filter (RocketMQ `MessageFilter`). */
+/** One ConsumeQueue entry as getConsumeQueueEntries returns it. */
+export interface ConsumeQueueEntryView {
+  queueOffset: number;
+  /** CommitLog offset of the record. */
+  phyOffset: number;
+  sizeBytes: number;
+  tagsCode: number;
+}
+
 export interface MessageFilter {
   /** `tagsCode` is the ConsumeQueue entry's tags code. */
   isMatchedByConsumeQueue(tagsCode: number): boolean;
@@ -200,6 +209,12 @@ export interface MessageStore {
   getMinOffsetInQueue(topic: string, queueId: number): number;
   /** Physical offset stored in the ConsumeQueue entry (0 if absent). */
   getCommitLogOffsetInQueue(topic: string, queueId: number, consumeQueueOffset: number): number;
+  /**
+   * Up to `maxCount` ConsumeQueue entries from `fromOffset` on (below the queue's min offset:
+   * from the min), each with its queue offset; null when the queue does not exist. For
+   * inspection (QUERY_CONSUME_QUEUE, mqadmin queryCq). Optional.
+   */
+  getConsumeQueueEntries?(topic: string, queueId: number, fromOffset: number, maxCount: number): ConsumeQueueEntryView[] | null;
   getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number, boundary?: BoundaryType): Promise<number>;
   /** Store time of the queue's earliest valid entry, -1 if none. */
   getEarliestMessageTime(topic: string, queueId: number): Promise<number>;

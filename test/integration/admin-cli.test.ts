@@ -23,6 +23,7 @@ import { registerAdminToolCommands } from '../../src/cli/commands/admin-commands
 import { formatTimeMillis, formatTimeSeconds, parseFastjson } from '../../src/cli/commands/admin-support.js';
 import { RemotingClient } from '../../src/remoting/transport/remoting-client.js';
 import { createRequestCommand } from '../../src/remoting/protocol/commands.js';
+import { RequestCode } from '../../src/remoting/codes/request-code.js';
 import type { ResetQueueRow as ResetRow } from '../../src/cli/commands/admin-reset-offset.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -92,6 +93,12 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
     assert.deepEqual(d, { brokerAddr: broker, topic: 'ADMIN_DEFAULTS', readQueueNums: 8, writeQueueNums: 8, perm: 6, order: false });
     const ro = await runCli(['update-topic', '-b', broker, '-t', 'ADMIN_RO', '-r', '2', '-w', '1', '-p', '4']);
     assert.equal(ro.out[1], 'topic ADMIN_RO: readQueueNums 2, writeQueueNums 1, perm 4 (R), order false');
+    const typed = await runCli(['update-topic', '-b', broker, '-t', 'ADMIN_FIFO', '-r', '2', '-w', '2', '-a', '+message.type=FIFO']);
+    assert.equal(typed.out[1], 'topic ADMIN_FIFO: readQueueNums 2, writeQueueNums 2, perm 6 (RW), order false, attributes +message.type=FIFO');
+    const cfg = await rawInvoke(broker, { code: RequestCode.GET_TOPIC_CONFIG, extFields: { topic: 'ADMIN_FIFO' } });
+    assert.deepEqual(JSON.parse(cfg.body.toString()).attributes, { 'message.type': 'FIFO' });
+    const refused = await runCli(['update-topic', '-b', broker, '-t', 'ADMIN_FIFO', '-a', '+colour=red']);
+    assert.equal(refused.error?.message, `${broker} refused: code 1 (SYSTEM_ERROR), unsupported key: colour`);
   });
 
   it('update-topic errors: bad options before any request, the broker refusing a system topic', async () => {

@@ -176,6 +176,8 @@ const RULES = new Map<number, Rule>([
   [C.QUERY_TOPICS_BY_CONSUMER, fields(['Get'], [['group', 'Group']], true)],
   [C.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, cluster(['Get'])],
   [C.CLEAN_EXPIRED_CONSUMEQUEUE, cluster(['Update'])],
+  [C.CLEAN_UNUSED_TOPIC, cluster(['Update'])],
+  [C.QUERY_CONSUME_QUEUE, fields(['Get'], [['topic', 'Topic']])],
   [C.GET_CONSUMER_RUNNING_INFO, fields(['Get'], [['consumerGroup', 'Group']], true)],
   [C.CONSUME_MESSAGE_DIRECTLY, fields(['Sub'], [['consumerGroup', 'Group'], ['topic', 'Topic']], true)],
   [C.CLONE_GROUP_OFFSET, fields(['Update'], [['srcGroup', 'Group'], ['destGroup', 'Group'], ['topic', 'Topic']], true)],

@@ -3,7 +3,9 @@
  * `ConsumerGroupInfo`). A client entry is keyed by its connection; it disappears on
  * UNREGISTER_CLIENT, when its connection closes, or when no heartbeat arrived for
  * `channelExpiredTimeoutMs` (Apache: 120 s, scanned every 10 s). The channel tables are kept by
- * client-channel-table.ts (shared with the ProducerManager).
+ * client-channel-table.ts (shared with the ProducerManager). After a client joined, changed its
+ * subscriptions or left (unregister, closed connection, expiry), the optional change listener
+ * gets the group's remaining clients (Apache's CHANGE event; consumer-ids-change-notifier.ts).
  */
 import type { RemotingChannel } from '../../remoting/processor/request-processor.js';
 import type { Clock } from '../../common/time/clock.js';
@@ -11,6 +13,7 @@ import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import type { SubscriptionData } from '../filter/subscription-data.js';
 import { ClientGroupRegistry, distinctClientIds, upsertChannel, type ClientChannelInfo } from './client-channel-table.js';
+import type { ConsumerIdsChangeListener } from './consumer-ids-change-notifier.js';
 
 export type { ClientChannelInfo } from './client-channel-table.js';
 
@@ -85,8 +88,15 @@ export class ConsumerManager {
     private readonly clock: Clock,
     private readonly channelExpiredTimeoutMs = 120_000,
     logger?: Logger,
+    private readonly onChange?: ConsumerIdsChangeListener,
   ) {
     this.logger = logger ?? silentLogger;
+  }
+
+  /** Hands the group's remaining clients to the change listener (none left: nothing to tell). */
+  private changed(group: string): void {
+    const remaining = [...(this.groups.get(group)?.channels.values() ?? [])];
+    if (this.onChange && remaining.length > 0) this.onChange(group, remaining);
   }
 
   /** Registers/refreshes a consumer client from a heartbeat. Returns whether membership or subscriptions changed. */
@@ -100,13 +110,17 @@ export class ConsumerManager {
     if (added) this.logger.info(`consumer ${info.clientId} (${info.channel.remoteAddress}) joined group ${group}`);
     const subsChanged = g.updateSubscription(reg.subscriptions, now);
     this.groups.watch(info.channel, () => this.doChannelCloseEvent(info.channel));
+    if (added || subsChanged) this.changed(group);
     return added || subsChanged;
   }
 
   /** Removes a client from a group (by connection and by client id). Returns whether something was removed. */
   unregisterConsumer(group: string, channel: RemotingChannel, clientId: string): boolean {
     const removed = this.groups.unregister(group, channel, clientId);
-    if (removed) this.logger.info(`consumer ${clientId} left group ${group}`);
+    if (removed) {
+      this.logger.info(`consumer ${clientId} left group ${group}`);
+      this.changed(group);
+    }
     return removed;
   }
 
@@ -126,6 +140,7 @@ export class ConsumerManager {
   doChannelCloseEvent(channel: RemotingChannel): void {
     for (const { group, info } of this.groups.closeChannel(channel)) {
       this.logger.info(`consumer ${info.clientId} left group ${group}: connection ${channel.remoteAddress} closed`);
+      this.changed(group);
     }
   }
 
@@ -135,6 +150,7 @@ export class ConsumerManager {
     for (const { group, info, silentMs } of expired) {
       this.logger.warn(`consumer ${info.clientId} in group ${group}: no heartbeat for ${silentMs} ms, removed`);
     }
+    for (const group of new Set(expired.map((e) => e.group))) this.changed(group);
     return expired.length;
   }
 }

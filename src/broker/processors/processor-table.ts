@@ -28,6 +28,7 @@ import { coldDataFlowCtrInfoHandler } from './cold-data-flow-ctr-processor.js';
 import { ClientConnectionProcessors } from './client-connection-processors.js';
 import { ConsumerAdminProcessors } from './consumer-admin-processors.js';
 import { SubscriptionGroupProcessors } from './subscription-group-processors.js';
+import { queryConsumeQueueHandler } from './query-consume-queue-processor.js';
 
 /** What the admin processors need besides the context (the controller passes the real ones). */
 export interface AdminDeps {
@@ -80,8 +81,12 @@ export function buildProcessorTable(
     [RequestCode.SEND_MESSAGE_V2, send.handler],
     [RequestCode.SEND_BATCH_MESSAGE, send.handler],
     [RequestCode.PULL_MESSAGE, pull.handler],
+    // 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (sysFlag bit 4); Apache serves it
+    // with the same PullMessageProcessor (on its own thread pool).
+    [RequestCode.LITE_PULL_MESSAGE, pull.handler],
     [RequestCode.CONSUMER_SEND_MSG_BACK, sendBack.handler],
     [RequestCode.UPDATE_AND_CREATE_TOPIC, topics.updateAndCreateTopic],
+    [RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, topics.updateAndCreateTopicList],
     [RequestCode.GET_ALL_TOPIC_CONFIG, topics.getAllTopicConfig],
     [RequestCode.DELETE_TOPIC_IN_BROKER, topics.deleteTopicInBroker],
     [RequestCode.QUERY_MESSAGE, query.queryMessage],
@@ -94,6 +99,8 @@ export function buildProcessorTable(
     [RequestCode.GET_TOPIC_CONFIG, topics.getTopicConfig],
     [RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, topics.getSystemTopicList],
     [RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, topics.cleanExpiredConsumeQueue],
+    [RequestCode.CLEAN_UNUSED_TOPIC, topics.cleanUnusedTopic],
+    [RequestCode.QUERY_CONSUME_QUEUE, queryConsumeQueueHandler(ctx)],
     [RequestCode.VIEW_BROKER_STATS_DATA, stats.viewBrokerStatsData],
     [RequestCode.GET_BROKER_CONSUME_STATS, stats.getBrokerConsumeStats],
     [RequestCode.GET_BROKER_RUNTIME_INFO, runtime.getRuntimeInfo],
@@ -110,6 +117,7 @@ export function buildProcessorTable(
     [RequestCode.QUERY_TOPICS_BY_CONSUMER, consumerAdmin.queryTopicsByConsumer],
     [RequestCode.CLONE_GROUP_OFFSET, consumerAdmin.cloneGroupOffset],
     [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, groups.updateAndCreate],
+    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, groups.updateAndCreateList],
     [RequestCode.DELETE_SUBSCRIPTIONGROUP, groups.delete],
     [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, groups.get],
     // Admin: run a CommitLog cleaning pass now (RocketMQ executeDeleteFilesManually).

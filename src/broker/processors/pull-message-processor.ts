@@ -1,5 +1,6 @@
 /**
- * PULL_MESSAGE (11) (mirrors 4.9 `PullMessageProcessor.processRequest`).
+ * PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361, what the 5.x `DefaultLitePullConsumer` sends; the
+ * same handling, as Apache) (mirrors 4.9 `PullMessageProcessor.processRequest`).
  *
  * Request extFields: consumerGroup, topic, queueId, queueOffset, maxMsgNums, sysFlag,
  * commitOffset, suspendTimeoutMillis, subscription?, subVersion, expressionType? (spec A7).

@@ -9,6 +9,10 @@
  *       group name → 29 INVALID_PARAMETER with the reason; an unreadable body → 1 SYSTEM_ERROR.
  *       The group is created or replaced; the answer waits until subscriptionGroup.json holds it
  *       (a failed write answers 1 SYSTEM_ERROR naming it; the change stays in memory).
+ *   225 UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (5.x `mqadmin updateSubGroupList`): body
+ *       SubscriptionGroupList {"groupConfigList":[SubscriptionGroupConfig, …]}, each read as for
+ *       200; an illegal group name → 29 INVALID_PARAMETER naming it and no group is changed; an
+ *       unreadable body → 1 SYSTEM_ERROR. Answered once subscriptionGroup.json holds them all.
  *   207 DELETE_SUBSCRIPTIONGROUP  header groupName, cleanOffset (5.x, default false: also drop
  *       the group's committed offsets). SUCCESS even when the group did not exist (Apache);
  *       answered once the file no longer holds it.
@@ -46,6 +50,29 @@ export class SubscriptionGroupProcessors {
     this.ctx.logger.info(`UPDATE_AND_CREATE_SUBSCRIPTIONGROUP ${config.groupName} from ${channel.remoteAddress}: ${JSON.stringify(config)}`);
     this.ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(config);
     return this.answerWhenDurable(request, config.groupName, 'updated');
+  };
+
+  readonly updateAndCreateList: RequestHandler = async ({ channel, request }) => {
+    let configs;
+    try {
+      const doc: unknown = JSON.parse((request.body ?? Buffer.alloc(0)).toString('utf8'));
+      const list = typeof doc === 'object' && doc !== null ? (doc as { groupConfigList?: unknown }).groupConfigList : undefined;
+      if (!Array.isArray(list)) throw new Error('groupConfigList is not a list');
+      configs = list.map((g: unknown) => this.ctx.subscriptionGroupManager.decodeGroup(g, ''));
+    } catch (e) {
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `bad subscription group list body: ${(e as Error).message}`);
+    }
+    for (const config of configs) {
+      const problem = validateGroup(config.groupName);
+      if (problem) return createResponseCommand(request, ResponseCode.INVALID_PARAMETER, `${problem} (group '${config.groupName}'; no group of the list was changed)`);
+    }
+    this.ctx.logger.info(`UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST from ${channel.remoteAddress}: ${configs.map((c) => c.groupName).join(', ')}`);
+    for (const config of configs) this.ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(config);
+    for (const config of configs) {
+      const failed = await this.answerWhenDurable(request, config.groupName, 'updated');
+      if (failed.code !== ResponseCode.SUCCESS) return failed;
+    }
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
   };
 
   readonly delete: RequestHandler = async ({ channel, request }) => {

@@ -2,8 +2,15 @@
  * Topic administration (mirror 4.9 `AdminBrokerProcessor`):
  *   17 UPDATE_AND_CREATE_TOPIC: extFields topic, readQueueNums, writeQueueNums, perm,
  *      topicFilterType, topicSysFlag, order (missing numbers default to defaultTopicQueueNums /
- *      perm 6). Illegal names, the cluster name, system topics and more than maxTopicQueueNums
- *      queues → 1 SYSTEM_ERROR with a remark.
+ *      perm 6), attributes ("+message.type=FIFO,-reserve.time", topic-attributes.ts: applied to
+ *      the topic's current attributes, kept when absent). Illegal names, the cluster name, system
+ *      topics, more than maxTopicQueueNums queues and refused attributes → 1 SYSTEM_ERROR with a
+ *      remark (Apache's attribute messages).
+ *   18 UPDATE_AND_CREATE_TOPIC_LIST (5.x `mqadmin updateTopicList`): body CreateTopicListRequestBody
+ *      {"topicConfigList":[{topicName, readQueueNums, writeQueueNums, perm, topicFilterType,
+ *      topicSysFlag, order, attributes: {"+message.type":"FIFO"}}, …]}, each checked as for 17;
+ *      the first refused topic answers 1 SYSTEM_ERROR naming it and none is changed (Apache
+ *      checks them all before changing any too); an unreadable body → 1 SYSTEM_ERROR.
  *   21 GET_ALL_TOPIC_CONFIG: body = {"topicConfigTable":{...},"dataVersion":{...}}.
  *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets, its consume
  *      queues (store.deleteTopics) and its put/get counters. System topics are refused.
@@ -14,6 +21,10 @@
  *   306 CLEAN_EXPIRED_CONSUMEQUEUE: drops the ConsumeQueues of non-system topics whose every
  *      queue ends below the CommitLog min offset (Apache checks queue by queue; tsmq's store
  *      deletes consume queues per topic, so a topic with one live queue keeps all of them).
+ *   316 CLEAN_UNUSED_TOPIC (mqadmin `cleanUnusedTopic`): drops the ConsumeQueues of every topic
+ *      that has none in the topic config table (a topic deleted while the broker was down, or
+ *      created by a store copied from elsewhere), system topics excepted (Apache
+ *      `DefaultMessageStore.cleanUnusedTopic(topicConfigTable.keySet())`). Answers SUCCESS.
  * Changes are on disk before the answer (a failed write answers 1 SYSTEM_ERROR naming it; the
  * change stays in memory and is written again with the next change or retry) and trigger a
  * nameserver re-registration (topic change listener).
@@ -25,13 +36,15 @@ import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getOptionalBoolean, getOptionalInt, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
 import { isSystemTopic, systemTopicNames, validateTopic } from '../../common/message/topic-validator.js';
 import type { BrokerContext } from '../broker-context.js';
-import { newTopicConfig } from '../topic/topic-config.js';
+import { newTopicConfig, type TopicConfig } from '../topic/topic-config.js';
 import { checkTopicQueueNums } from '../topic/topic-queue-limit.js';
+import { alterTopicAttributes, parseAttributeChanges, TopicAttributeError } from '../topic/topic-attributes.js';
 
 export class TopicAdminProcessors {
   constructor(private readonly ctx: BrokerContext) {}
 
   readonly updateAndCreateTopic: RequestHandler = (rc) => this.processUpdateAndCreate(rc);
+  readonly updateAndCreateTopicList: RequestHandler = (rc) => this.processUpdateAndCreateList(rc);
   readonly getAllTopicConfig: RequestHandler = (rc) => this.processGetAll(rc);
   readonly deleteTopicInBroker: RequestHandler = (rc) => this.processDelete(rc);
 
@@ -66,11 +79,17 @@ export class TopicAdminProcessors {
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   };
 
+  readonly cleanUnusedTopic: RequestHandler = async ({ channel, request }) => {
+    const store = this.ctx.store;
+    const unused = [...store.getTopicQueueTable().keys()].filter((t) => !isSystemTopic(t) && this.ctx.topicConfigManager.selectTopicConfig(t) === undefined);
+    if (unused.length > 0) await store.deleteTopics(unused);
+    this.ctx.logger.info(`CLEAN_UNUSED_TOPIC from ${channel.remoteAddress}: ${unused.length ? unused.join(', ') : 'no unused topic'}`);
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  };
+
   async processUpdateAndCreate({ channel, request }: RequestContext): Promise<RemotingCommand> {
     const ext = request.extFields;
     const topic = getString(ext, 'topic');
-    const refusal = this.refuse(topic);
-    if (refusal) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, refusal);
     const def = this.ctx.config.defaultTopicQueueNums;
     const filter = getOptionalString(ext, 'topicFilterType');
     const tc = newTopicConfig(topic, {
@@ -81,19 +100,68 @@ export class TopicAdminProcessors {
       topicSysFlag: getOptionalInt(ext, 'topicSysFlag') ?? 0,
       order: getOptionalBoolean(ext, 'order') ?? false,
     });
-    if (tc.readQueueNums < 0 || tc.writeQueueNums < 0 || tc.perm < 0 || tc.perm > 7) {
-      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `invalid queue numbers or perm for topic ${topic}`);
+    let refusal: string | null;
+    try {
+      refusal = this.refuseConfig(tc, parseAttributeChanges(getOptionalString(ext, 'attributes')));
+    } catch (e) {
+      if (!(e instanceof TopicAttributeError)) throw e;
+      refusal = e.message;
     }
-    const tooMany = checkTopicQueueNums(topic, tc.readQueueNums, tc.writeQueueNums, this.ctx.config.maxTopicQueueNums);
-    if (tooMany) {
-      this.ctx.logger.warn(`UPDATE_AND_CREATE_TOPIC from ${channel.remoteAddress} refused: ${tooMany}`);
-      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, tooMany);
+    if (refusal) {
+      this.ctx.logger.warn(`UPDATE_AND_CREATE_TOPIC from ${channel.remoteAddress} refused: ${refusal}`);
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, refusal);
     }
     this.ctx.logger.info(`UPDATE_AND_CREATE_TOPIC ${topic} from ${channel.remoteAddress}: ${tc.readQueueNums}/${tc.writeQueueNums} perm ${tc.perm}`);
     this.ctx.topicConfigManager.updateTopicConfig(tc);
     const failure = await this.durable(topic);
     if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${topic} is updated in memory but its config could not be written: ${failure}`);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  async processUpdateAndCreateList({ channel, request }: RequestContext): Promise<RemotingCommand> {
+    let entries: Array<{ config: TopicConfig; attributeChanges: Record<string, string> }>;
+    try {
+      entries = parseTopicConfigList(request.body, this.ctx.config.defaultTopicQueueNums);
+    } catch (e) {
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `bad topic config list body: ${(e as Error).message}`);
+    }
+    const list = entries.map((e) => e.config);
+    for (const { config: tc, attributeChanges } of entries) {
+      let refusal: string | null;
+      try {
+        refusal = this.refuseConfig(tc, attributeChanges);
+      } catch (e) {
+        if (!(e instanceof TopicAttributeError)) throw e;
+        refusal = `topic ${tc.topicName}: ${e.message}`;
+      }
+      if (refusal) {
+        this.ctx.logger.warn(`UPDATE_AND_CREATE_TOPIC_LIST from ${channel.remoteAddress} refused (nothing changed): ${refusal}`);
+        return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, refusal);
+      }
+    }
+    this.ctx.logger.info(`UPDATE_AND_CREATE_TOPIC_LIST from ${channel.remoteAddress}: ${list.map((tc) => `${tc.topicName} ${tc.readQueueNums}/${tc.writeQueueNums} perm ${tc.perm}`).join(', ')}`);
+    for (const tc of list) this.ctx.topicConfigManager.updateTopicConfig(tc);
+    for (const tc of list) {
+      const failure = await this.durable(tc.topicName);
+      if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${tc.topicName} is updated in memory but its config could not be written: ${failure}`);
+    }
+    return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  /**
+   * Why a topic config from UPDATE_AND_CREATE_TOPIC(_LIST) is refused (name, numbers, perm), or
+   * null; sets `tc.attributes` to the topic's current attributes with `attributeChanges` applied.
+   * @throws TopicAttributeError for refused attribute changes.
+   */
+  private refuseConfig(tc: TopicConfig, attributeChanges: Record<string, string>): string | null {
+    const refusal = this.refuse(tc.topicName);
+    if (refusal) return refusal;
+    if (tc.readQueueNums < 0 || tc.writeQueueNums < 0 || tc.perm < 0 || tc.perm > 7) return `invalid queue numbers or perm for topic ${tc.topicName}`;
+    const tooMany = checkTopicQueueNums(tc.topicName, tc.readQueueNums, tc.writeQueueNums, this.ctx.config.maxTopicQueueNums);
+    if (tooMany) return tooMany;
+    const existing = this.ctx.topicConfigManager.selectTopicConfig(tc.topicName);
+    tc.attributes = alterTopicAttributes(!existing, existing?.attributes ?? {}, attributeChanges);
+    return null;
   }
 
   processGetAll({ request }: RequestContext): RemotingCommand {
@@ -132,4 +200,41 @@ export class TopicAdminProcessors {
     if (isSystemTopic(topic)) return `The topic[${topic}] is conflict with system topic.`;
     return null;
   }
+}
+
+/**
+ * The topics of an UPDATE_AND_CREATE_TOPIC_LIST body ({"topicConfigList":[TopicConfig, …]});
+ * missing queue numbers default to `defaultQueueNums`, perm to 6; each entry's `attributes` map
+ * is returned apart as the requested changes (keys with their +/- prefix).
+ * @throws Error for a body that is not such a JSON object (the message says what is wrong).
+ */
+export function parseTopicConfigList(body: Buffer | null, defaultQueueNums: number): Array<{ config: TopicConfig; attributeChanges: Record<string, string> }> {
+  const doc: unknown = JSON.parse((body ?? Buffer.alloc(0)).toString('utf8'));
+  const list = typeof doc === 'object' && doc !== null ? (doc as { topicConfigList?: unknown }).topicConfigList : undefined;
+  if (!Array.isArray(list)) throw new Error('topicConfigList is not a list');
+  return list.map((raw: unknown, i) => {
+    if (typeof raw !== 'object' || raw === null) throw new Error(`topicConfigList[${i}] is not an object`);
+    const o = raw as Record<string, unknown>;
+    if (typeof o.topicName !== 'string') throw new Error(`topicConfigList[${i}].topicName is not a string`);
+    const int = (k: string, def: number): number => {
+      const v = o[k];
+      if (v === undefined || v === null) return def;
+      if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error(`topicConfigList[${i}].${k} is not an integer`);
+      return v;
+    };
+    const attributeChanges: Record<string, string> = {};
+    if (o.attributes !== undefined && o.attributes !== null) {
+      if (typeof o.attributes !== 'object' || Array.isArray(o.attributes)) throw new Error(`topicConfigList[${i}].attributes is not an object`);
+      for (const [k, v] of Object.entries(o.attributes as Record<string, unknown>)) attributeChanges[k] = String(v);
+    }
+    const config = newTopicConfig(o.topicName, {
+      readQueueNums: int('readQueueNums', defaultQueueNums),
+      writeQueueNums: int('writeQueueNums', defaultQueueNums),
+      perm: int('perm', 6),
+      topicFilterType: o.topicFilterType === 'MULTI_TAG' ? 'MULTI_TAG' : 'SINGLE_TAG',
+      topicSysFlag: int('topicSysFlag', 0),
+      order: o.order === true,
+    });
+    return { config, attributeChanges };
+  });
 }

@@ -32,7 +32,14 @@ export interface TopicConfigManagerOptions extends ConfigManagerOptions {
   clock: Clock;
   brokerName: string;
   brokerClusterName: string;
+  /** At start: whether TBW102 (perm 7) is created. */
   autoCreateTopicEnable: boolean;
+  /**
+   * Read at every send that would create a topic from TBW102 (Apache reads BrokerConfig each
+   * time, so `updateBrokerConfig autoCreateTopicEnable=false` stops auto-creation at once).
+   * Default: the start value.
+   */
+  autoCreateTopicEnableNow?: () => boolean;
   clusterTopicEnable?: boolean;
   brokerTopicEnable?: boolean;
   traceTopicEnable?: boolean;
@@ -44,14 +51,14 @@ export class TopicConfigManager extends ConfigManager {
   private readonly table = new Map<string, TopicConfig>();
   readonly dataVersion: DataVersion;
   private readonly logger: Logger;
-  private readonly autoCreateTopicEnable: boolean;
+  private readonly autoCreateTopicEnable: () => boolean;
   private readonly listeners: Array<(topic: string) => void> = [];
 
   constructor(filePath: string, private readonly opts: TopicConfigManagerOptions) {
     super(filePath, opts);
     this.logger = opts.logger ?? silentLogger;
     this.dataVersion = new DataVersion(opts.clock);
-    this.autoCreateTopicEnable = opts.autoCreateTopicEnable;
+    this.autoCreateTopicEnable = opts.autoCreateTopicEnableNow ?? (() => opts.autoCreateTopicEnable);
     this.addSystemTopics();
   }
 
@@ -114,7 +121,7 @@ export class TopicConfigManager extends ConfigManager {
       return undefined;
     }
     let defPerm = def.perm;
-    if (defaultTopic === TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC && !this.autoCreateTopicEnable) {
+    if (defaultTopic === TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC && !this.autoCreateTopicEnable()) {
       defPerm = PermName.PERM_READ | PermName.PERM_WRITE;
     }
     if (!PermName.isInherited(defPerm)) {

@@ -25,6 +25,7 @@ import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
 import { createRequestCommand } from '../../remoting/protocol/commands.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
+import { adminClientOptions } from './admin-connection.js';
 import { addressList, adminCommand, intOption, invokeAdmin, parseFastjson, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
 
 const LONG_MAX = 9223372036854775807;
@@ -108,7 +109,7 @@ export async function runGetSyncStateSet(opts: SyncStateSetOptions): Promise<voi
   else if (opts.clusterName && opts.namesrvAddr) names = await brokerNamesOf(opts.namesrvAddr, opts.clusterName, timeoutMs);
   else throw new Error('give -b <brokerName> or -c <cluster> with -n <namesrv>');
   const addrs = addressList(opts.controllerAddr, 'controller');
-  const client = new RemotingClient({ connectTimeoutMs: Math.min(3000, timeoutMs) });
+  const client = new RemotingClient(adminClientOptions({ connectTimeoutMs: Math.min(3000, timeoutMs) }));
   let table: Record<string, ReplicasInfoJson>;
   try {
     const req = createRequestCommand(RequestCode.CONTROLLER_GET_SYNC_STATE_DATA, null, Buffer.from(JSON.stringify(names)));

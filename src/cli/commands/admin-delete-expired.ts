@@ -12,13 +12,14 @@ import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { createRequestCommand } from '../../remoting/protocol/commands.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
+import { adminClientOptions } from './admin-connection.js';
 import { adminCommand, printJson, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** Sends DELETE_EXPIRED_COMMITLOG to `brokerAddr` ("host:port") and returns the response. @throws remoting errors. */
 export async function requestDeleteExpiredCommitLog(brokerAddr: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<RemotingCommand> {
-  const client = new RemotingClient();
+  const client = new RemotingClient(adminClientOptions());
   try {
     return await client.invokeSync(brokerAddr, createRequestCommand(RequestCode.DELETE_EXPIRED_COMMITLOG), timeoutMs);
   } finally {

@@ -27,6 +27,7 @@ import { RequestCode } from '../../remoting/codes/request-code.js';
 import { ResponseCode, responseCodeName } from '../../remoting/codes/response-code.js';
 import { createRequestCommand } from '../../remoting/protocol/commands.js';
 import { RemotingClient } from '../../remoting/transport/remoting-client.js';
+import { adminClientOptions } from './admin-connection.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { encodeProperties } from '../../common/message/properties.js';
 import { TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
@@ -142,7 +143,7 @@ export async function runSendMessage(opts: SendMessageOptions): Promise<void> {
   const concurrency = intOption('--concurrency', opts.concurrency, 1, 1024);
   const targets = await sendTargetsOf(opts, topic, timeoutMs);
   const ids = new UniqueIdGenerator();
-  const client = new RemotingClient({ connectTimeoutMs: Math.min(3000, timeoutMs) });
+  const client = new RemotingClient(adminClientOptions({ connectTimeoutMs: Math.min(3000, timeoutMs) }));
   const keepResults = count <= 1000;
   const results: SendOutcome[] = [];
   const perQueue = new Map<Target, number>();

@@ -11,6 +11,7 @@ import type { ExtFieldValue, RemotingCommand } from '../../remoting/protocol/rem
 import { RemotingClient, parseAddress } from '../../remoting/transport/remoting-client.js';
 import { RemotingConnectError } from '../../remoting/transport/remoting-errors.js';
 import { unknownCommandMessage } from '../top-level.js';
+import { adminClientOptions, setAdminConnection, withConnectionOptions, type AdminConnectionOptions } from './admin-connection.js';
 
 export const DEFAULT_ADMIN_TIMEOUT_MS = 10_000;
 
@@ -22,6 +23,7 @@ export function adminCommand(program: Command): Command {
   const existing = program.commands.find((c) => c.name() === 'admin');
   if (existing) return existing;
   const admin = program.command('admin').description('administration requests to a running broker or nameserver');
+  admin.hook('preAction', (_admin, action) => setAdminConnection(action.opts<AdminConnectionOptions>()));
   admin.on('command:*', (operands: string[]) => {
     const names = admin.commands.map((c) => c.name());
     process.stderr.write(`${unknownCommandMessage(operands[0] ?? '', names, 'admin')}\n`);
@@ -44,9 +46,9 @@ export interface CommonAdminOptions {
   json?: boolean;
 }
 
-/** Adds `--timeout <ms>` and `--json` to `cmd`. */
+/** Adds `--timeout <ms>`, `--json` and the connection options (admin-connection.ts) to `cmd`. */
 export function withCommonOptions(cmd: Command): Command {
-  return cmd.option('--timeout <ms>', 'request timeout in ms', String(DEFAULT_ADMIN_TIMEOUT_MS)).option('--json', 'print JSON instead of a table');
+  return withConnectionOptions(cmd.option('--timeout <ms>', 'request timeout in ms', String(DEFAULT_ADMIN_TIMEOUT_MS)).option('--json', 'print JSON instead of a table'));
 }
 
 /** `--timeout` as a positive number of ms. @throws Error for anything else. */
@@ -91,7 +93,7 @@ export async function invokeAdmin(
   timeoutMs: number,
   body: Buffer | null = null,
 ): Promise<{ addr: string; response: RemotingCommand }> {
-  const client = new RemotingClient({ connectTimeoutMs: Math.min(3000, timeoutMs) });
+  const client = new RemotingClient(adminClientOptions({ connectTimeoutMs: Math.min(3000, timeoutMs) }));
   try {
     let lastError: unknown = null;
     for (const addr of addrs) {

@@ -1,7 +1,8 @@
 /**
- * `tsmq admin update-topic -b <host:port> -t <topic> [-r 8] [-w 8] [-p 6] [-o false]`: creates or
- * updates a topic on one broker (mqadmin `updateTopic`, request code UPDATE_AND_CREATE_TOPIC =
- * 17). Defaults as mqadmin: 8 read and 8 write queues, perm 6 (read + write). The broker refuses
+ * `tsmq admin update-topic -b <host:port> -t <topic> [-r 8] [-w 8] [-p 6] [-o false] [-a +k=v,-k]`:
+ * creates or updates a topic on one broker (mqadmin `updateTopic`, request code
+ * UPDATE_AND_CREATE_TOPIC = 17). `-a` changes topic attributes as mqadmin's does, e.g.
+ * `-a +message.type=FIFO` (the broker checks them: broker/topic/topic-attributes.ts). Defaults as mqadmin: 8 read and 8 write queues, perm 6 (read + write). The broker refuses
  * illegal names, system topics and the cluster name; it re-registers with its nameservers, so the
  * route follows within moments.
  */
@@ -17,6 +18,7 @@ export interface UpdateTopicOptions extends CommonAdminOptions {
   writeQueueNums: string;
   perm: string;
   order: string;
+  attributes?: string;
 }
 
 /** The topic settings sent, as printed. */
@@ -26,6 +28,8 @@ export interface TopicSettings {
   writeQueueNums: number;
   perm: number;
   order: boolean;
+  /** The attribute changes sent (`+key=value,-key`), when given. */
+  attributes?: string;
 }
 
 /** `6` → `RW`, `4` → `R`, `2` → `W`, `0` → `-` (PermName bits 4 read, 2 write). */
@@ -64,6 +68,7 @@ export function topicSettingsOf(opts: UpdateTopicOptions): TopicSettings {
     writeQueueNums: intOption('-w/--write-queue-nums', opts.writeQueueNums, 1, 1024),
     perm: topicPermOf(opts.perm),
     order: opts.order === 'true',
+    ...(opts.attributes !== undefined ? { attributes: opts.attributes.trim() } : {}),
   };
 }
 
@@ -82,6 +87,7 @@ export async function runUpdateTopic(opts: UpdateTopicOptions): Promise<void> {
       topicFilterType: 'SINGLE_TAG',
       topicSysFlag: 0,
       order: settings.order,
+      ...(settings.attributes !== undefined ? { attributes: settings.attributes } : {}),
     },
     timeoutOf(opts),
   );
@@ -91,7 +97,7 @@ export async function runUpdateTopic(opts: UpdateTopicOptions): Promise<void> {
     return;
   }
   console.log(`create topic to ${addr} success.`);
-  console.log(`topic ${settings.topic}: readQueueNums ${settings.readQueueNums}, writeQueueNums ${settings.writeQueueNums}, perm ${settings.perm} (${permText(settings.perm)}), order ${settings.order}`);
+  console.log(`topic ${settings.topic}: readQueueNums ${settings.readQueueNums}, writeQueueNums ${settings.writeQueueNums}, perm ${settings.perm} (${permText(settings.perm)}), order ${settings.order}${settings.attributes ? `, attributes ${settings.attributes}` : ''}`);
 }
 
 export function registerAdminUpdateTopic(program: Command): void {
@@ -104,6 +110,7 @@ export function registerAdminUpdateTopic(program: Command): void {
       .option('-r, --read-queue-nums <n>', 'read queues', '8')
       .option('-w, --write-queue-nums <n>', 'write queues', '8')
       .option('-p, --perm <perm>', 'permission: 2 write, 4 read, 6 read + write (only these)', '6')
-      .option('-o, --order <true|false>', 'ordered topic flag', 'false'),
+      .option('-o, --order <true|false>', 'ordered topic flag', 'false')
+      .option('-a, --attributes <changes>', 'attribute changes, e.g. +message.type=FIFO or -reserve.time (comma separated)'),
   ).action(runUpdateTopic);
 }

@@ -16,7 +16,7 @@ import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import type { StoreTimeLookup } from '../consumequeue/consume-queue-time-search.js';
 import type { GetMessageService } from '../get-message/get-message-service.js';
 import type { IndexLookup } from '../index/index-plugin.js';
-import type { BoundaryType, GetMessageResult, MessageFilter, QueryMessageResult } from '../message-store.js';
+import type { BoundaryType, ConsumeQueueEntryView, GetMessageResult, MessageFilter, QueryMessageResult } from '../message-store.js';
 import { queryMessage } from './query-message-service.js';
 
 export interface StoreReadParts {
@@ -54,6 +54,19 @@ export class StoreReads {
 
   getCommitLogOffsetInQueue(topic: string, queueId: number, consumeQueueOffset: number): number {
     return this.p.consumeQueueStore.find(topic, queueId)?.getEntry(consumeQueueOffset)?.phyOffset ?? 0;
+  }
+
+  getConsumeQueueEntries(topic: string, queueId: number, fromOffset: number, maxCount: number): ConsumeQueueEntryView[] | null {
+    const cq = this.p.consumeQueueStore.find(topic, queueId);
+    if (!cq) return null;
+    const out: ConsumeQueueEntryView[] = [];
+    const end = Math.min(cq.getMaxOffsetInQueue(), Math.max(fromOffset, cq.getMinOffsetInQueue()) + Math.max(0, maxCount));
+    for (let offset = Math.max(fromOffset, cq.getMinOffsetInQueue()); offset < end; offset++) {
+      const e = cq.getEntry(offset);
+      if (!e) break;
+      out.push({ queueOffset: offset, phyOffset: e.phyOffset, sizeBytes: e.size, tagsCode: e.tagsCode });
+    }
+    return out;
   }
 
   getOffsetInQueueByTime(topic: string, queueId: number, timestampMs: number, boundary: BoundaryType): number {

@@ -109,6 +109,29 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     assert.equal(end.status.code, 'INVALID_TRANSACTION_ID');
   });
 
+  it('topic message.type (mqadmin updateTopic -a +message.type=FIFO): the route accepts FIFO only, a NORMAL send is refused, a FIFO send stored; an untyped topic accepts all four', async () => {
+    const addr = `127.0.0.1:${h.broker.port}`;
+    const create = (attributes: string) => rawInvoke(addr, { code: RequestCode.UPDATE_AND_CREATE_TOPIC, extFields: { topic: 'RAW_FIFO', readQueueNums: '2', writeQueueNums: '2', perm: '6', topicFilterType: 'SINGLE_TAG', topicSysFlag: '0', order: 'false', attributes } });
+    assert.equal((await create('+message.type=FIFO')).header.code, 0);
+    assert.deepEqual(h.broker.ctx.topicConfigManager.selectTopicConfig('RAW_FIFO')!.attributes, { 'message.type': 'FIFO' });
+    const bad = await create('+message.type=SOMETIMES');
+    assert.deepEqual([bad.header.code, bad.header.remark], [1, 'value is not in set: [UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION, MIXED]']);
+    const route = await call<{ status: { code: string }; message_queues: Array<{ accept_message_types: string[] }> }>(client, 'QueryRoute', { topic: { name: 'RAW_FIFO' } });
+    assert.deepEqual(route.message_queues.map((q) => q.accept_message_types), [['FIFO'], ['FIFO']]);
+    const untyped = await call<{ message_queues: Array<{ accept_message_types: string[] }> }>(client, 'QueryRoute', { topic: { name: 'RAW_T' } });
+    assert.deepEqual(untyped.message_queues[0]!.accept_message_types, ['NORMAL', 'FIFO', 'DELAY', 'TRANSACTION']);
+    const msg = (type: string, group?: string) => ({
+      topic: { name: 'RAW_FIFO' },
+      user_properties: {},
+      body: Buffer.from(type),
+      system_properties: { message_id: `TYPED${type}`, body_encoding: 'IDENTITY', message_type: type, born_host: 'h', ...(group ? { message_group: group } : {}) },
+    });
+    const normal = await call<{ status: { code: string; message: string } }>(client, 'SendMessage', { messages: [msg('NORMAL')] });
+    assert.deepEqual(normal.status, { code: 'MESSAGE_PROPERTY_CONFLICT_WITH_TYPE', message: 'TopicMessageType validate failed, the expected type is FIFO, but actual type is NORMAL' });
+    const fifo = await call<{ status: { code: string } }>(client, 'SendMessage', { messages: [msg('FIFO', 'g1')] });
+    assert.equal(fifo.status.code, 'OK');
+  });
+
   it('remoting POP_MESSAGE and gRPC ReceiveMessage share one pop state: no message is handed out twice', async () => {
     const topic = 'RAW_MIX';
     const group = 'RAW_MIX_G';

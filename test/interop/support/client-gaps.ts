@@ -25,13 +25,16 @@ const NORMAL: Record<number, number[]> = {
   // RESET_CONSUMER_CLIENT_OFFSET goes broker → client (oneway); the client's hook records it as an
   // incoming request whose processor returns no response (-1), which is what Apache's client does
   220: [-1],
+  // NOTIFY_CONSUMER_IDS_CHANGED: broker → client (oneway) when a group's membership changes, as
+  // Apache's broker sends it; the client rebalances at once and answers nothing (-1)
+  40: [-1],
 };
 
 export const REQUEST_NAMES: Record<number, string> = {
   10: 'SEND_MESSAGE', 11: 'PULL_MESSAGE', 12: 'QUERY_MESSAGE', 14: 'QUERY_CONSUMER_OFFSET', 15: 'UPDATE_CONSUMER_OFFSET',
   17: 'UPDATE_AND_CREATE_TOPIC', 29: 'SEARCH_OFFSET_BY_TIMESTAMP', 30: 'GET_MAX_OFFSET', 31: 'GET_MIN_OFFSET',
   32: 'GET_EARLIEST_MSG_STORETIME', 33: 'VIEW_MESSAGE_BY_ID', 34: 'HEART_BEAT', 35: 'UNREGISTER_CLIENT',
-  36: 'CONSUMER_SEND_MSG_BACK', 38: 'GET_CONSUMER_LIST_BY_GROUP', 41: 'LOCK_BATCH_MQ', 42: 'UNLOCK_BATCH_MQ', 46: 'CHECK_CLIENT_CONFIG',
+  36: 'CONSUMER_SEND_MSG_BACK', 38: 'GET_CONSUMER_LIST_BY_GROUP', 40: 'NOTIFY_CONSUMER_IDS_CHANGED', 41: 'LOCK_BATCH_MQ', 42: 'UNLOCK_BATCH_MQ', 46: 'CHECK_CLIENT_CONFIG',
   105: 'GET_ROUTEINFO_BY_TOPIC', 106: 'GET_BROKER_CLUSTER_INFO', 202: 'GET_TOPIC_STATS_INFO', 208: 'GET_CONSUME_STATS',
   212: 'RESET_CONSUMER_OFFSET_IN_BROKER', 220: 'RESET_CONSUMER_CLIENT_OFFSET', 222: 'INVOKE_BROKER_TO_RESET_OFFSET',
   310: 'SEND_MESSAGE_V2', 320: 'SEND_BATCH_MESSAGE',

@@ -61,6 +61,26 @@ describe('subscription groups: 200 create/update, 352 get, 207 delete', () => {
   });
 });
 
+describe('225 UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (mqadmin updateSubGroupList)', () => {
+  it('creates every group of the list with its fields; one illegal name → 29 and none is created; bad body → 1', async () => {
+    h = await BrokerHarness.create();
+    const list = { groupConfigList: [{ groupName: 'GL1', retryMaxTimes: 5, consumeFromMinEnable: true }, { groupName: 'GL2', consumeMessageOrderly: true, retryQueueNums: 2 }] };
+    assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, null, Buffer.from(JSON.stringify(list)))).code, ResponseCode.SUCCESS);
+    const gl1 = json(await h.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { group: 'GL1' }));
+    const gl2 = json(await h.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { group: 'GL2' }));
+    assert.deepEqual([gl1.retryMaxTimes, gl1.consumeFromMinEnable, gl1.consumeMessageOrderly], [5, true, false]);
+    assert.deepEqual([gl2.retryMaxTimes, gl2.consumeMessageOrderly, gl2.retryQueueNums], [16, true, 2]);
+    const mixed = { groupConfigList: [{ groupName: 'GL3' }, { groupName: 'bad name!' }] };
+    const bad = await h.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, null, Buffer.from(JSON.stringify(mixed)));
+    assert.equal(bad.code, ResponseCode.INVALID_PARAMETER);
+    assert.match(bad.remark ?? '', /bad name!/);
+    assert.equal((await h.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { group: 'GL3' })).code, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST);
+    for (const body of ['{nope', '{"groupConfigList":3}', '{"groupConfigList":[{"groupName":"GL4","retryMaxTimes":"x"}]}']) {
+      assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, null, Buffer.from(body))).code, ResponseCode.SYSTEM_ERROR, body);
+    }
+  });
+});
+
 describe('connections: 203 consumer, 204 producer', () => {
   it('live consumer with its subscription and settings; offline group → 206; producers listed', async () => {
     h = await BrokerHarness.create();
@@ -140,6 +160,18 @@ describe('broker config: 26 get, 25 update', () => {
     assert.equal(bad.code, ResponseCode.SYSTEM_ERROR);
     assert.match(bad.remark!, /brokerPermission/);
     assert.equal(h.ctx.config.brokerPermission, 6);
+  });
+
+  it('autoCreateTopicEnable=false applied live: the next send to a missing topic gets 17 and creates nothing; true again creates it', async () => {
+    h = await BrokerHarness.create();
+    assert.equal((await h.send('AutoBefore', 'x')).code, ResponseCode.SUCCESS);
+    assert.equal((await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('autoCreateTopicEnable=false'))).code, ResponseCode.SUCCESS);
+    const refused = await h.send('AutoMissing', 'x');
+    assert.equal(refused.code, ResponseCode.TOPIC_NOT_EXIST);
+    assert.equal(h.ctx.topicConfigManager.selectTopicConfig('AutoMissing'), undefined);
+    assert.equal((await h.send('AutoBefore', 'y')).code, ResponseCode.SUCCESS, 'existing topics still take messages');
+    assert.equal((await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('autoCreateTopicEnable=true'))).code, ResponseCode.SUCCESS);
+    assert.equal((await h.send('AutoMissing', 'x')).code, ResponseCode.SUCCESS);
   });
 });
 

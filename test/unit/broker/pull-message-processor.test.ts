@@ -194,4 +194,19 @@ describe('PULL_MESSAGE (11)', () => {
     const r = await h.pull('GH', 'TH', 0, 0, { sysFlag: 0 });
     assert.deepEqual(records(r!.body).map((m) => m.body.toString()), ['b']);
   });
+
+  it('LITE_PULL_MESSAGE (361) as the 5.x DefaultLitePullConsumer sends it (sysFlag 0x14 = subscription + lite pull, tag filter): served like PULL_MESSAGE', async () => {
+    h = await BrokerHarness.create();
+    for (let i = 0; i < 6; i++) await h.send('TL', `lite-${i}`, { tags: i % 2 === 0 ? 'TagA' : 'TagB' });
+    const lite = (offset: number, subscription: string) => h.invoke(RequestCode.LITE_PULL_MESSAGE, {
+      consumerGroup: 'GL', topic: 'TL', queueId: 0, queueOffset: offset, maxMsgNums: 32, sysFlag: 0x14, commitOffset: 0,
+      suspendTimeoutMillis: 20000, subscription, subVersion: 1, expressionType: 'TAG',
+    });
+    const r = await lite(2, 'TagB');
+    assert.equal(r!.code, ResponseCode.SUCCESS);
+    assert.deepEqual(ext(r), { nextBeginOffset: 6, minOffset: 0, maxOffset: 6, suggestWhichBrokerId: 0 });
+    assert.deepEqual(records(r!.body).map((m) => [m.queueOffset, m.body.toString()]), [[3, 'lite-3'], [5, 'lite-5']]);
+    assert.equal(h.ctx.consumerOffsetManager.queryOffset('GL', 'TL', 0), -1, 'no commit without sysFlag bit 0');
+    assert.equal((await lite(9, '*'))!.code, ResponseCode.PULL_OFFSET_MOVED);
+  });
 });

@@ -7,6 +7,7 @@ import { TopicConfigManager } from '../../../src/broker/topic/topic-config-manag
 import { SubscriptionGroupManager } from '../../../src/broker/subscription/subscription-group-manager.js';
 import { ManualClock } from '../../../src/common/time/clock.js';
 import { BrokerHarness } from './support/broker-harness.js';
+import { ipv4Address } from '../../../src/common/message/msgid.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
 
@@ -126,6 +127,63 @@ describe('topic admin requests (17, 21, 215)', () => {
       assert.equal(r.code, ResponseCode.SYSTEM_ERROR, topic);
     }
     assert.equal((await h.call(RequestCode.DELETE_TOPIC_IN_BROKER, { topic: 'TBW102' })).code, ResponseCode.SYSTEM_ERROR);
+  });
+});
+
+describe('316 CLEAN_UNUSED_TOPIC (mqadmin cleanUnusedTopic)', () => {
+  let h: BrokerHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('drops the ConsumeQueues of topics without a topic config; configured and system topics keep theirs', async () => {
+    h = await BrokerHarness.create();
+    for (const t of ['Kept', 'Orphan']) for (let i = 0; i < 3; i++) assert.equal((await h.send(t, `${t}-${i}`)).code, ResponseCode.SUCCESS);
+    h.ctx.topicConfigManager.deleteTopicConfig('Orphan'); // as if topics.json lost it: the queues stay
+    // a system topic without a topic config (trace topic written by the store directly)
+    const put = await h.store.putMessage({
+      topic: 'RMQ_SYS_TRACE_TOPIC', queueId: 0, flag: 0, body: Buffer.from('trace'), properties: new Map<string, string>(), sysFlag: 0,
+      bornTimestamp: 1, bornHost: ipv4Address(127, 0, 0, 1, 1), storeHost: ipv4Address(127, 0, 0, 1, 10911), reconsumeTimes: 0, preparedTransactionOffset: 0,
+    });
+    assert.equal(put.status, 'PUT_OK');
+    assert.equal(h.ctx.topicConfigManager.selectTopicConfig('RMQ_SYS_TRACE_TOPIC'), undefined);
+    const before = h.store.getTopicQueueTable();
+    assert.deepEqual([before.has('Kept'), before.has('Orphan'), before.has('RMQ_SYS_TRACE_TOPIC')], [true, true, true]);
+    assert.equal((await h.call(RequestCode.CLEAN_UNUSED_TOPIC, null)).code, ResponseCode.SUCCESS);
+    const after = h.store.getTopicQueueTable();
+    assert.deepEqual([after.has('Kept'), after.has('Orphan'), after.has('RMQ_SYS_TRACE_TOPIC')], [true, false, true]);
+    assert.equal(h.store.getMaxOffsetInQueue('Kept', 0), 3);
+    assert.equal(h.store.getMaxOffsetInQueue('Orphan', 0), 0);
+    assert.equal((await h.call(RequestCode.CLEAN_UNUSED_TOPIC, null)).code, ResponseCode.SUCCESS, 'nothing left to clean');
+  });
+});
+
+describe('18 UPDATE_AND_CREATE_TOPIC_LIST (mqadmin updateTopicList)', () => {
+  let h: BrokerHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('creates every topic of the list; a refused one (system topic, too many queues) → 1 naming it and none is created', async () => {
+    h = await BrokerHarness.create();
+    const list = { topicConfigList: [
+      { topicName: 'TL1', readQueueNums: 2, writeQueueNums: 2, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false, attributes: {} },
+      { topicName: 'TL2', readQueueNums: 3, writeQueueNums: 1, perm: 4, order: true },
+    ] };
+    assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, null, Buffer.from(JSON.stringify(list)))).code, ResponseCode.SUCCESS);
+    const table = JSON.parse((await h.call(RequestCode.GET_ALL_TOPIC_CONFIG, null)).body!.toString()).topicConfigTable;
+    assert.deepEqual([table.TL1.readQueueNums, table.TL1.writeQueueNums, table.TL1.perm, table.TL1.order], [2, 2, 6, false]);
+    assert.deepEqual([table.TL2.readQueueNums, table.TL2.writeQueueNums, table.TL2.perm, table.TL2.order], [3, 1, 4, true]);
+    await h.ctx.topicConfigManager.durable('TL2');
+    for (const bad of [{ topicName: 'SCHEDULE_TOPIC_XXXX', readQueueNums: 1, writeQueueNums: 1 }, { topicName: 'TooMany', readQueueNums: 100000, writeQueueNums: 1 }]) {
+      const r = await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, null, Buffer.from(JSON.stringify({ topicConfigList: [{ topicName: 'TL3', readQueueNums: 1, writeQueueNums: 1 }, bad] })));
+      assert.equal(r.code, ResponseCode.SYSTEM_ERROR, bad.topicName);
+      assert.match(r.remark ?? '', new RegExp(bad.topicName));
+      assert.equal(h.ctx.topicConfigManager.selectTopicConfig('TL3'), undefined, 'nothing created when one is refused');
+    }
+    for (const body of ['{nope', '{"topicConfigList":{}}', '{"topicConfigList":[{"readQueueNums":1}]}', '{"topicConfigList":[{"topicName":"X","perm":"6"}]}']) {
+      assert.equal((await h.call(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, null, Buffer.from(body))).code, ResponseCode.SYSTEM_ERROR, body);
+    }
   });
 });
 

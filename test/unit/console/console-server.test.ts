@@ -23,7 +23,10 @@ describe('console server', () => {
       assert.equal(topics.status, 503);
       const page = await fetch(`${c.url}/`);
       assert.equal(page.status, 200);
-      assert.match(await page.text(), /<title>tsmq console<\/title>/);
+      const html = await page.text();
+      assert.match(html, /<title>tsmq console<\/title>/);
+      // An icon in the page, so a browser does not ask for /favicon.ico (a 404 error in its console on every load).
+      assert.match(html, /<link rel="icon" href="data:,">/);
     } finally {
       await c.close();
     }

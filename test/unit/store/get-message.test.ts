@@ -209,3 +209,26 @@ test('pulled records are the CommitLog records byte for byte, with read-ahead ov
     removeDir(root);
   }
 });
+
+test('getConsumeQueueEntries (QUERY_CONSUME_QUEUE): entries from an offset with CommitLog offset, size and tags code; from below the min starts at the min; unknown queue → null', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root));
+    const sizes: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await store.putMessage(makeMessage({ queueId: 0, body: Buffer.from(`e${i}`.repeat(i + 1)), tags: `Tag${i}` }));
+      assert.equal(r.status, 'PUT_OK');
+      sizes.push(r.appendResult!.wroteBytes);
+    }
+    const entries = store.getConsumeQueueEntries!('T', 0, 1, 2)!;
+    assert.deepEqual(entries.map((e) => [e.queueOffset, e.sizeBytes, e.tagsCode]), [[1, sizes[1], tagsCode('Tag1')], [2, sizes[2], tagsCode('Tag2')]]);
+    assert.equal(entries[0]!.phyOffset, store.getCommitLogOffsetInQueue('T', 0, 1));
+    assert.equal(entries[1]!.phyOffset - entries[0]!.phyOffset, sizes[1]);
+    assert.deepEqual(store.getConsumeQueueEntries!('T', 0, 3, 10)!.map((e) => e.queueOffset), [3]);
+    assert.deepEqual(store.getConsumeQueueEntries!('T', 0, 9, 10), []);
+    assert.equal(store.getConsumeQueueEntries!('T', 5, 0, 10), null);
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});

@@ -13,6 +13,7 @@ import { TopicValidator } from '../../../../src/common/message/topic-validator.j
 import type { Clock } from '../../../../src/common/time/clock.js';
 import type {
   BoundaryType,
+  ConsumeQueueEntryView,
   GetMessageResult,
   GetMessageStatus,
   MessageArrivingListener,
@@ -156,6 +157,13 @@ export class FakeMessageStore implements MessageStore {
 
   getCommitLogOffsetInQueue(topic: string, queueId: number, cqOffset: number): number {
     return this.queue(topic, queueId)?.entries[cqOffset]?.phys ?? 0;
+  }
+
+  getConsumeQueueEntries(topic: string, queueId: number, fromOffset: number, maxCount: number): ConsumeQueueEntryView[] | null {
+    const q = this.queue(topic, queueId);
+    if (!q) return null;
+    const from = Math.max(fromOffset, q.min);
+    return q.entries.slice(from, from + Math.max(0, maxCount)).map((e, i) => ({ queueOffset: from + i, phyOffset: e.phys, sizeBytes: e.size, tagsCode: e.tagsCode }));
   }
 
   async getOffsetInQueueByTime(topic: string, queueId: number, ts: number, boundary: BoundaryType = 'LOWER'): Promise<number> {
