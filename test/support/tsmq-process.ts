@@ -74,15 +74,18 @@ export class TsmqProcess {
   /**
    * Starts `tsmq start` on free ports. A port picked by freePort() can be taken by someone else
    * (e.g. a JVM's outgoing connection) before tsmq binds it: when the process exits with
-   * EADDRINUSE and the ports were not given, it is started again on new ports (3 attempts).
+   * EADDRINUSE on a port that was not given (a crash harness keeps its nameserver and broker ports
+   * across restarts but lets the gRPC port be picked each time), it is started again on new free
+   * ports (3 attempts); a taken port the caller chose is an error at once.
    */
   static async start(opts: TsmqProcessOptions): Promise<TsmqProcess> {
-    const fixedPorts = opts.namesrvPort !== undefined || opts.listenPort !== undefined || opts.grpcPort !== undefined;
+    const given = new Set([opts.namesrvPort, opts.listenPort, opts.grpcPort].filter((p): p is number => p !== undefined));
     for (let attempt = 1; ; attempt++) {
       try {
         return await TsmqProcess.startOnce(opts);
       } catch (e) {
-        if (fixedPorts || attempt >= 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
+        const taken = /EADDRINUSE[^\n]*?:(\d+)/.exec((e as Error).message);
+        if (attempt >= 3 || !taken || given.has(Number(taken[1]))) throw e;
       }
     }
   }
