@@ -179,14 +179,17 @@ export class PrefetchedItems {
   }
 
   /**
-   * Writes `nowText` over the TIMER_DEQUEUE_MS placeholder of prepared row `i` and returns the
-   * PreparedMessage to append; null when the digit count differs (deliver it the usual way).
+   * Writes `nowDigits` (the delivery time's decimal digits, latin1) over the TIMER_DEQUEUE_MS
+   * placeholder of prepared row `i` and returns the PreparedMessage to append; null when the
+   * digit count differs (deliver it the usual way).
    */
-  preparedMessage(i: number, nowText: string): PreparedMessage | null {
+  preparedMessage(i: number, nowDigits: Uint8Array): PreparedMessage | null {
     const buf = this.blocks[this.block[i]!];
-    if (!buf || nowText.length !== this.stampLen) return null;
+    const n = nowDigits.length;
+    if (!buf || n !== this.stampLen) return null;
     const at = this.at[i]!;
-    buf.write(nowText, at + this.stampAt[i]!, this.stampLen, 'latin1');
+    const d = at + this.stampAt[i]!;
+    for (let k = 0; k < n; k++) buf[d + k] = nowDigits[k]!;
     return {
       record: buf.subarray(at, at + this.size[i]!),
       topic: this.topic[i]!,

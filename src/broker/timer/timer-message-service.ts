@@ -180,7 +180,7 @@ export class TimerMessageService {
             clock: opts.clock,
             logger: this.logger,
             windowMs: config.timerPrefetchWindowMs ?? 30_000,
-            maxBytes: config.timerPrefetchMaxBytes ?? 1024 * 1024 * 1024,
+            maxBytes: config.timerPrefetchMaxBytes ?? 2 * 1024 * 1024 * 1024,
           })
         : null;
   }
@@ -558,11 +558,11 @@ export class TimerMessageService {
     const rest: TimerUnit[] = [];
     const inFlight: Promise<void>[] = [];
     const send = (t: PrefetchedItems, rows: number[]): Promise<void> => {
-      const nowText = String(this.opts.clock.nowMs());
+      const nowDigits = Buffer.from(String(this.opts.clock.nowMs()), 'latin1');
       const records: PreparedMessage[] = [];
       const sent: number[] = [];
       for (const i of rows) {
-        const p = t.preparedMessage(i, nowText);
+        const p = t.preparedMessage(i, nowDigits);
         if (p) {
           records.push(p);
           sent.push(i);
@@ -574,16 +574,27 @@ export class TimerMessageService {
       if (records.length === 0) return Promise.resolve();
       return this.opts.store.putPreparedMessages!(records).then((r) => {
         const stored = STORED.has(r.status) ? sent.length : r.appended;
+        // metrics counted per REAL_TOPIC for the block (one timing-count change per message)
+        let topic: string | null = null;
+        let count = 0;
+        const metrics = this.opts.metrics;
         for (let k = 0; k < sent.length; k++) {
           const i = sent[k]!;
           if (k < stored) {
             if (needRoll(t.magic[i]!)) this.counters.rolled++;
             else this.counters.delivered++;
             this.counters.deliveredPrepared++;
-            this.opts.metrics?.onDequeue(t.rollRealTopic.get(i) ?? t.topic[i]!, true);
+            const real = t.rollRealTopic.get(i) ?? t.topic[i]!;
+            if (real !== topic) {
+              if (topic !== null) metrics?.onDequeue(topic, true, count);
+              topic = real;
+              count = 0;
+            }
+            count++;
           } else rest.push(t.unit(i));
           t.release(i); // memory goes back as blocks are stored
         }
+        if (topic !== null) metrics?.onDequeue(topic, true, count);
         if (stored < sent.length) this.logger.warn(`timer: ${sent.length - stored} prepared deliveries not stored (${r.status}: ${r.remark ?? ''}); delivering them one by one`);
       });
     };
