@@ -15,7 +15,7 @@
  *
  * Memory: the slot's units and prepared records are held as a struct of arrays
  * (prefetched-items.ts), records packed in shared 4 MiB blocks, so a prepared timer costs its
- * record plus ~180 bytes (row columns, its UNIQ_KEY string); a deletion marker is a TimerUnit.
+ * record plus ~290 bytes (row columns, its Buffer view and UNIQ_KEY string); a deletion marker is a TimerUnit.
  *
  * What the prefetch cannot see is settled by the service at due time with `take`: units added
  * to the slot after the walk (positions above `lastPos`, deletion markers included), so a late
@@ -37,9 +37,9 @@ import { PrefetchedItems, PreparedRecordBlocks, ROW_BYTES } from './prefetched-i
 const CHUNK_UNITS = 2048;
 /** Largest single CommitLog read (bytes). */
 const READ_RUN_BYTES = 4 * 1024 * 1024;
-/** Heap estimate per deletion marker kept (a TimerUnit) and per prepared record beyond its bytes (its UNIQ_KEY and KEYS strings). */
+/** Heap estimate per deletion marker kept (a TimerUnit) and per prepared record beyond its bytes (its Buffer view, UNIQ_KEY and KEYS strings). */
 const MARKER_BYTES = 96;
-const PREPARED_OVERHEAD_BYTES = 64;
+const PREPARED_OVERHEAD_BYTES = 170;
 const DEQUEUE_NEEDLE = Buffer.from(`${MessageConst.TIMER_DEQUEUE_MS}\u0001`, 'latin1');
 
 /** What `take` hands over: the slot's units as walked, oldest first. */
