@@ -12,7 +12,7 @@
  *                                      re-puts; tsmq retries until it is stored (see docs)
  *   timerPrefetchWindowMs     30000    tsmq: slots due within this many ms are read, converted and
  *                                      encoded ahead (timer-prefetch.ts); 0 disables
- *   timerPrefetchMaxBytes     1 GiB    tsmq: bytes of prepared deliveries held at most; timers
+ *   timerPrefetchMaxBytes     2 GiB    tsmq: bytes of prepared deliveries held at most; timers
  *                                      beyond it are read and converted when due, as without prefetch
  *   recallMessageEnable       false    RECALL_MESSAGE (370) and gRPC RecallMessage are refused unless true
  *   allowRecallWhenBrokerNotWriteable true
@@ -35,7 +35,7 @@ export const TIMER_CONFIG_SPEC = {
   timerCongestNumEachSlot: key<number>({ name: 'timerCongestNumEachSlot', type: 'number', default: 2147483647, doc: 'timers per slot above which new ones are refused at random, all beyond twice this (WHEEL_TIMER_FLOW_CONTROL)', validate: positive }),
   timerEnableRetryUntilSuccess: key<boolean>({ name: 'timerEnableRetryUntilSuccess', type: 'boolean', default: true, doc: 'retry a failed delivery until stored (Apache default false drops it after 3 tries)' }),
   timerPrefetchWindowMs: key<number>({ name: 'timerPrefetchWindowMs', type: 'number', default: 30_000, doc: 'prepare the deliveries of slots due within this many ms ahead of time (0 disables)', validate: (v: number) => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0') }),
-  timerPrefetchMaxBytes: key<number>({ name: 'timerPrefetchMaxBytes', type: 'number', default: 1024 * 1024 * 1024, doc: 'memory held by deliveries prepared ahead at most (bytes); beyond it timers are read when due', validate: (v: number) => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0') }),
+  timerPrefetchMaxBytes: key<number>({ name: 'timerPrefetchMaxBytes', type: 'number', default: 2 * 1024 * 1024 * 1024, doc: 'memory held by deliveries prepared ahead at most (bytes); beyond it timers are read when due', validate: (v: number) => (Number.isInteger(v) && v >= 0 ? null : 'must be an integer >= 0') }),
   recallMessageEnable: key<boolean>({ name: 'recallMessageEnable', type: 'boolean', default: false, doc: 'serve RECALL_MESSAGE (370) and gRPC RecallMessage' }),
   allowRecallWhenBrokerNotWriteable: key<boolean>({ name: 'allowRecallWhenBrokerNotWriteable', type: 'boolean', default: true, doc: 'serve recalls while brokerPermission is not writable' }),
 } as const;

@@ -60,7 +60,8 @@ import type { TimerConfig } from './timer-config.js';
 import type { TimerMetricsListener } from './timer-metrics.js';
 import { TIMER_TOPIC, parseJavaLong } from './timer-put-hook.js';
 import { convert } from './timer-conversion.js';
-import { TimerPrefetch, recallKeyOf, stampDequeueTime, type PrefetchedItem, type PrefetchedSlot } from './timer-prefetch.js';
+import { TimerPrefetch, type PrefetchedSlot } from './timer-prefetch.js';
+import { PrefetchedItems } from './prefetched-items.js';
 
 export { convert } from './timer-conversion.js';
 
@@ -185,7 +186,7 @@ export class TimerMessageService {
             clock: opts.clock,
             logger: this.logger,
             windowMs: config.timerPrefetchWindowMs ?? 30_000,
-            maxBytes: config.timerPrefetchMaxBytes ?? 1024 * 1024 * 1024,
+            maxBytes: config.timerPrefetchMaxBytes ?? 2 * 1024 * 1024 * 1024,
           })
         : null;
   }
@@ -550,84 +551,95 @@ export class TimerMessageService {
   }
 
   /**
-   * Delivers a slot's normal units through the store's putPreparedMessages: first the items
-   * prepared ahead (`pre`), then the others (over the prefetch budget, added after the walk, or
-   * all of them when the slot was not prefetched) prepared now, one block at a time, with the
-   * same large reads. Recalled ones are skipped; TIMER_DEQUEUE_MS is stamped with the time of
-   * each block. Returns the units left for the one-by-one path, in slot order: not preparable
-   * (unreadable message, no REAL_TOPIC...), or not stored (the store refused the block or part
-   * of it; that path retries them).
+   * Delivers a slot's normal units through the store's putPreparedMessages: first the rows
+   * prepared ahead (`pre`; rows not prepared ahead are prepared now, block by block, with the same
+   * large reads), then `normal` (units added after the walk, or all of them when the slot was not
+   * prefetched), prepared now the same way. Recalled ones are skipped; TIMER_DEQUEUE_MS is
+   * stamped with the time of each block. Returns the units left for the one-by-one path, in slot
+   * order: not preparable (unreadable message, no REAL_TOPIC...), or not stored (the store
+   * refused the block or part of it; that path retries them).
    */
   private async deliverPrepared(slotTimeMs: number, pre: PrefetchedSlot | null, normal: TimerUnit[], deleteKeys: ReadonlySet<string>): Promise<TimerUnit[]> {
     const prefetch = this.prefetch!;
     const rest: TimerUnit[] = [];
     const inFlight: Promise<void>[] = [];
-    let batch: PrefetchedItem[] = [];
-    let batchBytes = 0;
-    const send = (items: PrefetchedItem[]): Promise<void> => {
-      const nowText = String(this.opts.clock.nowMs());
+    const send = (t: PrefetchedItems, rows: number[]): Promise<void> => {
+      const nowDigits = Buffer.from(String(this.opts.clock.nowMs()), 'latin1');
       const records: PreparedMessage[] = [];
-      const sent: PrefetchedItem[] = [];
-      for (const it of items) {
-        if (stampDequeueTime(it, nowText)) {
-          records.push(it.prepared!);
-          sent.push(it);
-        } else rest.push(it.unit);
+      const sent: number[] = [];
+      for (const i of rows) {
+        const p = t.preparedMessage(i, nowDigits);
+        if (p) {
+          records.push(p);
+          sent.push(i);
+        } else {
+          rest.push(t.unit(i));
+          t.release(i);
+        }
       }
       if (records.length === 0) return Promise.resolve();
       return this.opts.store.putPreparedMessages!(records).then((r) => {
         const stored = STORED.has(r.status) ? sent.length : r.appended;
+        // metrics counted per REAL_TOPIC for the block (one timing-count change per message)
+        let topic: string | null = null;
+        let count = 0;
+        const metrics = this.opts.metrics;
         const putOk = r.status === 'PUT_OK' || !STORED.has(r.status); // the records appended before a failure were each PUT_OK
-        for (let i = 0; i < sent.length; i++) {
-          const it = sent[i]!;
-          if (i < stored) {
-            if (putOk) this.opts.onPutOk?.(it.prepared!.topic, it.prepared!.record.length);
-            if (needRoll(it.unit.magic)) this.counters.rolled++;
+        for (let k = 0; k < sent.length; k++) {
+          const i = sent[k]!;
+          if (k < stored) {
+            if (putOk) this.opts.onPutOk?.(records[k]!.topic, records[k]!.record.length);
+            if (needRoll(t.magic[i]!)) this.counters.rolled++;
             else this.counters.delivered++;
             this.counters.deliveredPrepared++;
-            this.opts.metrics?.onDequeue(it.rollRealTopic ?? it.prepared!.topic, true);
-          } else rest.push(it.unit);
-          it.prepared = null; // memory goes back as blocks are stored
+            const real = t.rollRealTopic.get(i) ?? t.topic[i]!;
+            if (real !== topic) {
+              if (topic !== null) metrics?.onDequeue(topic, true, count);
+              topic = real;
+              count = 0;
+            }
+            count++;
+          } else rest.push(t.unit(i));
+          t.release(i); // memory goes back as blocks are stored
         }
+        if (topic !== null) metrics?.onDequeue(topic, true, count);
         if (stored < sent.length) this.logger.warn(`timer: ${sent.length - stored} prepared deliveries not stored (${r.status}: ${r.remark ?? ''}); delivering them one by one`);
       });
     };
-    const flush = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      inFlight.push(send(batch));
-      batch = [];
-      batchBytes = 0;
-      if (inFlight.length >= PREPARED_BLOCKS_IN_FLIGHT) await inFlight.shift();
-      await new Promise((r) => setImmediate(r)); // let I/O and other requests in between blocks
-    };
-    /** Queues the prepared items for append; the others are returned. */
-    const append = async (items: readonly PrefetchedItem[]): Promise<PrefetchedItem[]> => {
-      const unprepared: PrefetchedItem[] = [];
-      for (const it of items) {
-        if (!it.prepared) {
-          unprepared.push(it);
-          continue;
+    const tables: PrefetchedItems[] = [];
+    if (pre) tables.push(pre.items);
+    if (normal.length > 0) tables.push(PrefetchedItems.ofUnits(normal));
+    for (const t of tables) {
+      let batch: number[] = [];
+      let batchBytes = 0;
+      const flush = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        inFlight.push(send(t, batch));
+        batch = [];
+        batchBytes = 0;
+        if (inFlight.length >= PREPARED_BLOCKS_IN_FLIGHT) await inFlight.shift();
+        await new Promise((r) => setImmediate(r)); // let I/O and other requests in between blocks
+      };
+      for (let from = 0; from < t.length; from += PREPARED_BLOCK_RECORDS) {
+        const to = Math.min(t.length, from + PREPARED_BLOCK_RECORDS);
+        await prefetch.prepareNow(slotTimeMs, t, from, to);
+        for (let i = from; i < to; i++) {
+          if (!t.isPrepared(i)) {
+            rest.push(t.unit(i));
+            continue;
+          }
+          if (deleteKeys.size > 0 && deleteKeys.has(t.recallKey(i) ?? '')) {
+            this.counters.recalled++;
+            t.release(i);
+            continue;
+          }
+          batch.push(i);
+          batchBytes += t.size[i]!;
+          if (batch.length >= PREPARED_BLOCK_RECORDS || batchBytes >= PREPARED_BLOCK_BYTES) await flush();
         }
-        if (deleteKeys.size > 0 && deleteKeys.has(recallKeyOf(it) ?? '')) {
-          this.counters.recalled++;
-          it.prepared = null;
-          continue;
-        }
-        batch.push(it);
-        batchBytes += it.prepared.record.length;
-        if (batch.length >= PREPARED_BLOCK_RECORDS || batchBytes >= PREPARED_BLOCK_BYTES) await flush();
       }
-      return unprepared;
-    };
-    let now: PrefetchedItem[] = pre ? await append(pre.items) : [];
-    for (const u of normal) now.push({ unit: u, prepared: null, rollRealTopic: null, stampAt: -1, stampLen: 0 });
-    for (let i = 0; i < now.length; i += PREPARED_BLOCK_RECORDS) {
-      const block = now.slice(i, i + PREPARED_BLOCK_RECORDS);
-      await prefetch.prepareNow(slotTimeMs, block);
-      for (const it of await append(block)) rest.push(it.unit);
+      await flush();
     }
-    now = [];
-    await flush();
     await Promise.all(inFlight);
     return rest;
   }

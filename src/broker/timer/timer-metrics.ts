@@ -56,8 +56,11 @@ export interface TimerMetricsListener {
   onEnqueueRead(realTopic: string | undefined, delayedTimeMs: number, bornTimestampMs: number, storeTimestampMs: number): void;
   /** A unit written to the wheel (deletion marker: isDelete). */
   onWheelUnit(realTopic: string | undefined, isDelete: boolean): void;
-  /** A message put back (delivered or rolled); `fromWheel` false for delivery at enqueue (not timing-counted). */
-  onDequeue(realTopic: string | undefined, fromWheel: boolean): void;
+  /**
+   * `count` (default 1) messages of one REAL_TOPIC put back (delivered or rolled); `fromWheel`
+   * false for delivery at enqueue (not timing-counted). Counts as `count` single calls.
+   */
+  onDequeue(realTopic: string | undefined, fromWheel: boolean, count?: number): void;
 }
 
 export function timerMetricsPath(storePathRootDir: string): string {
@@ -118,14 +121,18 @@ export class TimerMetrics extends ConfigManager implements TimerMetricsListener 
     return this.timingCount;
   }
 
-  /** Apache `addAndGet`: count += delta, timeStamp = now, dataVersion + 1. */
-  addAndGet(topic: string, delta: number): number {
+  /**
+   * Apache `addAndGet`: count += delta, timeStamp = now, dataVersion + 1; `changes` > 1 stands
+   * for that many calls (dataVersion + changes), as a block of deliveries is counted at once.
+   */
+  addAndGet(topic: string, delta: number, changes = 1): number {
     let e = this.timingCount.get(topic);
     if (!e) {
       e = { count: 0, timeStamp: this.clock.nowMs() };
       this.timingCount.set(topic, e);
     }
     this.dataVersion.next();
+    if (changes > 1) this.dataVersion.counter += changes - 1;
     e.timeStamp = this.clock.nowMs();
     e.count += delta;
     this.changedSincePersist = true;
@@ -173,10 +180,10 @@ export class TimerMetrics extends ConfigManager implements TimerMetricsListener 
     if (realTopic !== undefined) this.addAndGet(realTopic, isDelete ? -1 : 1);
   }
 
-  onDequeue(realTopic: string | undefined, fromWheel: boolean): void {
+  onDequeue(realTopic: string | undefined, fromWheel: boolean, count = 1): void {
     const t = realTopic ?? '';
-    this.dequeueTotal.set(t, (this.dequeueTotal.get(t) ?? 0) + 1);
-    if (fromWheel && realTopic !== undefined) this.addAndGet(realTopic, -1);
+    this.dequeueTotal.set(t, (this.dequeueTotal.get(t) ?? 0) + count);
+    if (fromWheel && realTopic !== undefined) this.addAndGet(realTopic, -count, count);
   }
 
   /** Persists every `intervalMs` while changed (Apache: the timer flush service, every timerFlushIntervalMs). */

@@ -11,7 +11,11 @@
  * The time in TIMER_DEQUEUE_MS is not known ahead: each prepared record holds a placeholder of
  * the slot's due time (same number of decimal digits as the real one for any clock after 2001)
  * whose position is kept, and the service writes the delivery time over it right before the
- * append (`stampDequeueTime`).
+ * append (`PrefetchedItems.preparedMessage`).
+ *
+ * Memory: the slot's units and prepared records are held as a struct of arrays
+ * (prefetched-items.ts), records packed in shared 4 MiB blocks, so a prepared timer costs its
+ * record plus ~290 bytes (row columns, its Buffer view and UNIQ_KEY string); a deletion marker is a TimerUnit.
  *
  * What the prefetch cannot see is settled by the service at due time with `take`: units added
  * to the slot after the walk (positions above `lastPos`, deletion markers included), so a late
@@ -22,41 +26,29 @@ import type { Logger } from '../../common/logging/logger.js';
 import type { MessageExt } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { decodeRecord } from '../../common/message/record-codec.js';
-import type { MessageStore, PreparedMessage } from '../../store/message-store.js';
+import type { MessageStore } from '../../store/message-store.js';
 import type { TimerStore } from '../../store/timer/timer-store.js';
 import { needDelete, needRoll, type TimerUnit } from '../../store/timer/timer-unit.js';
 import { TIMER_TOPIC } from './timer-put-hook.js';
 import { convert } from './timer-conversion.js';
+import { PrefetchedItems, PreparedRecordBlocks, ROW_BYTES } from './prefetched-items.js';
 
 /** Units handled between two yields to the event loop. */
 const CHUNK_UNITS = 2048;
 /** Largest single CommitLog read (bytes). */
 const READ_RUN_BYTES = 4 * 1024 * 1024;
-/** Heap estimate per unit kept (TimerUnit + bookkeeping) and per prepared record beyond its bytes (properties map, strings). */
-const UNIT_OVERHEAD_BYTES = 96;
-const PREPARED_OVERHEAD_BYTES = 480;
-/** Prepared records are carved out of blocks this large (one ArrayBuffer per block, not per record). */
-const SLAB_BYTES = 4 * 1024 * 1024;
+/** Heap estimate per deletion marker kept (a TimerUnit) and per prepared record beyond its bytes (its Buffer view, UNIQ_KEY and KEYS strings). */
+const MARKER_BYTES = 96;
+const PREPARED_OVERHEAD_BYTES = 170;
 const DEQUEUE_NEEDLE = Buffer.from(`${MessageConst.TIMER_DEQUEUE_MS}\u0001`, 'latin1');
-
-/** One normal (non-deletion) unit of a prefetched slot. */
-export interface PrefetchedItem {
-  unit: TimerUnit;
-  /** The record to append, or null: deliver the usual way. */
-  prepared: PreparedMessage | null;
-  /** REAL_TOPIC of a prepared roll (its record stays on the timer topic), for its recall key; else null. */
-  rollRealTopic: string | null;
-  /** Position of the TIMER_DEQUEUE_MS digits in `prepared.record`, and their count. */
-  stampAt: number;
-  stampLen: number;
-}
 
 /** What `take` hands over: the slot's units as walked, oldest first. */
 export interface PrefetchedSlot {
   slotTimeMs: number;
   /** The slot's lastPos at the walk; units above it were added later. */
   lastPos: number;
-  items: PrefetchedItem[];
+  /** The normal units, prepared or not (a row's record is absent: deliver it the usual way). */
+  items: PrefetchedItems;
   /** Recall keys of the deletion markers seen in the walk whose message was read... */
   deleteKeys: Set<string>;
   /** ...and the deletion markers whose message was not read yet (the taker reads them). */
@@ -77,8 +69,10 @@ export interface TimerPrefetchOptions {
 
 interface SlotState extends PrefetchedSlot {
   bytes: number;
-  /** Items examined so far (prepared or given up). */
+  /** Rows examined so far (prepared or given up). */
   done: number;
+  /** Rows below this are examined by prepareChunk (the whole table unless prepareNow bounds it). */
+  limit: number;
   taken: boolean;
   /** Prepared at due time (prepareNow): outside the budget, nothing held afterwards. */
   atDue: boolean;
@@ -90,20 +84,7 @@ export class TimerPrefetch {
   private readonly precisionMs: number;
   /** Counters for stats and tests. */
   readonly counters = { slots: 0, prepared: 0, overBudget: 0, busyMs: 0, preparedAtDue: 0 };
-
-  private slab: Buffer | null = null;
-  private slabUsed = 0;
-  /** Hands out `size` bytes of the current slab (a new one when it is full); 8-byte aligned. */
-  private readonly alloc = (size: number): Buffer => {
-    if (size > SLAB_BYTES / 4) return Buffer.allocUnsafeSlow(size);
-    if (!this.slab || this.slabUsed + size > this.slab.length) {
-      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-      this.slabUsed = 0;
-    }
-    const b = this.slab.subarray(this.slabUsed, this.slabUsed + size);
-    this.slabUsed += size; // records prepared one after the other lie back to back
-    return b;
-  };
+  private readonly space = new PreparedRecordBlocks();
 
   constructor(private readonly opts: TimerPrefetchOptions) {
     this.precisionMs = opts.timerStore.precisionMs;
@@ -155,7 +136,7 @@ export class TimerPrefetch {
 
   /**
    * Hands the slot over to delivery (null when it was not prefetched) and forgets it; an
-   * unfinished preparation stops there (the rest of the items stay unprepared).
+   * unfinished preparation stops there (the rest of the rows stay unprepared).
    */
   take(slotTimeMs: number): PrefetchedSlot | null {
     for (const [s, st] of this.slots) {
@@ -169,15 +150,19 @@ export class TimerPrefetch {
   }
 
   /**
-   * Prepares `items` of a slot being delivered now (units not prepared ahead: over the budget,
-   * added after the walk, or a slot that was not prefetched), with the same large reads; not
-   * bounded by the budget: the caller passes a block at a time and appends it before the next.
-   * Items whose message cannot be read or converted stay unprepared.
+   * Prepares the unprepared rows in [from, to) of `items` for a slot being delivered now (units
+   * not prepared ahead: over the budget, added after the walk, or a slot that was not
+   * prefetched), with the same large reads; not bounded by the budget: the caller passes a block
+   * at a time and appends it before the next. Rows whose message cannot be read or converted
+   * stay unprepared.
    */
-  async prepareNow(slotTimeMs: number, items: PrefetchedItem[]): Promise<void> {
+  async prepareNow(slotTimeMs: number, items: PrefetchedItems, from: number, to: number): Promise<void> {
     if (typeof this.opts.store.prepareMessage !== 'function') return;
-    const st: SlotState = { slotTimeMs, lastPos: -1, items, deleteKeys: new Set(), pendingMarkers: [], prepared: 0, bytes: 0, done: 0, taken: false, atDue: true };
-    while (st.done < items.length) await this.prepareChunk(st);
+    let i = from;
+    while (i < to && items.isPrepared(i)) i++;
+    if (i >= to) return;
+    const st: SlotState = { slotTimeMs, lastPos: -1, items, deleteKeys: new Set(), pendingMarkers: [], prepared: 0, bytes: 0, done: i, limit: to, taken: false, atDue: true };
+    while (st.done < to) await this.prepareChunk(st);
   }
 
   /** Forgets everything (shutdown). */
@@ -191,31 +176,40 @@ export class TimerPrefetch {
     st.bytes = 0;
   }
 
-  /** Walks the slot's units (synchronous: the timerlog is read in blocks) and sorts out deletion markers. */
-  private walk(slotTimeMs: number, abovePos = -1): SlotState {
+  /** The slot's units above `abovePos` (synchronous: the timerlog is read in blocks), deletion markers apart. */
+  private unitsAbove(slotTimeMs: number, abovePos: number): { lastPos: number; normal: TimerUnit[]; markers: TimerUnit[] } {
     const lastPos = this.opts.timerStore.wheel.getSlot(slotTimeMs).lastPos;
     const units = this.opts.timerStore.unitsOfSlot(slotTimeMs, abovePos);
-    const items: PrefetchedItem[] = [];
+    const normal: TimerUnit[] = [];
     const markers: TimerUnit[] = [];
     for (const u of units) {
       if (needDelete(u.magic) && !needRoll(u.magic)) markers.push(u);
-      else items.push({ unit: u, prepared: null, rollRealTopic: null, stampAt: -1, stampLen: 0 });
+      else normal.push(u);
     }
-    const bytes = units.length * UNIT_OVERHEAD_BYTES;
+    return { lastPos, normal, markers };
+  }
+
+  /** Walks the slot's units into a new state. */
+  private walk(slotTimeMs: number): SlotState {
+    const { lastPos, normal, markers } = this.unitsAbove(slotTimeMs, -1);
+    const bytes = normal.length * ROW_BYTES + markers.length * MARKER_BYTES;
     this.heldBytes += bytes;
-    return { slotTimeMs, lastPos, items, deleteKeys: new Set(), prepared: 0, bytes, done: 0, taken: false, atDue: false, pendingMarkers: markers };
+    const items = PrefetchedItems.ofUnits(normal);
+    return { slotTimeMs, lastPos, items, deleteKeys: new Set(), prepared: 0, bytes, done: 0, limit: Infinity, taken: false, atDue: false, pendingMarkers: markers };
   }
 
   /** Adds the units linked into the slot after the last walk (positions above `lastPos`). */
   private extend(st: SlotState): void {
-    const more = this.walk(st.slotTimeMs, st.lastPos);
-    st.lastPos = more.lastPos;
-    for (const it of more.items) st.items.push(it);
-    for (const u of more.pendingMarkers) st.pendingMarkers.push(u);
-    st.bytes += more.bytes;
+    const { lastPos, normal, markers } = this.unitsAbove(st.slotTimeMs, st.lastPos);
+    st.lastPos = lastPos;
+    st.items.appendUnits(normal);
+    for (const u of markers) st.pendingMarkers.push(u);
+    const bytes = normal.length * ROW_BYTES + markers.length * MARKER_BYTES;
+    st.bytes += bytes;
+    this.heldBytes += bytes;
   }
 
-  /** Reads the slot's deletion markers (first step), then prepares the next CHUNK_UNITS items. */
+  /** Reads the slot's deletion markers (first step), then prepares the next CHUNK_UNITS rows. */
   private async prepareChunk(st: SlotState): Promise<void> {
     const markers = st.pendingMarkers;
     if (markers.length > 0) {
@@ -228,64 +222,67 @@ export class TimerPrefetch {
       st.pendingMarkers = [];
       return;
     }
-    const end = Math.min(st.items.length, st.done + CHUNK_UNITS);
+    const t = st.items;
+    const end = Math.min(t.length, st.limit, st.done + CHUNK_UNITS);
     let i = st.done;
     while (i < end) {
+      if (t.isPrepared(i)) {
+        i++;
+        continue;
+      }
       if (!st.atDue && this.heldBytes >= this.opts.maxBytes) {
-        this.counters.overBudget += st.items.length - i;
-        st.done = st.items.length; // the rest is delivered the usual way
+        this.counters.overBudget += t.length - i;
+        st.done = t.length; // the rest is delivered the usual way
         return;
       }
-      // one read for a run of contiguous messages
+      // one read for a run of contiguous unprepared messages
       let j = i + 1;
-      let runBytes = st.items[i]!.unit.sizePy;
-      while (j < end) {
-        const prev = st.items[j - 1]!.unit;
-        const u = st.items[j]!.unit;
-        if (u.offsetPy !== prev.offsetPy + prev.sizePy || runBytes + u.sizePy > READ_RUN_BYTES) break;
-        runBytes += u.sizePy;
+      let runBytes = t.sizePy[i]!;
+      while (j < end && !t.isPrepared(j) && t.offsetPy[j] === t.offsetPy[j - 1]! + t.sizePy[j - 1]! && runBytes + t.sizePy[j]! <= READ_RUN_BYTES) {
+        runBytes += t.sizePy[j]!;
         j++;
       }
-      const startPy = st.items[i]!.unit.offsetPy;
+      const startPy = t.offsetPy[i]!;
       const run = j - i > 1 ? await this.opts.store.selectOneMessageByOffset(startPy, runBytes) : null;
       if (st.taken) return;
       for (let k = i; k < j; k++) {
-        const item = st.items[k]!;
         if (!st.atDue && this.heldBytes >= this.opts.maxBytes) {
-          this.counters.overBudget += st.items.length - k;
-          st.done = st.items.length; // the rest is delivered the usual way
+          this.counters.overBudget += t.length - k;
+          st.done = t.length; // the rest is delivered the usual way
           return;
         }
         let m: MessageExt | null = null;
         try {
-          m = run ? decodeRecord(run, item.unit.offsetPy - startPy, { views: true }) /* copied once, into the prepared record */ : await this.opts.store.lookMessageByOffset(item.unit.offsetPy);
+          m = run ? decodeRecord(run, t.offsetPy[k]! - startPy, { views: true }) /* copied once, into the prepared record */ : await this.opts.store.lookMessageByOffset(t.offsetPy[k]!);
         } catch {
           m = null;
         }
         if (st.taken) return;
-        if (m && m.topic === TIMER_TOPIC) this.prepareItem(st, item, m);
+        if (m && m.topic === TIMER_TOPIC) this.prepareRow(st, k, m);
       }
       i = j;
     }
     st.done = end;
-    if (end < st.items.length && !st.atDue) await new Promise((r) => setImmediate(r));
+    if (end < t.length && !st.atDue) await new Promise((r) => setImmediate(r));
   }
 
-  private prepareItem(st: SlotState, item: PrefetchedItem, m: MessageExt): void {
+  private prepareRow(st: SlotState, i: number, m: MessageExt): void {
+    const t = st.items;
     const placeholder = String(st.slotTimeMs + this.precisionMs);
-    const roll = needRoll(item.unit.magic);
-    const msg = convert(m, String(item.unit.writeTimeMs), roll, Number(placeholder));
+    const roll = needRoll(t.magic[i]!);
+    const msg = convert(m, String(t.writeTimeMs[i]!), roll, Number(placeholder));
     if (!msg) return;
-    const prepared = this.opts.store.prepareMessage!(msg, this.alloc);
-    if (!('record' in prepared)) return;
+    const space = this.space;
+    space.lastBlock = null;
+    const prepared = this.opts.store.prepareMessage!(msg, space.alloc);
+    // refused, or a schedule-topic record (its tags code needs its properties at append): the usual way
+    if (!('record' in prepared) || prepared.properties !== undefined || space.lastBlock === null) return;
     const rec = prepared.record;
     const at = rec.lastIndexOf(DEQUEUE_NEEDLE);
     const digitsAt = at + DEQUEUE_NEEDLE.length;
     if (at < 0 || rec.toString('latin1', digitsAt, digitsAt + placeholder.length) !== placeholder) return;
-    item.prepared = prepared;
-    item.stampAt = digitsAt;
-    item.stampLen = placeholder.length;
-    if (roll) item.rollRealTopic = m.properties.get(MessageConst.REAL_TOPIC) ?? '';
+    t.setPrepared(i, prepared, space, digitsAt, placeholder.length);
+    if (roll) t.rollRealTopic.set(i, m.properties.get(MessageConst.REAL_TOPIC) ?? '');
     st.prepared++;
     if (st.atDue) {
       this.counters.preparedAtDue++;
@@ -296,21 +293,4 @@ export class TimerPrefetch {
     this.heldBytes += bytes;
     this.counters.prepared++;
   }
-}
-
-/** "<REAL_TOPIC>+<UNIQ_KEY>" of a prepared item (what a deletion marker's TIMER_DEL_UNIQKEY names), null without UNIQ_KEY. */
-export function recallKeyOf(item: PrefetchedItem): string | null {
-  const p = item.prepared;
-  if (!p || p.uniqKey === null) return null;
-  return `${item.rollRealTopic ?? p.topic}+${p.uniqKey}`;
-}
-
-/**
- * Writes `nowMs` over the TIMER_DEQUEUE_MS placeholder of a prepared item; false when its digit
- * count differs (then the item must be delivered the usual way).
- */
-export function stampDequeueTime(item: PrefetchedItem, nowText: string): boolean {
-  if (!item.prepared || nowText.length !== item.stampLen) return false;
-  item.prepared.record.write(nowText, item.stampAt, item.stampLen, 'latin1');
-  return true;
 }

@@ -162,6 +162,24 @@ export class ConsumeQueueStore {
     setImmediate(() => this.checkCommits());
   }
 
+  /**
+   * Writes the entries of records of one queue (ConsumeQueue.putMessagePositionInfos: consecutive
+   * queue offsets, one append when it can), as putMessagePositionInfo for each would.
+   * @throws what putMessagePositionInfo throws; entries written before stay written.
+   */
+  putMessagePositionInfos(topic: string, queueId: number, records: readonly { commitLogOffset: number; msgSize: number; tagsCode: number; consumeQueueOffset: number }[]): void {
+    const cq = this.findOrCreate(topic, queueId);
+    try {
+      cq.putMessagePositionInfos(records);
+    } finally {
+      this.toCheck.add(cq);
+      if (!this.checkScheduled) {
+        this.checkScheduled = true;
+        setImmediate(() => this.checkCommits());
+      }
+    }
+  }
+
   private checkCommits(): void {
     this.checkScheduled = false;
     if (this.stopped) {

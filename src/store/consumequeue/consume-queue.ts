@@ -70,6 +70,8 @@ export class ConsumeQueue {
   /** Logic offset (bytes) from which the last recovery checked the entries; a re-dispatch below it verifies its slot (repairHole). */
   private checkedFromLogic = 0;
   private readonly entryBuf = Buffer.alloc(CQ_STORE_UNIT_SIZE);
+  /** Entries of putMessagePositionInfos, before their one append. */
+  private batchBuf = Buffer.alloc(0);
 
   constructor(opts: ConsumeQueueOptions) {
     if (opts.fileSize % CQ_STORE_UNIT_SIZE !== 0) throw new RangeError(`CQ file size ${opts.fileSize} is not a multiple of 20`);
@@ -177,6 +179,46 @@ export class ConsumeQueue {
     target.append(this.entryBuf, 0, CQ_STORE_UNIT_SIZE);
     this.maxPhysicOffset = phyOffset + size;
     return true;
+  }
+
+  /**
+   * Writes the entries of `records` (consecutive queue offsets of this queue, ascending CommitLog
+   * positions: the records of one prepared block), exactly as `putMessagePositionInfo` for each
+   * in order would. When the next entry goes at the end of the last file, no pre-blank is due and
+   * they all fit in that file, they are written with one append; otherwise one by one.
+   * @throws as putMessagePositionInfo; entries written before the failure stay written (a retry
+   *   skips them).
+   */
+  putMessagePositionInfos(records: readonly { commitLogOffset: number; msgSize: number; tagsCode: number; consumeQueueOffset: number }[]): void {
+    const n = records.length;
+    if (n === 0) return;
+    const first = records[0]!;
+    const expected = first.consumeQueueOffset * CQ_STORE_UNIT_SIZE;
+    const mf = this.mfq.getLastMappedFile();
+    const fast =
+      n > 1 &&
+      mf !== null &&
+      first.commitLogOffset + first.msgSize > this.maxPhysicOffset &&
+      mf.getWroteOffset() === expected &&
+      mf.getWrotePosition() > 0 &&
+      !this.needsPreBlank(mf, expected) &&
+      n * CQ_STORE_UNIT_SIZE <= mf.remaining() &&
+      records[n - 1]!.consumeQueueOffset === first.consumeQueueOffset + n - 1;
+    if (!fast) {
+      for (const r of records) this.putMessagePositionInfo(r.commitLogOffset, r.msgSize, r.tagsCode, r.consumeQueueOffset);
+      return;
+    }
+    const bytes = n * CQ_STORE_UNIT_SIZE;
+    if (this.batchBuf.length < bytes) this.batchBuf = Buffer.allocUnsafe(Math.max(bytes, this.batchBuf.length * 2));
+    const buf = this.batchBuf;
+    let maxEnd = this.maxPhysicOffset;
+    for (let k = 0; k < n; k++) {
+      const r = records[k]!;
+      writeCqEntry(buf, k * CQ_STORE_UNIT_SIZE, r.commitLogOffset, r.msgSize, r.tagsCode);
+      maxEnd = r.commitLogOffset + r.msgSize;
+    }
+    mf!.append(buf, 0, bytes);
+    this.maxPhysicOffset = maxEnd;
   }
 
   /**

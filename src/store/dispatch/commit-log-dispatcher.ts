@@ -24,6 +24,13 @@ export interface CommitLogDispatcher {
   readonly required?: boolean;
   /** @throws on failure (see the file comment for what happens then). */
   dispatch(request: DispatchRequest): void;
+  /**
+   * Optional: the same as `dispatch` for each of `requests` in order (the contiguous records of
+   * one prepared block, MessageStore.putPreparedMessages), done in fewer steps. When it throws,
+   * part of the block may be done: the chain then hands the records one by one again, so doing
+   * one twice must be harmless (as for recovery).
+   */
+  dispatchBlock?(requests: readonly DispatchRequest[]): void;
 }
 
 /**

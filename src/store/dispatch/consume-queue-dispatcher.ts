@@ -33,4 +33,35 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
     this.cqStore.putMessagePositionInfo(req.topic, req.queueId, req.commitLogOffset, req.msgSize, req.tagsCode, req.consumeQueueOffset);
     this.onLogicsWrite(req.storeTimestamp);
   }
+
+  /**
+   * A prepared block: its records grouped by queue (in block order within each queue), each
+   * queue's entries written in one go (ConsumeQueueStore.putMessagePositionInfos); the store time
+   * reported once per queue (the block's records share one; the last is the newest anyway).
+   */
+  dispatchBlock(reqs: readonly DispatchRequest[]): void {
+    const byTopic = this.groups;
+    byTopic.clear();
+    for (const r of reqs) {
+      if (!isConsumeQueueRecord(r.sysFlag)) continue;
+      let byQueue = byTopic.get(r.topic);
+      if (byQueue === undefined) {
+        byQueue = new Map();
+        byTopic.set(r.topic, byQueue);
+      }
+      const list = byQueue.get(r.queueId);
+      if (list === undefined) byQueue.set(r.queueId, [r]);
+      else list.push(r);
+    }
+    for (const [topic, byQueue] of byTopic) {
+      for (const [queueId, list] of byQueue) {
+        this.cqStore.putMessagePositionInfos(topic, queueId, list);
+        this.onLogicsWrite(list[list.length - 1]!.storeTimestamp);
+      }
+    }
+    byTopic.clear();
+  }
+
+  /** Scratch of dispatchBlock: topic → queue id → the block's records of that queue. */
+  private readonly groups = new Map<string, Map<number, DispatchRequest[]>>();
 }

@@ -84,6 +84,34 @@ export class DispatcherChain {
     }
   }
 
+  /**
+   * Feeds the contiguous records of one prepared block to every dispatcher: required ones first
+   * (their `dispatchBlock` when they have one, else `dispatch` per record), then the optional
+   * ones per record as in `run`. Returns false, with no optional dispatcher fed, when a required
+   * one failed: the caller then hands the records one by one with `run` (which blocks at the
+   * record that fails; records already done are done again, idempotently).
+   */
+  runBlock(reqs: readonly DispatchRequest[]): boolean {
+    try {
+      for (const d of this.required) {
+        if (d.dispatchBlock) d.dispatchBlock(reqs);
+        else for (const r of reqs) d.dispatch(r);
+      }
+    } catch {
+      return false;
+    }
+    for (const d of this.optional) {
+      for (const r of reqs) {
+        try {
+          d.dispatch(r);
+        } catch (e) {
+          this.optionalFailed(d.name, r, e);
+        }
+      }
+    }
+    return true;
+  }
+
   /** Failures of optional dispatchers so far, by dispatcher name (names without failures absent). */
   failureCounts(): Record<string, number> {
     return Object.fromEntries(this.failures);

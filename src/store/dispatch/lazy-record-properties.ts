@@ -3,65 +3,65 @@
  * hands every record's properties to the message-arriving listener, which reads them only for
  * filtered long polls; for records appended without a properties map (prepared records,
  * CommitLog.appendPrepared) decoding them for every record would cost more than the append.
- * Every read method decodes first; writes are refused (the record's properties are fixed).
+ *
+ * Not a Map subclass: constructing a Map allocates its hash table, and one is built per
+ * dispatched prepared record (a million in a timer burst), so this is a small object holding the
+ * record that implements Map's interface and builds the real map on the first read. Every read
+ * method decodes first; writes are refused (the record's properties are fixed).
  */
 import { decodeRecord } from '../../common/message/record-codec.js';
 
-export class LazyRecordProperties extends Map<string, string> {
+export class LazyRecordProperties implements Map<string, string> {
   private record: Buffer | null;
+  private map: Map<string, string> | null = null;
 
   /** `record`: the whole record (any QUEUEOFFSET/PHYSICALOFFSET/STORETIMESTAMP). */
   constructor(record: Buffer) {
-    super();
     this.record = record;
   }
 
-  private load(): void {
-    const record = this.record;
-    if (record === null) return;
+  private load(): Map<string, string> {
+    if (this.map !== null) return this.map;
+    const record = this.record!;
     this.record = null;
-    for (const [k, v] of decodeRecord(record, 0, { readBody: false }).properties) super.set(k, v);
+    this.map = decodeRecord(record, 0, { readBody: false }).properties;
+    return this.map;
   }
 
-  override get(key: string): string | undefined {
-    this.load();
-    return super.get(key);
+  get(key: string): string | undefined {
+    return this.load().get(key);
   }
-  override has(key: string): boolean {
-    this.load();
-    return super.has(key);
+  has(key: string): boolean {
+    return this.load().has(key);
   }
-  override get size(): number {
-    this.load();
-    return super.size;
+  get size(): number {
+    return this.load().size;
   }
-  override forEach(fn: (value: string, key: string, map: Map<string, string>) => void, thisArg?: unknown): void {
-    this.load();
-    super.forEach(fn, thisArg);
+  forEach(fn: (value: string, key: string, map: Map<string, string>) => void, thisArg?: unknown): void {
+    this.load().forEach((v, k) => fn.call(thisArg, v, k, this));
   }
-  override entries(): MapIterator<[string, string]> {
-    this.load();
-    return super.entries();
+  entries(): MapIterator<[string, string]> {
+    return this.load().entries();
   }
-  override keys(): MapIterator<string> {
-    this.load();
-    return super.keys();
+  keys(): MapIterator<string> {
+    return this.load().keys();
   }
-  override values(): MapIterator<string> {
-    this.load();
-    return super.values();
+  values(): MapIterator<string> {
+    return this.load().values();
   }
-  override [Symbol.iterator](): MapIterator<[string, string]> {
-    this.load();
-    return super[Symbol.iterator]();
+  [Symbol.iterator](): MapIterator<[string, string]> {
+    return this.load()[Symbol.iterator]();
   }
-  override set(): this {
+  get [Symbol.toStringTag](): string {
+    return 'Map';
+  }
+  set(): this {
     throw new TypeError('the properties of a stored record cannot be changed');
   }
-  override delete(): boolean {
+  delete(): boolean {
     throw new TypeError('the properties of a stored record cannot be changed');
   }
-  override clear(): void {
+  clear(): void {
     throw new TypeError('the properties of a stored record cannot be changed');
   }
 }

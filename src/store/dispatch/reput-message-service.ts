@@ -69,6 +69,8 @@ export interface DispatchStats {
 export class ReputMessageService {
   private reputFromOffset = 0;
   private readonly pending: DispatchRequest[] = [];
+  /** First request of a block queued by enqueueBlock → the block's record count. */
+  private readonly blockLength = new WeakMap<DispatchRequest, number>();
   private pendingHead = 0;
   private readonly chain: DispatcherChain;
   private listener: MessageArrivingListener | null = null;
@@ -130,6 +132,18 @@ export class ReputMessageService {
     this.drive(this.limit());
   }
 
+  /**
+   * Queues the DispatchRequests of the records of one prepared block (MessageStore.
+   * putPreparedMessages), in CommitLog order. When `drive` reaches the block and its limit covers
+   * all of it, the block is dispatched as one (DispatcherChain.runBlock: ConsumeQueue entries
+   * written per queue in one go); otherwise record by record as `enqueue`d ones. Either way each
+   * record is dispatched, and the listener told, exactly as for single puts.
+   */
+  enqueueBlock(reqs: readonly DispatchRequest[]): void {
+    if (reqs.length > 1) this.blockLength.set(reqs[0]!, reqs.length);
+    for (const r of reqs) this.pending.push(r);
+  }
+
   /** Dispatches every record in [reputFromOffset, limit). A re-entrant call extends the running drive. */
   drive(limit: number): void {
     if (this.driving) {
@@ -143,6 +157,7 @@ export class ReputMessageService {
         const req = this.nextRequest();
         if (req === 'stop') break;
         if (req === 'rolled') continue;
+        if (this.blockLength.has(req) && this.tryDispatchBlock(req, Math.max(limit, this.requestedLimit))) continue;
         if (!this.tryDispatch(req)) {
           blockedNow = true;
           this.unread(req);
@@ -179,6 +194,43 @@ export class ReputMessageService {
       this.blockage.failed(e);
       return false;
     }
+  }
+
+  /**
+   * `first` was just taken from the pending queue and starts a block (enqueueBlock): when the
+   * whole block is queued behind it, contiguous in the CommitLog, below `limit` and no topic is
+   * being dropped, it is dispatched as one and true is returned (reputFromOffset after it).
+   * Otherwise, or when a required dispatcher fails on the block, false: the caller goes on record
+   * by record from `first` (re-dispatching what the block did is harmless).
+   */
+  private tryDispatchBlock(first: DispatchRequest, limit: number): boolean {
+    const n = this.blockLength.get(first)!;
+    this.blockLength.delete(first);
+    const from = this.pendingHead - 1;
+    if (this.pending[from] !== first || from + n > this.pending.length || this.dropped.size > 0) return false;
+    const reqs = this.pending.slice(from, from + n);
+    for (let k = 1; k < n; k++) {
+      const prev = reqs[k - 1]!;
+      if (reqs[k]!.commitLogOffset !== prev.commitLogOffset + prev.msgSize) return false; // a segment roll in between
+    }
+    const last = reqs[n - 1]!;
+    const end = last.commitLogOffset + last.msgSize;
+    if (end > limit) return false;
+    if (!this.chain.runBlock(reqs)) return false;
+    const listener = this.listener;
+    if (listener) {
+      for (const req of reqs) {
+        if (!isConsumeQueueRecord(req.sysFlag)) continue;
+        try {
+          listener(req.topic, req.queueId, req.consumeQueueOffset + 1, req.tagsCode, req.storeTimestamp, req.properties);
+        } catch (e) {
+          this.logger.error({ err: e }, 'message arriving listener failed');
+        }
+      }
+    }
+    this.pendingHead = from + n;
+    this.reputFromOffset = end;
+    return true;
   }
 
   /** Puts a record taken from the pending queue back, so the retry does not re-parse it. */

@@ -132,7 +132,7 @@ describe('timer prefetch', { timeout: 60_000 }, () => {
 
   it('beyond timerPrefetchMaxBytes the rest is prepared at due time; windowMs 0 prepares nothing ahead', async () => {
     for (const [name, extra, preparedMax] of [
-      ['budget', { timerPrefetchMaxBytes: '12000' }, 20], // ~1 KB held per prepared 100-byte timer: about a dozen fit
+      ['budget', { timerPrefetchMaxBytes: '6000' }, 15], // ~0.5 KB held per prepared 100-byte timer (record + row): about a dozen fit
       ['off', { timerPrefetchWindowMs: '0' }, 0],
     ] as const) {
       const broker = await open(`${dir}/${name}`, extra);

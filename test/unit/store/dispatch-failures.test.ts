@@ -200,3 +200,46 @@ test('recovery cannot write a ConsumeQueue: open fails with DispatchBlockedError
     removeDir(root);
   }
 });
+
+test('a prepared block whose ConsumeQueue write fails midway: dispatch blocks at that record as for single puts, the retry completes the queue, nothing twice', async () => {
+  const root = tempDir();
+  try {
+    const fsPort = new FaultyFileSystem();
+    const logger = capturingLogger();
+    const cfg = smallConfig(root, { mappedFileSizeCommitLog: 1024 * 1024 });
+    const store = await openStore(cfg, { fs: fsPort, logger });
+    const wrote: number[] = [];
+    for (let i = 0; i < 7; i++) wrote.push((await put(store)).wroteOffset); // 7 of the first 10-entry CQ file
+    // a block of 6 for T/0 (queue offsets 7..12) and 2 for U/0: T's entries 10.. need a second file
+    const block = Array.from({ length: 8 }, (_, i) => {
+      const p = store.prepareMessage(makeMessage({ topic: i % 4 === 3 ? 'U' : 'T', body: `b${i}` }));
+      assert.ok('record' in p);
+      return p;
+    });
+    failOpenUnder(fsPort, root, path.join('consumequeue', 'T', '0'));
+    const r = await store.putPreparedMessages(block);
+    assert.equal(r.appended, 8, 'all appended; the failure is in dispatch');
+    const offsets: number[] = [];
+    for (let at = r.wroteOffset, k = 0; k < 8; k++) {
+      offsets.push(at);
+      at += block[k]!.record.length;
+    }
+    const tOffsets = offsets.filter((_, k) => k % 4 !== 3);
+    const blocked = store.getDispatchStats().blocked!;
+    assert.equal(blocked.offset, tOffsets[3], 'blocked at the record with queue offset 10, as single puts would be');
+    assert.equal(blocked.reason, `consume-queue dispatch failed at CommitLog offset ${tOffsets[3]} (topic T, queue 0, queue offset 10): write failed: EIO injected EIO`);
+    assert.equal(store.getMaxOffsetInQueue('T', 0), 10, 'entries before the failed record are written');
+    assert.equal(store.getMaxOffsetInQueue('U', 0), 1, 'U\'s record before the failed one is dispatched, the one after is not');
+    assert.equal(store.isWritable(), false);
+
+    fsPort.pathFault = null;
+    await waitFor(() => store.isWritable());
+    wrote.push(...tOffsets);
+    await assertQueueIs(store, 'T', wrote);
+    await assertQueueIs(store, 'U', [offsets[3]!, offsets[7]!]);
+    assert.equal(logger.lines.filter((l) => l.level === 'warn' && l.msg.includes('written before')).length, 0, 'no entry written twice');
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});

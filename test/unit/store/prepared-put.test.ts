@@ -13,6 +13,7 @@ import type { MessageInner } from '../../../src/common/message/message.js';
 import type { DefaultMessageStore } from '../../../src/store/default-message-store.js';
 import type { PreparedMessage } from '../../../src/store/message-store.js';
 import type { StoreConfig } from '../../../src/store/store-config.js';
+import { ConsumeQueue } from '../../../src/store/consumequeue/consume-queue.js';
 
 const SEGMENT = 4096;
 
@@ -37,11 +38,22 @@ function commitLogBytes(store: DefaultMessageStore): Buffer {
   return Buffer.concat(parts);
 }
 
-async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
+/**
+ * `segmentBytes` SEGMENT: the block spans a segment roll (dispatched record by record); larger:
+ * the block lies in one segment and is dispatched as one (ConsumeQueue entries per queue in one
+ * go, ConsumeQueue.putMessagePositionInfos).
+ */
+async function sameAsSinglePuts(extra: Partial<StoreConfig>, segmentBytes = SEGMENT): Promise<void> {
   const rootA = tempDir();
   const rootB = tempDir();
+  const batchWrite = ConsumeQueue.prototype.putMessagePositionInfos;
+  let fastBatches = 0;
+  ConsumeQueue.prototype.putMessagePositionInfos = function (this: ConsumeQueue, records) {
+    if (records.length > 1) fastBatches++;
+    return batchWrite.call(this, records);
+  };
   try {
-    const cfg = (root: string) => smallConfig(root, { mappedFileSizeCommitLog: SEGMENT, ...extra });
+    const cfg = (root: string) => smallConfig(root, { mappedFileSizeCommitLog: segmentBytes, mappedFileSizeConsumeQueue: 20 * 1000, ...extra });
     const a = await openStore(cfg(rootA));
     const b = await openStore(cfg(rootB));
     const arrived: string[] = [];
@@ -65,10 +77,11 @@ async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
 
     // byte-equal CommitLogs (same clock value, so even the store times agree), fillers included
     assert.equal(a.getMaxPhyOffset(), b.getMaxPhyOffset());
-    assert.ok(a.getMaxPhyOffset() > SEGMENT, 'the block crossed into a second segment');
+    if (segmentBytes === SEGMENT) assert.ok(a.getMaxPhyOffset() > SEGMENT, 'the block crossed into a second segment');
+    // one block, three queues with more than one record: written per queue in one go, unless it spans a roll
+    assert.equal(fastBatches, segmentBytes === SEGMENT ? 0 : 3);
     assert.ok(commitLogBytes(a).equals(commitLogBytes(b)), 'CommitLog bytes equal to single puts');
-    const filler = a.commitLog.getData(r.wroteOffset, 8);
-    assert.ok(filler);
+    assert.ok(a.commitLog.getData(r.wroteOffset, 8));
     assert.equal(r.wroteOffset, start);
     assert.equal(r.wroteOffset + r.wroteBytes, a.getMaxPhyOffset());
 
@@ -79,8 +92,8 @@ async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
     while (pos < a.getMaxPhyOffset()) {
       const head = a.commitLog.getData(pos, 8)!;
       if (head.readInt32BE(4) === BLANK_MAGIC_CODE) {
-        assert.equal(pos + head.readInt32BE(0), SEGMENT, 'the filler runs to the segment end');
-        pos = SEGMENT;
+        assert.equal(pos + head.readInt32BE(0), segmentBytes, 'the filler runs to the segment end');
+        pos = segmentBytes;
         continue;
       }
       const m = decodeRecord((await a.selectOneMessageByOffset(pos))!);
@@ -117,6 +130,7 @@ async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
     assert.equal(again.getMaxPhyOffset(), pos);
     await again.shutdown();
   } finally {
+    ConsumeQueue.prototype.putMessagePositionInfos = batchWrite;
     removeDir(rootA);
     removeDir(rootB);
   }
@@ -125,6 +139,10 @@ async function sameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
 test('putPreparedMessages: a multi-topic block is byte-equal to single puts, queue offsets per queue (ASYNC_FLUSH)', () => sameAsSinglePuts({ flushDiskType: 'ASYNC_FLUSH' }));
 
 test('putPreparedMessages: a multi-topic block is byte-equal to single puts, queue offsets per queue (SYNC_FLUSH)', () => sameAsSinglePuts({ flushDiskType: 'SYNC_FLUSH' }));
+
+test('putPreparedMessages: a block within one segment is dispatched as one, with the same ConsumeQueue, index and listener results as single puts (ASYNC_FLUSH)', () => sameAsSinglePuts({ flushDiskType: 'ASYNC_FLUSH' }, 64 * 1024));
+
+test('putPreparedMessages: a block within one segment is dispatched as one, with the same ConsumeQueue, index and listener results as single puts (SYNC_FLUSH)', () => sameAsSinglePuts({ flushDiskType: 'SYNC_FLUSH' }, 64 * 1024));
 
 test('prepareMessage refuses what putMessage refuses, and transactional half messages; putPreparedMessages refuses after shutdown', async () => {
   const root = tempDir();
