@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { offsetToFileName } from '../../../src/store/mapped-file/file-names.js';
 import { MappedFile } from '../../../src/store/mapped-file/mapped-file.js';
+import { completeStoreConfig, resolveStoreConfig } from '../../../src/store/store-config.js';
 import { FaultyFileSystem } from '../../support/faulty-file-system.js';
 import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
 
@@ -132,11 +133,11 @@ test('async commit: flush waits for the write before its fdatasync; truncateTo r
   }
 });
 
-test('ASYNC_FLUSH put with asynchronous commits: PUT_OK only once the record is in the file; a failed write answers FLUSH_DISK_TIMEOUT', async () => {
+test('ASYNC_FLUSH put with commitCommitLogAsync=true: PUT_OK only once the record is in the file; a failed write answers FLUSH_DISK_TIMEOUT', async () => {
   const root = tempDir();
   try {
     const faulty = new FaultyFileSystem();
-    const store = await openStore(smallConfig(root, { flushDiskType: 'ASYNC_FLUSH', messageIndexEnable: false }), { fs: faulty });
+    const store = await openStore(smallConfig(root, { flushDiskType: 'ASYNC_FLUSH', messageIndexEnable: false, commitCommitLogAsync: true }), { fs: faulty });
     faulty.pwriteAsyncDelayMs = 40;
     const calls = faulty.pwriteAsyncCalls;
     const t0 = Date.now();
@@ -161,4 +162,10 @@ test('ASYNC_FLUSH put with asynchronous commits: PUT_OK only once the record is 
   } finally {
     removeDir(root);
   }
+});
+
+test('config: commitCommitLogAsync defaults to false and is read from broker.conf text', () => {
+  assert.equal(completeStoreConfig({}).commitCommitLogAsync, false);
+  assert.equal(resolveStoreConfig({ commitCommitLogAsync: 'true' }).commitCommitLogAsync, true);
+  assert.throws(() => resolveStoreConfig({ commitCommitLogAsync: 'maybe' }), /commitCommitLogAsync/);
 });
