@@ -14,6 +14,7 @@ import { offsetToFileName } from '../../../src/store/mapped-file/file-names.js';
 import { MappedFile } from '../../../src/store/mapped-file/mapped-file.js';
 import { completeStoreConfig, resolveStoreConfig } from '../../../src/store/store-config.js';
 import { FaultyFileSystem } from '../../support/faulty-file-system.js';
+import { RawHAPeer, waitUntil } from '../../support/ha-cluster.js';
 import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
 
 /** What the file itself holds (not the MappedFile's buffers). */
@@ -168,4 +169,33 @@ test('config: commitCommitLogAsync defaults to false and is read from broker.con
   assert.equal(completeStoreConfig({}).commitCommitLogAsync, false);
   assert.equal(resolveStoreConfig({ commitCommitLogAsync: 'true' }).commitCommitLogAsync, true);
   assert.throws(() => resolveStoreConfig({ commitCommitLogAsync: 'maybe' }), /commitCommitLogAsync/);
+});
+
+test('commitCommitLogAsync: the HA master sends a slave only bytes whose write into the page cache completed', async () => {
+  const root = tempDir();
+  const faulty = new FaultyFileSystem();
+  const store = await openStore(smallConfig(root, { brokerRole: 'ASYNC_MASTER', messageIndexEnable: false, commitCommitLogAsync: true }), { fs: faulty });
+  const ha = await store.startHA({ listenPort: 0, host: '127.0.0.1' });
+  const peer = await RawHAPeer.connect(ha.master!.port);
+  try {
+    faulty.pwriteAsyncDelayMs = 400;
+    const puts = [0, 1, 2, 3].map((i) => store.putMessage(makeMessage({ body: `ha-${i}-${'x'.repeat(200)}` })));
+    peer.report(0);
+    await new Promise((r) => setTimeout(r, 150));
+    const max = store.getMaxPhyOffset();
+    assert.ok(max > 0);
+    assert.equal(store.commitLog.mfq.getLastMappedFile()!.getCommittedPosition(), 0, 'the write is still in flight');
+    assert.equal(peer.dataBytes(), 0, 'nothing sent before the master has the bytes in its page cache');
+    assert.deepEqual(
+      (await Promise.all(puts)).map((r) => r.status),
+      ['PUT_OK', 'PUT_OK', 'PUT_OK', 'PUT_OK'],
+    );
+    await waitUntil(() => peer.dataBytes() >= max, 5000, () => `${peer.dataBytes()} of ${max}`);
+    assert.ok(Buffer.concat(peer.frames.map((f) => f.body)).subarray(0, max).equals(store.commitLog.getData(0, max)!));
+  } finally {
+    faulty.pwriteAsyncDelayMs = 0;
+    peer.destroy();
+    await store.shutdown();
+    removeDir(root);
+  }
 });
