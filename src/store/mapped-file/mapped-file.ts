@@ -313,6 +313,11 @@ export class MappedFile extends ReferenceResource {
    * stays in the CPU cache (docs/internals/io-engine.md).
    */
   private recycleChunks(): void {
+    if (this.wrotePosition === this.fileSize && this.flightChunk === null && this.committedPosition === this.fileSize) {
+      this.chunks = []; // a full file never buffers again
+      this.spareBuffer = null;
+      return;
+    }
     this.releaseChunks();
     const last = this.chunks[this.chunks.length - 1];
     if (last !== undefined && last !== this.flightChunk && last.end > last.base && last.end === this.wrotePosition && this.isWritten(last.base, last.end)) {
