@@ -227,10 +227,14 @@ export class CrashFileSystem implements FileSystem {
    * before then loses it (it never reached the page cache).
    */
   async pwriteAsync(fd: number, buf: Buffer, off: number, len: number, pos: number): Promise<number> {
-    this.file(fd);
+    const f = this.file(fd);
+    const p = this.pathOf(fd);
     const latency = Math.floor(this.rand() * 2);
     await new Promise((resolve) => (latency === 0 ? setImmediate(resolve) : setTimeout(resolve, latency)));
-    if (this.frozen) this.dead(`pwriteAsync ${this.pathOf(fd)}`);
+    if (this.frozen) this.dead(`pwriteAsync ${p}`);
+    // a descriptor names the file it was opened on (an inode), not its path: a write to a file
+    // unlinked (or replaced by a new one of the same name) meanwhile cannot be seen by anyone
+    if (this.files.get(p) !== f) return len;
     return this.pwrite(fd, buf, off, len, pos);
   }
 
