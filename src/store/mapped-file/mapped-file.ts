@@ -526,7 +526,12 @@ export class MappedFile extends ReferenceResource {
     } else return;
     const c = this.chunkAt(from);
     if (c === null) {
-      this.tryCommit(); // cannot happen (pending bytes are always buffered); the synchronous path reports it
+      // cannot happen (pending bytes are always buffered); the synchronous path writes what it can and reports the rest
+      try {
+        this.commitNow();
+      } catch {
+        // kept in commitError
+      }
       return;
     }
     to = Math.min(to, c.end);
