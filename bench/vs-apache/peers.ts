@@ -164,6 +164,8 @@ export async function startTsmq(o: TsmqOpts): Promise<Running> {
   const nsPort = await freePortTriple();
   const brokerPort = await freePortTriple();
   const cliArgs = [join(o.root, 'src/cli/main.ts'), 'start', '-n', String(nsPort), '-p', String(brokerPort), '--store', join(dir, 'store'), '-o', 'grpcListenPort=-1', '-o', `flushDiskType=${o.flush}`];
+  // TSMQ_BROKER_CONF: extra broker/store keys for A/B runs, space-separated key=value (e.g. commitCommitLogAsync=true)
+  for (const kv of (process.env.TSMQ_BROKER_CONF ?? '').split(' ').filter(Boolean)) cliArgs.push('-o', kv);
   const nodeArgs = (process.env.TSMQ_BROKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const env = { TSMQ_LOG_LEVEL: process.env.TSMQ_LOG_LEVEL ?? 'warn' };
   // with node flags (e.g. --cpu-prof, which NODE_OPTIONS refuses) node runs the CLI itself through tsx's loader

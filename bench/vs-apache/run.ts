@@ -14,6 +14,8 @@
  * removed, also on failure or Ctrl-C. Flags: see `usage()` and bench/README.md.
  * Env: TSMQ_BROKER_NODE_ARGS (space-separated node flags for the tsmq broker, e.g.
  *      `--cpu-prof --cpu-prof-dir=/tmp/prof`; the profile is written at the broker's clean exit).
+ *      TSMQ_BROKER_CONF (space-separated key=value broker/store keys for the tsmq broker, for A/B
+ *      runs, e.g. `commitCommitLogAsync=true`).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -182,6 +182,16 @@ export const storeConfigSpec = {
   flushLeastPagesWhenWarmMapedFile: num('flushLeastPagesWhenWarmMapedFile', 4096, 'Pre-writing a segment forces it every this many 4 KiB pages (16 MiB).', positive, [
     'flushLeastPagesWhenWarmMappedFile',
   ]),
+  commitCommitLogAsync: {
+    name: 'commitCommitLogAsync',
+    type: 'boolean',
+    default: false,
+    doc:
+      'tsmq: commit the CommitLog write buffer with asynchronous positional writes on the libuv pool (the role of ' +
+      "RocketMQ's CommitRealTimeService thread) instead of a synchronous pwrite on the store thread; puts are still " +
+      'answered only once their bytes are in the page cache. Off by default: on a small shared machine the thread ' +
+      'hand-over per commit costs more than the blocking it saves (docs/internals/scaling.md).',
+  } as ConfigKey<boolean>,
   transientStorePoolEnable: {
     name: 'transientStorePoolEnable',
     type: 'boolean',
@@ -244,6 +254,7 @@ export interface StoreConfig {
   cleanFileForciblyEnable: boolean;
   /** Resolved from the key: unset means SYNC_FLUSH. */
   warmMapedFileEnable: boolean;
+  commitCommitLogAsync: boolean;
   flushLeastPagesWhenWarmMapedFile: number;
   transientStorePoolEnable: boolean;
 }

@@ -4,7 +4,8 @@
  *
  * Model (page = 4096 bytes, sector = 512 bytes):
  * - Every file has a volatile image (what reads see: the page cache) and a durable image (the
- *   device). pwrite/writeFile change the volatile image and mark pages dirty. fdatasync/fsync
+ *   device). pwrite/writeFile change the volatile image and mark pages dirty (pwriteAsync after a
+ *   seeded latency: the async CommitLog commit). fdatasync/fsync
  *   capture the dirty pages when called and copy them to the device when they complete (after a
  *   seeded latency on the virtual event loop); a page written again meanwhile stays dirty.
  * - Metadata is durable at once: creating, renaming and deleting files and directories, and a
@@ -218,6 +219,23 @@ export class CrashFileSystem implements FileSystem {
     this.markDirty(f, pos, len);
     f.mtimeMs = this.clock.nowMs();
     return len;
+  }
+
+  /**
+   * `pwrite` on the "libuv pool" (asynchronous CommitLog commits, pre-writes): takes effect, with
+   * the faults of `pwrite`, after a seeded latency on the virtual event loop; a power failure
+   * before then loses it (it never reached the page cache).
+   */
+  async pwriteAsync(fd: number, buf: Buffer, off: number, len: number, pos: number): Promise<number> {
+    const f = this.file(fd);
+    const p = this.pathOf(fd);
+    const latency = Math.floor(this.rand() * 2);
+    await new Promise((resolve) => (latency === 0 ? setImmediate(resolve) : setTimeout(resolve, latency)));
+    if (this.frozen) this.dead(`pwriteAsync ${p}`);
+    // a descriptor names the file it was opened on (an inode), not its path: a write to a file
+    // unlinked (or replaced by a new one of the same name) meanwhile cannot be seen by anyone
+    if (this.files.get(p) !== f) return len;
+    return this.pwrite(fd, buf, off, len, pos);
   }
 
   ftruncate(fd: number, len: number): void {

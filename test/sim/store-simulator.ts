@@ -161,6 +161,7 @@ class StoreSimulation {
       warmMapedFileEnable: this.pick(['', 'true', 'false']) as unknown as boolean,
       flushLeastPagesWhenWarmMapedFile: 2,
       checkCRCOnRecover: true, // false accepts torn records by design (docs/internals/simulation.md)
+      commitCommitLogAsync: this.pick([false, true]), // the CommitLog commit as a pool write (CrashFileSystem.pwriteAsync)
     };
     this.withFaults = r() < 0.7;
     const tight = r() < 0.25;

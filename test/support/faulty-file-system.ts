@@ -4,7 +4,8 @@
  * of fdatasync calls (to observe group commit). `pathFault` targets single files: it sees the
  * operation and the file's path (pwrite and fdatasync on a descriptor are mapped back to the path
  * it was opened with) and returns the error code to throw (fdatasync: reject with), or null to
- * let the call through.
+ * let the call through. `pwriteAsync` (asynchronous CommitLog commits) sees the faults of `pwrite`
+ * when it runs, after an optional delay.
  */
 import type { FileStat, FileSystem, OpenMode } from '../../src/common/fs/file-system.js';
 import { NodeFileSystem } from '../../src/common/fs/node-file-system.js';
@@ -44,6 +45,27 @@ export class FaultyFileSystem implements FileSystem {
     if (this.pwriteErrorCode) throw Object.assign(new Error(`injected ${this.pwriteErrorCode}`), { code: this.pwriteErrorCode });
     this.#inject('pwrite', this.#paths.get(fd));
     return this.real.pwrite(fd, buf, off, len, pos);
+  }
+  /** Extra delay before every pwriteAsync writes (the bytes reach the file only after it). */
+  pwriteAsyncDelayMs = 0;
+  pwriteAsyncCalls = 0;
+  /**
+   * pwrite on the libuv pool (asynchronous CommitLog commits, background pre-writes): the faults
+   * of `pwrite`, checked when the write runs. Absent with `{ asyncWrites: false }` (callers then
+   * use `pwrite`, e.g. the pre-writer's 64 KiB synchronous pieces).
+   */
+  pwriteAsync?: (fd: number, buf: Buffer, off: number, len: number, pos: number) => Promise<number>;
+
+  constructor(opts: { asyncWrites?: boolean } = {}) {
+    if (opts.asyncWrites === false) return;
+    this.pwriteAsync = async (fd, buf, off, len, pos) => {
+      this.pwriteAsyncCalls++;
+      if (this.pwriteAsyncDelayMs > 0) await new Promise((r) => setTimeout(r, this.pwriteAsyncDelayMs));
+      else await Promise.resolve();
+      if (this.pwriteErrorCode) throw Object.assign(new Error(`injected ${this.pwriteErrorCode}`), { code: this.pwriteErrorCode });
+      this.#inject('pwrite', this.#paths.get(fd));
+      return this.real.pwriteAsync(fd, buf, off, len, pos);
+    };
   }
   ftruncate(fd: number, len: number): void {
     this.#inject('ftruncate', this.#paths.get(fd));

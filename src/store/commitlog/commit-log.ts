@@ -78,6 +78,13 @@ export interface CommitLogOptions {
   onSyncFailed?: (e: SyncFailedError) => void;
   /** Sizes of the pull path's chunk cache (defaults: CommitLogReadCache). */
   readCache?: CommitLogReadCacheOptions;
+  /**
+   * Commit the write buffer with asynchronous writes on the libuv pool, so the event loop never
+   * waits in the kernel's page-cache write (the role of RocketMQ's CommitRealTimeService thread
+   * with transientStorePoolEnable; store config `commitCommitLogAsync`). Default false: a
+   * synchronous pwrite on the loop.
+   */
+  asyncCommit?: boolean;
 }
 
 export type AppendOutcome =
@@ -177,6 +184,7 @@ export class CommitLog {
       clock: opts.clock,
       logger: opts.logger,
       preallocate: true,
+      asyncCommit: opts.asyncCommit ?? false,
       prewrite: opts.prewrite ? { yieldToFlushesWithinMs: PREWRITE_YIELD_TO_FLUSHES_MS, ...opts.prewrite } : null,
       ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     });

@@ -66,6 +66,8 @@ export class HAConnection {
   private lastReadMs = Date.now();
   private lastWriteMs = 0;
   private closed = false;
+  /** A commit write the next transfer waits for (the bytes to send are still being written to the page cache). */
+  private commitWait: Promise<Error | null> | null = null;
   private readonly reports = new ReportReader();
   private readonly housekeeping: NodeJS.Timeout;
 
@@ -161,6 +163,12 @@ export class HAConnection {
         if (this.socket.writableNeedDrain) await this.drain();
         continue;
       }
+      const commitWait = this.commitWait;
+      if (commitWait !== null) {
+        this.commitWait = null;
+        await commitWait;
+        continue;
+      }
       if (this.nextTransferFromWhere >= 0 && Date.now() - this.lastWriteMs > this.host.heartbeatIntervalMs) {
         this.write(encodeHeartbeat(this.nextTransferFromWhere));
       }
@@ -190,6 +198,11 @@ export class HAConnection {
         mf.commitNow(); // page cache first, then the slave
       } catch {
         // a failing write (disk full) is the store's to report; the bytes are still readable
+      }
+      if (mf.isWriteInFlight() && mf.getCommittedPosition() < pos + size) {
+        // part of them is being written on the libuv pool: send once it is in the page cache
+        this.commitWait = mf.whenCommitted(pos + size);
+        if (this.commitWait !== null) return false;
       }
     }
     const frame = Buffer.allocUnsafe(HA_FRAME_HEADER_BYTES + size);

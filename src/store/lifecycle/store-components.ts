@@ -149,6 +149,7 @@ export function openStoreComponents(config: StoreConfig, deps: MessageStoreDeps)
           }
         : null,
       onSyncFailed: syncFailures.report,
+      asyncCommit: config.commitCommitLogAsync,
     });
     commitLog = cl;
     const cqStore = new ConsumeQueueStore({

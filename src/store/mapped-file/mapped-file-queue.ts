@@ -26,6 +26,8 @@ export interface MappedFileQueueOptions {
   logger?: Logger;
   writeBufferBytes?: number;
   commitThresholdBytes?: number;
+  /** Commit with asynchronous writes on the libuv pool (MappedFileOptions.asyncCommit). Default false. */
+  asyncCommit?: boolean;
   /** Pre-create the next segment in the background (CommitLog). */
   preallocate?: boolean;
   /** With `preallocate`: also pre-write it with zeros (warmMapedFileEnable). */
@@ -67,6 +69,7 @@ export class MappedFileQueue {
       clock: opts.clock ?? systemClock,
       ...(opts.writeBufferBytes !== undefined ? { writeBufferBytes: opts.writeBufferBytes } : {}),
       ...(opts.commitThresholdBytes !== undefined ? { commitThresholdBytes: opts.commitThresholdBytes } : {}),
+      ...(opts.asyncCommit !== undefined ? { asyncCommit: opts.asyncCommit } : {}),
       ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     };
     const clock = this.clock;

@@ -4,18 +4,35 @@
  * mode):
  *
  *   [0, flushedPosition)           forced to the device (fdatasync)
- *   [0, committedPosition)         handed to the OS with pwrite (page cache)
- *   [committedPosition, wrotePosition)  only in this object's write buffer
+ *   [0, committedPosition)         in the file (page cache): every write below it completed
+ *   [committedPosition, gapEnd)    being written by the one asynchronous write in flight, or
+ *                                  left by a failed write (retried by the next commit)
+ *   [gapEnd, submittedPosition)    written (synchronously, while the async write ran)
+ *   [submittedPosition, wrotePosition)  only in this object's write buffers
  *   [wrotePosition, fileSize)      free (zeros on disk: a new file is created at full size)
  *
- * Invariant: flushed ≤ committed ≤ wrote ≤ fileSize, committed + pendingBytes = wrote.
+ * Invariant: flushed ≤ committed ≤ gapEnd ≤ submitted ≤ wrote ≤ fileSize; when there is no gap
+ * (gapEnd = committed) then submitted = committed.
  *
- * Appends copy into the write buffer (or are encoded straight into it: `reserve`/`advance`)
- * and never wait on the disk. The buffer is committed (pwrite) on the next `setImmediate` after
- * an append, whenever it passes `commitThresholdBytes`, and before every flush. `flush()` runs
- * fdatasync off the event loop. Readers see everything below wrotePosition: committed bytes come
- * from the file (pread), the rest from the write buffer. Reads return copies, taken under
- * hold/release within one synchronous call, so a reader never sees a closed descriptor.
+ * Appends copy into the active write buffer (or are encoded straight into it: `reserve`/
+ * `advance`) and never wait on the disk. The buffers are committed on the next `setImmediate`
+ * after an append, whenever `commitThresholdBytes` are pending, and before every flush.
+ *
+ * With `asyncCommit` (and a FileSystem with `pwriteAsync`) a commit is a positional write on
+ * the libuv pool, one at a time; appends go on meanwhile, and when one completes the next write
+ * takes everything pending since. Ownership: bytes handed to a write are never changed until it
+ * completes (buffers are append-only; a buffer is reused or dropped only once none of its bytes
+ * is in flight or unwritten), so a full active buffer during a write makes a new one (a pool of
+ * one spare). Readers see everything below wrotePosition: bytes held by a buffer are copied from
+ * it, the rest (committed or written) is read from the file (pread). `whenCommitted(p)` tells
+ * when the bytes below p reached the page cache (or why not). `flush()` waits for the writes
+ * before its fdatasync, so it forces only completed writes; truncation refuses to run with a
+ * write in flight (callers flush first), the fd is closed only after the write settles.
+ * Without `asyncCommit` every commit is a synchronous pwrite (ConsumeQueues, test file systems
+ * without `pwriteAsync`).
+ *
+ * Reads return copies, taken under hold/release within one synchronous call, so a reader never
+ * sees a closed descriptor.
  *
  * Reference counting (hold/release/shutdown) follows RocketMQ `ReferenceResource`, §5.1: the fd
  * is closed only once no reader or flush holds the file, and never while an asynchronous
@@ -37,8 +54,13 @@ export interface MappedFileOptions {
   clock?: Clock;
   /** Write-buffer capacity; appends larger than this are written straight through. Default 4 MiB (capped at the file size). */
   writeBufferBytes?: number;
-  /** Commit synchronously once this many bytes are pending. Default 256 KiB (the buffer prefix in use stays cache-resident; see io-engine.md). */
+  /** Commit once this many bytes are pending. Default 256 KiB (the buffer prefix in use stays cache-resident; see io-engine.md). */
   commitThresholdBytes?: number;
+  /**
+   * Commit with asynchronous positional writes on the libuv pool (`fs.pwriteAsync`; ignored when
+   * the file system has none) instead of a synchronous pwrite on the calling thread. Default false.
+   */
+  asyncCommit?: boolean;
   /**
    * Told once, synchronously, when an fdatasync/fsync of the file fails (fsyncgate: the file is
    * then sync-failed for good, see `getSyncFailure`).
@@ -49,6 +71,19 @@ export interface MappedFileOptions {
 const DEFAULT_WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
 const DEFAULT_COMMIT_THRESHOLD_BYTES = 256 * 1024;
 
+/** One write buffer: holds the file's bytes [base, end) at buf[0, end - base). */
+interface WriteChunk {
+  buf: Buffer;
+  base: number;
+  end: number;
+}
+
+/** A caller of `whenCommitted`: resolved with null once committed ≥ position, or with the failed write's error. */
+interface CommitWaiter {
+  position: number;
+  resolve: (err: Error | null) => void;
+}
+
 export class MappedFile extends ReferenceResource {
   private readonly fs: FileSystem;
   private fd: number;
@@ -56,13 +91,24 @@ export class MappedFile extends ReferenceResource {
   private wrotePosition: number;
   private committedPosition: number;
   private flushedPosition: number;
-  private writeBuffer: Buffer | null = null;
+  /** End of the range [committed, gapEnd) in flight or left by a failed write (= committed when none). */
+  private gapEnd: number;
+  /** Bytes below were handed to a write (completed, or the one in flight). */
+  private submittedPosition: number;
+  /** Write buffers in position order; the last one takes appends when its end is wrotePosition. */
+  private chunks: WriteChunk[] = [];
+  /** A buffer no chunk uses any more (reused before allocating). */
+  private spareBuffer: Buffer | null = null;
+  /** The chunk whose bytes the asynchronous write in flight reads (null: none in flight). */
+  private flightChunk: WriteChunk | null = null;
+  private commitWaiters: CommitWaiter[] = [];
+  private readonly asyncWrite: NonNullable<FileSystem['pwriteAsync']> | null;
   private readonly writeBufferBytes: number;
   private readonly commitThresholdBytes: number;
   private commitScheduled = false;
   private flushInFlight: Promise<number> | null = null;
   private contentEpoch = 0;
-  /** fdatasync/pre-write operations on `fd` not settled yet: the fd is never closed under them. */
+  /** fdatasync/pre-write/commit operations on `fd` not settled yet: the fd is never closed under them. */
   private asyncOps = 0;
   private closeDeferred = false;
   /** Store time of the last message appended (CommitLog only; feeds checkpoint physicMsgTimestamp). */
@@ -87,8 +133,11 @@ export class MappedFile extends ReferenceResource {
     this.wrotePosition = initialPosition;
     this.committedPosition = initialPosition;
     this.flushedPosition = initialPosition;
+    this.gapEnd = initialPosition;
+    this.submittedPosition = initialPosition;
     this.writeBufferBytes = Math.min(fileSize, opts.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES);
     this.commitThresholdBytes = Math.min(this.writeBufferBytes, opts.commitThresholdBytes ?? DEFAULT_COMMIT_THRESHOLD_BYTES);
+    this.asyncWrite = opts.asyncCommit && opts.fs.pwriteAsync ? opts.fs.pwriteAsync.bind(opts.fs) : null;
     this.onSyncFailed = opts.onSyncFailed;
   }
 
@@ -138,6 +187,10 @@ export class MappedFile extends ReferenceResource {
   getFlushedPosition(): number {
     return this.flushedPosition;
   }
+  /** True while an asynchronous commit write of this file is running. */
+  isWriteInFlight(): boolean {
+    return this.flightChunk !== null;
+  }
   /** Bytes still free in this file. */
   remaining(): number {
     return this.fileSize - this.wrotePosition;
@@ -152,68 +205,140 @@ export class MappedFile extends ReferenceResource {
 
   /**
    * Appends `len` bytes of `src` at wrotePosition. @throws RangeError if they do not fit or the
-   * file is shut down (callers check `remaining()` first).
+   * file is shut down (callers check `remaining()` first); the write error when a synchronous
+   * commit needed to make room fails.
    */
   append(src: Buffer, srcOffset = 0, len = src.length - srcOffset): void {
     if (!this.available) throw new RangeError(`append to a shut-down segment ${this.filePath}`);
     if (len > this.remaining()) throw new RangeError(`append of ${len} bytes exceeds remaining ${this.remaining()} in ${this.filePath}`);
     if (len === 0) return;
-    let pending = this.wrotePosition - this.committedPosition;
-    if (pending + len > this.writeBufferBytes) {
-      this.commitNow();
-      pending = 0;
-    }
     if (len > this.writeBufferBytes) {
+      this.commitNow();
       this.fs.pwrite(this.fd, src, srcOffset, len, this.wrotePosition);
       this.wrotePosition += len;
-      this.committedPosition = this.wrotePosition;
+      this.submittedPosition = this.wrotePosition;
+      this.normalize();
       return;
     }
-    this.writeBuffer ??= Buffer.allocUnsafe(this.writeBufferBytes);
-    src.copy(this.writeBuffer, pending, srcOffset, srcOffset + len);
-    this.wrotePosition += len;
-    if (pending + len >= this.commitThresholdBytes) this.tryCommit();
-    else this.scheduleCommit();
+    const c = this.roomFor(len);
+    src.copy(c.buf, this.wrotePosition - c.base, srcOffset, srcOffset + len);
+    this.grow(c, len);
   }
 
   /**
-   * In-place append, step 1: makes room for `len` bytes in the write buffer (committing what is
-   * pending when they would not fit) and returns where they go in `writeBufferRef()`; the caller
-   * writes them there and calls `advance(len)`. Returns -1 when `len` exceeds the write buffer
-   * (use `append`). Nothing is visible to readers before `advance`.
-   * @throws RangeError as `append`.
+   * In-place append, step 1: makes room for `len` bytes in the active write buffer (a new buffer,
+   * or a synchronous commit of what is pending, when they would not fit) and returns where they
+   * go in `writeBufferRef()`; the caller writes them there and calls `advance(len)`. Returns -1
+   * when `len` exceeds the write buffer (use `append`). Nothing is visible to readers before
+   * `advance`. @throws RangeError as `append`.
    */
   reserve(len: number): number {
     if (!this.available) throw new RangeError(`append to a shut-down segment ${this.filePath}`);
     if (len > this.remaining()) throw new RangeError(`append of ${len} bytes exceeds remaining ${this.remaining()} in ${this.filePath}`);
     if (len > this.writeBufferBytes) return -1;
-    let pending = this.wrotePosition - this.committedPosition;
-    if (pending + len > this.writeBufferBytes) {
-      this.commitNow();
-      pending = 0;
-    }
-    this.writeBuffer ??= Buffer.allocUnsafe(this.writeBufferBytes);
-    return pending;
+    const c = this.roomFor(len);
+    return this.wrotePosition - c.base;
   }
 
   /** The write buffer `reserve` pointed into (valid until the next append, commit or close). */
   writeBufferRef(): Buffer {
-    return this.writeBuffer!;
+    return this.chunks[this.chunks.length - 1]!.buf;
   }
 
   /** In-place append, step 2: the `len` bytes written at the reserved position become part of the file. */
   advance(len: number): void {
-    const pending = this.wrotePosition - this.committedPosition + len;
-    if (len < 0 || pending > this.writeBufferBytes || len > this.remaining()) throw new RangeError(`advance(${len}) without a matching reserve in ${this.filePath}`);
+    const c = this.chunks[this.chunks.length - 1];
+    if (c === undefined || c.end !== this.wrotePosition || len < 0 || this.wrotePosition + len - c.base > this.writeBufferBytes || len > this.remaining()) {
+      throw new RangeError(`advance(${len}) without a matching reserve in ${this.filePath}`);
+    }
+    this.grow(c, len);
+  }
+
+  /** The active chunk took `len` more bytes: move the positions, commit at the threshold or schedule a commit. */
+  private grow(c: WriteChunk, len: number): void {
     this.wrotePosition += len;
-    if (pending >= this.commitThresholdBytes) this.tryCommit();
+    c.end = this.wrotePosition;
+    if (this.wrotePosition - this.submittedPosition >= this.commitThresholdBytes) this.tryCommit();
     else this.scheduleCommit();
+  }
+
+  /**
+   * The chunk that takes `len` more bytes at wrotePosition: the active one when they fit;
+   * else the active one emptied (after a synchronous commit of its pending bytes) when no write
+   * reads it, else a new one (the spare buffer or a new allocation).
+   */
+  private roomFor(len: number): WriteChunk {
+    const cap = this.writeBufferBytes;
+    const last = this.chunks[this.chunks.length - 1];
+    if (last !== undefined && last.end === this.wrotePosition && this.wrotePosition + len - last.base <= cap) return last;
+    if (last !== undefined && last !== this.flightChunk) {
+      if (!this.isWritten(last.base, last.end)) this.commitNow();
+      if (last !== this.flightChunk && this.isWritten(last.base, last.end)) {
+        last.base = last.end = this.wrotePosition;
+        this.releaseChunks();
+        return last;
+      }
+    }
+    const c: WriteChunk = { buf: this.spareBuffer ?? Buffer.allocUnsafe(cap), base: this.wrotePosition, end: this.wrotePosition };
+    this.spareBuffer = null;
+    this.chunks.push(c);
+    this.releaseChunks();
+    return c;
+  }
+
+  /** True when the file holds [from, to): below committed, or in the range written ahead of the gap. */
+  private isWritten(from: number, to: number): boolean {
+    return to <= this.committedPosition || (from >= this.gapEnd && to <= this.submittedPosition);
+  }
+
+  /** Drops the buffers (all but the active one) whose bytes are all in the file and not read by a write in flight. */
+  private releaseChunks(): void {
+    const chunks = this.chunks;
+    if (chunks.length < 2) return;
+    let kept = 0;
+    for (let i = 0; i < chunks.length; i++) {
+      const c = chunks[i]!;
+      if (i < chunks.length - 1 && c !== this.flightChunk && this.isWritten(c.base, c.end)) {
+        if (this.spareBuffer === null) this.spareBuffer = c.buf;
+        continue;
+      }
+      chunks[kept++] = c;
+    }
+    chunks.length = kept;
+  }
+
+  /**
+   * Drops the buffers whose bytes are all in the file (releaseChunks) and, when the active one's
+   * are too, starts it over at its beginning: appends keep reusing the same buffer prefix, which
+   * stays in the CPU cache (docs/internals/io-engine.md).
+   */
+  private recycleChunks(): void {
+    if (this.wrotePosition === this.fileSize && this.flightChunk === null && this.committedPosition === this.fileSize) {
+      this.chunks = []; // a full file never buffers again
+      this.spareBuffer = null;
+      return;
+    }
+    this.releaseChunks();
+    const last = this.chunks[this.chunks.length - 1];
+    if (last !== undefined && last !== this.flightChunk && last.end > last.base && last.end === this.wrotePosition && this.isWritten(last.base, last.end)) {
+      last.base = last.end;
+    }
+  }
+
+  /** Restores the invariant: without a gap, everything submitted is committed. */
+  private normalize(): void {
+    if (this.gapEnd <= this.committedPosition) {
+      this.committedPosition = this.submittedPosition;
+      this.gapEnd = this.submittedPosition;
+    }
   }
 
   /**
    * Appends `head` and declares the rest of the file written (the end-of-file filler): the gap
    * after `head` is already zero on disk, because segments are created zero-filled and
-   * truncation zeroes the tail. Flushed position is unchanged.
+   * truncation zeroes the tail. Flushed position is unchanged. `head` (and everything pending
+   * before it) is written synchronously; a write still in flight completes later (the file's
+   * committed position reaches the end then).
    * @throws the write error when `head` (with what was buffered before it) cannot be written;
    *   `head` is then taken back, so the segment is as before and takes no append behind a filler.
    */
@@ -225,15 +350,20 @@ export class MappedFile extends ReferenceResource {
     } catch (e) {
       // not written: take the filler back, or later appends would land behind it in this segment
       // (readers and recovery skip everything after a filler to the next segment)
-      if (this.committedPosition <= before) {
+      if (this.submittedPosition <= before) {
         this.wrotePosition = before;
-        if (this.wrotePosition === this.committedPosition) this.commitError = null; // no failed bytes kept
+        const last = this.chunks[this.chunks.length - 1];
+        if (last !== undefined && last.end > before) last.end = Math.max(last.base, before);
+        if (this.wrotePosition === this.submittedPosition && this.gapEnd === this.committedPosition) this.commitError = null; // no failed bytes kept
       }
       throw e;
     }
     this.wrotePosition = this.fileSize;
-    this.committedPosition = this.fileSize;
-    this.writeBuffer = null;
+    this.submittedPosition = this.fileSize;
+    this.normalize();
+    // a full file never buffers again: only the buffer of a write in flight is kept
+    this.chunks = this.flightChunk ? [this.flightChunk] : [];
+    this.spareBuffer = null;
   }
 
   /** Copies [position, position+len) into `dst` at `dstOffset`; false if not readable (beyond wrote or closed). */
@@ -241,14 +371,34 @@ export class MappedFile extends ReferenceResource {
     if (position < 0 || len < 0 || position + len > this.wrotePosition) return false;
     if (!this.hold()) return false;
     try {
-      const fromFile = Math.max(0, Math.min(this.committedPosition, position + len) - position);
+      const end = position + len;
+      let p = position;
+      const fromFile = Math.max(0, Math.min(this.committedPosition, end) - position);
       if (fromFile > 0) {
         const n = this.fs.pread(this.fd, dst, dstOffset, fromFile, position);
         if (n !== fromFile) return false;
+        p += fromFile;
       }
-      if (fromFile < len) {
-        const bufStart = position + fromFile - this.committedPosition;
-        this.writeBuffer!.copy(dst, dstOffset + fromFile, bufStart, bufStart + len - fromFile);
+      // above committed: from the buffer holding the bytes, else (written ahead, buffer dropped) the file
+      while (p < end) {
+        let next = end;
+        let held: WriteChunk | null = null;
+        for (const c of this.chunks) {
+          if (c.base <= p && p < c.end) {
+            held = c;
+            break;
+          }
+          if (c.base > p && c.base < next) next = c.base;
+        }
+        if (held !== null) {
+          const n = Math.min(end, held.end) - p;
+          held.buf.copy(dst, dstOffset + (p - position), p - held.base, p - held.base + n);
+          p += n;
+        } else {
+          const n = next - p;
+          if (this.fs.pread(this.fd, dst, dstOffset + (p - position), n, p) !== n) return false;
+          p += n;
+        }
       }
       return true;
     } finally {
@@ -286,29 +436,185 @@ export class MappedFile extends ReferenceResource {
     return target > done;
   }
 
-  /** Commits pending bytes if the page rule allows; returns the committed position. */
+  /**
+   * Commits pending bytes if the page rule allows (synchronously; a write in flight completes
+   * later); returns the committed position.
+   */
   commit(leastPages: number): number {
     if (MappedFile.isAbleTo(this.wrotePosition, this.committedPosition, this.fileSize, leastPages)) this.commitNow();
     return this.committedPosition;
   }
 
   /**
-   * pwrites every pending byte into the file (page cache). @throws the write error (e.g.
+   * pwrites every pending byte into the file (page cache) on this thread: a range a failed write
+   * left (unless a write is in flight for it), then everything not yet submitted. A write in
+   * flight completes later (committed position moves then). @throws the write error (e.g.
    * ENOSPC); the bytes then stay buffered, the error is kept in `commitError` until a commit
-   * succeeds.
+   * succeeds, and every `whenCommitted` waiter is told.
    */
   commitNow(): void {
-    const pending = this.wrotePosition - this.committedPosition;
-    if (pending === 0 || this.fdClosed) return;
+    if (this.fdClosed) return;
     try {
-      this.fs.pwrite(this.fd, this.writeBuffer!, 0, pending, this.committedPosition);
+      if (this.flightChunk === null && this.gapEnd > this.committedPosition) {
+        this.writeRange(this.committedPosition, this.gapEnd, (p) => {
+          this.committedPosition = p;
+        });
+        this.normalize();
+      }
+      if (this.wrotePosition > this.submittedPosition) {
+        this.writeRange(this.submittedPosition, this.wrotePosition, (p) => {
+          this.submittedPosition = p; // written ahead of a gap, or committed (normalize)
+          this.normalize();
+        });
+      }
     } catch (e) {
       this.commitError = e as Error;
+      this.failWaiters(e as Error);
       throw e;
     }
-    this.commitError = null;
-    this.committedPosition = this.wrotePosition;
-    if (this.isFull()) this.writeBuffer = null; // a full file never buffers again
+    if (this.flightChunk === null) this.commitError = null;
+    this.recycleChunks();
+    this.resolveWaiters();
+  }
+
+  /**
+   * Synchronous pwrite of [from, to) from the chunks holding it, telling `progress` the end of
+   * each piece written. Pieces no chunk holds are already in the file (see releaseChunks) and
+   * are skipped. @throws the write error.
+   */
+  private writeRange(from: number, to: number, progress: (p: number) => void): void {
+    let p = from;
+    while (p < to) {
+      const c = this.chunkAt(p);
+      if (c === null) {
+        let next = to;
+        for (const x of this.chunks) if (x.base > p && x.base < next) next = x.base;
+        p = next;
+        continue;
+      }
+      const n = Math.min(to, c.end) - p;
+      this.fs.pwrite(this.fd, c.buf, p - c.base, n, p);
+      p += n;
+      progress(p);
+    }
+  }
+
+  private chunkAt(p: number): WriteChunk | null {
+    for (const c of this.chunks) if (c.base <= p && p < c.end) return c;
+    return null;
+  }
+
+  /**
+   * Starts an asynchronous write (libuv pool) of the next pending range unless one is in flight
+   * (then the completion starts the next). Without `asyncCommit`, commits synchronously. Never
+   * throws: a failure is kept in `commitError` and told to the `whenCommitted` waiters.
+   */
+  startCommit(): void {
+    if (this.asyncWrite === null) {
+      this.tryCommit();
+      return;
+    }
+    if (this.flightChunk !== null || this.fdClosed) return;
+    let from: number;
+    let to: number;
+    if (this.gapEnd > this.committedPosition) {
+      from = this.committedPosition;
+      to = this.gapEnd;
+    } else if (this.wrotePosition > this.submittedPosition) {
+      from = this.submittedPosition;
+      to = this.wrotePosition;
+    } else return;
+    const c = this.chunkAt(from);
+    if (c === null) {
+      // cannot happen (pending bytes are always buffered); the synchronous path writes what it can and reports the rest
+      try {
+        this.commitNow();
+      } catch {
+        // kept in commitError
+      }
+      return;
+    }
+    to = Math.min(to, c.end);
+    if (c === this.chunks[this.chunks.length - 1]) {
+      // double buffering: appends go on in another buffer, from its start (cache-resident)
+      this.chunks.push({ buf: this.spareBuffer ?? Buffer.allocUnsafe(this.writeBufferBytes), base: this.wrotePosition, end: this.wrotePosition });
+      this.spareBuffer = null;
+    }
+    if (from === this.submittedPosition) {
+      this.submittedPosition = to;
+      this.gapEnd = to;
+    }
+    this.flightChunk = c;
+    const write = this.asyncWrite;
+    this.onFd((fd) => write(fd, c.buf, from - c.base, to - from, from)).then(
+      () => this.writeDone(to, null),
+      (e: unknown) => this.writeDone(to, e instanceof Error ? e : new Error(String(e))),
+    );
+  }
+
+  /** Completion of the asynchronous write of [committed, to). */
+  private writeDone(to: number, err: Error | null): void {
+    this.flightChunk = null;
+    if (err !== null) {
+      this.commitError = err;
+      this.failWaiters(err);
+      return; // the gap stays; the next commit writes it again
+    }
+    if (to > this.committedPosition) this.committedPosition = to;
+    this.normalize();
+    if (this.gapEnd === this.committedPosition) this.commitError = null;
+    this.recycleChunks();
+    this.resolveWaiters();
+    if (this.available && !this.fdClosed && (this.wrotePosition > this.submittedPosition || this.gapEnd > this.committedPosition)) this.startCommit();
+  }
+
+  /**
+   * Resolves when the bytes below `position` are in the file (page cache): null, or the error of
+   * the write that failed for them (also kept in `commitError`). Starts a commit when none runs.
+   * Returns null synchronously when they already are.
+   */
+  whenCommitted(position: number): Promise<Error | null> | null {
+    if (this.committedPosition >= position) return null;
+    if (this.fdClosed) return Promise.resolve(this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`));
+    const p = new Promise<Error | null>((resolve) => this.commitWaiters.push({ position, resolve }));
+    this.scheduleCommit();
+    return p;
+  }
+
+  private resolveWaiters(): void {
+    const w = this.commitWaiters;
+    if (w.length === 0) return;
+    let i = 0;
+    while (i < w.length && w[i]!.position <= this.committedPosition) w[i++]!.resolve(null);
+    if (i === w.length) this.commitWaiters = [];
+    else if (i > 0) this.commitWaiters = w.slice(i);
+  }
+
+  private failWaiters(err: Error): void {
+    const w = this.commitWaiters;
+    if (w.length === 0) return;
+    this.commitWaiters = [];
+    for (const x of w) x.resolve(x.position <= this.committedPosition ? null : err);
+  }
+
+  /**
+   * Commits everything written so far; null when that is done synchronously, else a promise of
+   * its completion (also of a write in flight). @throws / rejects with the write error.
+   */
+  private commitAll(): Promise<void> | null {
+    const target = this.wrotePosition;
+    if (this.asyncWrite === null) {
+      this.commitNow();
+      return null;
+    }
+    this.startCommit();
+    if (this.committedPosition >= target) return null;
+    const pending = this.whenCommitted(target);
+    return pending === null
+      ? null
+      : pending.then((err) => {
+          if (err) throw err;
+        });
   }
 
   /** The first failed sync of this file, or null. Once set it stays set (fsyncgate). */
@@ -317,8 +623,9 @@ export class MappedFile extends ReferenceResource {
   }
 
   /**
-   * Commits, then fdatasyncs (off the loop) if the page rule (on wrote vs flushed) allows.
-   * Returns the flushed position. Concurrent calls share one fdatasync at a time.
+   * Commits (waiting for the writes), then fdatasyncs (off the loop) if the page rule (on wrote
+   * vs flushed) allows: only bytes whose write completed are forced. Returns the flushed
+   * position. Concurrent calls share one fdatasync at a time.
    * @throws SyncFailedError when this fdatasync, or any earlier one of the file, failed: the
    *   kernel may have dropped the unwritten pages, so a later "successful" fdatasync proves
    *   nothing and flushedPosition stays where it was (fsyncgate, sync-failed-error.ts). A failed
@@ -331,7 +638,8 @@ export class MappedFile extends ReferenceResource {
     if (!this.hold()) return this.flushedPosition;
     const run = async (): Promise<number> => {
       try {
-        this.commitNow();
+        const committing = this.commitAll();
+        if (committing !== null) await committing; // (no await when synchronous: the fdatasync starts in this turn)
         const target = this.committedPosition;
         await this.syncFd(target, false);
         if (target > this.flushedPosition) this.flushedPosition = target;
@@ -349,14 +657,27 @@ export class MappedFile extends ReferenceResource {
     }
   }
 
+  /** @throws when a write is in flight: positions cannot move under it (callers flush first). */
+  private assertNoWriteInFlight(what: string): void {
+    if (this.flightChunk !== null) throw new Error(`${what} of ${this.filePath} while a write is in flight (flush first)`);
+  }
+
   /** Sets all three positions (recovery of a file whose content is known to be valid up to `position`). */
   setPositions(position: number): void {
     if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
+    this.assertNoWriteInFlight('setPositions');
     this.commitNow();
     this.contentEpoch++;
+    this.resetPositions(position);
+  }
+
+  private resetPositions(position: number): void {
     this.wrotePosition = position;
     this.committedPosition = position;
     this.flushedPosition = position;
+    this.gapEnd = position;
+    this.submittedPosition = position;
+    this.chunks = [];
   }
 
   /**
@@ -364,14 +685,16 @@ export class MappedFile extends ReferenceResource {
    * [position, fileSize) are zeroed on disk (shrink + re-extend), so stale records can never be
    * read again. The file keeps its full size. A `<name>.truncating` marker exists while the file
    * may be short, so a crash in between is completed by the next load (MappedFileQueue.load).
+   * @throws when a write is in flight (it could land after the zeroing; callers flush first).
    */
   truncateTo(position: number): void {
     if (position < 0 || position > this.fileSize) throw new RangeError(`position ${position} outside [0, ${this.fileSize}]`);
+    this.assertNoWriteInFlight('truncateTo');
     this.contentEpoch++;
     if (position > this.committedPosition) {
       // commit the still-valid buffered prefix, drop the rest
-      const keep = Math.min(position, this.wrotePosition) - this.committedPosition;
-      if (keep > 0) this.fs.pwrite(this.fd, this.writeBuffer!, 0, keep, this.committedPosition);
+      const keep = Math.min(position, this.wrotePosition);
+      if (keep > this.committedPosition) this.writeRange(this.committedPosition, keep, () => undefined);
     }
     if (position < this.fileSize) {
       // the marker says "short = interrupted truncation" to the next load if we crash in between
@@ -381,9 +704,9 @@ export class MappedFile extends ReferenceResource {
       this.fs.ftruncate(this.fd, this.fileSize);
       this.fs.unlink(marker);
     }
-    this.wrotePosition = position;
-    this.committedPosition = position;
-    this.flushedPosition = position;
+    this.resetPositions(position);
+    this.commitError = null;
+    this.failWaiters(new Error(`segment ${this.filePath} was truncated to ${position}`));
   }
 
   /**
@@ -394,7 +717,8 @@ export class MappedFile extends ReferenceResource {
     if (this.syncFailure) throw this.syncFailure;
     if (!this.hold()) return;
     try {
-      this.commitNow();
+      const committing = this.commitAll();
+      if (committing !== null) await committing;
       await this.syncFd(this.committedPosition, true);
     } finally {
       this.release();
@@ -416,7 +740,8 @@ export class MappedFile extends ReferenceResource {
     if (this.syncFailure) throw this.syncFailure;
     if (!this.hold()) return;
     try {
-      this.commitNow();
+      const committing = this.commitAll();
+      if (committing !== null) await committing;
       const end = this.committedPosition;
       const buf = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(end, 1)));
       for (let pos = 0; pos < end; pos += buf.length) {
@@ -483,22 +808,30 @@ export class MappedFile extends ReferenceResource {
 
   /** Orderly close (no delete): commits pending bytes, then releases the owner's reference. */
   close(): void {
-    if (this.available) this.tryCommit(); // a failed write (disk full) must not keep the fd open
+    if (this.available) {
+      try {
+        this.commitNow(); // synchronously; a failed write (disk full) must not keep the fd open
+      } catch {
+        // kept in commitError
+      }
+    }
     this.shutdown(0);
   }
 
   /**
    * Crash simulation: closes the fd at once. With `commitPending` the buffered bytes reach the
    * page cache first (a process crash after the OS got them); without, they are lost. A commit
-   * that fails (e.g. ENOSPC) loses them too, as the write would have in that process.
+   * that fails (e.g. ENOSPC) loses them too, as the write would have in that process. Bytes of
+   * a write in flight were handed to the OS: they are written again here, synchronously, so the
+   * file's content is final when this returns (the late completion writes the same bytes).
    */
   closeAbruptly(commitPending: boolean): void {
-    if (commitPending) {
-      try {
-        this.commitNow();
-      } catch {
-        // the bytes never reached the page cache: lost with the process
-      }
+    try {
+      const f = this.flightChunk;
+      if (f !== null && !this.fdClosed) this.fs.pwrite(this.fd, f.buf, this.committedPosition - f.base, Math.min(this.gapEnd, f.end) - this.committedPosition, this.committedPosition);
+      if (commitPending) this.commitNow();
+    } catch {
+      // the bytes never reached the page cache: lost with the process
     }
     this.available = false;
     this.closeFd();
@@ -513,10 +846,12 @@ export class MappedFile extends ReferenceResource {
   private closeFd(): void {
     if (this.fdClosed) return;
     this.fdClosed = true;
-    this.writeBuffer = null;
+    this.chunks = this.flightChunk ? [this.flightChunk] : [];
+    this.spareBuffer = null;
+    if (this.flightChunk === null) this.failWaiters(this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`));
     if (this.asyncOps > 0) {
-      // a forced release (or a crash simulation) while an fdatasync/pre-write runs on the pool:
-      // the descriptor number must not be reused under it, so it is closed when the op settles
+      // a forced release (or a crash simulation) while an fdatasync/pre-write/commit runs on the
+      // pool: the descriptor number must not be reused under it, so it is closed when the op settles
       this.closeDeferred = true;
       return;
     }
@@ -548,12 +883,16 @@ export class MappedFile extends ReferenceResource {
     this.commitScheduled = true;
     setImmediate(() => {
       this.commitScheduled = false;
-      if (this.available && !this.fdClosed) this.tryCommit();
+      if (this.available && !this.fdClosed) this.startCommit();
     });
   }
 
   /** commitNow for the background and threshold commits: a failure is kept in `commitError`, never thrown (retried later). */
   private tryCommit(): void {
+    if (this.asyncWrite !== null && this.available) {
+      this.startCommit();
+      return;
+    }
     try {
       this.commitNow();
     } catch {

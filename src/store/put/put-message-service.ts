@@ -13,8 +13,9 @@
  * 3. A CommitLog write that throws (ENOSPC, EIO; also the end-of-file filler of a roll) sets the
  *    WRITE_ERROR running flag — logged once, cleared by the disk check when writes work again —
  *    and returns "message store is not writable: <describeWriteError>".
- * 4. Under ASYNC_FLUSH the result waits for the record to be committed (pwrite of the write
- *    buffer into the page cache; one commit per event-loop turn shared by all its puts), so no
+ * 4. Under ASYNC_FLUSH the result waits for the record to be committed (write of the write
+ *    buffer into the page cache, on the libuv pool; one commit per event-loop turn shared by all
+ *    its puts, MappedFile.whenCommitted), so no
  *    reply goes out for bytes that only this process holds: a process crash (SIGKILL, OOM kill)
  *    loses no acknowledged message, as with Apache's mapped CommitLog. Only a power loss may take
  *    the unflushed tail. When that commit fails (ENOSPC, EIO) the record stays appended in the
@@ -82,9 +83,6 @@ function onePromise<T>(run: () => T | Promise<T>): Promise<T> {
 }
 
 export class PutMessageService {
-  /** ASYNC_FLUSH: the commit of this event-loop turn's appends, shared by every put of the turn (null: none pending). */
-  private commitTurn: Promise<void> | null = null;
-
   constructor(private readonly p: PutPathParts) {}
 
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
@@ -181,7 +179,9 @@ export class PutMessageService {
     const config = this.p.config;
     if (config.flushDiskType !== 'ASYNC_FLUSH') return this.afterCommit(r, nextOffset, wait);
     this.p.dispatch.driveToLimit();
-    return this.committed(nextOffset).then((commitError) =>
+    const pending = this.committed(nextOffset);
+    if (pending === null) return this.afterCommit(r, nextOffset, wait);
+    return pending.then((commitError) =>
       commitError === null
         ? this.afterCommit(r, nextOffset, wait)
         : { status: 'FLUSH_DISK_TIMEOUT' as const, appendResult: r, remark: `the CommitLog write into the page cache failed (${describeWriteError(commitError)}): the message is appended but only this process holds it` },
@@ -217,34 +217,17 @@ export class PutMessageService {
   }
 
   /**
-   * Step 4 of the file comment: resolves once a commit of the CommitLog bytes below `nextOffset`
-   * into the page cache was attempted: null when they are in the page cache, else the commit's
-   * error. The first put of a turn schedules one commit of everything buffered on the next
-   * setImmediate; the others of the turn join it. A failed commit is also kept in the segment's
-   * `commitError` (the next put is refused, step 1); nothing is thrown here.
+   * Step 4 of the file comment: null when the CommitLog bytes below `nextOffset` are in the page
+   * cache, else a promise of null (once they are) or of the error of the commit that failed for
+   * them. The segment commits everything buffered on the next setImmediate after an append (one
+   * write shared by every put of the turn; with asyncCommit on the libuv pool, the event loop
+   * goes on meanwhile). A failed commit is also kept in the segment's `commitError` (the next put
+   * is refused, step 1); nothing is thrown here.
    */
-  private async committed(nextOffset: number): Promise<unknown> {
-    const { mfq } = this.p.commitLog;
-    this.commitTurn ??= new Promise<void>((resolve) => {
-      setImmediate(() => {
-        this.commitTurn = null;
-        try {
-          mfq.commit(0);
-        } catch {
-          // kept in commitError
-        }
-        resolve();
-      });
-    });
-    await this.commitTurn;
-    const f = mfq.findMappedFileByOffset(nextOffset - 1);
-    if (f === null || f.fileFromOffset + f.getCommittedPosition() >= nextOffset) return null; // null file: deleted by retention meanwhile
-    try {
-      f.commit(0); // the turn's commit did not reach this segment (e.g. committedWhere behind a deleted one)
-    } catch (e) {
-      return f.commitError ?? e;
-    }
-    return f.fileFromOffset + f.getCommittedPosition() >= nextOffset ? null : (f.commitError ?? new Error(`CommitLog bytes below ${nextOffset} were not committed`));
+  private committed(nextOffset: number): Promise<Error | null> | null {
+    const f = this.p.commitLog.mfq.findMappedFileByOffset(nextOffset - 1);
+    if (f === null) return null; // deleted by retention meanwhile
+    return f.whenCommitted(nextOffset - f.fileFromOffset);
   }
 
   /**

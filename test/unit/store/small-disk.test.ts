@@ -114,7 +114,7 @@ test('warm on a roomy disk pre-writes the first segment; the next one is not pre
 test('a pre-write that fails with ENOSPC gives its blocks back and the segment is used sparse', async () => {
   const root = tempDir();
   try {
-    const faulty = new FaultyFileSystem();
+    const faulty = new FaultyFileSystem({ asyncWrites: false }); // the pre-writer's synchronous 64 KiB pieces
     let zeroWrites = 0;
     faulty.pathFault = (op, p) => (op === 'pwrite' && p === seg(root, 0) && ++zeroWrites >= 5 ? 'ENOSPC' : null); // 4 × 64 KiB, then full
     const probe = new ManualDiskUsageProbe();
