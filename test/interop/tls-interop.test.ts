@@ -91,9 +91,12 @@ describe('TLS (tsmq start --tls enforcing) against Apache RocketMQ Java clients 
     const run = await java('lite-pull', { topic: TOPIC, group: 'GID_IOP_PLAIN', expect: 1, timeoutMs: 4000 }, [], 60_000);
     assertRanOk(run, 'ClientPeer lite-pull (plain)');
     assert.equal(linesOf(run, 'recv').length, 0, `a plain client read messages${explain(run)}`);
-    // its route request to the (enforcing) nameserver never gets an answer
+    // its route request to the (enforcing) nameserver never gets an answer: reported by the peer's
+    // poll, or (when the client's own rebalance thread hit the 3 s timeout first, as on a loaded
+    // machine) logged by the client on stderr
     const errors = linesOf(run, 'error').map((e) => `${e.class as string}: ${e.message as string}`);
-    assert.ok(errors.some((e) => e.includes(`<${broker.namesrvAddr}>`)), `no nameserver failure reported: ${JSON.stringify(errors)}${explain(run)}`);
+    const timedOut = new RegExp(`(RemotingTimeoutException|RemotingConnectException|RemotingSendRequestException)[^\\n]*<${broker.namesrvAddr.replace(/\./g, '\\.')}>`);
+    assert.ok(errors.some((e) => e.includes(`<${broker.namesrvAddr}>`)) || timedOut.test(run.stderr), `no nameserver failure reported: ${JSON.stringify(errors)}${explain(run)}`);
   });
 
   it('rocketmq-client-java 5 (gRPC) with enableSsl: sends, receives and acks every message over TLS', async () => {
