@@ -55,7 +55,7 @@ function usage(): string {
   --warmup-max N         cap of a warm-up, s (--warmup + 20)
   --threads N            sender threads per generator JVM (32)
   --generators N         load generator JVMs (1)
-  --consume-messages N   the preloaded set every consumer reads (1500000)
+  --consume-messages N   the preloaded set every consumer reads (1000000)
   --consumers N          consumer JVMs in the consume phases, one consumer group each (2)
   --pull-batch N         pullBatchSize of both consumers (32; both brokers cap a pull at 32 in memory)
   --consume-batch N      the push consumer's consumeMessageBatchMaxSize (1, the client's default)
@@ -69,7 +69,7 @@ function usage(): string {
 
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
-    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_500_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
+    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
     brokerCpus: null, clientCpus: null, scaling: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true,
   };
   const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages', '--consumers': 'consumers', '--pull-batch': 'pullBatch', '--consume-batch': 'consumeBatch', '--queue-threshold': 'queueThreshold' } as const;
