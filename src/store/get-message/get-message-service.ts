@@ -18,13 +18,11 @@
  * CommitLog end.
  *
  * Records are read straight into one body buffer (`result.body`; `result.messages` are views
- * into it, made on first use); a record followed in the ConsumeQueue by records adjacent in the
- * same CommitLog file (a batch, or a single-queue topic) is read together with them in one
- * positional read, and records with a few other queues' records in between (planRead) are copied
- * out of the CommitLog read cache's chunk holding them (read whole once for all the queues whose
- * pulls cover that region), or, where no chunk can hold them (the chunk is not all written yet, a
- * record crosses a chunk end), read as one span and copied out. A span that is not readable falls
- * back to reading each record on its own, so the statuses are those of reading record by record.
+ * into it); a record followed in the ConsumeQueue by records adjacent in the same CommitLog file
+ * (a batch, or a single-queue topic) is read together with them in one positional read, and
+ * records with a few other queues' records in between are read as one span and copied out
+ * (planRead). A span that is not readable falls back to reading each record on its own, so the
+ * statuses are those of reading record by record.
  */
 import * as os from 'node:os';
 import type { CommitLog } from '../commitlog/commit-log.js';
@@ -85,7 +83,16 @@ export class GetMessageService {
     const cq = this.cqStore.find(topic, queueId);
     const minOffset = cq?.getMinOffsetInQueue() ?? 0;
     const maxOffset = cq?.getMaxOffsetInQueue() ?? 0;
-    const result = new PulledRecords(offset, minOffset, maxOffset);
+    const result: GetMessageResult = {
+      status: 'NO_MESSAGE_IN_QUEUE',
+      nextBeginOffset: offset,
+      minOffset,
+      maxOffset,
+      messages: [],
+      messageQueueOffsets: [],
+      bufferTotalSizeBytes: 0,
+      suggestPullingFromSlave: false,
+    };
     const done = (status: GetMessageStatus, next: number): GetMessageResult => {
       result.status = status;
       result.nextBeginOffset = next;
@@ -105,10 +112,13 @@ export class GetMessageService {
     const slice = cq.readEntries(offset, Math.max(1, firstEntries));
     if (!slice) return done('OFFSET_FOUND_NULL', correct(cq.rollNextFile(offset)));
     this.scan(result, slice.buf, slice.count, offset, maxMsgNums, filter, maxTotalMsgSize);
-    if (firstEntries < windowEntries && slice.count === firstEntries && result.nextBeginOffset === offset + slice.count && result.messageQueueOffsets.length < maxMsgNums) {
+    if (firstEntries < windowEntries && slice.count === firstEntries && result.nextBeginOffset === offset + slice.count && result.messages.length < maxMsgNums) {
       const whole = cq.readEntries(offset, windowEntries);
       if (whole && whole.count > slice.count) {
-        result.clearRecords();
+        result.messages = [];
+        result.messageQueueOffsets = [];
+        result.bufferTotalSizeBytes = 0;
+        delete result.body;
         this.scan(result, whole.buf, whole.count, offset, maxMsgNums, filter, maxTotalMsgSize);
       }
     }
@@ -116,7 +126,7 @@ export class GetMessageService {
   }
 
   private scan(
-    result: PulledRecords,
+    result: GetMessageResult,
     entries: Buffer,
     count: number,
     offset: number,
@@ -145,11 +155,11 @@ export class GetMessageService {
       const phy = cqEntryPhyOffset(entries, i);
       const size = cqEntrySize(entries, i);
       const isInMem = maxPhy - phy <= this.memoryBytes;
-      if (this.isTheBatchFull(size, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, result.messageQueueOffsets.length, isInMem)) break;
+      if (this.isTheBatchFull(size, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, result.messages.length, isInMem)) break;
       nextBeginOffset = offset + i + 1;
       if (nextPhyFileStart >= 0 && phy < nextPhyFileStart) continue;
       if (filter && !filter.isMatchedByConsumeQueue(cqEntryTagsCode(entries, i))) {
-        if (result.messageQueueOffsets.length === 0) status = 'NO_MATCHED_MESSAGE';
+        if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
       let readable = size > 0 && size < 0x7fffffff;
@@ -159,7 +169,7 @@ export class GetMessageService {
           // inside the span read (or the cached chunk) of an earlier record of this pull
           spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
         } else {
-          const plan = this.planRead(entries, i, count, phy, size, Math.min(maxMsgNums - result.messageQueueOffsets.length, 1 << 30), Math.min(maxTotalMsgSize - used, this.transferCapBytes));
+          const plan = this.planRead(entries, i, count, phy, size, Math.min(maxMsgNums - result.messages.length, 1 << 30), Math.min(maxTotalMsgSize - used, this.transferCapBytes));
           spanPhy = -1;
           aheadPhy = -1;
           aheadBytes = 0;
@@ -194,17 +204,19 @@ export class GetMessageService {
       }
       if (!readable) {
         aheadPhy = -1;
-        if (result.messageQueueOffsets.length === 0) status = 'MESSAGE_WAS_REMOVING';
+        if (result.messages.length === 0) status = 'MESSAGE_WAS_REMOVING';
         nextPhyFileStart = this.commitLog.rollNextFile(phy);
         continue;
       }
-      if (filter?.isMatchedByCommitLog && !filter.isMatchedByCommitLog(body.subarray(used, used + size))) {
-        if (result.messageQueueOffsets.length === 0) status = 'NO_MATCHED_MESSAGE';
+      const record = body.subarray(used, used + size);
+      if (filter?.isMatchedByCommitLog && !filter.isMatchedByCommitLog(record)) {
+        if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
         // the next record is not at `used` any more: what was read ahead no longer lines up
         aheadPhy = -1;
         aheadBytes = 0;
         continue;
       }
+      result.messages.push(record);
       result.messageQueueOffsets.push(offset + i);
       result.bufferTotalSizeBytes += size;
       used += size;
@@ -274,55 +286,6 @@ export class GetMessageService {
     }
     return bytes + size > l.maxTransferBytesOnMessageInDisk || count > l.maxTransferCountOnMessageInDisk - 1;
   }
-}
-
-/**
- * The GetMessageResult of GetMessageService: `messages` (one view into `body` per record) are
- * made on first use, by walking the records' TOTALSIZE fields, since the pull processor sends
- * `body` whole and only counts the records (messageQueueOffsets has one entry per record).
- */
-class PulledRecords implements GetMessageResult {
-  status: GetMessageStatus = 'NO_MESSAGE_IN_QUEUE';
-  messageQueueOffsets: number[] = [];
-  bufferTotalSizeBytes = 0;
-  body?: Buffer;
-  suggestPullingFromSlave = false;
-  private views: Buffer[] | null = null;
-
-  constructor(
-    public nextBeginOffset: number,
-    public minOffset: number,
-    public maxOffset: number,
-  ) {}
-
-  get messages(): Buffer[] {
-    if (this.views === null) this.views = recordViews(this.body, this.messageQueueOffsets.length);
-    return this.views;
-  }
-
-  set messages(views: Buffer[]) {
-    this.views = views;
-  }
-
-  /** Back to no records (before a scan of a longer window). */
-  clearRecords(): void {
-    this.messageQueueOffsets = [];
-    this.bufferTotalSizeBytes = 0;
-    delete this.body;
-    this.views = null;
-  }
-}
-
-/** Views of the first `count` records of `body` (concatenated records, each TOTALSIZE long). */
-function recordViews(body: Buffer | undefined, count: number): Buffer[] {
-  const out: Buffer[] = [];
-  if (body === undefined) return out;
-  for (let at = 0, i = 0; i < count; i++) {
-    const size = body.readInt32BE(at);
-    out.push(body.subarray(at, at + size));
-    at += size;
-  }
-  return out;
 }
 
 /** A bigger copy of `buf` holding its first `used` bytes (views into the old one stay valid). */
