@@ -39,7 +39,7 @@ import type { StoreTimeLookup } from './consume-queue-time-search.js';
 import { ConsumeQueueWriteError } from './consume-queue-write-errors.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 
-export { CQ_STORE_UNIT_SIZE, cqEntryPhyOffset, cqEntrySize, cqEntryTagsCode, readCqEntry, type CqEntry } from './consume-queue-entry.js';
+export { CQ_STORE_UNIT_SIZE, readCqEntry, type CqEntry } from './consume-queue-entry.js';
 
 export interface ConsumeQueueOptions {
   topic: string;

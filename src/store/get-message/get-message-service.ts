@@ -27,7 +27,7 @@
 import * as os from 'node:os';
 import type { CommitLog } from '../commitlog/commit-log.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
-import { CQ_STORE_UNIT_SIZE, cqEntryPhyOffset, cqEntrySize, cqEntryTagsCode } from '../consumequeue/consume-queue.js';
+import { CQ_STORE_UNIT_SIZE, readCqEntry } from '../consumequeue/consume-queue.js';
 import type { GetMessageResult, GetMessageStatus, MessageFilter } from '../message-store.js';
 import type { StoreConfig } from '../store-config.js';
 
@@ -152,13 +152,14 @@ export class GetMessageService {
     let spanPhy = -1;
     let spanBytes = 0;
     for (let i = 0; i < count; i++) {
-      const phy = cqEntryPhyOffset(entries, i);
-      const size = cqEntrySize(entries, i);
+      const e = readCqEntry(entries, i);
+      const phy = e.phyOffset;
+      const size = e.size;
       const isInMem = maxPhy - phy <= this.memoryBytes;
       if (this.isTheBatchFull(size, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, result.messages.length, isInMem)) break;
       nextBeginOffset = offset + i + 1;
       if (nextPhyFileStart >= 0 && phy < nextPhyFileStart) continue;
-      if (filter && !filter.isMatchedByConsumeQueue(cqEntryTagsCode(entries, i))) {
+      if (filter && !filter.isMatchedByConsumeQueue(e.tagsCode)) {
         if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
@@ -252,8 +253,9 @@ export class GetMessageService {
     let recordBytes = size;
     let end = phy + size;
     for (let j = i + 1; j < count && records < maxRecords; j++) {
-      const nSize = cqEntrySize(entries, j);
-      const nPhy = cqEntryPhyOffset(entries, j);
+      const n = readCqEntry(entries, j);
+      const nSize = n.size;
+      const nPhy = n.phyOffset;
       if (nSize <= 0 || nSize >= 0x7fffffff || nPhy < end) break;
       const nEnd = nPhy + nSize;
       if (nEnd > fileEnd || nEnd - phy > MAX_SPAN_BYTES || recordBytes + nSize > maxRecordBytes) break;
@@ -269,7 +271,7 @@ export class GetMessageService {
   private initialBodyBytes(entries: Buffer, n: number): number {
     let sum = 0;
     for (let i = 0; i < n; i++) {
-      const size = cqEntrySize(entries, i);
+      const size = readCqEntry(entries, i).size;
       if (size > 0 && size < 0x7fffffff) sum += size;
     }
     return Math.max(4096, Math.min(sum, this.transferCapBytes));
