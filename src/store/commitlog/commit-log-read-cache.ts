@@ -15,7 +15,9 @@
  *   chunks); the cache pays where one syscall per record would be needed.
  * - Admission: a chunk is read whole only on its second miss among the last `ghostEntries`
  *   missed chunks, so scattered single reads (a lagging consumer of a sparse queue, lookups)
- *   cost what they did: the requested bytes only.
+ *   cost what they did: the requested bytes only. `chunkAt` (the pull path's interleaved
+ *   records: several records of a pull in one chunk, the other queues' pulls in the same region)
+ *   reads a missing chunk at once.
  * - Only bytes below the segment's write position are cached (they never change except through
  *   truncation). Validity: an entry belongs to one MappedFile object (a segment deleted and
  *   created again is another object) and to its content epoch, which recovery and truncation
