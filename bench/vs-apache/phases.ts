@@ -12,7 +12,7 @@
  */
 import { sleep } from '../lib/os.js';
 import { JitMonitor, machineBusySeconds, treeCpuSeconds } from './cpu.js';
-import type { GenEvent, GeneratorGroup } from './generators.js';
+import type { GenEvent, Generator, GeneratorGroup } from './generators.js';
 import type { Running } from './peers.js';
 
 export const JIT_QUIET_SHARE = 0.02;
@@ -183,30 +183,42 @@ export interface ConsumeLoad {
   timeoutSeconds: number;
   /** a run-unique prefix for topics and groups */
   tag: string;
+  /** pullBatchSize of both consumers (the brokers cap a pull at maxTransferCountOnMessageInMemory = 32) */
+  pullBatch: number;
+  /** the push consumer's consumeMessageBatchMaxSize (messages per listener call) */
+  consumeBatch: number;
+  /** pullThresholdForQueue of both consumers (cached messages per queue before the client pauses it) */
+  queueThreshold: number;
 }
 
-/** Preload, warm-up, then the push and the lite pull consumer over the same set: two results. */
-export async function consumePhases(env: PhaseEnv, l: ConsumeLoad): Promise<PhaseResult[]> {
+/**
+ * Preload (by `producer`), warm-up, then the push and the lite pull consumer over the same set: two
+ * results. Every JVM of `env.gens` is one consumer on its own consumer group reading the whole set
+ * (fan-out: the broker serves the set once per consumer JVM); msgs/s = distinct messages delivered
+ * over all consumers ÷ (last consumer's last new message − first consumer's first message).
+ */
+export async function consumePhases(env: PhaseEnv, producer: Generator, l: ConsumeLoad): Promise<PhaseResult[]> {
   const topic = `${l.tag}Consume`;
   const warmTopic = `${l.tag}ConsumeWarm`;
   const warmMessages = Math.min(l.messages, 100_000);
-  const g0 = env.gens.gens[0]!;
-  env.log(`  consume: preloading ${l.messages} + ${warmMessages} (warm-up topic) messages of ${l.size} B with async sends ...`);
-  const pre = await g0.call(`preload topic=${topic} messages=${l.messages} size=${l.size} queues=${l.queues}`, 'preloaded', 1_800_000);
-  const preWarm = await g0.call(`preload topic=${warmTopic} messages=${warmMessages} size=${l.size} queues=${l.queues}`, 'preloaded', 1_800_000);
+  const consumers = env.gens.gens.length;
+  const knobs = `pullBatch=${l.pullBatch} consumeBatch=${l.consumeBatch} queueThreshold=${l.queueThreshold}`;
+  env.log(`  consume: preloading ${l.messages} + ${warmMessages} (warm-up topic) messages of ${l.size} B with async sends; ${consumers} consumer JVM(s), one group each; ${knobs} ...`);
+  const pre = await producer.call(`preload topic=${topic} messages=${l.messages} size=${l.size} queues=${l.queues}`, 'preloaded', 1_800_000);
+  const preWarm = await producer.call(`preload topic=${warmTopic} messages=${warmMessages} size=${l.size} queues=${l.queues}`, 'preloaded', 1_800_000);
   env.log(`    preloaded ${String(pre.ok)} in ${String(pre.seconds)} s (${String(pre.failed)} sends failed and were replaced)`);
   const expected = Number(pre.ok);
   let cycle = 0;
   const warmup = await warmUp(env, async () => {
     const kind = cycle % 2 === 0 ? 'push' : 'lite';
     const c = cycle++;
-    await env.gens.all((i) => `consume kind=${kind} topic=${warmTopic} group=${l.tag}Warm${c}g${i} expected=${String(preWarm.ok)} timeoutSeconds=${l.timeoutSeconds}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
+    await env.gens.all((i) => `consume kind=${kind} topic=${warmTopic} group=${l.tag}Warm${c}g${i} expected=${String(preWarm.ok)} timeoutSeconds=${l.timeoutSeconds} ${knobs}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
   });
   const out: PhaseResult[] = [];
   for (const kind of ['push', 'lite'] as const) {
     const phase = kind === 'push' ? 'consume push' : 'consume lite pull';
     const cpuEnd = cpuStart(env);
-    const raw = await env.gens.all((i) => `consume kind=${kind} topic=${topic} group=${l.tag}${kind}g${i} expected=${expected} timeoutSeconds=${l.timeoutSeconds}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
+    const raw = await env.gens.all((i) => `consume kind=${kind} topic=${topic} group=${l.tag}${kind}g${i} expected=${expected} timeoutSeconds=${l.timeoutSeconds} ${knobs}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
     const cpu = cpuEnd();
     const distinct = raw.reduce((s, e) => s + Number(e.distinct), 0);
     const first = Math.min(...raw.map((e) => Number(e.firstEpochMs)));
@@ -218,7 +230,7 @@ export async function consumePhases(env: PhaseEnv, l: ConsumeLoad): Promise<Phas
       msgs: distinct, msgsPerSec, latencyMs: null, calls: null, notOk: 0, errors: 0, cpu,
       msgsPerBrokerCpuSecond: Math.round(distinct / cpu.brokerCpuSeconds), complete, raw,
     });
-    env.log(`    ${kind}: ${distinct}/${expected * env.gens.gens.length}${complete ? '' : ' INCOMPLETE'} in ${((last - first) / 1000).toFixed(2)} s = ${msgsPerSec} msgs/s; broker ${cpu.brokerCpuSeconds} CPU-s (${cpu.brokerCoresUsed} cores), generators ${cpu.generatorCoresUsed} cores (${cpu.bottleneck})`);
+    env.log(`    ${kind}: ${distinct}/${expected * consumers}${complete ? '' : ' INCOMPLETE'} in ${((last - first) / 1000).toFixed(2)} s = ${msgsPerSec} msgs/s; broker ${cpu.brokerCpuSeconds} CPU-s (${cpu.brokerCoresUsed} cores), consumers ${cpu.generatorCoresUsed} cores (${cpu.bottleneck})`);
   }
   return out;
 }

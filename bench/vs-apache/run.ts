@@ -43,7 +43,7 @@ type Mode = (typeof MODES)[number];
 
 interface Opts {
   peer: string; mode: Mode; batch: number; seconds: number; warmup: number; warmupMax: number; threads: number; generators: number;
-  size: number; queues: number; consumeMessages: number; brokerCpus: string | null; clientCpus: string | null; scaling: boolean;
+  size: number; queues: number; consumeMessages: number; consumers: number; pullBatch: number; consumeBatch: number; queueThreshold: number; brokerCpus: string | null; clientCpus: string | null; scaling: boolean;
   brokerHeap: string; namesrvHeap: string; dir: string; only: 'apache' | 'tsmq' | null; tsmqRoot: string; report: boolean;
 }
 
@@ -57,7 +57,11 @@ function usage(): string {
   --warmup-max N         cap of a warm-up, s (--warmup + 20)
   --threads N            sender threads per generator JVM (32)
   --generators N         load generator JVMs (1)
-  --consume-messages N   the preloaded set the consumers read (500000)
+  --consume-messages N   the preloaded set every consumer reads (1000000)
+  --consumers N          consumer JVMs in the consume phases, one consumer group each (2)
+  --pull-batch N         pullBatchSize of both consumers (32; both brokers cap a pull at 32 in memory)
+  --consume-batch N      the push consumer's consumeMessageBatchMaxSize (1, the client's default)
+  --queue-threshold N    pullThresholdForQueue of both consumers (1000, the client's default)
   --broker-cpus LIST     taskset CPU list for broker + namesrv (e.g. 0)
   --client-cpus LIST     taskset CPU list for the generator JVMs (e.g. 1)
   --scaling              single with the broker on 1 core, then on all cores, both systems
@@ -67,10 +71,10 @@ function usage(): string {
 
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
-    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 500_000,
+    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
     brokerCpus: null, clientCpus: null, scaling: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true,
   };
-  const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages' } as const;
+  const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages', '--consumers': 'consumers', '--pull-batch': 'pullBatch', '--consume-batch': 'consumeBatch', '--queue-threshold': 'queueThreshold' } as const;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const v = (): string => {
@@ -101,7 +105,9 @@ function parseArgs(argv: string[]): Opts {
   if (!PEERS.includes(o.peer)) throw new Error(`--peer must be one of ${PEERS.join(', ')}`);
   if (!MODES.includes(o.mode)) throw new Error(`--mode must be one of ${MODES.join(', ')}`);
   if (o.only !== null && o.only !== 'apache' && o.only !== 'tsmq') throw new Error('--only must be apache or tsmq');
-  if (o.generators < 1 || o.threads < 1 || o.batch < 1 || o.seconds < 1) throw new Error('--generators, --threads, --batch and --seconds must be ≥ 1');
+  if (o.generators < 1 || o.threads < 1 || o.batch < 1 || o.seconds < 1 || o.consumers < 1 || o.pullBatch < 1 || o.consumeBatch < 1 || o.queueThreshold < 1) {
+    throw new Error('--generators, --threads, --batch, --seconds, --consumers, --pull-batch, --consume-batch and --queue-threshold must be ≥ 1');
+  }
   if (o.warmupMax < 0) o.warmupMax = o.warmup + 20;
   o.warmupMax = Math.max(o.warmupMax, o.warmup);
   for (const c of [o.brokerCpus, o.clientCpus]) if (c !== null) cpuCount(c);
@@ -155,7 +161,7 @@ async function main(): Promise<void> {
   const machineCores = osCpus().length;
   const cfgs = plan(o);
   const apacheLabel = `Apache ${o.peer}`;
-  console.log(`vs-apache: ${apacheLabel} vs tsmq; ${o.scaling ? 'scaling (single, broker on 1 core / all cores)' : `mode ${o.mode}`}; ${o.generators} generator JVM(s) × ${o.threads} threads, ${o.size} B, ${o.queues} queues, batch ${o.batch}; warm-up ≥ ${o.warmup} s (cap ${o.warmupMax} s) + ${o.seconds} s; consume set ${o.consumeMessages}; broker cpus ${o.brokerCpus ?? 'any'}, client cpus ${o.clientCpus ?? 'any'}; data under ${o.dir}; load average ${loadavg()[0]!.toFixed(2)}`);
+  console.log(`vs-apache: ${apacheLabel} vs tsmq; ${o.scaling ? 'scaling (single, broker on 1 core / all cores)' : `mode ${o.mode}`}; ${o.generators} generator JVM(s) × ${o.threads} threads, ${o.size} B, ${o.queues} queues, batch ${o.batch}; warm-up ≥ ${o.warmup} s (cap ${o.warmupMax} s) + ${o.seconds} s; consume set ${o.consumeMessages} × ${o.consumers} consumer JVM(s) (pullBatchSize ${o.pullBatch}, consumeMessageBatchMaxSize ${o.consumeBatch}, pullThresholdForQueue ${o.queueThreshold}); broker cpus ${o.brokerCpus ?? 'any'}, client cpus ${o.clientCpus ?? 'any'}; data under ${o.dir}; load average ${loadavg()[0]!.toFixed(2)}`);
   console.log(`building Java (load generator: rocketmq-client ${CLIENT_VERSION}; Apache server ${o.peer}) ...`);
   const lgDir = mavenBuild('loadgen', JAVA_DIR, [join(JAVA_DIR, 'pom.xml'), join(JAVA_DIR, 'src')], ['compile', 'dependency:copy-dependencies']);
   const srvDir = mavenBuild(`apache-server-${o.peer}`, SERVER_POM_DIR, [join(SERVER_POM_DIR, 'pom.xml')], ['dependency:copy-dependencies'], { 'rocketmq.server.version': o.peer });
@@ -193,7 +199,14 @@ async function main(): Promise<void> {
           };
           try {
             if (ph.kind === 'consume') {
-              for (const r of await consumePhases(env, { messages: o.consumeMessages, size: o.size, queues: o.queues, timeoutSeconds: Math.max(300, o.seconds * 10), tag: `${tag}${system}` })) results[system][r.phase] = r;
+              // the consumers are JVMs of their own (CPU counted for them alone); the first generator preloads
+              const consumers = await GeneratorGroup.start(o.consumers, lgCp, sys.namesrv, cfg.clientCpus, REPO, `${system} (consumer)`);
+              try {
+                const load = { messages: o.consumeMessages, size: o.size, queues: o.queues, timeoutSeconds: Math.max(300, o.seconds * 10), tag: `${tag}${system}`, pullBatch: o.pullBatch, consumeBatch: o.consumeBatch, queueThreshold: o.queueThreshold };
+                for (const r of await consumePhases({ ...env, gens: consumers }, gens.gens[0]!, load)) results[system][r.phase] = r;
+              } finally {
+                await consumers.stop();
+              }
             } else {
               const mode = ph.kind === 'batch' ? 'batch' : 'single';
               results[system][ph.name] = await producePhase(env, { phase: ph.name, mode, threads: o.threads, batch: o.batch, size: o.size, queues: o.queues, seconds: o.seconds, topic: `${tag}${ph.kind === 'batch' ? 'Batch' : 'Single'}` });
@@ -274,7 +287,7 @@ function writeReport(
   const otherCores = otherOf(all);
   const otherBy = (['apache', 'tsmq'] as const).filter((k) => Object.keys(results[k]).length > 0).map((k) => `${k} ${otherOf(Object.values(results[k])).toFixed(2)}`).join(', ');
   const caveats = [
-    ...(o.seconds < 30 || o.warmup < 60 ? [`**Smoke run** (${o.seconds} s windows, ≥ ${o.warmup} s warm-ups${o.consumeMessages < 500_000 ? `, ${o.consumeMessages} consumed` : ''}): checks the harness, not a comparison.`] : []),
+    ...(o.seconds < 30 || o.warmup < 60 ? [`**Smoke run** (${o.seconds} s windows, ≥ ${o.warmup} s warm-ups${o.consumeMessages < 1_000_000 ? `, ${o.consumeMessages} consumed` : ''}): checks the harness, not a comparison.`] : []),
     ...(otherCores >= 0.25 ? [`**Busy machine**: other processes used on average ${otherCores.toFixed(2)} of ${machineCoresOf()} cores during the measured windows (${otherBy}); the figures are noisy, and unfair to the side with the busier windows.`] : []),
     ...(all.some((r) => !r.warmup.settled) ? ['Some Apache warm-ups hit the cap before the JIT was quiet ("cap" in the warm-up row).'] : []),
   ];
@@ -282,8 +295,8 @@ function writeReport(
     `# tsmq vs Apache RocketMQ ${o.peer} (${started.toISOString()})`, '',
     `Same run, Apache first, then tsmq; the same load generator JVMs (Apache rocketmq-client ${CLIENT_VERSION}): ${o.generators} JVM(s) × ${o.threads} sender threads, ${o.size} B bodies, topics with ${o.queues} queues.`,
     `Each phase: a warm-up of at least ${o.warmup} s that, for Apache, lasts until the broker JVM's JIT compiler threads used < ${JIT_QUIET_SHARE * 100} % CPU over the last ${JIT_WINDOW_SECONDS} s (cap ${o.warmupMax} s); tsmq then gets a warm-up as long as Apache's for the same phase.`,
-    `Produce phases: ${o.seconds} s measured, latency per send call (batch: one send(Collection) of ${o.batch}). Consume phases: ${o.consumeMessages} messages preloaded with async single sends (round robin, so queues interleave), then one new push consumer group and one new lite pull consumer group (pull batch 32 for both) per generator read the whole set; msgs/s from the first delivered message to the last distinct one.`,
-    `CPU: broker = utime+stime of ${o.peer} broker + namesrv JVMs / tsmq's process tree, generator = the load generator JVMs, over each measured window; "cores used" = CPU-s ÷ wall s; bottleneck: the side ≥ 90 % of its cores (tsmq's JavaScript thread: 1 core).`,
+    `Produce phases: ${o.seconds} s measured, latency per send call (batch: one send(Collection) of ${o.batch}). Consume phases: ${o.consumeMessages} messages preloaded with async single sends (round robin, so queues interleave), then ${o.consumers} consumer JVM(s) (not the producer's), each on a new consumer group of its own, read the whole set (fan-out: the broker serves it ${o.consumers}×), first with a DefaultMQPushConsumer, then with a DefaultLitePullConsumer; both with pullBatchSize ${o.pullBatch} and pullThresholdForQueue ${o.queueThreshold}, the push consumer with consumeMessageBatchMaxSize ${o.consumeBatch}; msgs/s = distinct messages over all consumers from the first delivered message to the last distinct one; the consume warm-up reads a 100 000-message topic with new groups over and over by the same rules.`,
+    `CPU: broker = utime+stime of ${o.peer} broker + namesrv JVMs / tsmq's process tree, generator = the load generator JVMs (consume phases: the consumer JVMs), over each measured window; "cores used" = CPU-s ÷ wall s; bottleneck: the side ≥ 90 % of its cores (tsmq's JavaScript thread: 1 core).`,
     `Stores in temp dirs under ${o.dir}; loopback. Broker cpus ${o.brokerCpus ?? 'any'}, generator cpus ${o.clientCpus ?? 'any'}${o.scaling ? ' (scaling run: see phase names)' : ''}. Took ${elapsedMin.toFixed(1)} min. Targets met: ${met} of ${table.targets.length}.`, '',
     ...caveats.map((c) => `> ${c}\n`),
     table.md, '',

@@ -15,7 +15,9 @@
  *   chunks); the cache pays where one syscall per record would be needed.
  * - Admission: a chunk is read whole only on its second miss among the last `ghostEntries`
  *   missed chunks, so scattered single reads (a lagging consumer of a sparse queue, lookups)
- *   cost what they did: the requested bytes only.
+ *   cost what they did: the requested bytes only. `chunkAt` (the pull path's interleaved
+ *   records: several records of a pull in one chunk, the other queues' pulls in the same region)
+ *   reads a missing chunk at once.
  * - Only bytes below the segment's write position are cached (they never change except through
  *   truncation). Validity: an entry belongs to one MappedFile object (a segment deleted and
  *   created again is another object) and to its content epoch, which recovery and truncation
@@ -98,6 +100,28 @@ export class CommitLogReadCache {
     return true;
   }
 
+  /**
+   * The cached chunk holding segment `mf`'s byte `position`, for a caller that copies several
+   * records out of it itself (the pull path's interleaved records: one lookup for the records of
+   * a chunk instead of one each). A missing chunk is read whole at once (no second-miss
+   * admission: the caller has several records in it, and the other queues' pulls read the same
+   * region); null when the chunk is not all written yet or not readable: read the file yourself.
+   * `buf[0, length)` holds segment bytes
+   * [start, start + length); valid until the next call into this cache (the chunk may then be
+   * reused), so callers copy out before anything else reads.
+   */
+  chunkAt(mf: MappedFile, position: number): { buf: Buffer; start: number; length: number } | null {
+    if (position < 0 || position >= mf.getWrotePosition()) return null;
+    const index = Math.floor(position / this.chunkBytes);
+    const ch = this.chunk(mf, index, true);
+    if (ch === null) {
+      this.bypasses++;
+      return null;
+    }
+    this.hits++;
+    return { buf: ch.buf, start: index * this.chunkBytes, length: ch.length };
+  }
+
   /** Drops every chunk (tests; a store that wants the memory back). */
   clear(): void {
     this.chunks.clear();
@@ -110,7 +134,7 @@ export class CommitLogReadCache {
   }
 
   /** The valid cached chunk `index` of `mf`, reading it when admitted; null when the caller should read the file. */
-  private chunk(mf: MappedFile, index: number): Chunk | null {
+  private chunk(mf: MappedFile, index: number, admitNow = false): Chunk | null {
     const c = this.chunkBytes;
     const key = mf.fileFromOffset + index * c;
     const cached = this.chunks.get(key);
@@ -124,7 +148,7 @@ export class CommitLogReadCache {
     const start = index * c;
     const length = Math.min(c, mf.fileSize - start);
     if (start + length > mf.getWrotePosition()) return null; // not all written yet: may still grow
-    if (!this.ghosts.has(key)) {
+    if (!admitNow && !this.ghosts.has(key)) {
       this.ghosts.add(key);
       if (this.ghosts.size > this.ghostEntries) this.ghosts.delete(this.ghosts.values().next().value!);
       return null;

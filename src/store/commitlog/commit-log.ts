@@ -487,6 +487,18 @@ export class CommitLog {
   }
 
   /**
+   * The read cache's chunk holding CommitLog byte `offset` (CommitLogReadCache.chunkAt), with
+   * `phyStart` = the CommitLog offset of `buf[0]`; null when not cached (nor admitted now) or
+   * not readable. Valid until the next read of this CommitLog: copy out at once.
+   */
+  cachedChunkAt(offset: number): { buf: Buffer; phyStart: number; length: number } | null {
+    const mf = this.mfq.findMappedFileByOffset(offset);
+    if (!mf) return null;
+    const c = this.readCache.chunkAt(mf, offset - mf.fileFromOffset);
+    return c === null ? null : { buf: c.buf, phyStart: mf.fileFromOffset + c.start, length: c.length };
+  }
+
+  /**
    * The raw record at `offset` (TOTALSIZE read first when `size` is absent). Null below min,
    * at/after max, for a blank filler or a size that does not fit.
    */

@@ -145,55 +145,71 @@ export class GetMessageService {
     // bytes [used, used + aheadBytes) of body already hold CommitLog [aheadPhy, aheadPhy + aheadBytes)
     let aheadPhy = -1;
     let aheadBytes = 0;
-    // this.span[0, spanBytes) holds CommitLog [spanPhy, spanPhy + spanBytes)
+    // spanBuf[0, spanBytes) holds CommitLog [spanPhy, spanPhy + spanBytes): this.span after a
+    // span read, or a read-cache chunk (valid until the next CommitLog read: spanPhy is reset
+    // before any)
+    let spanBuf: Buffer = this.span;
     let spanPhy = -1;
     let spanBytes = 0;
     for (let i = 0; i < count; i++) {
       const e = readCqEntry(entries, i);
-      const isInMem = maxPhy - e.phyOffset <= this.memoryBytes;
-      if (this.isTheBatchFull(e.size, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, result.messages.length, isInMem)) break;
+      const phy = e.phyOffset;
+      const size = e.size;
+      const isInMem = maxPhy - phy <= this.memoryBytes;
+      if (this.isTheBatchFull(size, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, result.messages.length, isInMem)) break;
       nextBeginOffset = offset + i + 1;
-      if (nextPhyFileStart >= 0 && e.phyOffset < nextPhyFileStart) continue;
+      if (nextPhyFileStart >= 0 && phy < nextPhyFileStart) continue;
       if (filter && !filter.isMatchedByConsumeQueue(e.tagsCode)) {
         if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
-      let readable = e.size > 0 && e.size < 0x7fffffff;
-      if (readable && !(e.phyOffset === aheadPhy && e.size <= aheadBytes)) {
-        if (used + e.size > body.length) body = grow(body, used, used + e.size);
-        if (spanPhy >= 0 && e.phyOffset >= spanPhy && e.phyOffset + e.size <= spanPhy + spanBytes) {
-          // inside the span read for an earlier record of this pull
-          this.span.copy(body, used, e.phyOffset - spanPhy, e.phyOffset - spanPhy + e.size);
+      let readable = size > 0 && size < 0x7fffffff;
+      if (readable && !(phy === aheadPhy && size <= aheadBytes)) {
+        if (used + size > body.length) body = grow(body, used, used + size);
+        if (spanPhy >= 0 && phy >= spanPhy && phy + size <= spanPhy + spanBytes) {
+          // inside the span read (or the cached chunk) of an earlier record of this pull
+          spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
         } else {
-          const plan = this.planRead(entries, i, count, e.phyOffset, e.size, Math.min(maxMsgNums - result.messages.length, 1 << 30), Math.min(maxTotalMsgSize - used, this.transferCapBytes));
+          const plan = this.planRead(entries, i, count, phy, size, Math.min(maxMsgNums - result.messages.length, 1 << 30), Math.min(maxTotalMsgSize - used, this.transferCapBytes));
           spanPhy = -1;
           aheadPhy = -1;
           aheadBytes = 0;
           if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
             // adjacent records: straight into the body
             if (used + plan.spanBytes > body.length) body = grow(body, used, used + plan.spanBytes);
-            if (this.commitLog.readInto(e.phyOffset, body, used, plan.spanBytes)) {
-              aheadPhy = e.phyOffset;
+            if (this.commitLog.readInto(phy, body, used, plan.spanBytes)) {
+              aheadPhy = phy;
               aheadBytes = plan.spanBytes;
-            } else readable = this.commitLog.readInto(e.phyOffset, body, used, e.size);
+            } else readable = this.commitLog.readInto(phy, body, used, size);
           } else if (plan.records > 1) {
-            // records of this queue with others' in between: one read of the span, then copies
-            if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
-            if (this.commitLog.readInto(e.phyOffset, this.span, 0, plan.spanBytes)) {
-              spanPhy = e.phyOffset;
-              spanBytes = plan.spanBytes;
-              this.span.copy(body, used, 0, e.size);
-            } else readable = this.commitLog.readInto(e.phyOffset, body, used, e.size);
-          } else readable = this.commitLog.readInto(e.phyOffset, body, used, e.size);
+            // records of this queue with others' in between: copied out of the read cache's chunk
+            // when it holds them (the other queues' pulls read the same region: one chunk read
+            // serves them all), else one read of the span, then copies
+            const chunk = this.commitLog.cachedChunkAt(phy);
+            if (chunk !== null && phy + size <= chunk.phyStart + chunk.length) {
+              spanBuf = chunk.buf;
+              spanPhy = chunk.phyStart;
+              spanBytes = chunk.length;
+              spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
+            } else {
+              if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
+              if (this.commitLog.readInto(phy, this.span, 0, plan.spanBytes)) {
+                spanBuf = this.span;
+                spanPhy = phy;
+                spanBytes = plan.spanBytes;
+                spanBuf.copy(body, used, 0, size);
+              } else readable = this.commitLog.readInto(phy, body, used, size);
+            }
+          } else readable = this.commitLog.readInto(phy, body, used, size);
         }
       }
       if (!readable) {
         aheadPhy = -1;
         if (result.messages.length === 0) status = 'MESSAGE_WAS_REMOVING';
-        nextPhyFileStart = this.commitLog.rollNextFile(e.phyOffset);
+        nextPhyFileStart = this.commitLog.rollNextFile(phy);
         continue;
       }
-      const record = body.subarray(used, used + e.size);
+      const record = body.subarray(used, used + size);
       if (filter?.isMatchedByCommitLog && !filter.isMatchedByCommitLog(record)) {
         if (result.messages.length === 0) status = 'NO_MATCHED_MESSAGE';
         // the next record is not at `used` any more: what was read ahead no longer lines up
@@ -203,17 +219,17 @@ export class GetMessageService {
       }
       result.messages.push(record);
       result.messageQueueOffsets.push(offset + i);
-      result.bufferTotalSizeBytes += e.size;
-      used += e.size;
-      if (aheadPhy === e.phyOffset && aheadBytes >= e.size) {
-        aheadPhy += e.size;
-        aheadBytes -= e.size;
+      result.bufferTotalSizeBytes += size;
+      used += size;
+      if (aheadPhy === phy && aheadBytes >= size) {
+        aheadPhy += size;
+        aheadBytes -= size;
       } else {
         aheadPhy = -1;
         aheadBytes = 0;
       }
       status = 'FOUND';
-      maxPhyPulled = e.phyOffset;
+      maxPhyPulled = phy;
       nextPhyFileStart = -1;
     }
     result.status = status;
@@ -238,12 +254,14 @@ export class GetMessageService {
     let end = phy + size;
     for (let j = i + 1; j < count && records < maxRecords; j++) {
       const n = readCqEntry(entries, j);
-      if (n.size <= 0 || n.size >= 0x7fffffff || n.phyOffset < end) break;
-      const nEnd = n.phyOffset + n.size;
-      if (nEnd > fileEnd || nEnd - phy > MAX_SPAN_BYTES || recordBytes + n.size > maxRecordBytes) break;
-      if (nEnd - phy > SPAN_WASTE_RATIO * (recordBytes + n.size)) break;
+      const nSize = n.size;
+      const nPhy = n.phyOffset;
+      if (nSize <= 0 || nSize >= 0x7fffffff || nPhy < end) break;
+      const nEnd = nPhy + nSize;
+      if (nEnd > fileEnd || nEnd - phy > MAX_SPAN_BYTES || recordBytes + nSize > maxRecordBytes) break;
+      if (nEnd - phy > SPAN_WASTE_RATIO * (recordBytes + nSize)) break;
       records++;
-      recordBytes += n.size;
+      recordBytes += nSize;
       end = nEnd;
     }
     return { records, recordBytes, spanBytes: end - phy };

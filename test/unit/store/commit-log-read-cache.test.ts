@@ -148,3 +148,80 @@ test('store: pulls served through the read cache return the stored records, roun
     removeDir(root);
   }
 });
+
+test('read cache chunkAt: a missing chunk is read at once and holds the file bytes; a chunk not all written is null; truncation is never served stale', () => {
+  const root = tempDir();
+  try {
+    const first = randomBytes(10_000);
+    const mf = segmentWith(root, 'a', first);
+    const cache = new CommitLogReadCache({ chunkBytes: CHUNK, capacityChunks: 4 });
+    const c1 = cache.chunkAt(mf, CHUNK + 5);
+    assert.ok(c1, 'chunk 1 (all written) is read on the first call');
+    assert.equal(cache.fills, 1);
+    assert.equal(c1.start, CHUNK);
+    assert.equal(c1.length, CHUNK);
+    assert.deepEqual(c1.buf.subarray(0, c1.length), first.subarray(CHUNK, 2 * CHUNK));
+    assert.equal(cache.chunkAt(mf, CHUNK + 100)?.buf, c1.buf, 'the same chunk again, no new read');
+    assert.equal(cache.fills, 1);
+    assert.equal(cache.chunkAt(mf, 2 * CHUNK + 10), null, 'chunk 2 ends beyond the 10 000 bytes written');
+    assert.equal(cache.chunkAt(mf, 10_000), null, 'at the write position');
+    // truncation and different bytes at the same positions: a new read, not the old chunk
+    mf.truncateTo(CHUNK + 1000);
+    const second = randomBytes(8000);
+    mf.append(second);
+    mf.commitNow();
+    const c2 = cache.chunkAt(mf, CHUNK + 1000);
+    assert.ok(c2);
+    assert.deepEqual(c2.buf.subarray(1000, 1000 + 3096), second.subarray(0, 3096));
+    assert.deepEqual(c2.buf.subarray(0, 1000), first.subarray(CHUNK, CHUNK + 1000));
+    assert.equal(cache.fills, 2);
+    mf.close();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('store: pulls of 4 interleaved queues copy the records out of read-cache chunks (span reads only at the unwritten tail), byte for byte', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root, { mappedFileSizeCommitLog: 4 << 20, mappedFileSizeConsumeQueue: 20 * 1000 }));
+    const queues = 4;
+    const bodies: Buffer[][] = Array.from({ length: queues }, () => []);
+    // ~1.6 MB: six 256 KiB chunks all written, the rest of the last one not
+    for (let i = 0; i < 2400; i++) {
+      const q = i % queues;
+      const body = randomBytes(500 + (i % 5) * 40);
+      bodies[q]!.push(body);
+      assert.equal((await store.putMessage(makeMessage({ queueId: q, body }))).status, 'PUT_OK');
+    }
+    const cache = store.commitLog.readCache;
+    for (let round = 0; round < 2; round++) {
+      const fills = cache.fills;
+      const next = new Array<number>(queues).fill(0);
+      for (let pass = 0; pass < 19; pass++) {
+        for (let q = 0; q < queues; q++) {
+          const r = await store.getMessage('G', 'T', q, next[q]!, 32);
+          if (next[q] === 600) {
+            assert.equal(r.status, 'OFFSET_OVERFLOW_ONE');
+            continue;
+          }
+          assert.equal(r.status, 'FOUND');
+          for (const [k, raw] of r.messages.entries()) {
+            const expected = bodies[q]![next[q]! + k]!;
+            assert.ok(raw.includes(expected), `queue ${q} offset ${next[q]! + k} round ${round}`);
+            assert.equal(raw.readInt32BE(0), raw.length, 'one whole record');
+          }
+          assert.equal(r.body?.length, r.bufferTotalSizeBytes);
+          next[q] = r.nextBeginOffset;
+        }
+      }
+      assert.deepEqual(next, new Array<number>(queues).fill(600));
+      // each written chunk read once per round at most (the first round) however many queues read it
+      assert.ok(cache.fills - fills <= (round === 0 ? 7 : 0), `fills in round ${round}: ${cache.fills - fills}`);
+    }
+    assert.ok(cache.hits >= 2 * 4 * 6, `chunk lookups served (hits ${cache.hits}, fills ${cache.fills})`);
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});

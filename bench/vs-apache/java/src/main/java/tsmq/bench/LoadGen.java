@@ -41,10 +41,12 @@ import org.apache.rocketmq.common.message.MessageExt;
  * preload topic=X messages=M size=BYTES queues=Q
  *     M async single sends (256 in flight, the producer's round robin over the queues, so the
  *     queues' records interleave in the CommitLog as with many senders); answers {"event":"preloaded"}
- * consume kind=push|lite topic=X group=G expected=M timeoutSeconds=T
- *     a new consumer group from the first offset (DefaultMQPushConsumer or DefaultLitePullConsumer,
- *     pull batch 32 for both) until M distinct (queueId, queueOffset) were delivered;
- *     answers {"event":"consumed",...}
+ * consume kind=push|lite topic=X group=G expected=M timeoutSeconds=T pullBatch=32 consumeBatch=1 queueThreshold=1000
+ *     a new consumer group from the first offset (DefaultMQPushConsumer or DefaultLitePullConsumer)
+ *     until M distinct (queueId, queueOffset) were delivered; pullBatch = pullBatchSize of both,
+ *     consumeBatch = the push consumer's consumeMessageBatchMaxSize (messages per listener call),
+ *     queueThreshold = pullThresholdForQueue of both (cached messages per queue before the client
+ *     stops pulling it); answers {"event":"consumed",...}
  * quit
  * </pre>
  * Latency histogram: microseconds, 1 µs buckets below 2048 µs, then 256 buckets per power of two
@@ -319,6 +321,9 @@ public final class LoadGen {
     String group = opt(a, "group", "VsApacheConsumer");
     long expected = Long.parseLong(opt(a, "expected", "0"));
     int timeoutSeconds = Integer.parseInt(opt(a, "timeoutSeconds", "300"));
+    int pullBatch = Integer.parseInt(opt(a, "pullBatch", "32"));
+    int consumeBatch = Integer.parseInt(opt(a, "consumeBatch", "1"));
+    int queueThreshold = Integer.parseInt(opt(a, "queueThreshold", "1000"));
     Seen seen = new Seen();
     AtomicLong deliveries = new AtomicLong();
     AtomicLong firstNs = new AtomicLong(0);
@@ -334,7 +339,9 @@ public final class LoadGen {
       c.setNamesrvAddr(namesrv);
       c.setInstanceName(instance);
       c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-      c.setPullBatchSize(32);
+      c.setPullBatchSize(pullBatch);
+      c.setConsumeMessageBatchMaxSize(consumeBatch);
+      c.setPullThresholdForQueue(queueThreshold);
       c.subscribe(topic, "*");
       c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
         firstNs.compareAndSet(0, System.nanoTime());
@@ -353,7 +360,8 @@ public final class LoadGen {
       c.setNamesrvAddr(namesrv);
       c.setInstanceName(instance);
       c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-      c.setPullBatchSize(32);
+      c.setPullBatchSize(pullBatch);
+      c.setPullThresholdForQueue(queueThreshold);
       c.subscribe(topic, "*");
       c.start();
       long deadline = startNs + timeoutSeconds * 1_000_000_000L;
