@@ -8,7 +8,8 @@
  *    returns its report; a required dispatcher (ConsumeQueue) failing here makes start-up fail
  *    with DispatchBlockedError rather than open a store with a hole in a queue;
  * 4. plugins learn the recovered CommitLog end (`recovered`, awaited: what they change for it is
- *    durable before any put); dispatch continues from it;
+ *    durable before any put); dispatch continues from it; the lock record says `recovered=true`
+ *    (a later start on this boot may then trust the page cache);
  * 5. on a writable role without CommitLog segments the first one is created before puts
  *    (pre-written with warmMapedFileEnable when the disk has room; first-segment.ts); a disk
  *    that cannot hold it fails the start with StoreStartError (a sentence, no file left);
@@ -50,6 +51,7 @@ export async function recoverAndStart(c: StoreComponents): Promise<StartedStore>
     onProgress: c.onRecoveryProgress,
   });
   for (const p of c.plugins) await p.recovered?.(c.commitLog.getMaxOffset());
+  c.lock.markRecovered(); // a same-boot crash from now on leaves repaired files (store-files.ts)
   c.logics.latestTimestamp = c.checkpoint.logicsMsgTimestamp;
   c.reput.setReputFromOffset(c.commitLog.getMaxOffset());
   if (c.config.brokerRole !== 'SLAVE') await prepareFirstSegment(c);

@@ -12,6 +12,7 @@
  *       pid=12345
  *       startTime=1162722        (/proc/<pid>/stat field 22: clock ticks since boot)
  *       bootId=bd18f88a-…        (/proc/sys/kernel/random/boot_id)
+ *       recovered=false          (true once this holder's start-up recovery finished)
  *
  *   At the next start the lock is stale (and taken over) when the boot id differs (the host
  *   rebooted), the pid does not exist, the pid is a zombie (a killed broker not yet reaped), or
@@ -34,17 +35,22 @@ export class StoreLockedError extends Error {
   }
 }
 
-/** Identity written in the lock file. `startTime`/`bootId` are null when unknown. */
+/**
+ * Identity written in the lock file. `startTime`/`bootId` are null when unknown. `recovered`:
+ * whether the holder finished its start-up recovery (false while it recovers; null in records of
+ * older tsmq versions, read as finished).
+ */
 export interface LockRecord {
   pid: number;
   startTime: string | null;
   bootId: string | null;
+  recovered?: boolean | null;
 }
 
 /** Parses a lock file: `key=value` lines, or (older tsmq) a bare pid. Null when it names no process. */
 export function parseLockRecord(text: string): LockRecord | null {
   const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) > 0 ? { pid: Number(trimmed), startTime: null, bootId: null } : null;
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) > 0 ? { pid: Number(trimmed), startTime: null, bootId: null, recovered: null } : null;
   const fields = new Map<string, string>();
   for (const line of trimmed.split(/\r?\n/)) {
     const i = line.indexOf('=');
@@ -54,11 +60,13 @@ export function parseLockRecord(text: string): LockRecord | null {
   if (!Number.isInteger(pid) || pid <= 0) return null;
   const startTime = fields.get('startTime') || null;
   const bootId = fields.get('bootId') || null;
-  return { pid, startTime, bootId };
+  const rec = fields.get('recovered');
+  return { pid, startTime, bootId, recovered: rec === 'true' ? true : rec === 'false' ? false : null };
 }
 
 export function formatLockRecord(r: LockRecord): string {
-  return `pid=${r.pid}\nstartTime=${r.startTime ?? ''}\nbootId=${r.bootId ?? ''}\n`;
+  const recovered = r.recovered === true || r.recovered === false ? `recovered=${r.recovered}\n` : '';
+  return `pid=${r.pid}\nstartTime=${r.startTime ?? ''}\nbootId=${r.bootId ?? ''}\n${recovered}`;
 }
 
 /** This process's lock record. */
@@ -105,8 +113,11 @@ export class StoreLock {
     readonly tookOverStale: string | null,
     /**
      * True when the previous lock record was written by a process of the current boot (same boot
-     * id): if that process crashed, everything it handed to the OS is still in the page cache, in
-     * the order it was written. False when it was another boot or unknown.
+     * id) that had finished its start-up recovery: if that process crashed, everything it handed
+     * to the OS is still in the page cache, in the order it was written, on top of files it had
+     * repaired. False when it was another boot, unknown, or a holder that died or failed while
+     * recovering (e.g. a start after a power loss that hit a full disk: the files it had not yet
+     * repaired are still what the power loss left, so a same-boot verdict would be wrong).
      */
     readonly previousHolderSameBoot: boolean,
     /**
@@ -114,8 +125,23 @@ export class StoreLock {
      * page cache of that process is gone. False when it was this boot, or unknown (e.g. the lock
      * was released by a shutdown that still kept the abort file).
      */
-    readonly previousHolderOtherBoot: boolean = false,
+    readonly previousHolderOtherBoot: boolean,
+    private readonly own: LockRecord,
   ) {}
+
+  /**
+   * Rewrites the lock record with `recovered=true`: the start-up recovery finished, so a crash of
+   * this process from now on leaves a same-boot page cache over repaired files. A failed write
+   * (e.g. a full disk) is ignored: the record keeps `recovered=false`, which only makes the next
+   * start-up recover more conservatively.
+   */
+  markRecovered(): void {
+    try {
+      this.fs.writeFile(this.lockPath, Buffer.from(formatLockRecord({ ...this.own, recovered: true })));
+    } catch {
+      // see above
+    }
+  }
 
   /** Takes the lock. @throws StoreLockedError naming the holding pid. */
   static acquire(fs: FileSystem, rootDir: string, lockPath: string, probe: ProcessProbe = procProbe): StoreLock {
@@ -127,12 +153,12 @@ export class StoreLock {
       const hint = verdict.verified ? '' : ` (its identity cannot be verified; if no broker runs as process ${verdict.pid}, delete ${lockPath})`;
       throw new StoreLockedError(root, `process ${verdict.pid}`, hint);
     }
-    const own = ownLockRecord(probe);
+    const own: LockRecord = { ...ownLockRecord(probe), recovered: false };
     fs.writeFile(lockPath, Buffer.from(formatLockRecord(own)));
     openRoots.add(root);
-    const sameBoot = previous !== null && previous.bootId !== null && own.bootId !== null && previous.bootId === own.bootId;
+    const sameBoot = previous !== null && previous.bootId !== null && own.bootId !== null && previous.bootId === own.bootId && previous.recovered !== false;
     const otherBoot = previous !== null && previous.bootId !== null && own.bootId !== null && previous.bootId !== own.bootId;
-    return new StoreLock(fs, root, lockPath, verdict.stale, sameBoot, otherBoot);
+    return new StoreLock(fs, root, lockPath, verdict.stale, sameBoot, otherBoot, own);
   }
 
   /** Releases the lock (the file stays, like RocketMQ's). */

@@ -59,10 +59,12 @@ test('parseProcStat: state (field 3) and starttime (field 22), comm with spaces 
   assert.equal(parseProcStat('garbage'), null);
 });
 
-test('lock file: written as pid/startTime/bootId lines; an old bare pid and a released "lock" parse', () => {
+test('lock file: written as pid/startTime/bootId/recovered lines; an older record without recovered, an old bare pid and a released "lock" parse', () => {
+  assert.equal(formatLockRecord({ pid: 42, startTime: '777', bootId: 'b-1', recovered: false }), 'pid=42\nstartTime=777\nbootId=b-1\nrecovered=false\n');
+  assert.deepEqual(parseLockRecord('pid=42\nstartTime=777\nbootId=b-1\nrecovered=true\n'), { pid: 42, startTime: '777', bootId: 'b-1', recovered: true });
   assert.equal(formatLockRecord({ pid: 42, startTime: '777', bootId: 'b-1' }), 'pid=42\nstartTime=777\nbootId=b-1\n');
-  assert.deepEqual(parseLockRecord('pid=42\nstartTime=777\nbootId=b-1\n'), { pid: 42, startTime: '777', bootId: 'b-1' });
-  assert.deepEqual(parseLockRecord('17190'), { pid: 17190, startTime: null, bootId: null });
+  assert.deepEqual(parseLockRecord('pid=42\nstartTime=777\nbootId=b-1\n'), { pid: 42, startTime: '777', bootId: 'b-1', recovered: null });
+  assert.deepEqual(parseLockRecord('17190'), { pid: 17190, startTime: null, bootId: null, recovered: null });
   assert.equal(parseLockRecord('lock'), null);
   assert.equal(parseLockRecord(''), null);
 });
@@ -72,7 +74,7 @@ test('lock written by a live store holds this process identity; released it says
   try {
     const store = await openStore(smallConfig(root));
     const text = fs.readFileSync(path.join(root, 'lock'), 'utf8');
-    assert.equal(text, `pid=${process.pid}\nstartTime=${startTimeOf(process.pid)}\nbootId=${bootId}\n`);
+    assert.equal(text, `pid=${process.pid}\nstartTime=${startTimeOf(process.pid)}\nbootId=${bootId}\nrecovered=true\n`);
     await store.shutdown();
     assert.equal(fs.readFileSync(path.join(root, 'lock'), 'utf8'), 'lock');
   } finally {
@@ -224,12 +226,16 @@ test('without /proc: a live pid holds the lock unverified, a dead one is stale',
   });
 });
 
-test('previousHolderSameBoot: a crashed holder of this boot ⇒ true; another boot, a released lock or none ⇒ false', { skip: !linux }, async () => {
+test('previousHolderSameBoot: a crashed holder of this boot that had recovered ⇒ true; one that was still recovering, another boot, a released lock or none ⇒ false', { skip: !linux }, async () => {
   const root = tempDir();
   try {
     const lockPath = path.join(root, 'lock');
     const cases: Array<[string | null, boolean]> = [
-      [formatLockRecord({ pid: 999_999_999, startTime: '1', bootId }), true], // dead pid of this boot: a crash
+      [formatLockRecord({ pid: 999_999_999, startTime: '1', bootId }), true], // dead pid of this boot: a crash (older record without `recovered`)
+      [formatLockRecord({ pid: 999_999_999, startTime: '1', bootId, recovered: true }), true], // it had finished its recovery
+      // it died or failed while recovering (e.g. after a power loss, on a full disk): the files
+      // it had not repaired yet are what the power loss left (store simulation seed 579)
+      [formatLockRecord({ pid: 999_999_999, startTime: '1', bootId, recovered: false }), false],
       [formatLockRecord({ pid: 999_999_999, startTime: '1', bootId: 'another-boot' }), false],
       ['lock', false], // released at a clean shutdown
       ['4242', false], // old pid-only record: the boot is unknown
@@ -242,6 +248,27 @@ test('previousHolderSameBoot: a crashed holder of this boot ⇒ true; another bo
       const lock = StoreLock.acquire(nodeFileSystem, root, lockPath, procProbe);
       assert.equal(lock.previousHolderSameBoot, expected, `previous record ${JSON.stringify(text)}`);
       lock.release();
+    }
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('the lock record says recovered=false while the store recovers and recovered=true once it is open', { skip: !linux }, async () => {
+  const root = tempDir();
+  try {
+    const lockPath = path.join(root, 'lock');
+    fs.mkdirSync(root, { recursive: true });
+    const lock = StoreLock.acquire(nodeFileSystem, root, lockPath, procProbe);
+    assert.deepEqual(parseLockRecord(fs.readFileSync(lockPath, 'utf8')), { pid: process.pid, startTime: startTimeOf(process.pid), bootId, recovered: false });
+    lock.markRecovered();
+    assert.deepEqual(parseLockRecord(fs.readFileSync(lockPath, 'utf8')), { pid: process.pid, startTime: startTimeOf(process.pid), bootId, recovered: true });
+    lock.release();
+    const store = await openStore(smallConfig(root));
+    try {
+      assert.equal(parseLockRecord(fs.readFileSync(lockPath, 'utf8'))?.recovered, true, 'an opened store has finished its recovery');
+    } finally {
+      await store.shutdown();
     }
   } finally {
     removeDir(root);
