@@ -18,21 +18,11 @@ import { silentLogger } from '../../../src/common/logging/logger.js';
 import { encodeProperties } from '../../../src/common/message/properties.js';
 import { decodeMessageId } from '../../../src/common/message/msgid.js';
 import { tempDir, removeDir } from '../../support/store-fixtures.js';
+import { sampleSum } from '../../support/prometheus-text.js';
 
 const TOPIC = 'LabelsT';
 const ORDER_TOPIC = 'LabelsOrderT';
 
-/** Sum of the series `name{labels ⊇ given}`; undefined when none. */
-function valueOf(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  let found: number | undefined;
-  for (const line of text.split('\n')) {
-    const m = /^(\S+?)(\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = new Map([...(m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
-    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) found = (found ?? 0) + Number(m[4]);
-  }
-  return found;
-}
 
 describe('metrics labels message_type and is_system (Apache 5.3.3)', { timeout: 60_000 }, () => {
   let dir: string;
@@ -89,7 +79,7 @@ describe('metrics labels message_type and is_system (Apache 5.3.3)', { timeout: 
     assert.equal(await send('%RETRY%GID_LABELS', 'retry', {}), '%RETRY%GID_LABELS');
 
     const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
-    const inOf = (labels: Record<string, string>): number | undefined => valueOf(text, 'rocketmq_messages_in_total', labels);
+    const inOf = (labels: Record<string, string>): number | undefined => sampleSum(text, 'rocketmq_messages_in_total', labels);
     assert.equal(inOf({ topic: TOPIC, message_type: 'normal', is_system: 'false' }), 1);
     assert.equal(inOf({ topic: TOPIC, message_type: 'fifo', is_system: 'false' }), 1);
     assert.equal(inOf({ topic: TOPIC }), 2, 'the delayed, timer and transactional sends count under their stored topics');
@@ -100,8 +90,8 @@ describe('metrics labels message_type and is_system (Apache 5.3.3)', { timeout: 
     assert.equal(inOf({ topic: '%RETRY%GID_LABELS' }), undefined, 'retry topics are not counted in');
     assert.equal(inOf({}), 6);
     for (const t of ['Normal', 'FIFO', 'Delay', 'Transaction']) assert.equal(inOf({ message_type: t }), undefined, `no capitalised ${t}`);
-    assert.equal(valueOf(text, 'rocketmq_message_size_count', { topic: TOPIC, message_type: 'normal', is_system: 'false' }), 1);
-    assert.ok(valueOf(text, 'rocketmq_throughput_in_total', { topic: 'rmq_sys_wheel_timer', message_type: 'delay', is_system: 'true' })! > 0);
+    assert.equal(sampleSum(text, 'rocketmq_message_size_count', { topic: TOPIC, message_type: 'normal', is_system: 'false' }), 1);
+    assert.ok(sampleSum(text, 'rocketmq_throughput_in_total', { topic: 'rmq_sys_wheel_timer', message_type: 'delay', is_system: 'true' })! > 0);
   });
 
   it('messages out and DLQ carry is_system by topic and group; retry topics are not counted out', async () => {
@@ -114,15 +104,15 @@ describe('metrics labels message_type and is_system (Apache 5.3.3)', { timeout: 
     stats.recordDlq('cid_rmq_sys_lower', TOPIC);
     stats.recordDlq('GID_LABELS', TOPIC);
     const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
-    const outOf = (labels: Record<string, string>): number | undefined => valueOf(text, 'rocketmq_messages_out_total', labels);
+    const outOf = (labels: Record<string, string>): number | undefined => sampleSum(text, 'rocketmq_messages_out_total', labels);
     assert.equal(outOf({ topic: TOPIC, consumer_group: 'GID_LABELS', is_system: 'false' }), 3);
     assert.equal(outOf({ topic: TOPIC, consumer_group: 'CID_RMQ_SYS_LABELS', is_system: 'true' }), 2);
     assert.equal(outOf({ topic: TOPIC, consumer_group: 'cid_rmq_sys_lower', is_system: 'false' }), 1, 'MixAll.isSysConsumerGroup is case-sensitive');
     assert.equal(outOf({ topic: 'LabelsCluster', consumer_group: 'GID_LABELS', is_system: 'true' }), 4, 'the cluster-name topic is a system topic');
     assert.equal(outOf({ topic: '%RETRY%GID_LABELS' }), undefined);
-    assert.equal(valueOf(text, 'rocketmq_throughput_out_total', { topic: TOPIC, consumer_group: 'CID_RMQ_SYS_LABELS', is_system: 'true' }), 200);
-    assert.equal(valueOf(text, 'rocketmq_send_to_dlq_messages_total', { topic: TOPIC, consumer_group: 'cid_rmq_sys_lower', is_system: 'true' }), 1, 'isSystemGroup ignores case');
-    assert.equal(valueOf(text, 'rocketmq_send_to_dlq_messages_total', { topic: TOPIC, consumer_group: 'GID_LABELS', is_system: 'false' }), 1);
+    assert.equal(sampleSum(text, 'rocketmq_throughput_out_total', { topic: TOPIC, consumer_group: 'CID_RMQ_SYS_LABELS', is_system: 'true' }), 200);
+    assert.equal(sampleSum(text, 'rocketmq_send_to_dlq_messages_total', { topic: TOPIC, consumer_group: 'cid_rmq_sys_lower', is_system: 'true' }), 1, 'isSystemGroup ignores case');
+    assert.equal(sampleSum(text, 'rocketmq_send_to_dlq_messages_total', { topic: TOPIC, consumer_group: 'GID_LABELS', is_system: 'false' }), 1);
   });
 
   it('label functions: type order, system topics of a running broker, the two group rules', () => {

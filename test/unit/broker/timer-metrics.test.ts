@@ -21,22 +21,12 @@ import { silentLogger } from '../../../src/common/logging/logger.js';
 import { encodeProperties } from '../../../src/common/message/properties.js';
 import { decodeTimerCheckpoint } from '../../../src/store/timer/timer-checkpoint.js';
 import { tempDir, removeDir } from '../../support/store-fixtures.js';
+import { sampleSum } from '../../support/prometheus-text.js';
 
 const TOPIC = 'TimerMetricsT';
 const N = 20;
 const DELAY_MS = 1500;
 
-/** Sum of the series `name{labels ⊇ given}`; undefined when none. */
-function valueOf(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  let found: number | undefined;
-  for (const line of text.split('\n')) {
-    const m = /^(\S+?)(\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = new Map([...(m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
-    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) found = (found ?? 0) + Number(m[4]);
-  }
-  return found;
-}
 
 async function waitUntil(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -92,16 +82,16 @@ describe('timer metrics and GET_TIMER_CHECK_POINT / GET_TIMER_METRICS', { timeou
     await waitUntil('N timers in the wheel', () => broker.timerMetrics!.getTimingCount(TOPIC) === N);
 
     let text = await metrics.text();
-    assert.equal(valueOf(text, 'rocketmq_timing_messages', { topic: TOPIC, storage_type: 'local', storage_medium: 'disk', node_id: 'broker-tm' }), N);
-    assert.equal(valueOf(text, 'rocketmq_timer_enqueue_total', { topic: TOPIC }), N);
-    assert.equal(valueOf(text, 'rocketmq_timer_dequeue_total', { topic: TOPIC }), undefined, 'nothing delivered yet');
-    assert.equal(valueOf(text, 'rocketmq_timer_dequeue_lag'), N);
-    assert.equal(valueOf(text, 'rocketmq_timer_enqueue_lag'), 0);
-    assert.equal(valueOf(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '5' }), N, 'all due within 5 s');
-    assert.equal(valueOf(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '60' }), 0);
-    assert.equal(valueOf(text, 'rocketmq_delay_message_latency_count', { topic: TOPIC }), N);
-    assert.equal(valueOf(text, 'rocketmq_delay_message_latency_bucket', { topic: TOPIC, le: '60' }), N, 'delay 1.5 s is in the 60 s bucket');
-    const dequeueLatencyMs = valueOf(text, 'rocketmq_timer_dequeue_latency')!;
+    assert.equal(sampleSum(text, 'rocketmq_timing_messages', { topic: TOPIC, storage_type: 'local', storage_medium: 'disk', node_id: 'broker-tm' }), N);
+    assert.equal(sampleSum(text, 'rocketmq_timer_enqueue_total', { topic: TOPIC }), N);
+    assert.equal(sampleSum(text, 'rocketmq_timer_dequeue_total', { topic: TOPIC }), undefined, 'nothing delivered yet');
+    assert.equal(sampleSum(text, 'rocketmq_timer_dequeue_lag'), N);
+    assert.equal(sampleSum(text, 'rocketmq_timer_enqueue_lag'), 0);
+    assert.equal(sampleSum(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '5' }), N, 'all due within 5 s');
+    assert.equal(sampleSum(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '60' }), 0);
+    assert.equal(sampleSum(text, 'rocketmq_delay_message_latency_count', { topic: TOPIC }), N);
+    assert.equal(sampleSum(text, 'rocketmq_delay_message_latency_bucket', { topic: TOPIC, le: '60' }), N, 'delay 1.5 s is in the 60 s bucket');
+    const dequeueLatencyMs = sampleSum(text, 'rocketmq_timer_dequeue_latency')!;
     assert.ok(dequeueLatencyMs >= 0 && dequeueLatencyMs < 1000, `dequeue latency ${dequeueLatencyMs} ms`);
 
     // GET_TIMER_CHECK_POINT: Apache's 56 bytes; the master committed all N TIMER_TOPIC entries
@@ -129,10 +119,10 @@ describe('timer metrics and GET_TIMER_CHECK_POINT / GET_TIMER_METRICS', { timeou
     await waitUntil('all delivered', () => broker.timerMetrics!.getTimingCount(TOPIC) === 0, 10_000);
     await waitUntil('delivered into the topic', async () => broker.ctx.store.getMaxOffsetInQueue(TOPIC, 0) === N);
     text = await metrics.text();
-    assert.equal(valueOf(text, 'rocketmq_timing_messages', { topic: TOPIC }), 0);
-    assert.equal(valueOf(text, 'rocketmq_timer_dequeue_total', { topic: TOPIC }), N);
-    assert.equal(valueOf(text, 'rocketmq_timer_dequeue_lag'), 0);
-    assert.equal(valueOf(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '5' }), 0);
+    assert.equal(sampleSum(text, 'rocketmq_timing_messages', { topic: TOPIC }), 0);
+    assert.equal(sampleSum(text, 'rocketmq_timer_dequeue_total', { topic: TOPIC }), N);
+    assert.equal(sampleSum(text, 'rocketmq_timer_dequeue_lag'), 0);
+    assert.equal(sampleSum(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '5' }), 0);
 
     // persisted like Apache's config/timermetrics
     const file = join(dir, 'config', 'timermetrics');

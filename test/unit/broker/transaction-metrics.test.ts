@@ -19,21 +19,11 @@ import { silentLogger } from '../../../src/common/logging/logger.js';
 import { encodeProperties } from '../../../src/common/message/properties.js';
 import { decodeMessageId } from '../../../src/common/message/msgid.js';
 import { tempDir, removeDir } from '../../support/store-fixtures.js';
+import { sampleSum } from '../../support/prometheus-text.js';
 
 const TOPIC = 'TxMetricsT';
 const HALF = 'RMQ_SYS_TRANS_HALF_TOPIC';
 
-/** Sum of the series `name{labels ⊇ given}`; undefined when none. */
-function valueOf(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  let found: number | undefined;
-  for (const line of text.split('\n')) {
-    const m = /^(\S+?)(\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = new Map([...(m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
-    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) found = (found ?? 0) + Number(m[4]);
-  }
-  return found;
-}
 
 describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60_000 }, () => {
   let dir: string;
@@ -101,16 +91,16 @@ describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60
     const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
     assert.equal(res.status, 200);
     const text = await res.text();
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: HALF, message_type: 'transaction', is_system: 'true' }), 2);
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: HALF }), 2, 'no other type on the half topic');
-    assert.equal(valueOf(text, 'rocketmq_throughput_in_total', { topic: HALF, message_type: 'transaction' }), await recordBytes(HALF, 0));
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'normal', is_system: 'false' }), 1, 'only the normal send; the commit is not counted in');
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC }), 1);
-    assert.equal(valueOf(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'transaction' }), undefined);
+    assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: HALF, message_type: 'transaction', is_system: 'true' }), 2);
+    assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: HALF }), 2, 'no other type on the half topic');
+    assert.equal(sampleSum(text, 'rocketmq_throughput_in_total', { topic: HALF, message_type: 'transaction' }), await recordBytes(HALF, 0));
+    assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'normal', is_system: 'false' }), 1, 'only the normal send; the commit is not counted in');
+    assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: TOPIC }), 1);
+    assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'transaction' }), undefined);
     const normalQueue = (await broker.ctx.store.lookMessageByOffset(0))!.queueId;
     const normalBytes = (await broker.ctx.store.getMessage('G', TOPIC, normalQueue, 0, 1)).messages[0]!.length;
-    assert.equal(valueOf(text, 'rocketmq_throughput_in_total', { topic: TOPIC }), normalBytes);
-    assert.equal(valueOf(text, 'rocketmq_commit_messages_total', { topic: TOPIC }), 1);
-    assert.equal(valueOf(text, 'rocketmq_rollback_messages_total', { topic: TOPIC }), 1);
+    assert.equal(sampleSum(text, 'rocketmq_throughput_in_total', { topic: TOPIC }), normalBytes);
+    assert.equal(sampleSum(text, 'rocketmq_commit_messages_total', { topic: TOPIC }), 1);
+    assert.equal(sampleSum(text, 'rocketmq_rollback_messages_total', { topic: TOPIC }), 1);
   });
 });
