@@ -4,7 +4,7 @@
  * Sent messages (SendMessageRequest) → MessageInner properties, as the Apache proxy stores them:
  *   user_properties as is; KEYS = keys joined by ' '; TAGS = tag; UNIQ_KEY = message_id;
  *   __BORNHOST = born_host; __SHARDINGKEY = message_group; TIMER_DELIVER_MS = delivery_timestamp;
- *   TRAN_MSG = "true" for TRANSACTION; TRACE_CONTEXT = trace_context.
+ *   TRAN_MSG = "true" for TRANSACTION (read back as Java Boolean.parseBoolean: any case); TRACE_CONTEXT = trace_context.
  * Stored messages → delivered v2 Messages: user properties are the non-system properties;
  *   body_digest is the MD5 of the delivered body in uppercase hex (bodies compressed by remoting
  *   producers with zlib are inflated first, body_encoding IDENTITY); message_type is derived
@@ -23,6 +23,7 @@ import { ipToString, socketAddressToString } from '../common/message/msgid.js';
 import { MessageSysFlag } from '../common/message/sysflag.js';
 import { checkTopicName } from './resource-validator.js';
 import { Code, msToDuration, msToTimestamp, timestampMs, type CodeName, type Message } from './proto/v2-types.js';
+import { javaParseBoolean } from '../common/message/java-boolean.js';
 
 const SYSTEM_KEYS: ReadonlySet<string> = new Set(Object.values(MessageConst));
 /** Apache ProxyConfig.userPropertyMaxNum: most user properties on one gRPC message. */
@@ -150,7 +151,7 @@ export function isInboundError(v: Inbound | InboundError): v is InboundError {
 /** The message kind of a stored message. */
 export function kindOf(m: MessageExt): MessageKind {
   const p = m.properties;
-  if (p.get(MessageConst.TRAN_MSG) === 'true' || p.has(MessageConst.TRANSACTION_ID)) return 'TRANSACTION';
+  if (javaParseBoolean(p.get(MessageConst.TRAN_MSG)) || p.has(MessageConst.TRANSACTION_ID)) return 'TRANSACTION';
   if (p.has(MessageConst.SHARDING_KEY)) return 'FIFO';
   if (p.has(MessageConst.TIMER_DELIVER_MS) || p.has(MessageConst.DELAY)) return 'DELAY';
   return 'NORMAL';

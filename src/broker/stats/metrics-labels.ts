@@ -19,20 +19,16 @@
 import { MessageConst } from '../../common/message/message-const.js';
 import { TopicValidator, isSystemTopic } from '../../common/message/topic-validator.js';
 import type { MetricsMessageType } from './broker-stats-listener.js';
+import { javaParseBoolean } from '../../common/message/java-boolean.js';
 
 /** Apache MixAll.REPLY_TOPIC_POSTFIX: `<cluster>_REPLY_TOPIC` is a system topic of a running broker. */
 const REPLY_TOPIC_POSTFIX = 'REPLY_TOPIC';
 /** Apache's `__STARTDELIVERTIME` (the 4.x ONS delivery-time property getMessageType also reads). */
 const START_DELIVER_TIME = '__STARTDELIVERTIME';
 
-/** Java Boolean.parseBoolean. */
-function javaTrue(v: string | undefined): boolean {
-  return v !== undefined && v.toLowerCase() === 'true';
-}
-
 /** The `message_type` of a send, from the properties the client sent (before any put hook rewrote them). */
 export function metricsMessageType(properties: ReadonlyMap<string, string>): MetricsMessageType {
-  if (javaTrue(properties.get(MessageConst.TRAN_MSG))) return 'transaction';
+  if (javaParseBoolean(properties.get(MessageConst.TRAN_MSG))) return 'transaction';
   if (properties.has(MessageConst.SHARDING_KEY)) return 'fifo';
   if (
     properties.has(START_DELIVER_TIME) ||

@@ -16,6 +16,7 @@ import type { MessageExt, MessageInner, SocketAddress } from '../../common/messa
 import { MessageConst } from '../../common/message/message-const.js';
 import { MessageSysFlag, resetTransactionValue } from '../../common/message/sysflag.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
+import { javaParseBoolean } from '../../common/message/java-boolean.js';
 
 export const HALF_TOPIC = TopicValidator.RMQ_SYS_TRANS_HALF_TOPIC;
 export const OP_TOPIC = TopicValidator.RMQ_SYS_TRANS_OP_HALF_TOPIC;
@@ -28,7 +29,7 @@ export const OP_REMOVE_TAG = 'd';
  * in any case ("TRUE", "True"), as Apache's SendMessageProcessor reads it with Boolean.parseBoolean.
  */
 export function isTransactionPrepared(msg: { properties: ReadonlyMap<string, string> }): boolean {
-  return msg.properties.get(MessageConst.TRAN_MSG)?.toLowerCase() === 'true';
+  return javaParseBoolean(msg.properties.get(MessageConst.TRAN_MSG));
 }
 
 /** Rewrites a producer's transactional message into its half form (in place). */

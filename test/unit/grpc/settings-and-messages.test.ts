@@ -117,4 +117,7 @@ test('delivered messages carry an uppercase MD5 digest of the (inflated) body an
   assert.equal(m.system_properties.receipt_handle, 'h');
   assert.equal(m.system_properties.born_host, '10.0.0.1');
   assert.equal(m.system_properties.store_host, '127.0.0.1:10911');
+  // TRAN_MSG is read as Java Boolean.parseBoolean (Apache): any case of "true", nothing else
+  const typeWith = (tran: string): string => toProtoMessage({ ...ext, properties: new Map([['TRAN_MSG', tran]]) }, { receiptHandle: 'h', attempt: 1, invisibleMs: 1 }).system_properties.message_type;
+  assert.deepEqual(['true', 'TRUE', 'True', 'yes', '1', 'false', 'truex'].map(typeWith), ['TRANSACTION', 'TRANSACTION', 'TRANSACTION', 'NORMAL', 'NORMAL', 'NORMAL', 'NORMAL']);
 });
