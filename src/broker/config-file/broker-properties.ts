@@ -17,6 +17,7 @@
  *   The whole configuration is then written to `<storePathRootDir>/config/broker.properties`
  *   (Apache's default brokerConfigPath). Like Apache started without `-c`, tsmq does not read
  *   that file back at start: a restart takes broker.conf / -o values again.
+ * - `setLive(key, value)`: a key the broker itself changes (see the method).
  * - `dataVersion`: bumped by every update; GET_BROKER_CONFIG sends it as header `version`.
  */
 import * as fs from 'node:fs';
@@ -98,6 +99,15 @@ export class BrokerProperties {
     this.dataVersion.next();
     this.persist();
     return { ok: true, applied, ignored };
+  }
+
+  /**
+   * Sets one key the broker changes by itself (e.g. `dataReadAheadEnable` by
+   * SET_COMMITLOG_READ_MODE): shown by `allConfigs()` at once and persisted with the next
+   * `update`, but not written now and no `dataVersion` bump (Apache's setter on its config object).
+   */
+  setLive(key: string, value: string): void {
+    this.raw[key] = value;
   }
 
   /** Writes `formatAll()` to the properties file (temp file + rename). */

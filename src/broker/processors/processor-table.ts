@@ -24,7 +24,9 @@ import * as path from 'node:path';
 import { BrokerProperties } from '../config-file/broker-properties.js';
 import { BrokerConfigProcessors } from './broker-config-processors.js';
 import { BrokerRuntimeProcessors, type RuntimeInfoDeps } from './broker-runtime-processors.js';
-import { coldDataFlowCtrInfoHandler } from './cold-data-flow-ctr-processor.js';
+import { ColdDataFlowCtrProcessors } from './cold-data-flow-ctr-processor.js';
+import { commitLogReadAheadHandler } from './commitlog-read-ahead-processor.js';
+import { resetMasterFlushOffsetHandler, type MasterFlushOffsetTarget } from './master-flush-offset-processor.js';
 import { ClientConnectionProcessors } from './client-connection-processors.js';
 import { ConsumerAdminProcessors } from './consumer-admin-processors.js';
 import { SubscriptionGroupProcessors } from './subscription-group-processors.js';
@@ -66,6 +68,7 @@ export function buildProcessorTable(
   const connections = new ClientConnectionProcessors(ctx);
   const consumerAdmin = new ConsumerAdminProcessors(ctx);
   const groups = new SubscriptionGroupProcessors(ctx);
+  const coldData = new ColdDataFlowCtrProcessors(() => admin.properties.allConfigs(), ctx.logger);
   const table = new Map<number, RequestHandler>([
     [RequestCode.HEART_BEAT, client.heartbeat],
     [RequestCode.UNREGISTER_CLIENT, client.unregisterClient],
@@ -107,7 +110,15 @@ export function buildProcessorTable(
     [RequestCode.GET_BROKER_HA_STATUS, runtime.getHaStatus],
     [RequestCode.GET_BROKER_CONFIG, brokerConfig.getBrokerConfig],
     [RequestCode.UPDATE_BROKER_CONFIG, brokerConfig.updateBrokerConfig],
-    [RequestCode.GET_COLD_DATA_FLOW_CTR_INFO, coldDataFlowCtrInfoHandler(() => admin.properties.allConfigs())],
+    [RequestCode.UPDATE_COLD_DATA_FLOW_CTR_CONFIG, coldData.updateGroupConfig],
+    [RequestCode.REMOVE_COLD_DATA_FLOW_CTR_CONFIG, coldData.removeGroupConfig],
+    [RequestCode.GET_COLD_DATA_FLOW_CTR_INFO, coldData.getInfo],
+    [RequestCode.SET_COMMITLOG_READ_MODE, commitLogReadAheadHandler(admin.properties)],
+    [RequestCode.RESET_MASTER_FLUSH_OFFSET, resetMasterFlushOffsetHandler(() => ctx.config.brokerId, ctx.store as MasterFlushOffsetTarget)],
+    // 200056 POP_ROLLBACK (`mqadmin exportPopRecord`): Apache moves pop checkpoints from its
+    // RocksDB pop store (popConsumerKVServiceInit=true) back to the file store; with the default
+    // false it answers SUCCESS doing nothing. tsmq keeps pop state only in files: nothing to move.
+    [RequestCode.POP_ROLLBACK, ({ request }) => createResponseCommand(request, ResponseCode.SUCCESS, null)],
     [RequestCode.GET_CONSUMER_CONNECTION_LIST, connections.getConsumerConnectionList],
     [RequestCode.GET_PRODUCER_CONNECTION_LIST, connections.getProducerConnectionList],
     [RequestCode.GET_ALL_PRODUCER_INFO, connections.getAllProducerInfo],

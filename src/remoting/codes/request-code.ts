@@ -141,8 +141,14 @@ export const RequestCode = {
   CONTROLLER_GET_METADATA_INFO: 1005,
   CONTROLLER_GET_SYNC_STATE_DATA: 1006,
   GET_BROKER_EPOCH_CACHE: 1007,
-  /** Cold-data read flow control (5.x AdminBrokerProcessor); tsmq answers the disabled state. */
+  /** Cold-data read flow control (5.x AdminBrokerProcessor); tsmq keeps the group table, limits nothing. */
+  UPDATE_COLD_DATA_FLOW_CTR_CONFIG: 2001,
+  REMOVE_COLD_DATA_FLOW_CTR_CONFIG: 2002,
   GET_COLD_DATA_FLOW_CTR_INFO: 2003,
+  /** CommitLog read-ahead (madvise) mode, 5.x `setCommitLogReadAheadMode`. */
+  SET_COMMITLOG_READ_MODE: 2004,
+  /** Slave only: the master's flushed CommitLog offset (5.x `resetMasterFlushOffset`). */
+  RESET_MASTER_FLUSH_OFFSET: 908,
   POP_MESSAGE: 200050,
   ACK_MESSAGE: 200051,
   PEEK_MESSAGE: 200052,

@@ -30,8 +30,24 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): 
     m('getBrokerConfig', 'getBrokerConfig', '-b', brokerAddr),
     m('updateBrokerConfig', 'updateBrokerConfig', '-b', brokerAddr, '-k', 'flushConsumerOffsetInterval', '-v', '4000'),
     m('getBrokerConfigAfter', 'getBrokerConfig', '-b', brokerAddr),
-    // 5.x only: GET_COLD_DATA_FLOW_CTR_INFO (2003)
-    ...(v === 5 ? [m('getColdDataFlowCtrInfo', 'getColdDataFlowCtrInfo', '-b', brokerAddr)] : []),
+    // 5.x only: cold-data flow control (2003 info, 2001 update / 2002 remove a group threshold),
+    // CommitLog read-ahead mode (2004), RESET_MASTER_FLUSH_OFFSET (908), POP_ROLLBACK (200056)
+    ...(v === 5
+      ? [
+          m('getColdDataFlowCtrInfo', 'getColdDataFlowCtrInfo', '-b', brokerAddr),
+          m('updateColdDataFlowCtrGroupConfig', 'updateColdDataFlowCtrGroupConfig', '-b', brokerAddr, '-g', GROUP, '-v', '1048576'),
+          m('updateColdDataFlowCtrGroupConfigCluster', 'updateColdDataFlowCtrGroupConfig', '-c', CLUSTER, '-g', CLONE_GROUP, '-v', '2048'),
+          m('getColdDataFlowCtrInfoUpdated', 'getColdDataFlowCtrInfo', '-b', brokerAddr),
+          m('removeColdDataFlowCtrGroupConfig', 'removeColdDataFlowCtrGroupConfig', '-b', brokerAddr, '-g', GROUP),
+          m('getColdDataFlowCtrInfoRemoved', 'getColdDataFlowCtrInfo', '-b', brokerAddr),
+          m('setCommitLogReadAheadModeRandom', 'setCommitLogReadAheadMode', '-b', brokerAddr, '-m', '1'),
+          m('getBrokerConfigReadAheadOff', 'getBrokerConfig', '-b', brokerAddr),
+          m('setCommitLogReadAheadModeNormal', 'setCommitLogReadAheadMode', '-b', brokerAddr, '-m', '0'),
+          m('getBrokerConfigReadAheadOn', 'getBrokerConfig', '-b', brokerAddr),
+          m('resetMasterFlushOffset', 'resetMasterFlushOffset', '-b', brokerAddr, '-o', '1024'),
+          m('exportPopRecord', 'exportPopRecord', '-b', brokerAddr),
+        ]
+      : []),
     m('topicList', 'topicList'),
     m('topicRoute', 'topicRoute', '-t', TOPIC),
     m('topicStatus', 'topicStatus', '-t', TOPIC),

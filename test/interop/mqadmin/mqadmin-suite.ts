@@ -391,6 +391,34 @@ export function defineMqadminSuite(version: Version): void {
         assert.deepEqual(json, { globalAcc: 0, cgColdReadThreshold: 3 * 1024 * 1024, configTable: {}, globalColdReadThreshold: 100 * 1024 * 1024, runtimeTable: {} });
       });
 
+      it('update/removeColdDataFlowCtrGroupConfig: the group thresholds appear in and leave getColdDataFlowCtrInfo\'s configTable', () => {
+        const info = (id: string): Record<string, unknown> => {
+          const out = cmd(id).out;
+          return JSON.parse(out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1)) as Record<string, unknown>;
+        };
+        assert.equal(cmd('updateColdDataFlowCtrGroupConfig').out.trim(), `updateColdDataFlowCtrGroupConfig success, ${broker.brokerAddr}`);
+        assert.equal(cmd('updateColdDataFlowCtrGroupConfigCluster').out.trim(), `updateColdDataFlowCtrGroupConfig success, ${broker.brokerAddr}`);
+        assert.deepEqual(info('getColdDataFlowCtrInfoUpdated').configTable, { [GROUP]: 1048576, [CLONE_GROUP]: 2048 });
+        assert.equal(cmd('removeColdDataFlowCtrGroupConfig').out.trim(), `remove broker cold read threshold success, ${broker.brokerAddr}`);
+        assert.deepEqual(info('getColdDataFlowCtrInfoRemoved'), { globalAcc: 0, cgColdReadThreshold: 3 * 1024 * 1024, configTable: { [CLONE_GROUP]: 2048 }, globalColdReadThreshold: 100 * 1024 * 1024, runtimeTable: {} });
+      });
+
+      it('setCommitLogReadAheadMode: the broker\'s success remark is printed and dataReadAheadEnable follows the mode', () => {
+        const banner = `============${broker.brokerAddr}============`;
+        assert.equal(cmd('setCommitLogReadAheadModeRandom').out.trim(), `${banner}\ncommitLog set readAhead mode rstStrset commitlog readahead mode success, mode: 1`);
+        assert.equal(keyValues(cmd('getBrokerConfigReadAheadOff').out, '=').get('dataReadAheadEnable'), 'false');
+        assert.equal(cmd('setCommitLogReadAheadModeNormal').out.trim(), `${banner}\ncommitLog set readAhead mode rstStrset commitlog readahead mode success, mode: 0`);
+        assert.equal(keyValues(cmd('getBrokerConfigReadAheadOn').out, '=').get('dataReadAheadEnable'), 'true');
+      });
+
+      it('resetMasterFlushOffset: a master answers SUCCESS (Apache changes nothing on a master)', () => {
+        assert.equal(cmd('resetMasterFlushOffset').out.trim(), 'reset master flush offset to 1024 success');
+      });
+
+      it('exportPopRecord: SUCCESS (no RocksDB pop store to export from)', () => {
+        assert.equal(cmd('exportPopRecord').out.trim(), `Export broker records, brokerName=${BROKER_NAME}, brokerAddr=${broker.brokerAddr}, dryRun=false`);
+      });
+
       it('haStatus: master with its CommitLog max offset, no slave', () => {
         const out = cmd('haStatus').out;
         assert.match(out, new RegExp(`#MasterAddr\\s+${broker.brokerAddr}`));
