@@ -145,6 +145,7 @@ export function defineMqadminSuite(version: Version): void {
       assert.equal(kv.get('flushConsumerOffsetInterval'), '5000');
       assert.equal(kv.get('storePathRootDir'), storeDir);
       assert.equal(kv.get('mappedFileSizeCommitLog'), String(1024 * 1024 * 1024));
+      assert.equal(kv.get('dataReadAheadEnable'), 'true', 'Apache MessageStoreConfig default, shown before any setCommitLogReadAheadMode');
     });
 
     it('updateBrokerConfig: applied (getBrokerConfig shows it) and persisted to config/broker.properties', () => {
