@@ -117,9 +117,11 @@ export class BrokerContext {
    * was stored under (after the timer / delay rewrite), with the message type of the properties the
    * client sent (metrics-labels.ts), never for a `%RETRY%` / `%DLQ%` topic. 'commit' (the final
    * message of END_TRANSACTION: Apache counts a transactional send once, as its half) and
-   * 'internal' (send-back, pop dead-lettering, recall: Apache counts no messages in for them) do not.
+   * 'internal' (pop dead-lettering, recall: Apache counts no messages in for them) do not.
+   * 'sendBack' (CONSUMER_SEND_MSG_BACK) is counted by `recordSendBackPut` instead: topic stats only
+   * when stored under SCHEDULE_TOPIC_XXXX, never BROKER_PUT_NUMS, no messages in.
    */
-  putMessage(msg: MessageInner, origin: 'send' | 'commit' | 'internal' = 'internal'): Promise<PutMessageResult> {
+  putMessage(msg: MessageInner, origin: 'send' | 'commit' | 'internal' | 'sendBack' = 'internal'): Promise<PutMessageResult> {
     const topic = msg.topic; // as sent: its config must be durable before the answer
     const listener = origin === 'send' ? this.brokerStats.listener : null;
     const messageType = listener ? metricsMessageType(msg.properties) : 'normal';
@@ -129,7 +131,8 @@ export class BrokerContext {
     applyScheduleRewrite(msg, this.delayLevels);
     const put = this.store.putMessage(msg).then((result) => {
       if (result.appendResult) {
-        this.brokerStats.recordPut(msg.topic, 1, result.appendResult.wroteBytes); // after the hooks
+        if (origin === 'sendBack') this.brokerStats.recordSendBackPut(msg.topic, result.appendResult.wroteBytes); // after the hooks
+        else this.brokerStats.recordPut(msg.topic, 1, result.appendResult.wroteBytes); // after the hooks
         if (listener && !isRetryOrDlqTopic(msg.topic)) listener.onPut(msg.topic, messageType, 1, result.appendResult.wroteBytes);
       } else this.brokerStats.recordPutFailed();
       return result;

@@ -200,6 +200,15 @@ export const storeConfigSpec = {
       'Accepted for broker.conf compatibility; tsmq always works like this mode: appends go to a write buffer that is ' +
       'committed to the file (pwrite) and then flushed (fdatasync), readers see written data at once.',
   } as ConfigKey<boolean>,
+  dataReadAheadEnable: {
+    name: 'dataReadAheadEnable',
+    type: 'boolean',
+    default: true,
+    doc:
+      'Read ahead in CommitLog files (Apache MessageStoreConfig, default true; madvise MADV_NORMAL vs MADV_RANDOM on its ' +
+      'mapped files; set live by SET_COMMITLOG_READ_MODE / mqadmin setCommitLogReadAheadMode). Shown and kept by tsmq ' +
+      'but it changes no I/O: tsmq reads the CommitLog with positional reads (no mmap), so the kernel read-ahead applies as is.',
+  } as ConfigKey<boolean>,
 } satisfies Record<string, ConfigKey<ConfigValue>>;
 
 export interface StoreConfig {
@@ -257,6 +266,8 @@ export interface StoreConfig {
   commitCommitLogAsync: boolean;
   flushLeastPagesWhenWarmMapedFile: number;
   transientStorePoolEnable: boolean;
+  /** Apache's read-ahead switch; recorded only, no effect on tsmq's I/O (see its spec doc). */
+  dataReadAheadEnable: boolean;
 }
 
 /** Typed config from broker.conf strings. @throws ConfigError on a bad value. */

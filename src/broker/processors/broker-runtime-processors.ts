@@ -6,7 +6,8 @@
  *      putTps / getFoundTps / getMissTps / getTotalTps / getTransferredTps ("r10 r60 r600", per second;
  *      getTransferredTps also under 4.x's spelling getTransferedTps),
  *      putMessageTimesTotal, putMessageSizeTotal, putMessageFailedTimes, putMessageAverageSize,
- *      msgPutTotal{YesterdayMorning,TodayMorning,TodayNow}, msgGetTotal{…} (messages),
+ *      msgPutTotal{YesterdayMorning,TodayMorning,TodayNow}, msgGetTotal{…} (messages, system topics
+ *      excluded: BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC / BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC, as Apache),
  *      commitLogMinOffset, commitLogMaxOffset, dispatchBehindBytes, remainHowManyDataToFlush
  *      (human readable, e.g. "1.5 KiB"), earliestMessageTimeStamp (ms, -1 when empty),
  *      commitLogDiskRatio, commitLogDiskRatio_<dir>, consumeQueueDiskRatio (used/total of the

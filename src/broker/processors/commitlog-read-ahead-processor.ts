@@ -6,8 +6,9 @@
  * - no header fields at all → SYSTEM_ERROR "set commitlog readahead mode param error";
  * - a value that is not a Java int (missing, blank, "x") → SYSTEM_ERROR "set commitlog readahead mode failed";
  * - any other int → INVALID_PARAMETER (29) "set commitlog readahead mode param value error";
- * - 0 / 1 → the store key `dataReadAheadEnable` becomes true / false (live, not persisted — a later
- *   updateBrokerConfig persists it with the rest, as Apache's Configuration does) and the reply is
+ * - 0 / 1 → the store key `dataReadAheadEnable` (store-config.ts, default true, always shown by
+ *   GET_BROKER_CONFIG) becomes true / false (live, not persisted — a later updateBrokerConfig
+ *   persists it with the rest, as Apache's Configuration does; updateBrokerConfig may also set it) and the reply is
  *   SUCCESS with remark "set commitlog readahead mode success, mode: <mode>" (the tool prints it).
  *
  * Apache also `madvise`s every mapped CommitLog file. tsmq reads the CommitLog with positional

@@ -13,6 +13,9 @@
  *     3 + old reconsumeTimes when delayLevel is 0, so it waits in the schedule topic.
  * Only the body counts against maxMessageSize (the store's rule), so a body just under the
  * limit is still stored after the retry properties are added (case B23).
+ * Stats (Apache 5.3.3 AbstractSendMessageProcessor): SNDBCK_PUT_NUMS `<originTopic>@<group>`,
+ * DLQ_PUT_NUMS for a DLQ copy, TOPIC_PUT_NUMS/SIZE of SCHEDULE_TOPIC_XXXX for a retry copy (the
+ * topic it is stored under); never BROKER_PUT_NUMS nor the `%DLQ%` / `%RETRY%` topic's put stats.
  * Errors: group missing → 26; broker not writable → 16; retryQueueNums ≤ 0 → 0 (dropped, as
  * Apache); unknown offset → 1 "look message by offset failed, <offset>"; store failure → 1.
  */
@@ -90,7 +93,7 @@ export class SendBackProcessor {
       reconsumeTimes: original.reconsumeTimes + 1,
       preparedTransactionOffset: 0,
     };
-    const result = await ctx.putMessage(msg); // a DLQ copy has no DELAY, so the schedule hook leaves it alone
+    const result = await ctx.putMessage(msg, 'sendBack'); // a DLQ copy has no DELAY, so the schedule hook leaves it alone
     const mapped = mapPutResult(result);
     if (mapped.stored) {
       const originTopic = getOptionalString(ext, 'originTopic') ?? original.topic;

@@ -10,21 +10,26 @@
  *     GROUP_GET_NUMS / GROUP_GET_SIZE   key `<topic>@<group>`  messages / bytes handed to pulls; the delay-level
  *                                       service's deliveries as SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER
  *     SNDBCK_PUT_NUMS                   key `<topic>@<group>`  messages sent back by consumers
- *     BROKER_PUT_NUMS / BROKER_GET_NUMS key `<clusterName>`    broker totals
+ *     BROKER_PUT_NUMS / BROKER_GET_NUMS key `<clusterName>`    broker totals, value only: `times` stays 0
+ *                                       (Apache incBrokerPutNums / incBrokerGetNums add to the item's value
+ *                                       and never to its times, so 315 shows times 0 and avgpt 0)
+ *     BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC / BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC  key `<clusterName>`
+ *                                       the same, skipping system topics (TopicValidator.isSystemTopic);
+ *                                       what GET_BROKER_RUNTIME_INFO's msgPutTotal* / msgGetTotal* show
  *   each a StatsItem with minute/hour/day windows (stats-item.ts).
  * - Store-wide totals for GET_BROKER_RUNTIME_INFO (28): messages/bytes put, pulls that found or
  *   missed messages, messages transferred; sampled every second (the last 601 samples) so
  *   `putTps` / `getFoundTps` / `getMissTps` / `getTotalTps` / `getTransferredTps` are the rates
  *   over the last 10, 60 and 600 s (or since start when younger), as "r10 r60 r600".
- * - `msgPutTotalTodayMorning` etc.: the put/get totals recorded at the last two local midnights
- *   (0 before the first midnight, as Apache's `BrokerStats` starts).
+ * - `msgPutTotalTodayMorning` etc.: BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC / BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC
+ *   now and at the last two local midnights (0 before the first midnight, as Apache's `BrokerStats` starts).
  *
  * `start()` runs the samplers (1 s timer, unref'd); `shutdown()` stops them.
  */
 import type { Clock } from '../../common/time/clock.js';
 import { StatsItem, type StatsSnapshot, type StatsWindow } from './stats-item.js';
 import type { BrokerStatsListener } from './broker-stats-listener.js';
-import { TopicValidator } from '../../common/message/topic-validator.js';
+import { TopicValidator, isSystemTopic } from '../../common/message/topic-validator.js';
 
 /** Apache MixAll.SCHEDULE_CONSUMER_GROUP: the group the delay-level service's deliveries are counted under. */
 export const SCHEDULE_CONSUMER_GROUP = 'SCHEDULE_CONSUMER';
@@ -37,6 +42,8 @@ export const Stats = {
   SNDBCK_PUT_NUMS: 'SNDBCK_PUT_NUMS',
   BROKER_PUT_NUMS: 'BROKER_PUT_NUMS',
   BROKER_GET_NUMS: 'BROKER_GET_NUMS',
+  BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC: 'BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC',
+  BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC: 'BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC',
   /** Messages a consumer group's send-back moved to its DLQ, key `<topic>@<group>` (Apache DLQ_PUT_NUMS). */
   DLQ_PUT_NUMS: 'DLQ_PUT_NUMS',
   /** Transactional messages committed / rolled back, key `<topic>` (the half message's real topic). */
@@ -115,9 +122,9 @@ export class BrokerStatsManager {
       this.morningDay = day;
       this.morning = {
         putYesterday: this.morning.putToday,
-        putToday: this.totals.putMessageTimesTotal,
+        putToday: this.valueOf(Stats.BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC),
         getYesterday: this.morning.getToday,
-        getToday: this.totals.getTransferredMsgCount,
+        getToday: this.valueOf(Stats.BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC),
       };
     }
   }
@@ -126,9 +133,41 @@ export class BrokerStatsManager {
   recordPut(topic: string, msgNum: number, sizeBytes: number): void {
     this.item(Stats.TOPIC_PUT_NUMS, topic).add(msgNum, 1);
     this.item(Stats.TOPIC_PUT_SIZE, topic).add(sizeBytes, 1);
-    this.item(Stats.BROKER_PUT_NUMS, this.clusterName).add(msgNum, 1);
+    this.addBrokerValue(Stats.BROKER_PUT_NUMS, Stats.BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC, topic, msgNum);
+    this.recordStorePut(msgNum, sizeBytes);
+  }
+
+  /**
+   * A consumer's send-back (CONSUMER_SEND_MSG_BACK) stored its copy under `storedTopic` (the topic
+   * after the put hooks) with `sizeBytes` written. Counted as Apache 5.3.3's
+   * AbstractSendMessageProcessor counts it: TOPIC_PUT_NUMS/SIZE (one call) only when the copy went
+   * through SCHEDULE_TOPIC_XXXX (a retry with a delay level), nothing for a `%DLQ%` copy or any
+   * other topic, and never BROKER_PUT_NUMS (so not msgPutTotalTodayNow). The store totals (putTps)
+   * count it, as Apache's CommitLog counts every put.
+   */
+  recordSendBackPut(storedTopic: string, sizeBytes: number): void {
+    if (storedTopic === TopicValidator.RMQ_SYS_SCHEDULE_TOPIC) {
+      this.item(Stats.TOPIC_PUT_NUMS, storedTopic).add(1, 1);
+      this.item(Stats.TOPIC_PUT_SIZE, storedTopic).add(sizeBytes, 1);
+    }
+    this.recordStorePut(1, sizeBytes);
+  }
+
+  /** Store-wide put totals (Apache StoreStatsService: every CommitLog put). */
+  private recordStorePut(msgNum: number, sizeBytes: number): void {
     this.totals.putMessageTimesTotal += msgNum;
     this.totals.putMessageSizeTotal += sizeBytes;
+  }
+
+  /** Adds `inc` to the value (not the times) of a broker-wide item and, unless `topic` is a system topic, of its "without system topic" twin. */
+  private addBrokerValue(name: string, withoutSystemName: string, topic: string, inc: number): void {
+    this.item(name, this.clusterName).add(inc, 0);
+    if (!isSystemTopic(topic)) this.item(withoutSystemName, this.clusterName).add(inc, 0);
+  }
+
+  /** Value of a broker-wide item (0 when never recorded). */
+  private valueOf(name: string): number {
+    return this.getStatsItem(name, this.clusterName)?.value ?? 0;
   }
 
   /**
@@ -163,7 +202,7 @@ export class BrokerStatsManager {
     const key = `${topic}@${group}`;
     this.item(Stats.GROUP_GET_NUMS, key).add(msgNum, 1);
     this.item(Stats.GROUP_GET_SIZE, key).add(sizeBytes, 1);
-    this.item(Stats.BROKER_GET_NUMS, this.clusterName).add(msgNum, 1);
+    this.addBrokerValue(Stats.BROKER_GET_NUMS, Stats.BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC, topic, msgNum);
     this.totals.getFoundTimes++;
     this.totals.getTransferredMsgCount += msgNum;
   }
@@ -250,10 +289,10 @@ export class BrokerStatsManager {
     return {
       msgPutTotalYesterdayMorning: this.morning.putYesterday,
       msgPutTotalTodayMorning: this.morning.putToday,
-      msgPutTotalTodayNow: this.totals.putMessageTimesTotal,
+      msgPutTotalTodayNow: this.valueOf(Stats.BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC),
       msgGetTotalYesterdayMorning: this.morning.getYesterday,
       msgGetTotalTodayMorning: this.morning.getToday,
-      msgGetTotalTodayNow: this.totals.getTransferredMsgCount,
+      msgGetTotalTodayNow: this.valueOf(Stats.BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC),
     };
   }
 

@@ -5,6 +5,8 @@
  */
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { BrokerHarness } from './support/broker-harness.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
@@ -51,6 +53,21 @@ describe('2004 SET_COMMITLOG_READ_MODE', () => {
     const none = await h.call(RequestCode.SET_COMMITLOG_READ_MODE, null);
     assert.deepEqual([none.code, none.remark], [ResponseCode.SYSTEM_ERROR, 'set commitlog readahead mode param error']);
     assert.match(await config(), /^dataReadAheadEnable=true$/m, 'refused requests change nothing');
+  });
+
+  it('dataReadAheadEnable is a regular store key: shown as true (Apache default) before any 2004, updateBrokerConfig sets and persists it, 2004 still flips it', async () => {
+    h = await BrokerHarness.create();
+    const config = async (): Promise<string> => (await h.call(RequestCode.GET_BROKER_CONFIG, null)).body!.toString('utf8');
+    assert.match(await config(), /^dataReadAheadEnable=true$/m, 'shown from the start, like Apache MessageStoreConfig');
+    const up = await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('dataReadAheadEnable=false\n'));
+    assert.equal(up.code, ResponseCode.SUCCESS);
+    assert.match(await config(), /^dataReadAheadEnable=false$/m);
+    assert.match(fs.readFileSync(path.join(h.ctx.config.storePathRootDir, 'config', 'broker.properties'), 'utf8'), /^dataReadAheadEnable=false$/m, 'persisted with the rest');
+    assert.equal((await h.call(RequestCode.SET_COMMITLOG_READ_MODE, { READ_AHEAD_MODE: '0' })).code, ResponseCode.SUCCESS);
+    assert.match(await config(), /^dataReadAheadEnable=true$/m, '2004 works through the same key');
+    const bad = await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('dataReadAheadEnable=maybe\n'));
+    assert.notEqual(bad.code, ResponseCode.SUCCESS, 'a non-boolean is refused like any boolean key');
+    assert.match(await config(), /^dataReadAheadEnable=true$/m, 'and changes nothing');
   });
 });
 

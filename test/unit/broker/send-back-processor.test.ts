@@ -45,6 +45,10 @@ describe('CONSUMER_SEND_MSG_BACK (36)', () => {
     assert.equal(h.ctx.brokerStats.getStatsItem('SNDBCK_PUT_NUMS', 'TopicR@GR')?.value, 1, 'counted as Apache SNDBCK_PUT_NUMS <originTopic>@<group>');
     assert.equal(h.ctx.brokerStats.getStatsItem('TOPIC_PUT_NUMS', 'SCHEDULE_TOPIC_XXXX')?.value, 1, 'the retry copy counts under the schedule topic it is stored under (Apache: incTopicPutNums(msgInner.getTopic()) after the delay rewrite)');
     assert.equal(h.ctx.brokerStats.getStatsItem('TOPIC_PUT_NUMS', '%RETRY%GR'), undefined, 'not yet under the retry topic (its delivery will be)');
+    assert.equal(h.ctx.brokerStats.getStatsItem('TOPIC_PUT_SIZE', 'SCHEDULE_TOPIC_XXXX')?.value, h.ctx.brokerStats.totals.putMessageSizeTotal - h.ctx.brokerStats.getStatsItem('TOPIC_PUT_SIZE', 'TopicR')!.value, 'and its bytes');
+    assert.equal(h.ctx.brokerStats.getStatsItem('BROKER_PUT_NUMS', 'DefaultCluster')?.value, 1, 'Apache: a send-back never adds to BROKER_PUT_NUMS (only the send did)');
+    assert.equal(h.ctx.brokerStats.dayTotals().msgPutTotalTodayNow, 1, 'nor to msgPutTotalTodayNow');
+    assert.equal(h.ctx.brokerStats.totals.putMessageTimesTotal, 2, 'the store totals count every put');
     const scheduled = h.fake.puts[1]!;
     assert.equal(scheduled.topic, 'SCHEDULE_TOPIC_XXXX');
     assert.equal(scheduled.queueId, 2, 'level 3 = queue 2');
@@ -98,7 +102,17 @@ describe('CONSUMER_SEND_MSG_BACK (36)', () => {
     assert.equal(current.reconsumeTimes, 2);
     const putsBefore = h.fake.puts.length;
     const sendBackTime = h.clock.nowMs();
+    const stats = h.ctx.brokerStats;
+    const brokerPutsBefore = stats.getStatsItem('BROKER_PUT_NUMS', 'DefaultCluster')!.value;
+    const schedulePutsBefore = stats.getStatsItem('TOPIC_PUT_NUMS', 'SCHEDULE_TOPIC_XXXX')!.value;
+    const storePutsBefore = stats.totals.putMessageTimesTotal;
     assert.equal((await sendBack(current, 'G36', 4, 2)).code, ResponseCode.SUCCESS);
+    assert.equal(stats.getStatsItem('TOPIC_PUT_NUMS', '%DLQ%G36'), undefined, 'Apache counts no topic put for a DLQ copy (not via the schedule topic)');
+    assert.equal(stats.getStatsItem('TOPIC_PUT_SIZE', '%DLQ%G36'), undefined);
+    assert.equal(stats.getStatsItem('TOPIC_PUT_NUMS', 'SCHEDULE_TOPIC_XXXX')!.value, schedulePutsBefore);
+    assert.equal(stats.getStatsItem('BROKER_PUT_NUMS', 'DefaultCluster')!.value, brokerPutsBefore, 'nor a BROKER_PUT_NUMS');
+    assert.equal(stats.getStatsItem('DLQ_PUT_NUMS', 'TopicB36@G36')?.value, 1);
+    assert.equal(stats.totals.putMessageTimesTotal, storePutsBefore + 1, 'the store totals count it');
     assert.equal(h.fake.puts.length, putsBefore + 1, 'exactly one put');
     const dlq = h.fake.puts.at(-1)!;
     assert.equal(dlq.topic, '%DLQ%G36');
