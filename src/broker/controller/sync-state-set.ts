@@ -10,7 +10,10 @@
  * - A member leaves when it has not held everything the master held one check earlier for
  *   `syncStateSetMaxOutOfSyncTimeMs` (Apache haMaxTimeSlaveNotCatchup) or is disconnected that long.
  * - A connected replica (controller hello) joins when it is within JOIN_GAP_BYTES of the
- *   master's max offset and past the start of the master's epoch.
+ *   master's max offset and past the start of the master's epoch; one that left for being out of
+ *   sync must first ack the master's max offset at its removal (a SIGSTOPped replica keeps its
+ *   TCP connection and stays close behind, but acks nothing new: Apache re-adds a replica only
+ *   on an ack report that reaches its confirm offset, so it stays out too).
  * - `handleHA(nextOffset)` (a SYNC send): with allAckInSyncStateSet, PUT_OK once every other
  *   member acked `nextOffset`, FLUSH_SLAVE_TIMEOUT after slaveTimeout; without it, PUT_OK at once.
  *   The master's fence is checked before and after the wait: a master whose lease may have
@@ -67,6 +70,8 @@ export class SyncStateSet implements ReplicaAck, ConfirmSource {
   /** Replica id → master max offset it must ack before the join is written to etcd. */
   private readonly joining = new Map<number, number>();
   private readonly lastInSyncMs = new Map<number, number>();
+  /** Replica id → master max offset when it left for being out of sync: it must ack that much to rejoin. */
+  private readonly leftAtMaxOffset = new Map<number, number>();
   private readonly waiters = new Set<Waiter>();
   private maxAtLastCheck = 0;
   private checking = false;
@@ -190,6 +195,7 @@ export class SyncStateSet implements ReplicaAck, ConfirmSource {
       for (const id of out) {
         this.members.delete(id);
         this.joining.delete(id);
+        this.leftAtMaxOffset.set(id, max);
       }
       this.o.logger.warn(`sync state set: replicas ${out.join(',')} out of sync for more than ${this.o.maxOutOfSyncMs} ms; members now ${[...this.members].join(',')}`);
       this.evaluate();
@@ -199,7 +205,8 @@ export class SyncStateSet implements ReplicaAck, ConfirmSource {
     for (const id of this.o.ha.connectedReplicaIds()) {
       if (this.members.has(id)) continue;
       const ack = this.o.ha.ackOfReplica(id);
-      if (ack >= this.o.epochStartOffset && ack >= max - JOIN_GAP_BYTES) {
+      if (ack >= this.o.epochStartOffset && ack >= max - JOIN_GAP_BYTES && ack >= (this.leftAtMaxOffset.get(id) ?? 0)) {
+        this.leftAtMaxOffset.delete(id);
         this.members.add(id);
         this.joining.set(id, max);
         this.lastInSyncMs.set(id, now);

@@ -204,6 +204,23 @@ describe('controller mode: the confirm offset bounds what consumers read', () =>
     assert.equal(consumable(g.slave3), 0, 'the frozen replica has nothing');
   });
 
+  it('allAckInSyncStateSet: a frozen member that left the set does not rejoin before it acks more (the next send and message are not held back again); it rejoins once thawed', async () => {
+    const g = await group({ allAckInSyncStateSet: true, maxOutOfSyncMs: 800 });
+    g.proxy3.freeze();
+    assert.equal((await put(g.master, 'C').done).status, 'PUT_OK');
+    assert.deepEqual(g.sss.confirmedMembers(), [1, 2]);
+    await sleep(200); // several membership checks while member 3 is still connected (frozen) and close behind
+    const started = Date.now();
+    const e = put(g.master, 'E');
+    assert.equal((await e.done).status, 'PUT_OK');
+    const waitedMs = Date.now() - started;
+    assert.ok(waitedMs < 400, `E answered after ${waitedMs} ms: the frozen member must not be waited for again (it was re-added while still frozen)`);
+    assert.equal(consumable(g.master), 2, 'E consumable at once');
+    g.proxy3.thaw();
+    await waitUntil(() => g.sss.confirmedMembers().length === 3, 5000, () => `sync state set ${g.sss.confirmedMembers().join(',')}`);
+    await waitUntil(() => consumable(g.slave3) === 2, 3000, () => `slave 3 consumable ${consumable(g.slave3)}`);
+  });
+
   it('allAckInSyncStateSet=false (Apache default): the master alone acknowledges and the message is consumable at once', async () => {
     const g = await group({ allAckInSyncStateSet: false });
     g.proxy3.freeze();
