@@ -263,6 +263,7 @@ export interface StoreConfig {
   cleanFileForciblyEnable: boolean;
   /** Resolved from the key: unset means SYNC_FLUSH. */
   warmMapedFileEnable: boolean;
+  /** tsmq: CommitLog commits as asynchronous positional writes on the libuv pool (default false; see its spec doc). */
   commitCommitLogAsync: boolean;
   flushLeastPagesWhenWarmMapedFile: number;
   transientStorePoolEnable: boolean;
