@@ -14,8 +14,9 @@
  *    WRITE_ERROR running flag — logged once, cleared by the disk check when writes work again —
  *    and returns "message store is not writable: <describeWriteError>".
  * 4. Under ASYNC_FLUSH the result waits for the record to be committed (write of the write
- *    buffer into the page cache, on the libuv pool; one commit per event-loop turn shared by all
- *    its puts, MappedFile.whenCommitted), so no
+ *    buffer into the page cache — a pwrite on this thread, or on the libuv pool with
+ *    commitCommitLogAsync; one commit per event-loop turn shared by all its puts,
+ *    MappedFile.whenCommitted), so no
  *    reply goes out for bytes that only this process holds: a process crash (SIGKILL, OOM kill)
  *    loses no acknowledged message, as with Apache's mapped CommitLog. Only a power loss may take
  *    the unflushed tail. When that commit fails (ENOSPC, EIO) the record stays appended in the
