@@ -6,55 +6,36 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrokerController } from '../../../src/broker/broker-controller.js';
+import type { BrokerController } from '../../../src/broker/broker-controller.js';
 import { isMetricsSystemTopic, isSysConsumerGroup, isSystemGroup, metricsMessageType } from '../../../src/broker/stats/metrics-labels.js';
-import { BrokerMetrics } from '../../../src/metrics/broker-metrics.js';
-import { MetricsServer } from '../../../src/metrics/metrics-server.js';
-import { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
+import type { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
 import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
-import { silentLogger } from '../../../src/common/logging/logger.js';
 import { encodeProperties } from '../../../src/common/message/properties.js';
 import { decodeMessageId } from '../../../src/common/message/msgid.js';
-import { tempDir, removeDir } from '../../support/store-fixtures.js';
+import { startMetricsBroker, type MetricsBroker } from '../../support/metrics-broker.js';
 import { sampleSum } from '../../support/prometheus-text.js';
 
 const TOPIC = 'LabelsT';
 const ORDER_TOPIC = 'LabelsOrderT';
 
-
 describe('metrics labels message_type and is_system (Apache 5.3.3)', { timeout: 60_000 }, () => {
-  let dir: string;
+  let mb: MetricsBroker;
   let broker: BrokerController;
-  let metrics: BrokerMetrics;
-  let server: MetricsServer;
   let client: RemotingClient;
   let addr: string;
 
   before(async () => {
-    dir = tempDir('tsmq-metrics-labels-');
-    client = new RemotingClient({ logger: silentLogger });
-    broker = await BrokerController.create({
-      brokerConfig: { storePathRootDir: dir, listenPort: '0', namesrvAddr: '', brokerName: 'broker-labels', brokerClusterName: 'LabelsCluster', mappedFileSizeCommitLog: String(1024 * 1024), transactionCheckInterval: '600000' },
-      logger: silentLogger,
-    });
-    metrics = new BrokerMetrics();
-    metrics.attach(broker);
-    await broker.start();
-    server = await MetricsServer.start(metrics, { host: '127.0.0.1', port: 0, logger: silentLogger });
-    addr = `127.0.0.1:${broker.port}`;
+    mb = await startMetricsBroker('tsmq-metrics-labels-', { brokerName: 'broker-labels', brokerClusterName: 'LabelsCluster', transactionCheckInterval: '600000' });
+    ({ broker, client, addr } = mb);
     const create = await client.invokeSync(addr, createRequestCommand(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic: ORDER_TOPIC, defaultTopic: 'TBW102', readQueueNums: 2, writeQueueNums: 2, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: true }), 3000);
     assert.equal(create.code, ResponseCode.SUCCESS, create.remark ?? '');
     assert.equal(broker.ctx.topicConfigManager.isOrderTopic(ORDER_TOPIC), true);
   });
 
   after(async () => {
-    await server?.close();
-    metrics?.detach();
-    await broker?.shutdown();
-    await client?.close();
-    if (dir) removeDir(dir);
+    await mb?.stop();
   });
 
   /** Sends one message; returns the topic it was stored under. */
@@ -78,7 +59,7 @@ describe('metrics labels message_type and is_system (Apache 5.3.3)', { timeout: 
     assert.equal(await send(ORDER_TOPIC, 'ordered', {}), ORDER_TOPIC);
     assert.equal(await send('%RETRY%GID_LABELS', 'retry', {}), '%RETRY%GID_LABELS');
 
-    const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    const text = await mb.scrape();
     const inOf = (labels: Record<string, string>): number | undefined => sampleSum(text, 'rocketmq_messages_in_total', labels);
     assert.equal(inOf({ topic: TOPIC, message_type: 'normal', is_system: 'false' }), 1);
     assert.equal(inOf({ topic: TOPIC, message_type: 'fifo', is_system: 'false' }), 1);
@@ -103,7 +84,7 @@ describe('metrics labels message_type and is_system (Apache 5.3.3)', { timeout: 
     stats.recordGet('GID_LABELS', '%RETRY%GID_LABELS', 5, 500);
     stats.recordDlq('cid_rmq_sys_lower', TOPIC);
     stats.recordDlq('GID_LABELS', TOPIC);
-    const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    const text = await mb.scrape();
     const outOf = (labels: Record<string, string>): number | undefined => sampleSum(text, 'rocketmq_messages_out_total', labels);
     assert.equal(outOf({ topic: TOPIC, consumer_group: 'GID_LABELS', is_system: 'false' }), 3);
     assert.equal(outOf({ topic: TOPIC, consumer_group: 'CID_RMQ_SYS_LABELS', is_system: 'true' }), 2);

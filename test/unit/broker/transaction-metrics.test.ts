@@ -8,51 +8,32 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrokerController } from '../../../src/broker/broker-controller.js';
-import { BrokerMetrics } from '../../../src/metrics/broker-metrics.js';
-import { MetricsServer } from '../../../src/metrics/metrics-server.js';
-import { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
+import type { BrokerController } from '../../../src/broker/broker-controller.js';
+import type { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
 import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
-import { silentLogger } from '../../../src/common/logging/logger.js';
 import { encodeProperties } from '../../../src/common/message/properties.js';
 import { decodeMessageId } from '../../../src/common/message/msgid.js';
-import { tempDir, removeDir } from '../../support/store-fixtures.js';
+import { startMetricsBroker, type MetricsBroker } from '../../support/metrics-broker.js';
 import { sampleSum } from '../../support/prometheus-text.js';
 
 const TOPIC = 'TxMetricsT';
 const HALF = 'RMQ_SYS_TRANS_HALF_TOPIC';
 
-
 describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60_000 }, () => {
-  let dir: string;
+  let mb: MetricsBroker;
   let broker: BrokerController;
-  let metrics: BrokerMetrics;
-  let server: MetricsServer;
   let client: RemotingClient;
   let addr: string;
 
   before(async () => {
-    dir = tempDir('tsmq-tx-metrics-');
-    client = new RemotingClient({ logger: silentLogger });
-    broker = await BrokerController.create({
-      brokerConfig: { storePathRootDir: dir, listenPort: '0', namesrvAddr: '', brokerName: 'broker-tx', mappedFileSizeCommitLog: String(1024 * 1024), transactionCheckInterval: '600000' },
-      logger: silentLogger,
-    });
-    metrics = new BrokerMetrics();
-    metrics.attach(broker);
-    await broker.start();
-    server = await MetricsServer.start(metrics, { host: '127.0.0.1', port: 0, logger: silentLogger });
-    addr = `127.0.0.1:${broker.port}`;
+    mb = await startMetricsBroker('tsmq-tx-metrics-', { brokerName: 'broker-tx', transactionCheckInterval: '600000' });
+    ({ broker, client, addr } = mb);
   });
 
   after(async () => {
-    await server?.close();
-    metrics?.detach();
-    await broker?.shutdown();
-    await client?.close();
-    if (dir) removeDir(dir);
+    await mb?.stop();
   });
 
   const send = async (key: string, transactional: boolean): Promise<{ commitLogOffset: number; queueOffset: number }> => {
@@ -88,9 +69,7 @@ describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60
     const committedQueue = [0, 1, 2, 3].filter((q) => broker.ctx.store.getMaxOffsetInQueue(TOPIC, q) > 0);
     assert.equal(committedQueue.reduce((n, q) => n + broker.ctx.store.getMaxOffsetInQueue(TOPIC, q), 0), 2, 'the normal and the committed message are on the topic');
 
-    const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
-    assert.equal(res.status, 200);
-    const text = await res.text();
+    const text = await mb.scrape();
     assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: HALF, message_type: 'transaction', is_system: 'true' }), 2);
     assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: HALF }), 2, 'no other type on the half topic');
     assert.equal(sampleSum(text, 'rocketmq_throughput_in_total', { topic: HALF, message_type: 'transaction' }), await recordBytes(HALF, 0));
