@@ -10,27 +10,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { TsmqProcess } from '../support/tsmq-process.js';
-import { registerAdminCommands } from '../../src/cli/commands/admin-delete-expired.js';
-import { registerAdminToolCommands } from '../../src/cli/commands/admin-commands.js';
-
-async function runCli(args: string[]): Promise<{ out: string[]; error: Error | null }> {
-  const program = new Command().exitOverride();
-  registerAdminCommands(program);
-  registerAdminToolCommands(program);
-  const out: string[] = [];
-  const log = console.log;
-  console.log = (...a: unknown[]) => void out.push(...a.join(' ').split('\n'));
-  try {
-    await program.parseAsync(['node', 'tsmq', 'admin', ...args]);
-    return { out, error: null };
-  } catch (e) {
-    return { out, error: e as Error };
-  } finally {
-    console.log = log;
-  }
-}
+import { runAdminCli as runCli } from '../support/admin-cli-runner.js';
 
 describe('tsmq admin with TLS and ACL 2.0 credentials', { timeout: 120_000 }, () => {
   let storeDir: string;

@@ -15,35 +15,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
 import { TsmqProcess } from '../support/tsmq-process.js';
 import { rawInvoke, sendV2Frame } from '../support/raw-remoting.js';
-import { registerAdminCommands } from '../../src/cli/commands/admin-delete-expired.js';
-import { registerAdminToolCommands } from '../../src/cli/commands/admin-commands.js';
 import { formatTimeMillis, formatTimeSeconds, parseFastjson } from '../../src/cli/commands/admin-support.js';
 import { RemotingClient } from '../../src/remoting/transport/remoting-client.js';
 import { createRequestCommand } from '../../src/remoting/protocol/commands.js';
 import { RequestCode } from '../../src/remoting/codes/request-code.js';
 import type { ResetQueueRow as ResetRow } from '../../src/cli/commands/admin-reset-offset.js';
+import { runAdminCli as runCli } from '../support/admin-cli-runner.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-async function runCli(args: string[]): Promise<{ out: string[]; error: Error | null }> {
-  const program = new Command().exitOverride();
-  registerAdminCommands(program);
-  registerAdminToolCommands(program);
-  const out: string[] = [];
-  const log = console.log;
-  console.log = (...a: unknown[]) => void out.push(...a.join(' ').split('\n'));
-  try {
-    await program.parseAsync(['node', 'tsmq', 'admin', ...args]);
-    return { out, error: null };
-  } catch (e) {
-    return { out, error: e as Error };
-  } finally {
-    console.log = log;
-  }
-}
 
 async function runMain(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'admin', ...args], {

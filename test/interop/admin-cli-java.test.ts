@@ -11,29 +11,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { TsmqProcess } from '../support/tsmq-process.js';
 import { buildPeer, javaSkipReason } from './support/java-peers.js';
 import { runMqadmin, type MqadminRun } from './mqadmin/mqadmin-run.js';
-import { registerAdminToolCommands } from '../../src/cli/commands/admin-commands.js';
+import { runAdminCli as runCli } from '../support/admin-cli-runner.js';
 
 const TOPIC = 'JavaAdminTopic';
-
-async function runCli(args: string[]): Promise<{ out: string[]; error: Error | null }> {
-  const program = new Command().exitOverride();
-  registerAdminToolCommands(program);
-  const out: string[] = [];
-  const log = console.log;
-  console.log = (...a: unknown[]) => void out.push(...a.join(' ').split('\n'));
-  try {
-    await program.parseAsync(['node', 'tsmq', 'admin', ...args]);
-    return { out, error: null };
-  } catch (e) {
-    return { out, error: e as Error };
-  } finally {
-    console.log = log;
-  }
-}
 
 async function until<T>(what: string, fn: () => Promise<T | null>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
