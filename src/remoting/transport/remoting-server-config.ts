@@ -19,7 +19,6 @@
  * `com.rocketmq.remoting.frameMaxLength` (16 MiB, length field included, DEFAULT_MAX_FRAME_BYTES).
  */
 import { resolveConfig, wholeNumberIn, type ConfigKey, type ConfigValue } from '../../common/config/config-spec.js';
-import type { RemotingServerOptions } from './remoting-server.js';
 
 export const DEFAULT_CHANNEL_MAX_IDLE_MS = 120_000;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
@@ -40,7 +39,27 @@ export const REMOTING_SERVER_CONFIG_SPEC = {
   serverPartialFrameBudgetBytes: key<number>({ name: 'serverPartialFrameBudgetBytes', type: 'number', default: DEFAULT_PARTIAL_FRAME_BUDGET_BYTES, doc: 'bytes of unfinished remoting frames held over all connections; a connection exceeding it is closed', validate: positive }),
 } as const;
 
-export type RemotingServerLimits = Pick<RemotingServerOptions, 'channelMaxIdleMs' | 'maxConnections' | 'frameReadTimeoutMs' | 'partialFrameBudgetBytes'>;
+/** The connection limits of a RemotingServer (part of its options; remoting-server.ts). */
+export interface RemotingServerLimits {
+  /**
+   * Close connections idle (no bytes either way) this long; default 120000 like Apache's
+   * serverChannelMaxIdleTimeSeconds; 0 disables. Clients reconnect on their next call.
+   */
+  channelMaxIdleMs?: number;
+  /**
+   * Open connections above which new ones are closed at once (one rate-limited warning);
+   * default 10000 (`serverMaxConnections`, this file). 0 = no limit.
+   */
+  maxConnections?: number;
+  /**
+   * A frame must be complete this long after its first byte arrived, else the connection is
+   * closed; later bytes do not extend it (a 1 byte/s trickle cannot keep a connection). Default
+   * 30000 (`serverFrameReadTimeoutMs`); 0 disables.
+   */
+  frameReadTimeoutMs?: number;
+  /** Server-wide budget for bytes of unfinished frames; default 256 MiB (`serverPartialFrameBudgetBytes`). */
+  partialFrameBudgetBytes?: number;
+}
 
 /** RemotingServer options from raw `key=value` config. @throws ConfigError on a bad value. */
 export function resolveRemotingServerLimits(raw: Record<string, string>): RemotingServerLimits {

@@ -23,9 +23,10 @@ import {
   DEFAULT_FRAME_READ_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_PARTIAL_FRAME_BUDGET_BYTES,
+  type RemotingServerLimits,
 } from './remoting-server-config.js';
 
-export interface RemotingServerOptions {
+export interface RemotingServerOptions extends RemotingServerLimits {
   /** 0 picks a free port (read it back from `port`). */
   listenPort: number;
   /** Listen address; default: all interfaces. */
@@ -37,24 +38,6 @@ export interface RemotingServerOptions {
   name?: string;
   /** Unsent output above which a connection is closed; default 64 MiB. */
   maxPendingWriteBytes?: number;
-  /**
-   * Close connections idle (no bytes either way) this long; default 120000 like Apache's
-   * serverChannelMaxIdleTimeSeconds; 0 disables. Clients reconnect on their next call.
-   */
-  channelMaxIdleMs?: number;
-  /**
-   * Open connections above which new ones are closed at once (one rate-limited warning);
-   * default 10000 (`serverMaxConnections`, remoting-server-config.ts). 0 = no limit.
-   */
-  maxConnections?: number;
-  /**
-   * A frame must be complete this long after its first byte arrived, else the connection is
-   * closed; later bytes do not extend it (a 1 byte/s trickle cannot keep a connection). Default
-   * 30000 (`serverFrameReadTimeoutMs`); 0 disables.
-   */
-  frameReadTimeoutMs?: number;
-  /** Server-wide budget for bytes of unfinished frames; default 256 MiB (`serverPartialFrameBudgetBytes`). */
-  partialFrameBudgetBytes?: number;
   /** Minimum time between two bad-input warnings of one kind, ms; default 10000. */
   badInputLogIntervalMs?: number;
   /** Check run before every request handler (authentication/authorization); see request-gate.ts. */
