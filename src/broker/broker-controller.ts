@@ -42,6 +42,7 @@ import { openBrokerParts, type BrokerParts, type BrokerPartsOptions } from './br
 import { BrokerPeriodicTasks } from './broker-periodic-tasks.js';
 import { createBrokerRemotingServer } from './broker-remoting-server.js';
 import { MessageArrivalFanout } from './message-arrival-fanout.js';
+import { ReplicaTopicLearner } from './ha/replica-topic-learner.js';
 import type { AuthMetadataManager } from './auth/auth-metadata-manager.js';
 import { warnIfOpenWithoutAuth } from './auth/broker-auth-gate.js';
 import type { ControllerMode } from './controller/controller-mode.js';
@@ -100,6 +101,7 @@ export class BrokerController {
   private readonly popState: PopStateStore;
   private readonly handlers: Map<number, RequestHandler>;
   private readonly arrivals: MessageArrivalFanout;
+  private readonly topicLearner: ReplicaTopicLearner;
   private readonly periodicTasks: BrokerPeriodicTasks;
   private server: RemotingServer | null = null;
   private registration: NamesrvRegistration | null = null;
@@ -139,6 +141,10 @@ export class BrokerController {
     this.periodicTasks = new BrokerPeriodicTasks(ctx, ctx.logger);
     this.arrivals = new MessageArrivalFanout({ timers: this.timerMessageService, holdService, popService: this.popService });
     this.arrivals.attach(ctx.store);
+    // a replica learns the config of a topic whose messages it replicated (ha/replica-topic-learner.ts)
+    this.topicLearner = new ReplicaTopicLearner({ ctx, syncTopicConfig: () => this.role?.syncTopicConfigNow() ?? Promise.resolve(false), logger: ctx.logger });
+    pull.setUnknownTopicResolver((topic) => this.topicLearner.resolve(topic));
+    this.arrivals.add((topic) => this.topicLearner.onDispatched(topic));
   }
 
   /** Another consumer front (gRPC) that wants to hear about dispatched messages. */
@@ -204,6 +210,8 @@ export class BrokerController {
     this.popService.setMaster(role.isMaster());
     role.onRoleChange((r) => {
       this.popService.setMaster(r === 'MASTER'); // Apache changeSpecialServiceStatus → setPopReviveServiceStatus
+      // a promoted replica serves every topic it holds messages of, also one whose config it never got
+      if (r === 'MASTER' && ctx.topicConfigManager.recoverFromConsumeQueues(ctx.store.getTopicQueueTable()).length > 0) ctx.topicConfigManager.touch();
       this.registration?.registerNow();
     });
 

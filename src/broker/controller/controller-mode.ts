@@ -391,6 +391,11 @@ export class ControllerMode {
     logger.info(`controller: replica ${this.replicaId} follows master ${master.replicaId} (${master.addr}), epoch ${epoch}`);
   }
 
+  /** One on-demand topic-config round from the master followed (false: none followed, or it did not answer). */
+  syncTopicConfig(): Promise<boolean> {
+    return this.sync.syncTopicConfig();
+  }
+
   stats(): ControllerStats {
     const v = this.lastView;
     return {

@@ -127,6 +127,14 @@ export class ReplicationRole {
     return this.deps.config.brokerRole !== 'SLAVE';
   }
 
+  /**
+   * One on-demand topic-config round from this replica's master (slave-synchronize.ts
+   * `syncTopicConfig`); false before start(), on a master, or when the master did not answer.
+   */
+  syncTopicConfigNow(): Promise<boolean> {
+    return this.mode?.syncTopicConfig() ?? this.haWiring?.syncTopicConfig() ?? Promise.resolve(false);
+  }
+
   /** Hears live role changes (controller mode only; classic roles are fixed by brokerRole). */
   onRoleChange(listener: (role: 'MASTER' | 'SLAVE') => void): void {
     this.mode?.onRoleChange(listener);

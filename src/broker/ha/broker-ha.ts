@@ -148,6 +148,11 @@ export class BrokerHA {
     }
   }
 
+  /** One on-demand topic-config round from the master (false: not a slave, or the master did not answer). */
+  syncTopicConfig(): Promise<boolean> {
+    return this.sync?.syncTopicConfig() ?? Promise.resolve(false);
+  }
+
   /** Runs one slave metadata sync now (tests, admin). */
   syncNow(): Promise<SlaveSyncReport> | null {
     return this.sync?.syncAll() ?? null;

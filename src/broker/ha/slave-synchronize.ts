@@ -2,7 +2,8 @@
  * A slave's copy of the master's metadata (mirrors 4.9 `SlaveSynchronize.syncAll`): topic
  * configs (21), consumer offsets (43), delay offsets (45) and subscription groups (201) are
  * fetched from the master's remoting address and applied locally, first 3 s after start, then
- * every `intervalMs` (Apache: 10 s), and right after the master address becomes known.
+ * every `intervalMs` (Apache: 10 s), and right after the master address becomes known; the
+ * topic configs also on demand (`syncTopicConfig`, a replica meeting an unknown topic).
  * Each part is independent: a failure is logged and the others still run.
  *
  * Apply rules:
@@ -63,6 +64,7 @@ export class SlaveSynchronize {
   private lastReport: SlaveSyncReport | null = null;
   private timerCheckpointTimer: NodeJS.Timeout | null = null;
   private timerCheckpointRunning: Promise<void> | null = null;
+  private topicRunning: Promise<boolean> | null = null;
 
   constructor(private readonly opts: SlaveSynchronizeOptions) {}
 
@@ -123,6 +125,32 @@ export class SlaveSynchronize {
       this.running = null;
     });
     return this.running;
+  }
+
+  /**
+   * One GET_ALL_TOPIC_CONFIG round on demand (joins one in progress), applied like the periodic
+   * round: used when this replica meets a topic it has messages of but no config for
+   * (replica-topic-learner.ts). Resolves true when the master answered and its table was applied,
+   * false when the master is unknown, unreachable or answered an error (logged).
+   */
+  syncTopicConfig(): Promise<boolean> {
+    this.topicRunning ??= this.doSyncTopicConfig().finally(() => {
+      this.topicRunning = null;
+    });
+    return this.topicRunning;
+  }
+
+  private async doSyncTopicConfig(): Promise<boolean> {
+    const addr = this.masterAddr;
+    if (addr === null || this.stopped) return false;
+    try {
+      const changed = this.applyTopics(await this.fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG));
+      if (changed > 0) this.opts.logger.info(`slave synchronize from ${addr}: ${changed} topic config(s) changed (on demand)`);
+      return true;
+    } catch (e) {
+      this.opts.logger.warn(`slave synchronize from ${addr}: topic config on demand: ${(e as Error).message}`);
+      return false;
+    }
   }
 
   private async doSyncAll(): Promise<SlaveSyncReport> {
@@ -228,6 +256,7 @@ export class SlaveSynchronize {
     this.timerCheckpointTimer = null;
     if (this.running) await this.running.catch(() => undefined);
     if (this.timerCheckpointRunning) await this.timerCheckpointRunning;
+    if (this.topicRunning) await this.topicRunning;
   }
 }
 
