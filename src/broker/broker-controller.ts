@@ -62,6 +62,7 @@ import { resolveTimerConfig } from './timer/timer-config.js';
 import type { TimerMetrics } from './timer/timer-metrics.js';
 import { TimerSlaveSync } from './timer/timer-sync.js';
 import { buildTimerSyncHandlers } from './timer/timer-sync-handlers.js';
+import { buildPopStateSyncHandler, PopSlaveSync } from './pop/pop-state-sync.js';
 import { createTransactionService } from './transaction/broker-transaction-assembly.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
@@ -92,6 +93,7 @@ export class BrokerController {
   readonly timerMetrics: TimerMetrics | null;
   /** A slave's timer checkpoint/metrics sync (GET_TIMER_CHECK_POINT 60, GET_TIMER_METRICS 61). */
   private readonly timerSlaveSync: TimerSlaveSync | null;
+  private readonly popStateSlaveSync: PopSlaveSync;
   /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
   readonly recallMessageService: RecallMessageService;
   /** `tls.server.*` of broker.conf: the remoting port's TLS (also read by the gRPC front and HA). */
@@ -138,6 +140,8 @@ export class BrokerController {
       stopping: () => this.state !== 'started',
     });
     for (const [code, h] of buildTimerSyncHandlers(parts.timer.store, parts.timer.metrics)) this.handlers.set(code, h);
+    this.handlers.set(...buildPopStateSyncHandler(parts.popState));
+    this.popStateSlaveSync = new PopSlaveSync(parts.popState, () => this.popService.isMaster, ctx.logger);
     this.periodicTasks = new BrokerPeriodicTasks(ctx, ctx.logger);
     this.arrivals = new MessageArrivalFanout({ timers: this.timerMessageService, holdService, popService: this.popService });
     this.arrivals.attach(ctx.store);
@@ -199,7 +203,7 @@ export class BrokerController {
     this.state = 'started';
     const ctx = this.ctx;
     const wiring = { config: this.config, rawConfig: this.rawConfig, ctx, logger: this.logger, tls: this.tls, authConfig: this.authConfig };
-    const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService, timerSync: this.timerSlaveSync });
+    const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService, timerSync: this.timerSlaveSync, popStateSync: this.popStateSlaveSync });
     this.popService.setMaster(role.isMaster()); // before the first request: a slave pops nothing (Apache: revive on the master only)
     const server = createBrokerRemotingServer({ ...wiring, authMetadata: this.authMetadata, handlerTables: [this.handlers, role.adminHandlers()] });
     await server.start();
