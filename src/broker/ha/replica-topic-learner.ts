@@ -19,13 +19,15 @@
  *   `recoverFromConsumeQueues`) so the replicated messages stay readable after a master death.
  *   When the master answered and does not have the topic, it stays unknown (TOPIC_NOT_EXIST).
  *
- * Only while this replica is a SLAVE; a master resolves nothing here. Attempts per topic are
+ * Only while this replica is a SLAVE; a master resolves nothing here. System topics (delay,
+ * timer, transaction half...) do not trigger a sync when dispatched. Attempts per topic are
  * spaced by at least RETRY_INTERVAL_MS (an unknown topic of a dead or deleting master does not
  * send a GET_ALL_TOPIC_CONFIG per pull).
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { TopicConfig } from '../topic/topic-config.js';
+import { isSystemTopic } from '../../common/message/topic-validator.js';
 
 /** Minimum time between two on-demand attempts for the same topic (ms). */
 export const RETRY_INTERVAL_MS = 1000;
@@ -49,7 +51,7 @@ export class ReplicaTopicLearner {
   /** A message of `topic` was dispatched here: on a SLAVE without that topic, learn it in the background. */
   onDispatched(topic: string): void {
     const ctx = this.o.ctx;
-    if (ctx.config.brokerRole !== 'SLAVE' || ctx.topicConfigManager.selectTopicConfig(topic)) return;
+    if (ctx.config.brokerRole !== 'SLAVE' || ctx.topicConfigManager.selectTopicConfig(topic) || isSystemTopic(topic)) return;
     void this.resolve(topic);
   }
 

@@ -62,7 +62,8 @@ export interface PopStateSyncReport {
 /** Replica side (see the file comment). */
 export class PopSlaveSync {
   private readonly report: PopStateSyncReport = { replaced: 0, unchanged: 0, lastQueues: 0 };
-  private held: { addr: string; instanceId: string; changeCount: string } | null = null;
+  /** The master's stamp adopted last, and this store's change count right after adopting it. */
+  private held: { addr: string; instanceId: string; changeCount: string; localChangeCount: number } | null = null;
   private unsupportedAt: string | null = null;
 
   /** @param isMaster true while this broker pops itself (PopService.isMaster): nothing is adopted then. */
@@ -76,7 +77,8 @@ export class PopSlaveSync {
   /** One GET_ALL_POP_STATE round with `masterAddr`; resolves whether the master's table was adopted. */
   async sync(client: RemotingClient, masterAddr: string): Promise<boolean> {
     if (this.isMaster()) return false;
-    const held = this.held?.addr === masterAddr ? this.held : null;
+    // a table changed here since (this replica popped as master meanwhile) is replaced in full
+    const held = this.held?.addr === masterAddr && this.held.localChangeCount === this.state.changeCount ? this.held : null;
     const request = createRequestCommand(RequestCode.GET_ALL_POP_STATE, held ? { instanceId: held.instanceId, changeCount: held.changeCount } : null);
     const r = await client.invokeSync(masterAddr, request, this.timeoutMs);
     if (r.code === ResponseCode.REQUEST_CODE_NOT_SUPPORTED) {
@@ -87,7 +89,7 @@ export class PopSlaveSync {
     this.unsupportedAt = null;
     if (r.code !== ResponseCode.SUCCESS) throw new Error(`GET_ALL_POP_STATE: code ${r.code} ${r.remark ?? ''}`);
     const ext = r.extFields ?? {};
-    const stamp = { addr: masterAddr, instanceId: String(ext.instanceId ?? ''), changeCount: String(ext.changeCount ?? '') };
+    const stamp = { addr: masterAddr, instanceId: String(ext.instanceId ?? ''), changeCount: String(ext.changeCount ?? ''), localChangeCount: 0 };
     if (ext.notModified === 'true' || ext.notModified === true) {
       this.report.unchanged++;
       return false;
@@ -96,7 +98,7 @@ export class PopSlaveSync {
     if (doc.format !== 1) throw new Error(`GET_ALL_POP_STATE: unknown format ${String(doc.format)}`);
     if (this.isMaster()) return false; // promoted while the request was out: the table is ours now
     const durable = this.state.replaceWith(doc.queues, Number(doc.maxVersion ?? 0));
-    this.held = stamp;
+    this.held = { ...stamp, localChangeCount: this.state.changeCount };
     this.report.replaced++;
     this.report.lastQueues = this.state.table.size;
     await durable;

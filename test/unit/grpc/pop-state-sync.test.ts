@@ -6,7 +6,8 @@
  * - the first round adopts the whole table (ack offset, in-flight entry with attempts,
  *   invisible-until and version); versions the replica issues later stay above the master's;
  * - an unchanged master answers notModified (no body) and nothing is replaced;
- * - a change on the master is adopted by the next round;
+ * - a change on the master is adopted by the next round, and so is an unchanged master's table
+ *   when the replica's own table changed since (it popped as master meanwhile);
  * - the adopted table is durable: a reopened replica store has it;
  * - a replica that pops itself (master) adopts nothing;
  * - a master without the code (an older tsmq) is not an error.
@@ -75,6 +76,11 @@ describe('pop state sync (GET_ALL_POP_STATE)', () => {
     assert.equal(await sync.sync(client, addr), true);
     assert.equal(replica.table.get('G', 'T', 0)!.ackOffset, 6);
     assert.equal(replica.table.get('G', 'T', 0)!.entries.size, 0);
+
+    // the replica popped itself meanwhile (a master for a while): the unchanged master's table comes back in full
+    await replica.record({ type: 'MOVE', ...q, offset: 9 });
+    assert.equal(await sync.sync(client, addr), true);
+    assert.equal(replica.table.get('G', 'T', 0)!.ackOffset, 6);
 
     await replica.close();
     const reopened = openState(replicaDir);
