@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { decodeRecord } from '../../../src/common/message/record-codec.js';
 import type { DefaultMessageStore } from '../../../src/store/default-message-store.js';
-import type { StoreConfig } from '../../../src/store/store-config.js';
+import { resolveStoreConfig, type StoreConfig } from '../../../src/store/store-config.js';
 import { waitUntil } from '../../support/ha-cluster.js';
 import { makeMessage, openStore, removeDir, smallConfig, tempDir } from '../../support/store-fixtures.js';
 
@@ -87,6 +87,11 @@ describe('controller mode: the confirm offset is persisted and bounds start-up d
       assert.deepEqual(await consumable(again), ['m0', 'm1', 'm2', 'm3', 'm4', 'm5']);
     });
   }
+
+  it("the store takes the mode from broker.conf's enableControllerMode (the broker opens it with resolveStoreConfig)", () => {
+    assert.equal(resolveStoreConfig({ enableControllerMode: 'true' }).enableControllerMode, true);
+    assert.equal(resolveStoreConfig({}).enableControllerMode, false);
+  });
 
   it('the same files opened in classic mode dispatch the whole CommitLog', async () => {
     const dir = tempDir('tsmq-confirm-restart-');
