@@ -5,7 +5,8 @@
  * Request extFields: consumerGroup, topic, queueId, queueOffset, maxMsgNums, sysFlag,
  * commitOffset, suspendTimeoutMillis, subscription?, subVersion, expressionType? (spec A7).
  * Checks: broker READ permission (16); subscription group (auto-created, else 26; disabled → 16);
- * topic exists (17) and readable (16); 0 ≤ queueId < readQueueNums (1); subscription: from the
+ * topic exists (17; a topic missing here is first handed to the unknown-topic resolver: on a
+ * slave the replica topic learner, ha/replica-topic-learner.ts) and readable (16); 0 ≤ queueId < readQueueNums (1); subscription: from the
  * request when sysFlag bit 2 is set (TAG parse error → 23; empty SQL92 → 23; the remark is
  * Apache's "parse the consumer's subscription failed" followed by ": <reason>"), else the group's
  * registered one (24 when missing, 25 when older than subVersion, 27 FILTER_DATA_NOT_EXIST for
