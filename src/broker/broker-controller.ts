@@ -42,6 +42,7 @@ import { openBrokerParts, type BrokerParts, type BrokerPartsOptions } from './br
 import { BrokerPeriodicTasks } from './broker-periodic-tasks.js';
 import { createBrokerRemotingServer } from './broker-remoting-server.js';
 import { MessageArrivalFanout } from './message-arrival-fanout.js';
+import { ReplicaTopicLearner } from './ha/replica-topic-learner.js';
 import type { AuthMetadataManager } from './auth/auth-metadata-manager.js';
 import { warnIfOpenWithoutAuth } from './auth/broker-auth-gate.js';
 import type { ControllerMode } from './controller/controller-mode.js';
@@ -61,6 +62,7 @@ import { resolveTimerConfig } from './timer/timer-config.js';
 import type { TimerMetrics } from './timer/timer-metrics.js';
 import { TimerSlaveSync } from './timer/timer-sync.js';
 import { buildTimerSyncHandlers } from './timer/timer-sync-handlers.js';
+import { buildPopStateSyncHandler, PopSlaveSync } from './pop/pop-state-sync.js';
 import { createTransactionService } from './transaction/broker-transaction-assembly.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
@@ -91,6 +93,7 @@ export class BrokerController {
   readonly timerMetrics: TimerMetrics | null;
   /** A slave's timer checkpoint/metrics sync (GET_TIMER_CHECK_POINT 60, GET_TIMER_METRICS 61). */
   private readonly timerSlaveSync: TimerSlaveSync | null;
+  private readonly popStateSlaveSync: PopSlaveSync;
   /** RECALL_MESSAGE (370) and gRPC RecallMessage. */
   readonly recallMessageService: RecallMessageService;
   /** `tls.server.*` of broker.conf: the remoting port's TLS (also read by the gRPC front and HA). */
@@ -100,6 +103,7 @@ export class BrokerController {
   private readonly popState: PopStateStore;
   private readonly handlers: Map<number, RequestHandler>;
   private readonly arrivals: MessageArrivalFanout;
+  private readonly topicLearner: ReplicaTopicLearner;
   private readonly periodicTasks: BrokerPeriodicTasks;
   private server: RemotingServer | null = null;
   private registration: NamesrvRegistration | null = null;
@@ -136,9 +140,15 @@ export class BrokerController {
       stopping: () => this.state !== 'started',
     });
     for (const [code, h] of buildTimerSyncHandlers(parts.timer.store, parts.timer.metrics)) this.handlers.set(code, h);
+    this.handlers.set(...buildPopStateSyncHandler(parts.popState));
+    this.popStateSlaveSync = new PopSlaveSync(parts.popState, () => this.popService.isMaster, ctx.logger);
     this.periodicTasks = new BrokerPeriodicTasks(ctx, ctx.logger);
     this.arrivals = new MessageArrivalFanout({ timers: this.timerMessageService, holdService, popService: this.popService });
     this.arrivals.attach(ctx.store);
+    // a replica learns the config of a topic whose messages it replicated (ha/replica-topic-learner.ts)
+    this.topicLearner = new ReplicaTopicLearner({ ctx, syncTopicConfig: () => this.role?.syncTopicConfigNow() ?? Promise.resolve(false), logger: ctx.logger });
+    pull.setUnknownTopicResolver((topic) => this.topicLearner.resolve(topic));
+    this.arrivals.add((topic) => this.topicLearner.onDispatched(topic));
   }
 
   /** Another consumer front (gRPC) that wants to hear about dispatched messages. */
@@ -193,7 +203,7 @@ export class BrokerController {
     this.state = 'started';
     const ctx = this.ctx;
     const wiring = { config: this.config, rawConfig: this.rawConfig, ctx, logger: this.logger, tls: this.tls, authConfig: this.authConfig };
-    const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService, timerSync: this.timerSlaveSync });
+    const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService, timerSync: this.timerSlaveSync, popStateSync: this.popStateSlaveSync });
     this.popService.setMaster(role.isMaster()); // before the first request: a slave pops nothing (Apache: revive on the master only)
     const server = createBrokerRemotingServer({ ...wiring, authMetadata: this.authMetadata, handlerTables: [this.handlers, role.adminHandlers()] });
     await server.start();
@@ -204,6 +214,8 @@ export class BrokerController {
     this.popService.setMaster(role.isMaster());
     role.onRoleChange((r) => {
       this.popService.setMaster(r === 'MASTER'); // Apache changeSpecialServiceStatus → setPopReviveServiceStatus
+      // a promoted replica serves every topic it holds messages of, also one whose config it never got
+      if (r === 'MASTER' && ctx.topicConfigManager.recoverFromConsumeQueues(ctx.store.getTopicQueueTable()).length > 0) ctx.topicConfigManager.touch();
       this.registration?.registerNow();
     });
 

@@ -71,6 +71,12 @@ export const storeConfigSpec = {
     default: false,
     doc: 'Dispatch (make consumable) past the confirm offset: in controller mode messages not yet held by every sync-state-set member, under SYNC_FLUSH unflushed messages (Apache readUnCommitted).',
   } as ConfigKey<boolean>,
+  enableControllerMode: {
+    name: 'enableControllerMode',
+    type: 'boolean',
+    default: false,
+    doc: 'Controller mode (Apache brokerConfig.enableControllerMode, read by its store too): the checkpoint confirmPhyOffset holds the confirm offset, and start-up makes nothing past it consumable (src/store/ha/confirm-offset.ts).',
+  } as ConfigKey<boolean>,
   maxTransferBytesOnMessageInMemory: num('maxTransferBytesOnMessageInMemory', 256 * 1024, 'Pull batch byte limit when the data is hot.'),
   maxTransferCountOnMessageInMemory: num('maxTransferCountOnMessageInMemory', 32, 'Pull batch count limit when the data is hot.'),
   maxTransferBytesOnMessageInDisk: num('maxTransferBytesOnMessageInDisk', 64 * 1024, 'Pull batch byte limit when the data is cold.'),
@@ -228,6 +234,8 @@ export interface StoreConfig {
   checkCRCOnRecover: boolean;
   /** Dispatch past the confirm offset (controller mode) and the flushed offset (SYNC_FLUSH). */
   readUnCommitted: boolean;
+  /** Controller mode: confirm offset persisted in the checkpoint and bounding start-up dispatch. */
+  enableControllerMode: boolean;
   maxTransferBytesOnMessageInMemory: number;
   maxTransferCountOnMessageInMemory: number;
   maxTransferBytesOnMessageInDisk: number;

@@ -9,7 +9,7 @@
  *     LITE_PULL_MESSAGE (as PULL_MESSAGE), BATCH_ACK_MESSAGE and QUERY_ASSIGNMENT (Sub on their
  *     body's group and topics), DELETE_EXPIRED_COMMITLOG, SET_MESSAGE_REQUEST_MODE (Cluster Update),
  *     GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET, GET_ALL_MESSAGE_REQUEST_MODE,
- *     GET_TIMER_CHECK_POINT, GET_TIMER_METRICS (Cluster Get);
+ *     GET_TIMER_CHECK_POINT, GET_TIMER_METRICS, GET_ALL_POP_STATE (tsmq-only) (Cluster Get);
  *   - annotated headers without a resource field: GET_ALL_TOPIC_CONFIG,
  *     GET_ALL_SUBSCRIPTIONGROUP_CONFIG (Cluster Get); VIEW_MESSAGE_BY_ID without a topic (4.x
  *     clients) needs Cluster Get, with one Topic Get;
@@ -152,6 +152,7 @@ const RULES = new Map<number, Rule>([
   [C.GET_ALL_CONSUMER_OFFSET, cluster(['Get'])],
   [C.GET_ALL_DELAY_OFFSET, cluster(['Get'])],
   [C.GET_TIMER_CHECK_POINT, cluster(['Get'])],
+  [C.GET_ALL_POP_STATE, cluster(['Get'])],
   [C.GET_TIMER_METRICS, cluster(['Get'])],
   [C.VIEW_MESSAGE_BY_ID, fields(['Get'], [['topic', 'Topic']], true)],
   [C.GET_TOPIC_STATS_INFO, fields(['Get'], [['topic', 'Topic']])],

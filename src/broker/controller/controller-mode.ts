@@ -44,6 +44,7 @@ import type { ScheduleMessageService } from '../schedule/schedule-message-servic
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
 import { SlaveSynchronize } from '../ha/slave-synchronize.js';
 import type { TimerSlaveSync } from '../timer/timer-sync.js';
+import type { PopSlaveSync } from '../pop/pop-state-sync.js';
 import { splitEndpoints, type ControllerConfig } from './controller-config.js';
 import { rankCandidates, type ReplicaRegistration } from './election-policy.js';
 import { EtcdGroupStore, type GroupView, type MasterRecord } from './etcd-group-store.js';
@@ -74,6 +75,8 @@ export interface ControllerModeOptions {
   timers?: { start(shouldRunningDequeue: boolean): Promise<void>; setShouldRunningDequeue(on: boolean): void } | null;
   /** A slave's timer checkpoint/metrics sync with the master it follows (timer-sync.ts). */
   timerSync?: TimerSlaveSync | null;
+  /** A replica's pop state sync from the master it follows (pop/pop-state-sync.ts). */
+  popStateSync?: PopSlaveSync | null;
   /** HA port the replica listens on while master. */
   haPort: number;
   slaveSynchronizeIntervalMs: number;
@@ -142,7 +145,7 @@ export class ControllerMode {
     this.etcd = new EtcdGroupStore(splitEndpoints(o.controller.etcdEndpoints), o.controller.controllerKeyPrefix, o.config.brokerClusterName, o.config.brokerName, Math.max(500, (o.controller.etcdLeaseTtlSeconds * 1000) / 3));
     this.epochs = EpochFile.load(o.config.storePathRootDir);
     this.syncClient = new RemotingClient({ logger: o.logger, ...(o.clientTls ? { tls: o.clientTls } : {}), ...(o.beforeRequest ? { beforeRequest: o.beforeRequest } : {}) });
-    this.sync = new SlaveSynchronize({ client: this.syncClient, ctx: o.ctx, schedule: o.schedule, intervalMs: o.slaveSynchronizeIntervalMs, logger: o.logger, timer: o.timerSync ?? null });
+    this.sync = new SlaveSynchronize({ client: this.syncClient, ctx: o.ctx, schedule: o.schedule, intervalMs: o.slaveSynchronizeIntervalMs, logger: o.logger, timer: o.timerSync ?? null, popState: o.popStateSync ?? null });
   }
 
   /** Starts as a SLAVE with the store's replication, the lease and the election loop. @throws when etcd cannot be reached. */
@@ -389,6 +392,11 @@ export class ControllerMode {
     this.followedEpoch = epoch;
     this.followedMaster = master;
     logger.info(`controller: replica ${this.replicaId} follows master ${master.replicaId} (${master.addr}), epoch ${epoch}`);
+  }
+
+  /** One on-demand topic-config round from the master followed (false: none followed, or it did not answer). */
+  syncTopicConfig(): Promise<boolean> {
+    return this.sync.syncTopicConfig();
   }
 
   stats(): ControllerStats {

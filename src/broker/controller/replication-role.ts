@@ -30,6 +30,7 @@ import type { RegisterOutcome } from '../namesrv-client/broker-outer-api.js';
 import type { ScheduleMessageService } from '../schedule/schedule-message-service.js';
 import type { TimerMessageService } from '../timer/timer-message-service.js';
 import type { TimerSlaveSync } from '../timer/timer-sync.js';
+import type { PopSlaveSync } from '../pop/pop-state-sync.js';
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
 import { ControllerAdminProcessors } from './controller-admin-processors.js';
 import { resolveControllerConfig, type ControllerConfig } from './controller-config.js';
@@ -46,6 +47,8 @@ export interface ReplicationRoleDeps {
   timers: TimerMessageService | null;
   /** A slave's timer checkpoint/metrics sync from its master; null when timerWheelEnable=false. */
   timerSync: TimerSlaveSync | null;
+  /** A replica's pop state sync from its master (pop/pop-state-sync.ts). */
+  popStateSync: PopSlaveSync | null;
   logger: Logger;
   /** `tls.server.*` of the broker: the HA port obeys the same switch as the remoting port. */
   tls: TlsServerSettings;
@@ -105,6 +108,7 @@ export class ReplicationRole {
         transactions: this.deps.transactions,
         timers: this.deps.timers,
         timerSync: this.deps.timerSync,
+        popStateSync: this.deps.popStateSync,
         haPort: config.haListenPort > 0 ? config.haListenPort : listenPort + 1,
         slaveSynchronizeIntervalMs: Number.isInteger(rawInterval) && rawInterval > 0 ? rawInterval : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS,
         logger,
@@ -113,7 +117,7 @@ export class ReplicationRole {
         ...innerRequestSigner(this.deps.authConfig),
       });
     } else {
-      this.haWiring = await BrokerHA.start({ config, rawConfig, ctx, schedule: this.deps.schedule, timerSync: this.deps.timerSync, listenPort, logger, tls, ...innerRequestSigner(this.deps.authConfig) });
+      this.haWiring = await BrokerHA.start({ config, rawConfig, ctx, schedule: this.deps.schedule, timerSync: this.deps.timerSync, popStateSync: this.deps.popStateSync, listenPort, logger, tls, ...innerRequestSigner(this.deps.authConfig) });
     }
   }
 
@@ -125,6 +129,14 @@ export class ReplicationRole {
     if (this.mode) return this.mode.stats().role === 'MASTER';
     if (this.controllerConfig.enableControllerMode) return false;
     return this.deps.config.brokerRole !== 'SLAVE';
+  }
+
+  /**
+   * One on-demand topic-config round from this replica's master (slave-synchronize.ts
+   * `syncTopicConfig`); false before start(), on a master, or when the master did not answer.
+   */
+  syncTopicConfigNow(): Promise<boolean> {
+    return this.mode?.syncTopicConfig() ?? this.haWiring?.syncTopicConfig() ?? Promise.resolve(false);
   }
 
   /** Hears live role changes (controller mode only; classic roles are fixed by brokerRole). */

@@ -31,6 +31,7 @@ import type { RegisterOutcome } from '../namesrv-client/broker-outer-api.js';
 import type { ScheduleMessageService } from '../schedule/schedule-message-service.js';
 import { SlaveSynchronize, type SlaveSyncReport } from './slave-synchronize.js';
 import type { TimerSlaveSync } from '../timer/timer-sync.js';
+import type { PopSlaveSync } from '../pop/pop-state-sync.js';
 
 export { buildSlaveSyncHandlers } from './slave-sync-handlers.js';
 
@@ -47,6 +48,8 @@ export interface BrokerHAOptions {
   schedule: ScheduleMessageService;
   /** A slave's timer checkpoint/metrics sync (null: timerWheelEnable=false). */
   timerSync?: TimerSlaveSync | null;
+  /** A slave's pop state sync from its master (pop/pop-state-sync.ts); absent: not replicated. */
+  popStateSync?: PopSlaveSync | null;
   /** Remoting port actually listened on. */
   listenPort: number;
   logger: Logger;
@@ -117,7 +120,7 @@ export class BrokerHA {
     const client = new RemotingClient({ logger, ...(clientTls ? { tls: clientTls } : {}), ...(opts.beforeRequest ? { beforeRequest: opts.beforeRequest } : {}) });
     const raw = Number(opts.rawConfig.slaveSynchronizeInterval ?? DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS);
     const intervalMs = Number.isInteger(raw) && raw > 0 ? raw : DEFAULT_SLAVE_SYNCHRONIZE_INTERVAL_MS;
-    const sync = new SlaveSynchronize({ client, ctx, schedule: opts.schedule, intervalMs, logger, timer: opts.timerSync ?? null });
+    const sync = new SlaveSynchronize({ client, ctx, schedule: opts.schedule, intervalMs, logger, timer: opts.timerSync ?? null, popState: opts.popStateSync ?? null });
     const ha = new BrokerHA(opts, `${config.brokerIP2}:${haPort}`, replication, sync, client, haMasterAddressFixed);
     replication.onTruncated((r) => void ha.afterTruncation(r));
     sync.start();
@@ -146,6 +149,11 @@ export class BrokerHA {
     } catch (e) {
       logger.error(`persist consumer offsets after truncation failed: ${(e as Error).message}`);
     }
+  }
+
+  /** One on-demand topic-config round from the master (false: not a slave, or the master did not answer). */
+  syncTopicConfig(): Promise<boolean> {
+    return this.sync?.syncTopicConfig() ?? Promise.resolve(false);
   }
 
   /** Runs one slave metadata sync now (tests, admin). */

@@ -2,7 +2,8 @@
  * A slave's copy of the master's metadata (mirrors 4.9 `SlaveSynchronize.syncAll`): topic
  * configs (21), consumer offsets (43), delay offsets (45) and subscription groups (201) are
  * fetched from the master's remoting address and applied locally, first 3 s after start, then
- * every `intervalMs` (Apache: 10 s), and right after the master address becomes known.
+ * every `intervalMs` (Apache: 10 s), and right after the master address becomes known; the
+ * topic configs also on demand (`syncTopicConfig`, a replica meeting an unknown topic).
  * Each part is independent: a failure is logged and the others still run.
  *
  * Apply rules:
@@ -13,6 +14,8 @@
  *     once the master is back (consumers re-commit theirs to the master).
  *   - delay offsets: the master's table replaces the local one (persisted).
  *   - subscription groups: master configs that differ are written locally.
+ *   - pop state (`popState` given): the master's whole pop table (GET_ALL_POP_STATE, tsmq-only,
+ *     src/broker/pop/pop-state-sync.ts) every min(1 s, intervalMs) on its own timer.
  *   - timers (timerWheelEnable, `timer` given): the master's TimerMetrics (61) with every round,
  *     and its timer checkpoint (60) every min(3 s, intervalMs) on its own timer (Apache syncs it
  *     every 3 s: "latency-sensitive"), see src/broker/timer/timer-sync.ts.
@@ -30,6 +33,7 @@ import type { ScheduleMessageService } from '../schedule/schedule-message-servic
 import type { SubscriptionGroupConfig } from '../subscription/subscription-group-manager.js';
 import { decodeTopicConfig } from '../topic/topic-config.js';
 import { TIMER_CHECKPOINT_SYNC_INTERVAL_MS, type TimerSlaveSync } from '../timer/timer-sync.js';
+import { POP_STATE_SYNC_INTERVAL_MS, type PopSlaveSync } from '../pop/pop-state-sync.js';
 
 export const SLAVE_SYNC_FIRST_DELAY_MS = 3000;
 
@@ -53,6 +57,8 @@ export interface SlaveSynchronizeOptions {
   logger: Logger;
   /** Timer checkpoint and metrics sync (absent: timerWheelEnable=false). */
   timer?: TimerSlaveSync | null;
+  /** Pop state sync (absent: pop state is not replicated). */
+  popState?: PopSlaveSync | null;
 }
 
 export class SlaveSynchronize {
@@ -63,6 +69,9 @@ export class SlaveSynchronize {
   private lastReport: SlaveSyncReport | null = null;
   private timerCheckpointTimer: NodeJS.Timeout | null = null;
   private timerCheckpointRunning: Promise<void> | null = null;
+  private topicRunning: Promise<boolean> | null = null;
+  private popStateTimer: NodeJS.Timeout | null = null;
+  private popStateRunning: Promise<void> | null = null;
 
   constructor(private readonly opts: SlaveSynchronizeOptions) {}
 
@@ -75,6 +84,10 @@ export class SlaveSynchronize {
     }, Math.min(SLAVE_SYNC_FIRST_DELAY_MS, this.opts.intervalMs));
     first.unref();
     this.timer = first;
+    if (this.opts.popState) {
+      this.popStateTimer = setInterval(() => void this.syncPopState(), Math.min(POP_STATE_SYNC_INTERVAL_MS, this.opts.intervalMs));
+      this.popStateTimer.unref();
+    }
     if (this.opts.timer) {
       this.timerCheckpointTimer = setInterval(() => void this.syncTimerCheckPoint(), Math.min(TIMER_CHECKPOINT_SYNC_INTERVAL_MS, this.opts.intervalMs));
       this.timerCheckpointTimer.unref();
@@ -98,6 +111,23 @@ export class SlaveSynchronize {
     return this.timerCheckpointRunning;
   }
 
+  /** One GET_ALL_POP_STATE round (joins one in progress); failures are logged. */
+  syncPopState(): Promise<void> {
+    const addr = this.masterAddr;
+    const pop = this.opts.popState;
+    if (!pop || addr === null || this.stopped) return Promise.resolve();
+    this.popStateRunning ??= pop
+      .sync(this.opts.client, addr)
+      .then(
+        () => undefined,
+        (e: Error) => this.opts.logger.warn(`slave synchronize from ${addr}: pop state: ${e.message}`),
+      )
+      .finally(() => {
+        this.popStateRunning = null;
+      });
+    return this.popStateRunning;
+  }
+
   getMasterAddr(): string | null {
     return this.masterAddr;
   }
@@ -110,6 +140,7 @@ export class SlaveSynchronize {
     if (addr !== null && !this.stopped) {
       void this.syncAll();
       void this.syncTimerCheckPoint();
+      void this.syncPopState();
     }
   }
 
@@ -123,6 +154,32 @@ export class SlaveSynchronize {
       this.running = null;
     });
     return this.running;
+  }
+
+  /**
+   * One GET_ALL_TOPIC_CONFIG round on demand (joins one in progress), applied like the periodic
+   * round: used when this replica meets a topic it has messages of but no config for
+   * (replica-topic-learner.ts). Resolves true when the master answered and its table was applied,
+   * false when the master is unknown, unreachable or answered an error (logged).
+   */
+  syncTopicConfig(): Promise<boolean> {
+    this.topicRunning ??= this.doSyncTopicConfig().finally(() => {
+      this.topicRunning = null;
+    });
+    return this.topicRunning;
+  }
+
+  private async doSyncTopicConfig(): Promise<boolean> {
+    const addr = this.masterAddr;
+    if (addr === null || this.stopped) return false;
+    try {
+      const changed = this.applyTopics(await this.fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG));
+      if (changed > 0) this.opts.logger.info(`slave synchronize from ${addr}: ${changed} topic config(s) changed (on demand)`);
+      return true;
+    } catch (e) {
+      this.opts.logger.warn(`slave synchronize from ${addr}: topic config on demand: ${(e as Error).message}`);
+      return false;
+    }
   }
 
   private async doSyncAll(): Promise<SlaveSyncReport> {
@@ -226,8 +283,12 @@ export class SlaveSynchronize {
     this.timer = null;
     if (this.timerCheckpointTimer) clearInterval(this.timerCheckpointTimer);
     this.timerCheckpointTimer = null;
+    if (this.popStateTimer) clearInterval(this.popStateTimer);
+    this.popStateTimer = null;
+    if (this.popStateRunning) await this.popStateRunning;
     if (this.running) await this.running.catch(() => undefined);
     if (this.timerCheckpointRunning) await this.timerCheckpointRunning;
+    if (this.topicRunning) await this.topicRunning;
   }
 }
 

@@ -27,8 +27,10 @@
  * "no message", and ack / change / renew / forward-to-DLQ refuse with a reason; parked pops are
  * woken so they answer at once. `setMaster(true)` after false (promotion) first raises every queue's
  * ack offset to the group's committed offset, which slave synchronize copied from the previous
- * master (the replicated checkpoint): what was acked there is not handed out again; the pop state
- * itself (`<storePathRootDir>/pop`) is local to each replica, not replicated.
+ * master (the replicated checkpoint): what was acked there is not handed out again. The pop state
+ * itself (`<storePathRootDir>/pop`) is copied from the master by every replica (pop-state-sync.ts,
+ * every second), so a promoted replica keeps the old master's in-flight deliveries invisible and
+ * accepts their acks.
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';

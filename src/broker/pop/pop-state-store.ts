@@ -15,14 +15,20 @@
  * appends to pop-<g+1>.log, write the snapshot of generation g+1 durably (tmp + fsync + rename),
  * then delete older logs. A crash at any point leaves snapshot g + logs g..g+1, or snapshot g+1 +
  * log g+1: both replay to the same state.
+ *
+ * Replication (pop-state-sync.ts): `exportState()` is the whole table with a change stamp
+ * (`instanceId` of this open + `changeCount`, bumped by every `record`/`replaceWith`), and a
+ * replica adopts its master's table with `replaceWith` (applied in memory at once, then made
+ * durable by a compaction).
  */
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
 import { decodePopLog, encodePopRecord } from './pop-record-codec.js';
-import { PopStateTable, type PopRecord } from './pop-state-table.js';
+import { PopStateTable, type PopRecord, type PopSnapshotQueue } from './pop-state-table.js';
 
 export interface PopStateStoreOptions {
   /** Directory of the pop files (`<storePathRootDir>/pop`). */
@@ -51,6 +57,9 @@ export class PopStateStore {
   private compacting: Promise<void> | null = null;
   private lastVersion = 0;
   private closed = false;
+  /** Identifies this open of the state (a restart starts another change-count series). */
+  readonly instanceId = randomUUID();
+  private changes = 0;
 
   private constructor(private readonly opts: PopStateStoreOptions) {
     this.logger = opts.logger ?? silentLogger;
@@ -128,6 +137,7 @@ export class PopStateStore {
    */
   record(...recs: PopRecord[]): Promise<void> {
     if (this.closed) throw new Error('pop state store is closed');
+    this.changes++;
     for (const rec of recs) {
       const buf = encodePopRecord(rec);
       this.opts.fs.pwrite(this.fd, buf, 0, buf.length, this.writePos);
@@ -144,6 +154,41 @@ export class PopStateStore {
       this.waiters.push({ resolve, reject });
       void this.flush().catch(() => undefined);
     });
+  }
+
+  /** Records and replacements applied since this open (with `instanceId`: the change stamp). */
+  get changeCount(): number {
+    return this.changes;
+  }
+
+  /** The whole table for a replica: snapshot queues (pop-state-table.ts), max version and change stamp. */
+  exportState(): { instanceId: string; changeCount: number; maxVersion: number; queues: PopSnapshotQueue[] } {
+    return { instanceId: this.instanceId, changeCount: this.changes, maxVersion: Math.max(this.lastVersion, this.table.maxVersion), queues: this.table.toSnapshot() };
+  }
+
+  /**
+   * Replaces the whole table with a master's (`exportState().queues`, `maxVersion`): validated
+   * first (a bad document throws and changes nothing), applied in memory at once, durable when the
+   * returned promise resolves (a compaction: snapshot of a new generation, older logs deleted).
+   * Versions issued later stay above `maxVersion`. @throws Error naming the bad field, or when closed.
+   */
+  replaceWith(queues: unknown, maxVersion: number): Promise<void> {
+    if (this.closed) throw new Error('pop state store is closed');
+    new PopStateTable().loadSnapshot(queues); // validation only
+    this.table.loadSnapshot(queues);
+    this.table.maxVersion = Math.max(this.table.maxVersion, Number.isSafeInteger(maxVersion) ? maxVersion : 0);
+    this.lastVersion = Math.max(this.lastVersion, this.table.maxVersion);
+    this.changes++;
+    // after a compaction in progress (its snapshot may predate this table), one of our own
+    const previous = this.compacting;
+    const tracked: Promise<void> = (async () => {
+      await previous?.catch(() => undefined);
+      await this.compact();
+    })().finally(() => {
+      if (this.compacting === tracked) this.compacting = null;
+    });
+    this.compacting = tracked;
+    return tracked;
   }
 
   /** fdatasync of the current log when it has unflushed records; waiters resolve after it. */

@@ -5,7 +5,8 @@
  * Request extFields: consumerGroup, topic, queueId, queueOffset, maxMsgNums, sysFlag,
  * commitOffset, suspendTimeoutMillis, subscription?, subVersion, expressionType? (spec A7).
  * Checks: broker READ permission (16); subscription group (auto-created, else 26; disabled → 16);
- * topic exists (17) and readable (16); 0 ≤ queueId < readQueueNums (1); subscription: from the
+ * topic exists (17; a topic missing here is first handed to the unknown-topic resolver: on a
+ * slave the replica topic learner, ha/replica-topic-learner.ts) and readable (16); 0 ≤ queueId < readQueueNums (1); subscription: from the
  * request when sysFlag bit 2 is set (TAG parse error → 23; empty SQL92 → 23; the remark is
  * Apache's "parse the consumer's subscription failed" followed by ": <reason>"), else the group's
  * registered one (24 when missing, 25 when older than subVersion, 27 FILTER_DATA_NOT_EXIST for
@@ -35,6 +36,7 @@ import { getInt, getLong, getOptionalLong, getOptionalString, getString } from '
 import { hasCommitOffsetFlag, hasSubscriptionFlag, hasSuspendFlag } from '../../common/message/sysflag.js';
 import type { GetMessageResult, GetMessageStatus } from '../../store/message-store.js';
 import { PermName } from '../broker-config.js';
+import type { TopicConfig } from '../topic/topic-config.js';
 import type { BrokerContext } from '../broker-context.js';
 import { buildSubscriptionData, SubscriptionParseError, type SubscriptionData } from '../filter/subscription-data.js';
 import { attachCompiledExpression, createMessageFilter, ExpressionType, isTagType } from '../filter/expression-filter.js';
@@ -98,6 +100,7 @@ export function pullResponseCode(status: GetMessageStatus, requestOffset: number
 
 export class PullMessageProcessor {
   private holdService: PullRequestHoldService | null = null;
+  private unknownTopicResolver: ((topic: string) => Promise<TopicConfig | undefined>) | null = null;
 
   constructor(private readonly ctx: BrokerContext) {}
 
@@ -106,6 +109,14 @@ export class PullMessageProcessor {
   /** Wires the long-polling service (done once by whoever builds both). */
   setHoldService(service: PullRequestHoldService): void {
     this.holdService = service;
+  }
+
+  /**
+   * Wires who resolves a topic missing from the TopicConfigManager before TOPIC_NOT_EXIST is
+   * answered (a replica learning a replicated topic, ha/replica-topic-learner.ts).
+   */
+  setUnknownTopicResolver(resolver: (topic: string) => Promise<TopicConfig | undefined>): void {
+    this.unknownTopicResolver = resolver;
   }
 
   /** `wakeup` callback for the hold service: re-run without suspension and reply on the channel. */
@@ -125,7 +136,7 @@ export class PullMessageProcessor {
     const sgc = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(h.consumerGroup);
     if (!sgc) return fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group [${h.consumerGroup}] does not exist`);
     if (!sgc.consumeEnable) return fail(ResponseCode.NO_PERMISSION, `subscription group no permission, ${h.consumerGroup}`);
-    const tc = ctx.topicConfigManager.selectTopicConfig(h.topic);
+    const tc = ctx.topicConfigManager.selectTopicConfig(h.topic) ?? (await this.unknownTopicResolver?.(h.topic));
     if (!tc) return fail(ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, apply first please!`);
     if (!PermName.isReadable(tc.perm)) return fail(ResponseCode.NO_PERMISSION, `the topic[${h.topic}] pulling message is forbidden`);
     if (h.queueId < 0 || h.queueId >= tc.readQueueNums) {

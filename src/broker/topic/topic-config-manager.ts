@@ -174,9 +174,9 @@ export class TopicConfigManager extends ConfigManager {
   recoverFromConsumeQueues(queueTable: ReadonlyMap<string, ReadonlyMap<number, number>>): string[] {
     const recovered: string[] = [];
     for (const [topic, queues] of queueTable) {
-      if (this.table.has(topic) || isSystemTopic(topic) || validateTopic(topic) !== null || queues.size === 0) continue;
-      const queueNums = Math.max(...queues.keys()) + 1;
-      this.table.set(topic, newTopicConfig(topic, { readQueueNums: queueNums, writeQueueNums: queueNums, perm: PermName.PERM_READ | PermName.PERM_WRITE }));
+      const tc = this.configFromConsumeQueues(topic, queues);
+      if (!tc) continue;
+      this.table.set(topic, tc);
       recovered.push(topic);
     }
     if (recovered.length > 0) {
@@ -187,6 +187,28 @@ export class TopicConfigManager extends ConfigManager {
       void this.persist().catch((e: Error) => this.logger.error(`persist ${this.filePath} failed: ${e.message}`));
     }
     return recovered;
+  }
+
+  /**
+   * One topic of `recoverFromConsumeQueues`, with a change notification (a replica that holds
+   * replicated messages of a topic its master's config never reached, ha/replica-topic-learner.ts).
+   * `queues` is the topic's queueId → max offset map. Returns the new config, the existing one,
+   * or undefined for a system topic, an illegal name or no queues.
+   */
+  recreateFromConsumeQueues(topic: string, queues: ReadonlyMap<number, number>): TopicConfig | undefined {
+    const existing = this.table.get(topic);
+    if (existing) return existing;
+    const tc = this.configFromConsumeQueues(topic, queues);
+    if (!tc) return undefined;
+    this.logger.warn(`created topic ${topic} from its ConsumeQueues: ${tc.readQueueNums} queues, perm ${tc.perm}`);
+    this.putAndNotify(tc);
+    return tc;
+  }
+
+  private configFromConsumeQueues(topic: string, queues: ReadonlyMap<number, number>): TopicConfig | undefined {
+    if (this.table.has(topic) || isSystemTopic(topic) || validateTopic(topic) !== null || queues.size === 0) return undefined;
+    const queueNums = Math.max(...queues.keys()) + 1;
+    return newTopicConfig(topic, { readQueueNums: queueNums, writeQueueNums: queueNums, perm: PermName.PERM_READ | PermName.PERM_WRITE });
   }
 
   /** `{topicConfigTable, dataVersion}` (TopicConfigSerializeWrapper), used by REGISTER_BROKER and GET_ALL_TOPIC_CONFIG. */

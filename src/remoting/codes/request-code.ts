@@ -157,6 +157,8 @@ export const RequestCode = {
   POLLING_INFO: 200055,
   POP_ROLLBACK: 200056,
   BATCH_ACK_MESSAGE: 200151,
+  /** tsmq-only (no Apache code): a replica copies its master's pop state (src/broker/pop/pop-state-sync.ts). */
+  GET_ALL_POP_STATE: 99001,
 } as const;
 
 export type RequestCodeName = keyof typeof RequestCode;

@@ -18,9 +18,13 @@
  *   start-up, or what it confirmed as master): a master stepping down never makes its
  *   unconfirmed tail consumable.
  *
- * Not persisted: Apache writes it into the checkpoint, but its recovery (like tsmq's) dispatches
- * the whole valid CommitLog anyway; tsmq's checkpoint confirmPhyOffset keeps meaning "recovered /
- * flushed end". After a truncation the slave value is lowered to the new end (`clamp`).
+ * Persisted (controller mode, store key `enableControllerMode`, like Apache 5.3.3): every
+ * checkpoint write takes `value()` into confirmPhyOffset (byte 32, Apache's layout); start-up
+ * recovery dispatches only up to it (corrected into [CommitLog min, recovered end]) and the
+ * store starts in `slave` mode at what it dispatched, so a restarted replica never makes its
+ * unconfirmed tail consumable before its role is known (store-recovery.ts, store-startup.ts).
+ * Classic mode keeps "recovered / flushed end" there. After a truncation the slave value is
+ * lowered to the new end (`clamp`).
  */
 
 /** Where a master's confirm offset comes from (the sync state set). */

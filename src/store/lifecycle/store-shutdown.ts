@@ -5,7 +5,8 @@
  * stopped → retention stopped → final CommitLog flush → dispatch drained up to the dispatch limit
  * (store-components.ts `dispatchLimit`: flushed/written offset, controller mode's confirm offset)
  * (then its retry timer stopped) → final ConsumeQueue flush → plugins flushed and shut down
- * (failures logged, never thrown) → checkpoint confirmPhyOffset := CommitLog flushed offset and
+ * (failures logged, never thrown) → checkpoint confirmPhyOffset := CommitLog flushed offset
+ * (controller mode: the confirm offset, store-checkpoint.ts `setConfirmPhyOffsetSource`) and
  * forced → files closed → the abort file is removed only when dispatch is caught up and no
  * running flag refuses writes (otherwise the next open takes the abnormal recovery path, which
  * re-dispatches) → lock released → phase "stopped". Second call: no-op.
@@ -43,8 +44,8 @@ export async function shutdownStore(c: StoreComponents, services: StoreServices,
   }
   checkpoint.confirmPhyOffset = commitLog.mfq.getFlushedWhere();
   await checkpoint.flush();
-  // controller mode: records past the confirm offset stay undispatched; the next start's
-  // recovery dispatches them (Apache's recovery does the same), so they do not need the abort file
+  // controller mode: records past the confirm offset stay undispatched, and the next start's
+  // recovery leaves them so (the checkpoint holds the confirm offset), so they do not need the abort file
   const behindBytes = (): number => reput.behindBytes(c.confirm.bound(commitLog.getMaxOffset()));
   const caughtUp = behindBytes() === 0 && state.notWritableReason === null;
   commitLog.mfq.shutdown();

@@ -8,7 +8,8 @@
  *    returns its report; a required dispatcher (ConsumeQueue) failing here makes start-up fail
  *    with DispatchBlockedError rather than open a store with a hole in a queue;
  * 4. plugins learn the recovered CommitLog end (`recovered`, awaited: what they change for it is
- *    durable before any put); dispatch continues from it; the lock record says `recovered=true`
+ *    durable before any put); dispatch continues from it (controller mode: from the recovered
+ *    confirm offset, bounded by it until the replica's role is known, see store-recovery.ts); the lock record says `recovered=true`
  *    (a later start on this boot may then trust the page cache);
  * 5. on a writable role without CommitLog segments the first one is created before puts
  *    (pre-written with warmMapedFileEnable when the disk has room; first-segment.ts); a disk
@@ -49,11 +50,22 @@ export async function recoverAndStart(c: StoreComponents): Promise<StartedStore>
     delayLevelTableMs: c.delayLevelTableMs,
     logger: c.logger,
     onProgress: c.onRecoveryProgress,
+    controllerMode: c.config.enableControllerMode,
   });
   for (const p of c.plugins) await p.recovered?.(c.commitLog.getMaxOffset());
   c.lock.markRecovered(); // a same-boot crash from now on leaves repaired files (store-files.ts)
   c.logics.latestTimestamp = c.checkpoint.logicsMsgTimestamp;
-  c.reput.setReputFromOffset(c.commitLog.getMaxOffset());
+  if (recoveryReport.confirmOffset === null) {
+    c.reput.setReputFromOffset(c.commitLog.getMaxOffset());
+  } else {
+    // controller mode: dispatch stays at the recovered confirm offset (or the ConsumeQueues' end
+    // when they got further before a crash) until this replica's role gives a confirm offset; the
+    // checkpoint keeps the live confirm offset from now on (Apache CommitLog.setConfirmOffset)
+    const dispatched = Math.min(c.commitLog.getMaxOffset(), Math.max(recoveryReport.confirmOffset, c.consumeQueueStore.getMaxPhyOffsetInConsumeQueue()));
+    c.reput.setReputFromOffset(dispatched);
+    c.confirm.actAsSlave(dispatched);
+    c.checkpoint.setConfirmPhyOffsetSource(() => c.confirm.value());
+  }
   if (c.config.brokerRole !== 'SLAVE') await prepareFirstSegment(c);
   const services = StoreServices.start(c);
   createAbortFile(c.fs, c.abortPath);

@@ -7,7 +7,8 @@
  *    (5.x HEAD rule); abnormal mode additionally needs its store time ≤ checkpoint
  *    getMinTimestamp(). None ⇒ the first segment.
  * 2. Scan records in order. Valid ⇒ dispatch when it ends beyond the CQ max physical offset
- *    (normal) or always (abnormal; CQ writes are idempotent), advance. Blank ⇒ next segment.
+ *    (normal) or always (abnormal; CQ writes are idempotent), and in controller mode not past
+ *    the persisted confirm offset (`dispatchUntil`), advance. Blank ⇒ next segment.
  *    Invalid ⇒ stop: this is the end of valid data (the first invalid record ends the log, B10).
  * 3. Truncate ConsumeQueues to the stop offset, then the CommitLog (later segments deleted, the
  *    tail of the stop segment zeroed on disk); flushed/committed := stop offset.
@@ -49,6 +50,11 @@ export interface CommitLogRecoveryContext {
   delayLevelTableMs: number[];
   /** Plugins (index) that need records again from this CommitLog offset on; null when none. */
   rebuildFromPhyOffset: number | null;
+  /**
+   * Controller mode: records ending past this CommitLog offset are not dispatched (the persisted
+   * confirm offset; they wait for the confirm offset of the running replica). null: no bound.
+   */
+  dispatchUntil?: number | null;
   /** checkpoint.getMinTimestamp() (abnormal mode). */
   checkpointMinTimestamp: number;
   logger: Logger;
@@ -81,6 +87,7 @@ export async function recoverCommitLog(mode: RecoveryMode, ctx: CommitLogRecover
   const scanOpts = { checkCrc: ctx.checkCrc, delayLevelTableMs: ctx.delayLevelTableMs };
   let dispatchFrom = Math.max(0, ctx.cqStore.getMaxPhyOffsetInConsumeQueue());
   if (ctx.rebuildFromPhyOffset !== null) dispatchFrom = Math.max(0, Math.min(dispatchFrom, ctx.rebuildFromPhyOffset));
+  const dispatchUntil = ctx.dispatchUntil ?? null;
   let index = chooseStartFile(files, mode, dispatchFrom, ctx.checkpointMinTimestamp, scanOpts);
   let mf = files[index]!;
   result.startFile = mf.filePath;
@@ -99,7 +106,8 @@ export async function recoverCommitLog(mode: RecoveryMode, ctx: CommitLogRecover
       result.recordsScanned++;
       const d = r.dispatch;
       result.lastStoreTimestamp = d.storeTimestamp;
-      if (mode === 'abnormal' || d.commitLogOffset + d.msgSize > dispatchFrom) {
+      const end = d.commitLogOffset + d.msgSize;
+      if ((mode === 'abnormal' || end > dispatchFrom) && (dispatchUntil === null || end <= dispatchUntil)) {
         ctx.dispatch(d);
         result.recordsDispatched++;
       }

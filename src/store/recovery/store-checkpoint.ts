@@ -6,7 +6,10 @@
  *   8  logicsMsgTimestamp   store time covered by the last complete ConsumeQueue flush
  *   16 indexMsgTimestamp    end time of the last full, flushed index file
  *   24 masterFlushedOffset  HA/controller mode
- *   32 confirmPhyOffset     CommitLog confirm offset
+ *   32 confirmPhyOffset     CommitLog confirm offset: controller mode the confirm offset
+ *                           (Apache 5 `CommitLog.setConfirmOffset` writes it here), taken from
+ *                           `setConfirmPhyOffsetSource` at every write; classic mode the
+ *                           recovered / flushed CommitLog end
  *   40..4095 zero
  *
  * `getMinTimestamp()` = max(0, min(physic, logics) − 3000) bounds where abnormal recovery must
@@ -26,6 +29,7 @@ export class StoreCheckpoint {
   private fd: number;
   private readonly page = Buffer.alloc(CHECKPOINT_FILE_SIZE);
   private flushing: Promise<void> | null = null;
+  private confirmSource: (() => number) | null = null;
 
   private constructor(
     private readonly fs: FileSystem,
@@ -64,9 +68,18 @@ export class StoreCheckpoint {
     return Math.min(this.getMinTimestamp(), this.indexMsgTimestamp);
   }
 
+  /**
+   * Controller mode: every write takes confirmPhyOffset from `source` (the live confirm offset,
+   * CommitLog bytes); null: the field keeps what callers assign.
+   */
+  setConfirmPhyOffsetSource(source: (() => number) | null): void {
+    this.confirmSource = source;
+  }
+
   /** Writes the current values to the page cache (no fdatasync). */
   write(): void {
     if (this.fd < 0) return;
+    if (this.confirmSource) this.confirmPhyOffset = this.confirmSource();
     writeLong(this.page, 0, this.physicMsgTimestamp);
     writeLong(this.page, 8, this.logicsMsgTimestamp);
     writeLong(this.page, 16, this.indexMsgTimestamp);

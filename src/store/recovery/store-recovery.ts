@@ -12,8 +12,14 @@
  *    failed fdatasync may have left pages clean in the cache but not on the device (fsyncgate).
  * 4. Rebuild the queue-offset table from each CQ's max offset; correct CQ min offsets against
  *    the CommitLog min offset (an emptied queue stays positioned, B04).
- * 5. Clamp the checkpoint to verified data (B05): confirmPhyOffset := recovered end,
- *    timestamps no later than the last valid record; force it.
+ * 5. Clamp the checkpoint to verified data (B05): confirmPhyOffset := recovered end (controller
+ *    mode: the persisted confirm offset within [CommitLog min, recovered end], Apache's
+ *    correction), timestamps no later than the last valid record; force it.
+ *
+ * Controller mode (`controllerMode`): the checkpoint's confirmPhyOffset is the confirm offset of
+ * the last run (Apache 5.3.3 StoreCheckpoint offset 32); records past it are not dispatched, so a
+ * replica's unconfirmed tail does not become consumable by a restart. `confirmOffset` in the
+ * report is where dispatch may go (the running replica's confirm offset takes over from there).
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
@@ -32,6 +38,11 @@ export interface RecoveryReport extends CommitLogRecoveryResult {
   cqEntriesRebuilt: number;
   commitLogMinOffset: number;
   commitLogMaxOffset: number;
+  /**
+   * Controller mode: the recovered confirm offset (CommitLog bytes; nothing past it was
+   * dispatched here); null in classic mode.
+   */
+  confirmOffset: number | null;
   durationMs: number;
 }
 
@@ -55,6 +66,8 @@ export interface StoreRecoveryContext {
   logger: Logger;
   /** Hears the CommitLog scan's progress every few seconds. */
   onProgress?: RecoveryProgressListener | null;
+  /** Controller mode: the checkpoint's confirmPhyOffset bounds dispatch (see the file comment). */
+  controllerMode?: boolean;
 }
 
 export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext): Promise<RecoveryReport> {
@@ -68,7 +81,9 @@ export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext
     const after = ctx.cqStore.find(req.topic, req.queueId)?.getMaxOffsetInQueue() ?? 0;
     if (after > before) rebuilt += after - before;
   };
+  const persistedConfirm = ctx.checkpoint.confirmPhyOffset;
   const cl = await recoverCommitLog(mode, {
+    dispatchUntil: ctx.controllerMode ? Math.max(persistedConfirm, ctx.commitLog.getMinOffset()) : null,
     commitLog: ctx.commitLog,
     cqStore: ctx.cqStore,
     dispatch: countingDispatch,
@@ -103,7 +118,11 @@ export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext
   ctx.commitLog.setLastStoreTimestamp(cl.lastStoreTimestamp);
 
   const cp = ctx.checkpoint;
-  cp.confirmPhyOffset = cl.stoppedAt;
+  const confirmOffset = ctx.controllerMode ? Math.min(Math.max(persistedConfirm, ctx.commitLog.getMinOffset()), cl.stoppedAt) : null;
+  if (confirmOffset !== null && confirmOffset !== persistedConfirm) {
+    ctx.logger.warn({ persistedConfirm, confirmOffset, recoveredEnd: cl.stoppedAt }, 'confirm offset corrected to the CommitLog data');
+  }
+  cp.confirmPhyOffset = confirmOffset ?? cl.stoppedAt;
   if (cl.lastStoreTimestamp > 0) {
     cp.physicMsgTimestamp = Math.min(cp.physicMsgTimestamp, cl.lastStoreTimestamp);
     cp.logicsMsgTimestamp = Math.min(cp.logicsMsgTimestamp, cl.lastStoreTimestamp);
@@ -120,6 +139,7 @@ export async function recoverStore(mode: RecoveryMode, ctx: StoreRecoveryContext
     cqEntriesRebuilt: rebuilt,
     commitLogMinOffset: ctx.commitLog.getMinOffset(),
     commitLogMaxOffset: ctx.commitLog.getMaxOffset(),
+    confirmOffset,
     durationMs: Date.now() - started,
   };
   ctx.logger.info({ recovery: report }, `store recovered (${mode})`);

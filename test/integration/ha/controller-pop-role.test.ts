@@ -1,16 +1,21 @@
 /**
  * Pop consumption follows the replica's role in controller mode, as Apache runs its pop revive
  * service (and the ack / checkpoint write-back) on the master only
- * (BrokerController.changeSpecialServiceStatus → setPopReviveServiceStatus). Real processes:
+ * (BrokerController.changeSpecialServiceStatus → setPopReviveServiceStatus), and a replica holds
+ * its master's pop state (Apache: pop checkpoints and acks are revive-topic messages in the
+ * replicated CommitLog; tsmq: GET_ALL_POP_STATE, src/broker/pop/pop-state-sync.ts). Real processes:
  * etcd + `tsmq namesrv` + 2 controller-mode replicas; pops and acks are raw POP_MESSAGE /
  * ACK_MESSAGE frames (what Apache's 5.x remoting client sends); the master is moved with
  * `tsmq admin elect-master`.
  *
- *   master A: 5 messages, all popped (invisible 1 s), 0 and 1 acked
+ *   master A: 5 messages, all popped (invisible 8 s), 0 and 1 acked
  *   slave B:  pops nothing (it would otherwise hand out 2..4 from its replica)
- *   B elected: hands out 2..4 from the replicated consumer offset; 2 and 3 acked there
- *   A demoted: pops nothing, although its own stale state has 2..4 visible again
- *   A elected again: hands out only 4 — its ack offset was raised to the replicated 4 first
+ *   B elected: 2..4 are still in flight (A's pop state): nothing is handed out before their
+ *              invisible time ends (before pop state replication: 2..4 at once, delivered twice);
+ *              A's delivery of 2 is acked on B with A's ack data; after the invisible time B
+ *              hands out 3, 4 as second attempts; 3 acked there
+ *   A demoted: pops nothing
+ *   A elected again: hands out only 4, as the third attempt, once B's invisible time ended
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,10 +52,10 @@ interface Popped {
   attempts: number[];
 }
 
-async function pop(addr: string): Promise<Popped> {
+async function pop(addr: string, invisibleMs = 1000): Promise<Popped> {
   const reply = await rawInvoke(addr, {
     code: RequestCode.POP_MESSAGE,
-    extFields: { consumerGroup: GROUP, topic: TOPIC, queueId: '-1', maxMsgNums: '32', invisibleTime: '1000', pollTime: '0', bornTime: String(Date.now()), initMode: '0', expType: 'TAG', exp: '*', order: 'false' },
+    extFields: { consumerGroup: GROUP, topic: TOPIC, queueId: '-1', maxMsgNums: '32', invisibleTime: String(invisibleMs), pollTime: '0', bornTime: String(Date.now()), initMode: '0', expType: 'TAG', exp: '*', order: 'false' },
   });
   const offsets: number[] = [];
   const attempts: number[] = [];
@@ -122,38 +127,45 @@ describe('pop follows the controller-mode role (Apache: revive on the master onl
     await etcd?.close();
   });
 
-  it('slave and demoted master pop nothing; a promoted replica resumes from the replicated consumer offset', async () => {
+  it('slave and demoted master pop nothing; a promoted replica continues the pop state of the old master', async () => {
     const a = nameOf((await fullSet()).master!.record.replicaId);
     const b = REPLICAS.find((n) => n !== a)!;
     await createTopic(cluster.addr(a), TOPIC, 1);
     for (let i = 0; i < 5; i++) assert.equal((await sendV2Frame(cluster.addr(a), TOPIC, Buffer.from(`m${i}`))).header.code, ResponseCode.SUCCESS);
 
-    const onA = await pop(cluster.addr(a));
+    const onA = await pop(cluster.addr(a), 8000);
     assert.deepEqual(onA.offsets, [0, 1, 2, 3, 4]);
+    const invisibleUntil = Number(onA.reply.header.extFields!.popTime) + 8000;
     await ack(cluster.addr(a), onA, 0);
     await ack(cluster.addr(a), onA, 1);
     await synced(b, 2);
+    await new Promise((r) => setTimeout(r, 1000)); // B's pop state sync runs every 300 ms here
 
     const onSlave = await pop(cluster.addr(b));
     assert.equal(onSlave.reply.header.code, ResponseCode.POLLING_TIMEOUT, `the slave handed out ${JSON.stringify(onSlave.offsets)}`);
 
     await electMaster(cluster.addr(a), idOf(b));
     await fullSet(idOf(b));
+    const early = await pop(cluster.addr(b));
+    assert.ok(Date.now() < invisibleUntil - 200, `the election took too long for this check (${invisibleUntil - Date.now()} ms of invisibility left)`);
+    assert.equal(early.reply.header.code, ResponseCode.POLLING_TIMEOUT, `B handed out A's in-flight messages ${JSON.stringify(early.offsets)} again`);
+    await ack(cluster.addr(b), onA, 2); // the old master's delivery, acked at the new master
+
+    await new Promise((r) => setTimeout(r, invisibleUntil + 200 - Date.now()));
     const onB = await pop(cluster.addr(b));
-    assert.deepEqual(onB.offsets, [2, 3, 4], 'from the replicated consumer offset 2');
-    assert.deepEqual(onB.attempts, [1, 1, 1]);
-    await ack(cluster.addr(b), onB, 2);
+    assert.deepEqual(onB.offsets, [3, 4], 'A acked 0, 1; 2 acked on B');
+    assert.deepEqual(onB.attempts, [2, 2], 'A delivered them once');
     await ack(cluster.addr(b), onB, 3);
     await synced(a, 4);
 
-    await new Promise((r) => setTimeout(r, 1100)); // A's own deliveries of 2..4 are visible again in its stale state
     const onDemoted = await pop(cluster.addr(a));
     assert.equal(onDemoted.reply.header.code, ResponseCode.POLLING_TIMEOUT, `the demoted master handed out ${JSON.stringify(onDemoted.offsets)}`);
 
+    await new Promise((r) => setTimeout(r, 1000)); // A holds B's pop state; B's delivery of 4 (1 s) ends
     await electMaster(cluster.addr(b), idOf(a));
     await fullSet(idOf(a));
     const back = await pop(cluster.addr(a));
     assert.deepEqual(back.offsets, [4], 'what B acked (2, 3) is not handed out again');
-    assert.deepEqual(back.attempts, [2], 'A delivered 4 once before');
+    assert.deepEqual(back.attempts, [3], 'A and B delivered 4 once each');
   });
 });
