@@ -16,7 +16,19 @@ export type Step =
   /** Snapshot of a file (e.g. the broker's subscriptionGroup.json) at that point of the run. */
   | { op: 'readfile'; id: string; path: string }
   /** `id` names the result (several steps may run the same mqadmin command). */
-  | { op: 'mqadmin'; id: string; args: string[] };
+  | { op: 'mqadmin'; id: string; args: string[] }
+  /** DefaultMQAdminExt.viewBrokerStatsData (315) of one stats item; mqadmin has no sub command for it. */
+  | { op: 'statsdata'; id: string; brokerAddr: string; statsName: string; statsKey: string };
+
+/** What viewBrokerStatsData returned (sums of the minute / hour / day windows), or its refusal. */
+export interface StatsDataResult {
+  ok: boolean;
+  minuteSum?: number;
+  minuteTps?: number;
+  hourSum?: number;
+  daySum?: number;
+  error?: string;
+}
 
 export interface CmdResult {
   name: string;
@@ -32,6 +44,7 @@ export interface MqadminRun {
   sent: Map<string, Record<string, unknown>>;
   consumed: Map<string, number>;
   files: Map<string, string | null>;
+  stats: Map<string, StatsDataResult>;
   /** Duration of the non-command phases: 'consume' (last consume step). */
   phaseMs: Map<string, number>;
   ms: number;
@@ -51,6 +64,8 @@ export function stepLine(s: Step): string {
       return `readfile\t${s.id}\t${s.path}`;
     case 'mqadmin':
       return ['mqadmin', ...s.args].join('\t');
+    case 'statsdata':
+      return ['statsdata', s.id, s.brokerAddr, s.statsName, s.statsKey].join('\t');
   }
 }
 
@@ -68,6 +83,7 @@ export async function runMqadmin(peerName: PeerName, broker: TsmqProcess, steps:
     const sent = new Map<string, Record<string, unknown>>();
     const consumed = new Map<string, number>();
     const files = new Map<string, string | null>();
+    const stats = new Map<string, StatsDataResult>();
     const phaseMs = new Map<string, number>();
     const ids = steps.filter((s): s is Extract<Step, { op: 'mqadmin' }> => s.op === 'mqadmin').map((s) => s.id);
     let i = 0;
@@ -79,8 +95,9 @@ export async function runMqadmin(peerName: PeerName, broker: TsmqProcess, steps:
         phaseMs.set('consume', l.ms as number);
       }
       else if (l.type === 'file') files.set(l.id as string, (l.content as string | null) ?? null);
+      else if (l.type === 'statsdata') stats.set(l.id as string, l as unknown as StatsDataResult);
     }
-    return { cmds, sent, consumed, files, phaseMs, ms: run.ms, stderr: run.stderr };
+    return { cmds, sent, consumed, files, stats, phaseMs, ms: run.ms, stderr: run.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { TsmqProcess } from '../../support/tsmq-process.js';
 import { javaSkipReason } from '../support/java-peers.js';
@@ -17,7 +17,7 @@ import { RemotingClient } from '../../../src/remoting/transport/remoting-client.
 import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { LeanClient } from '../../support/lean-client.js';
-import { runMqadmin, type CmdResult, type MqadminRun } from './mqadmin-run.js';
+import { runMqadmin, type CmdResult, type MqadminRun, type StatsDataResult } from './mqadmin-run.js';
 import { BROKER_NAME, CLONE_GROUP, CLUSTER, GROUP, PRODUCER_GROUP, SENT, SUB_GROUP, TOPIC, TOPIC2, mqadminSteps, type Version } from './mqadmin-steps.js';
 
 /** Rows of a whitespace-separated table whose first cell is `first`. */
@@ -279,6 +279,52 @@ export function defineMqadminSuite(version: Version): void {
       assert.ok(inTps! > 0 && outTps! > 0, row.join(' '));
       assert.equal(in24h, SENT);
       assert.equal(out24h, SENT);
+    });
+
+    /** viewBrokerStatsData's figures of one step; fails with the refusal when there is one. */
+    const statsOf = (id: string): StatsDataResult => {
+      const r = run.stats.get(id);
+      assert.ok(r, `step ${id} did not run; JVM stderr tail:\n${run.stderr.slice(-3000)}`);
+      return r;
+    };
+    const statsSum = (id: string): number => {
+      const r = statsOf(id);
+      assert.equal(r.ok, true, `${id}: ${r.error}`);
+      assert.equal(r.hourSum, r.daySum, `${id}: one hour and one day of history hold the same`);
+      return r.daySum!;
+    };
+
+    it('viewBrokerStatsData (DefaultMQAdminExt): QUEUE_* per-queue stats as Apache 5.3.3 counts them (the one delay-level message only)', () => {
+      // the DELAY=1 send stored under SCHEDULE_TOPIC_XXXX queue 0 (delay level 1 - 1), then delivered
+      assert.equal(statsSum('queuePutNumsSchedule'), 1);
+      const putSize = statsSum('queuePutSizeSchedule');
+      assert.ok(putSize > 100, `record size ${putSize}`);
+      assert.equal(putSize, statsSum('topicPutSizeSchedule'), 'the only SCHEDULE_TOPIC_XXXX put is on queue 0');
+      assert.equal(statsSum('queueGetNumsSchedule'), 1);
+      const getSize = statsSum('queueGetSizeSchedule');
+      assert.ok(getSize > 100, `delivered record size ${getSize}`);
+      assert.equal(getSize, statsSum('groupGetSizeSchedule'), 'the only delivery was of level 1');
+      // plain sends and pulls are not counted per queue (Apache: only the schedule topic's)
+      for (const id of ['queuePutNumsPlain', 'queueGetNumsPlain']) {
+        const r = statsOf(id);
+        assert.equal(r.ok, false, `${id} exists: ${JSON.stringify(r)}`);
+        assert.match(r.error ?? '', /The stats <QUEUE_(PUT|GET)_NUMS> <MqaTopic@0(@GID_MQA)?> not exist/);
+      }
+    });
+
+    it('exportMetrics: runtimeEnv (cpuNum, totalMemKBytes), runtimeQuota and runtimeVersion with real values', () => {
+      assert.match(cmd('exportMetrics').out, /export .*metrics\.json success/);
+      const text = run.files.get('exportedMetrics');
+      assert.ok(text, 'metrics.json written');
+      const doc = JSON.parse(text) as { evaluateReport: Record<string, { runtimeEnv: Record<string, unknown>; runtimeQuota: Record<string, unknown>; runtimeVersion: { rocketmqVersion: string; clientInfo: string[] } }> };
+      const report = doc.evaluateReport[BROKER_NAME];
+      assert.ok(report, text);
+      assert.deepEqual(report.runtimeEnv, { cpuNum: String(availableParallelism()), totalMemKBytes: String(Math.floor(totalmem() / 1024)) });
+      const oneDay = report.runtimeQuota.oneDayNum as Record<string, number>;
+      assert.equal(oneDay.scheduleOneDayInNum, 1, 'TOPIC_PUT_NUMS of SCHEDULE_TOPIC_XXXX: the one delay-level send');
+      assert.equal(oneDay.transOneDayInNum, 0);
+      assert.equal(report.runtimeVersion.rocketmqVersion, versionDesc);
+      assert.ok(report.runtimeVersion.clientInfo.includes(`JAVA%${versionDesc}`), JSON.stringify(report.runtimeVersion));
     });
 
     it('queryMsgByKey: the keyed message with its queue and offset', () => {
