@@ -5,6 +5,10 @@
  *
  * - `allConfigs()`: every broker key (broker-config.ts, resolved values), every store key
  *   (store-config.ts, resolved values) and any other raw broker.conf key, as strings, sorted.
+ *   Plus `clientCallbackExecutorThreads` (Apache NettyClientConfig, default the number of
+ *   processors): tsmq has no callback thread pool, so it shows the host's CPU count
+ *   (os.availableParallelism) unless broker.conf sets the key; mqadmin exportMetrics reports it
+ *   as runtimeEnv.cpuNum.
  * - `formatAll()`: the same as Java `Properties` text, "key=value\n" per key.
  * - `update(props)`: keys in Apache's default `configBlackList` (configBlackList,
  *   brokerConfigPath) refuse the whole update; unknown keys are ignored (Apache merges only keys
@@ -22,6 +26,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { availableParallelism } from 'node:os';
 import type { Clock } from '../../common/time/clock.js';
 import { ConfigError } from '../../common/config/config-spec.js';
 import { BROKER_CONFIG_SPEC, resolveBrokerConfig, type BrokerConfig } from '../broker-config.js';
@@ -59,6 +64,7 @@ export class BrokerProperties {
     }
     for (const k of Object.keys(storeConfigSpec)) if (store[k] !== undefined) all.set(k, String(store[k]));
     for (const k of Object.keys(BROKER_CONFIG_SPEC)) all.set(k, String((this.config as Record<string, unknown>)[k]));
+    if (!all.has('clientCallbackExecutorThreads')) all.set('clientCallbackExecutorThreads', String(availableParallelism()));
     return new Map([...all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 

@@ -17,6 +17,9 @@
  *      putLatency99/999 and putMessageEntireTimeMax / getMessageEntireTimeMax (0: not measured).
  *      scheduleMessageOffset_<level> ("<delivered up to>,<queue max>" per delay level with progress,
  *      Apache ScheduleMessageService.buildRunningStats),
+ *      totalMemKBytes (tsmq only: the host's memory, os.totalmem() / 1024 rounded down; Apache
+ *      5.3.3's mqadmin exportMetrics reads this key as runtimeEnv.totalMemKBytes, but its broker
+ *      never sends it, so Apache's export shows none),
  *      tsmq only, controller mode only: commitLogConfirmOffset (CommitLog bytes consumers may read
  *      up to, store/ha/confirm-offset.ts; Apache 5.3.3 computes the same confirm offset but
  *      reports it in no admin reply — the name follows its commitLogMin/MaxOffset keys; mqadmin
@@ -29,6 +32,7 @@
  *      1 SYSTEM_ERROR "Can not get HARuntimeInfo, may be duplicationEnable is true".
  */
 import { statfsSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import type { RequestHandler } from '../../remoting/processor/request-processor.js';
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
@@ -157,6 +161,7 @@ export class BrokerRuntimeProcessors {
       ackThreadPoolQueueHeadWaitTimeMills: '0',
       EndTransactionQueueSize: '0',
       EndTransactionThreadPoolQueueCapacity: '100000',
+      totalMemKBytes: String(Math.floor(totalmem() / 1024)),
     };
     for (const [k, v] of Object.entries(stats.dayTotals())) info[k] = String(v);
     Object.assign(info, deps.scheduleRunningStats?.() ?? {});
