@@ -18,6 +18,6 @@ export interface BrokerStatsListener {
    * topic, `%RETRY%` included, as Apache's ScheduleMessageService counts it.
    */
   onPut(topic: string, messageType: MetricsMessageType, msgNum: number, sizeBytes: number): void;
-  /** A remoting request with `requestCode` was answered with `responseCode` after `latencyMs` (ms, fractional). */
-  onRpc(requestCode: number, responseCode: number, latencyMs: number): void;
+  /** A remoting request with `requestCode` was answered with `responseCode` after `latencyMs` (ms, fractional); `oneway`: the request wanted no reply. */
+  onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean): void;
 }
