@@ -15,6 +15,8 @@ export type Step =
   | { op: 'sleep'; ms: number }
   /** Snapshot of a file (e.g. the broker's subscriptionGroup.json) at that point of the run. */
   | { op: 'readfile'; id: string; path: string }
+  /** Body of an HTTP GET at that point of the run (the metrics endpoint while the Java clients are connected), in `files`. */
+  | { op: 'readurl'; id: string; url: string }
   /** `id` names the result (several steps may run the same mqadmin command). */
   | { op: 'mqadmin'; id: string; args: string[] }
   /** DefaultMQAdminExt.viewBrokerStatsData (315) of one stats item; mqadmin has no sub command for it. */
@@ -62,6 +64,8 @@ export function stepLine(s: Step): string {
       return `sleep\t${s.ms}`;
     case 'readfile':
       return `readfile\t${s.id}\t${s.path}`;
+    case 'readurl':
+      return `readurl\t${s.id}\t${s.url}`;
     case 'mqadmin':
       return ['mqadmin', ...s.args].join('\t');
     case 'statsdata':

@@ -16,8 +16,8 @@ export const SENT = 20;
 
 export type Version = 4 | 5;
 
-/** Every step; `brokerAddr` is the broker's `ip:port`, `storeDir` its storePathRootDir. */
-export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): Step[] {
+/** Every step; `brokerAddr` is the broker's `ip:port`, `storeDir` its storePathRootDir, `metricsUrl` its Prometheus endpoint. */
+export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string, metricsUrl: string): Step[] {
   const groupsFile = `${storeDir}/config/subscriptionGroup.json`;
   const m = (id: string, ...args: string[]): Step => ({ op: 'mqadmin', id, args });
   const st = (id: string, addr: string, statsName: string, statsKey: string): Step => ({ op: 'statsdata', id, brokerAddr: addr, statsName, statsKey });
@@ -26,6 +26,8 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): 
     m('updateTopic2', 'updateTopic', '-c', CLUSTER, '-t', TOPIC2, '-r', '2', '-w', '2'),
     { op: 'produce', as: 'p1', group: PRODUCER_GROUP, topic: TOPIC, count: SENT, tag: 'TagA', keyPrefix: 'mqa' },
     { op: 'consume', group: GROUP, topic: TOPIC, expect: SENT },
+    // the metrics while the Java producer and push consumer are connected
+    { op: 'readurl', id: 'metricsWithClients', url: metricsUrl },
     m('clusterList', 'clusterList'),
     m('brokerStatus', 'brokerStatus', '-b', brokerAddr),
     m('getBrokerConfig', 'getBrokerConfig', '-b', brokerAddr),

@@ -17,6 +17,7 @@ import { RemotingClient } from '../../../src/remoting/transport/remoting-client.
 import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { LeanClient } from '../../support/lean-client.js';
+import { sampleSum } from '../../support/prometheus-text.js';
 import { runMqadmin, type CmdResult, type MqadminRun, type StatsDataResult } from './mqadmin-run.js';
 import { BROKER_NAME, CLONE_GROUP, CLUSTER, GROUP, PRODUCER_GROUP, SENT, SUB_GROUP, TOPIC, TOPIC2, mqadminSteps, type Version } from './mqadmin-steps.js';
 
@@ -73,7 +74,8 @@ export function defineMqadminSuite(version: Version): void {
       broker = await TsmqProcess.start({ storeDir });
       startedAt = Date.now();
       await deliverOneDelayed(broker.brokerAddr);
-      run = await runMqadmin(version === 5 ? 'rocketmq5' : 'rocketmq4', broker, mqadminSteps(version, broker.brokerAddr, storeDir));
+      assert.ok(broker.metricsUrl, `banner names the metrics URL:\n${broker.log}`);
+      run = await runMqadmin(version === 5 ? 'rocketmq5' : 'rocketmq4', broker, mqadminSteps(version, broker.brokerAddr, storeDir, broker.metricsUrl));
     });
 
     after(async () => {
@@ -325,6 +327,23 @@ export function defineMqadminSuite(version: Version): void {
       assert.equal(oneDay.transOneDayInNum, 0);
       assert.equal(report.runtimeVersion.rocketmqVersion, versionDesc);
       assert.ok(report.runtimeVersion.clientInfo.includes(`JAVA%${versionDesc}`), JSON.stringify(report.runtimeVersion));
+    });
+
+    it('metrics endpoint with the Java clients connected: Apache 5.3.3 label values for them and their traffic', () => {
+      const text = run.files.get('metricsWithClients');
+      assert.ok(text, 'the metrics endpoint answered');
+      const v = versionDesc.toLowerCase();
+      assert.equal(sampleSum(text, 'rocketmq_consumer_connections', { consumer_group: GROUP, language: 'java', version: v, consume_mode: 'push', protocol_type: 'remoting', is_system: 'false' }), 1);
+      assert.ok(sampleSum(text, 'rocketmq_producer_connections', { language: 'java', version: v, protocol_type: 'remoting' })! >= 1, 'the producer group');
+      assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'normal', is_system: 'false' }), SENT);
+      assert.equal(sampleSum(text, 'rocketmq_messages_out_total', { topic: TOPIC, consumer_group: GROUP, is_system: 'false' }), SENT);
+      const lag = { topic: TOPIC, consumer_group: GROUP, is_retry: 'false', is_system: 'false' };
+      assert.equal(sampleSum(text, 'rocketmq_consumer_lag_messages', lag), 0, 'all 20 consumed and committed');
+      assert.equal(sampleSum(text, 'rocketmq_consumer_ready_messages', lag), 0);
+      assert.equal(sampleSum(text, 'rocketmq_consumer_lag_latency_milliseconds', lag), 0);
+      assert.equal(sampleSum(text, 'rocketmq_consumer_queueing_latency_milliseconds', lag), 0);
+      assert.ok(sampleSum(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'send_message_v2', response_code: 'success', result: 'success', is_long_polling: 'false' })! >= SENT);
+      assert.ok(sampleSum(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'heart_beat', response_code: 'success' })! >= 1);
     });
 
     it('queryMsgByKey: the keyed message with its queue and offset', () => {

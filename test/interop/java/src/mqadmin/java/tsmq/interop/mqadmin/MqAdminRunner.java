@@ -95,6 +95,7 @@ public final class MqAdminRunner {
                         .put("content", Files.exists(Path.of(f[2])) ? Files.readString(Path.of(f[2])) : null).println();
                     case "mqadmin" -> mqadmin(namesrv, Arrays.copyOfRange(f, 1, f.length), realOut, realErr);
                     case "statsdata" -> statsData(namesrv, f);
+                    case "readurl" -> Json.obj().put("type", "file").put("id", f[1]).put("content", readUrl(f[2])).println();
                     default -> throw new IllegalArgumentException("unknown step " + f[0]);
                 }
             }
@@ -204,6 +205,15 @@ public final class MqAdminRunner {
     }
 
     private static DefaultMQAdminExt statsAdmin;
+
+    /** The body of an HTTP GET (e.g. the broker's Prometheus endpoint while this JVM's clients are connected), or null. */
+    private static String readUrl(String url) {
+        try (var in = new java.net.URL(url).openStream()) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (Exception e) {
+            return null;
+        }
+    }
 
     /**
      * `statsdata id brokerAddr statsName statsKey`: DefaultMQAdminExt.viewBrokerStatsData (request
