@@ -48,7 +48,7 @@ export function createBrokerRemotingServer(deps: BrokerRemotingServerDeps): Remo
   for (const table of deps.handlerTables) for (const [code, handler] of table) server.registerProcessor(code, handler);
   // rocketmq_rpc_latency: timed by the dispatch itself when a stats listener is set before start()
   const statsListener = ctx.brokerStats.listener;
-  if (statsListener) server.setResponseObserver((code, responseCode, ms, oneway) => statsListener.onRpc(code, responseCode, ms, oneway));
+  if (statsListener) server.setResponseObserver((code, responseCode, ms, oneway) => statsListener.onRpc(code, responseCode, ms, oneway, false));
   server.onChannelClose((ch) => {
     ctx.consumerManager.doChannelCloseEvent(ch);
     ctx.producerManager.doChannelCloseEvent(ch);

@@ -21,7 +21,8 @@
  *   %RETRY% / %DLQ% topics are not counted in messages/throughput in and out)
  *   rocketmq_commit_messages_total{topic} / rocketmq_rollback_messages_total{topic}  counter
  *   rocketmq_rpc_latency_milliseconds{protocol_type,request_code,response_code,is_long_polling,result}
- *                                                histogram ms; codes by their lower-case RocketMQ names
+ *                                                histogram ms; codes by their lower-case RocketMQ names;
+ *                                                held pulls timed from suspension to answer (is_long_polling true)
  *                                                (buckets 1, 3, 5, 7, 10, 100, 1000, 2000, 3000 ms)
  *   rocketmq_producer_connections{language,version,protocol_type}       gauge (language "java", version "v5_3_3")
  *   rocketmq_consumer_connections{consumer_group,language,version,consume_mode,protocol_type,is_system}  gauge
@@ -277,16 +278,16 @@ export class BrokerMetrics implements BrokerStatsListener {
     p.size.observe(msgNum === 1 ? sizeBytes : sizeBytes / msgNum, msgNum);
   }
 
-  onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean): void {
+  onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean, longPolling: boolean): void {
     // request codes reach 200151 (BATCH_ACK_MESSAGE): a number key stays exact well past that
-    const key = (requestCode * 1_000_000 + responseCode) * 2 + (oneway ? 1 : 0);
+    const key = (requestCode * 1_000_000 + responseCode) * 4 + (oneway ? 1 : 0) + (longPolling ? 2 : 0);
     let h = this.rpcSeries.get(key);
     if (!h) {
       h = this.rpcLatency.series({
         protocol_type: 'remoting',
         request_code: requestCodeLabel(requestCode),
         response_code: responseCodeLabel(responseCode),
-        is_long_polling: 'false', // held pulls answered later are not timed (processor-table.ts)
+        is_long_polling: String(longPolling),
         result: oneway ? 'oneway' : 'success',
       });
       this.rpcSeries.set(key, h);

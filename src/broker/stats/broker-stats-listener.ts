@@ -18,6 +18,10 @@ export interface BrokerStatsListener {
    * topic, `%RETRY%` included, as Apache's ScheduleMessageService counts it.
    */
   onPut(topic: string, messageType: MetricsMessageType, msgNum: number, sizeBytes: number): void;
-  /** A remoting request with `requestCode` was answered with `responseCode` after `latencyMs` (ms, fractional); `oneway`: the request wanted no reply. */
-  onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean): void;
+  /**
+   * A remoting request with `requestCode` was answered with `responseCode` `latencyMs` (ms,
+   * fractional) after it arrived; `oneway`: the request wanted no reply; `longPolling`: a held
+   * pull answered when woken (Apache's request.isSuspended()).
+   */
+  onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean, longPolling: boolean): void;
 }

@@ -93,6 +93,9 @@ describe('metrics endpoint (Prometheus) of tsmq start', { timeout: 180_000 }, ()
     assert.ok(valueOf(text, 'rocketmq_rpc_latency_milliseconds_count', sends)! >= TOTAL, 'SEND_MESSAGE_V2 answered SUCCESS, by their lower-case names');
     assert.equal(valueOf(text, 'rocketmq_rpc_latency_milliseconds_bucket', { ...sends, le: '+Inf' }), valueOf(text, 'rocketmq_rpc_latency_milliseconds_count', sends));
     assert.match(text, /rocketmq_rpc_latency_milliseconds_bucket\{[^}]*le="3000"/, "Apache's 2 s and 3 s buckets");
+    // the push consumers' held pulls, woken by the later sends, timed from their suspension
+    const held = valueOf(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'pull_message', is_long_polling: 'true', result: 'success' });
+    assert.ok(held! >= 1, `held pulls answered: ${held}`);
     assert.ok(valueOf(text, 'tsmq_commitlog_flush_latency_seconds_count')! > 0);
     assert.ok(valueOf(text, 'tsmq_commitlog_flush_batch_bytes_sum')! > 0);
     assert.ok(valueOf(text, 'tsmq_store_recovery_duration_seconds')! >= 0);
