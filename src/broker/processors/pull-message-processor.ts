@@ -110,7 +110,7 @@ export class PullMessageProcessor {
 
   /**
    * `wakeup` callback for the hold service: re-run without suspension and reply on the channel.
-   * The reply is timed for rocketmq_rpc_latency from the suspension (is_long_polling, as Apache
+   * The reply is timed for rocketmq_rpc_latency_milliseconds from the suspension (is_long_polling, as Apache
    * times a suspended request from its arrival).
    */
   async executeRequestWhenWakeup(req: PullRequest): Promise<void> {
