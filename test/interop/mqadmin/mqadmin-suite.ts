@@ -18,6 +18,7 @@ import { createRequestCommand } from '../../../src/remoting/protocol/commands.js
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { LeanClient } from '../../support/lean-client.js';
 import { sampleSum } from '../../support/prometheus-text.js';
+import { APACHE_533_METRIC_LABELS, NOT_EXPORTED_BY_TSMQ, metricLabelKeys } from '../support/apache-metric-labels.js';
 import { runMqadmin, type CmdResult, type MqadminRun, type StatsDataResult } from './mqadmin-run.js';
 import { BROKER_NAME, CLONE_GROUP, CLUSTER, GROUP, PRODUCER_GROUP, SENT, SUB_GROUP, TOPIC, TOPIC2, mqadminSteps, type Version } from './mqadmin-steps.js';
 
@@ -344,6 +345,20 @@ export function defineMqadminSuite(version: Version): void {
       assert.equal(sampleSum(text, 'rocketmq_consumer_queueing_latency_milliseconds', lag), 0);
       assert.ok(sampleSum(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'send_message_v2', response_code: 'success', result: 'success', is_long_polling: 'false' })! >= SENT);
       assert.ok(sampleSum(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'heart_beat', response_code: 'success' })! >= 1);
+    });
+
+    it("metrics endpoint: every Apache 5.3.3 metric a broker with these clients prints is there with Apache's label keys (recorded from a real Apache broker)", () => {
+      const tsmq = metricLabelKeys(run.files.get('metricsWithClients') ?? '');
+      const missing: string[] = [];
+      const differing: string[] = [];
+      for (const [name, keys] of Object.entries(APACHE_533_METRIC_LABELS)) {
+        if (NOT_EXPORTED_BY_TSMQ.test(name)) continue;
+        const have = tsmq.get(name);
+        if (have === undefined) missing.push(name);
+        else if (have !== keys.join(',')) differing.push(`${name}: tsmq {${have}} Apache {${keys.join(',')}}`);
+      }
+      assert.deepEqual(missing, [], 'Apache metrics absent from the scrape');
+      assert.deepEqual(differing, [], 'label keys differ');
     });
 
     it('queryMsgByKey: the keyed message with its queue and offset', () => {
