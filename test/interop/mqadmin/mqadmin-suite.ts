@@ -123,6 +123,9 @@ export function defineMqadminSuite(version: Version): void {
     it('brokerStatus: totals, offsets and rates are the real ones (a delay-level delivery counted as Apache counts it)', () => {
       const kv = keyValues(cmd('brokerStatus').out, ':');
       assert.equal(kv.get('brokerVersionDesc'), 'V4_9_4');
+      assert.equal(kv.get('brokerVersion'), '401', 'the ordinal of V4_9_4');
+      assert.equal(kv.get('remainTransientStoreBufferNumbs'), '2147483647', "Apache's value without a transient store pool");
+      assert.equal(kv.get('totalMemKBytes'), String(Math.floor(totalmem() / 1024)));
       // SENT + the delayed send (stored in SCHEDULE_TOPIC_XXXX) + its delivery (ScheduleMessageService counts it)
       assert.equal(kv.get('putMessageTimesTotal'), String(SENT + 2));
       // Apache BrokerStats: BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC, so the send stored under SCHEDULE_TOPIC_XXXX is not in it
@@ -149,6 +152,15 @@ export function defineMqadminSuite(version: Version): void {
       assert.equal(kv.get('storePathRootDir'), storeDir);
       assert.equal(kv.get('mappedFileSizeCommitLog'), String(1024 * 1024 * 1024));
       assert.equal(kv.get('dataReadAheadEnable'), 'true', 'Apache MessageStoreConfig default, shown before any setCommitLogReadAheadMode');
+      // keys of the components (transactions, timers, pop, controller, netty) and the per-queue stats switch
+      assert.equal(kv.get('transactionTimeOut'), '6000');
+      assert.equal(kv.get('transactionCheckMax'), '15');
+      assert.equal(kv.get('timerWheelEnable'), 'true');
+      assert.equal(kv.get('timerMaxDelaySec'), String(3 * 24 * 3600));
+      assert.equal(kv.get('enableControllerMode'), 'false');
+      assert.equal(kv.get('serverChannelMaxIdleTimeSeconds'), '120');
+      assert.equal(kv.get('enableDetailStat'), 'true');
+      assert.equal(kv.get('clientCallbackExecutorThreads'), String(availableParallelism()));
     });
 
     it('updateBrokerConfig: applied (getBrokerConfig shows it) and persisted to config/broker.properties', () => {
