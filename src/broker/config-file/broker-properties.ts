@@ -13,7 +13,8 @@
  *   Plus `clientCallbackExecutorThreads` (Apache NettyClientConfig, default the number of
  *   processors): tsmq has no callback thread pool, so it shows the host's CPU count
  *   (os.availableParallelism) unless broker.conf sets the key; mqadmin exportMetrics reports it
- *   as runtimeEnv.cpuNum.
+ *   as runtimeEnv.cpuNum. And `configBlackList` (the keys an update may not change, `;`-separated,
+ *   Apache's text).
  * - `formatAll()`: the same as Java `Properties` text, "key=value\n" per key.
  * - `update(props)`: keys in Apache's default `configBlackList` (configBlackList,
  *   brokerConfigPath) refuse the whole update; unknown keys are ignored (Apache merges only keys
@@ -98,6 +99,7 @@ export class BrokerProperties {
     }
     for (const k of Object.keys(BROKER_CONFIG_SPEC)) all.set(k, String((this.config as Record<string, unknown>)[k]));
     if (!all.has('clientCallbackExecutorThreads')) all.set('clientCallbackExecutorThreads', String(availableParallelism()));
+    all.set('configBlackList', CONFIG_BLACK_LIST.join(';'));
     return new Map([...all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 

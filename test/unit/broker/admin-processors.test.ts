@@ -177,6 +177,7 @@ describe('broker config: 26 get, 25 update', () => {
     assert.equal(before.get('enableDetailStat'), 'true');
     assert.equal(before.get('clientCallbackExecutorThreads'), String(availableParallelism()));
     assert.ok(before.has('maxPopPollingSize'));
+    assert.equal(before.get('configBlackList'), 'configBlackList;brokerConfigPath', "Apache's default, the keys an update is refused for");
     const up = await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('transactionTimeOut=9000\n'));
     assert.equal(up.code, ResponseCode.SUCCESS);
     assert.equal(kv((await h.call(RequestCode.GET_BROKER_CONFIG, null)).body!.toString()).get('transactionTimeOut'), '9000');
