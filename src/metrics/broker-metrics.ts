@@ -32,6 +32,10 @@
  *   rocketmq_consumer_queueing_latency_milliseconds{...same}  gauge ms since the oldest unpulled message was stored
  *   rocketmq_consumer_ready_messages{...same}              gauge stored, not yet pulled
  *   rocketmq_topic_number / rocketmq_consumer_group_number / rocketmq_broker_permission  gauge
+ *   rocketmq_topic_create_execution_time_milliseconds{invocation_status,is_system}  histogram ms of
+ *   UPDATE_AND_CREATE_TOPIC[_LIST]; rocketmq_consumer_group_create_execution_time_milliseconds{invocation_status}
+ *   histogram ms of UPDATE_AND_CREATE_SUBSCRIPTIONGROUP[_LIST] (buckets 10, 100, 1000, 3000, 5000 ms;
+ *   processors/create-execution-timing.ts)
  *   rocketmq_storage_size_bytes{storage_type,storage_medium}  gauge used bytes of the partition holding storePathRootDir
  *   rocketmq_storage_flush_behind_bytes / rocketmq_storage_dispatch_behind_bytes{storage_type,storage_medium}  gauge
  *   rocketmq_storage_message_reserve_time_milliseconds{storage_type,storage_medium}  gauge ms since the oldest stored message
@@ -71,6 +75,8 @@ const CONSUME_MODES: Readonly<Record<string, string>> = { CONSUME_ACTIVELY: 'pul
 const RETRY_PREFIX = '%RETRY%';
 const REQUEST_CODE_LABELS = new Map<number, string>(Object.entries(RequestCode).map(([name, code]) => [code, name.toLowerCase()]));
 const RESPONSE_CODE_LABELS = new Map<number, string>(Object.entries(ResponseCode).map(([name, code]) => [code, name.toLowerCase()]));
+/** Apache's buckets of the topic / group create execution time (ms). */
+export const CREATE_TIME_BUCKETS_MS = [10, 100, 1000, 3000, 5000];
 const FLUSH_BATCH_BUCKETS_BYTES = [4096, 16384, 65536, 262144, 1048576, 4194304, 16777216];
 const FLUSH_LATENCY_BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1];
 
@@ -203,6 +209,8 @@ export class BrokerMetrics implements BrokerStatsListener {
   private readonly messageSize: BucketHistogram;
   private readonly rpcLatency: BucketHistogram;
   private readonly flushBatch: Histogram;
+  private readonly topicCreateTime: Histogram;
+  private readonly groupCreateTime: Histogram;
   private readonly flushLatency: Histogram;
   /** topic → message type → counters and size series (no string is built per put). */
   private readonly putSeries = new Map<string, Map<MetricsMessageType, PutSeries>>();
@@ -231,6 +239,8 @@ export class BrokerMetrics implements BrokerStatsListener {
     putCounter('rocketmq_throughput_in_total', 'Bytes stored by sends', (p) => p.bytes);
     this.messageSize = new BucketHistogram('rocketmq_message_size', 'Size of stored messages in bytes', ['topic', 'message_type', 'is_system'], MESSAGE_SIZE_BUCKETS_BYTES, this.registry);
     this.rpcLatency = new BucketHistogram('rocketmq_rpc_latency_milliseconds', 'Rpc latency', ['protocol_type', 'request_code', 'response_code', 'is_long_polling', 'result'], RPC_LATENCY_BUCKETS_MS, this.registry);
+    this.topicCreateTime = new Histogram({ name: 'rocketmq_topic_create_execution_time_milliseconds', help: 'The distribution of create topic time', labelNames: ['invocation_status', 'is_system'], buckets: CREATE_TIME_BUCKETS_MS, registers: r });
+    this.groupCreateTime = new Histogram({ name: 'rocketmq_consumer_group_create_execution_time_milliseconds', help: 'The distribution of create subscription time', labelNames: ['invocation_status'], buckets: CREATE_TIME_BUCKETS_MS, registers: r });
     this.flushBatch = new Histogram({ name: 'tsmq_commitlog_flush_batch_bytes', help: 'Bytes made durable by one CommitLog flush (group-commit batch under SYNC_FLUSH)', buckets: FLUSH_BATCH_BUCKETS_BYTES, registers: r });
     this.flushLatency = new Histogram({ name: 'tsmq_commitlog_flush_latency_seconds', help: 'Duration of one CommitLog flush (fdatasync)', buckets: FLUSH_LATENCY_BUCKETS_S, registers: r });
     this.defineScrapedMetrics();
@@ -293,6 +303,12 @@ export class BrokerMetrics implements BrokerStatsListener {
       this.rpcSeries.set(key, h);
     }
     h.observe(latencyMs);
+  }
+
+  onCreateExecuted(kind: 'topic' | 'consumerGroup', success: boolean, latencyMs: number, isSystemTopic: boolean): void {
+    const invocation_status = success ? 'success' : 'failure';
+    if (kind === 'topic') this.topicCreateTime.observe({ invocation_status, is_system: String(isSystemTopic) }, latencyMs);
+    else this.groupCreateTime.observe({ invocation_status }, latencyMs);
   }
 
   /** The Prometheus text exposition of every metric. */

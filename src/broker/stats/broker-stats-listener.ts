@@ -24,4 +24,10 @@ export interface BrokerStatsListener {
    * pull answered when woken (Apache's request.isSuspended()).
    */
   onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean, longPolling: boolean): void;
+  /**
+   * A topic or subscription group create request (UPDATE_AND_CREATE_TOPIC[_LIST],
+   * UPDATE_AND_CREATE_SUBSCRIPTIONGROUP[_LIST]) was answered after `latencyMs`; `success`: SUCCESS;
+   * `isSystemTopic`: the topic is a system topic (always false for groups). Optional.
+   */
+  onCreateExecuted?(kind: 'topic' | 'consumerGroup', success: boolean, latencyMs: number, isSystemTopic: boolean): void;
 }
