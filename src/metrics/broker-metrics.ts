@@ -26,6 +26,7 @@
  *                                                (buckets 1, 3, 5, 7, 10, 100, 1000, 2000, 3000 ms)
  *   rocketmq_producer_connections{language,version,protocol_type}       gauge (language "java", version "v5_3_3")
  *   rocketmq_consumer_connections{consumer_group,language,version,consume_mode,protocol_type,is_system}  gauge
+ *   (lag figures: consumer-lag.ts, Apache's ConsumerLagCalculator with estimateAccumulation)
  *   rocketmq_consumer_lag_messages{topic,consumer_group,is_retry,is_system}       gauge max offset - committed
  *   rocketmq_consumer_lag_latency_milliseconds{...same}    gauge ms since the oldest uncommitted message was stored
  *   rocketmq_consumer_inflight_messages{...same}           gauge pulled, not committed
@@ -63,6 +64,7 @@ import { RequestCode } from '../remoting/codes/request-code.js';
 import { ResponseCode } from '../remoting/codes/response-code.js';
 import { versionDesc } from '../remoting/protocol/mq-version.js';
 import { defineTimerMetrics } from './timer-prometheus.js';
+import { consumerLags, type GroupTopicLag } from './consumer-lag.js';
 
 /** Apache's message size buckets (bytes). */
 export const MESSAGE_SIZE_BUCKETS_BYTES = [1024, 4 * 1024, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
@@ -84,64 +86,6 @@ interface PutSeries {
   messages: number;
   bytes: number;
   size: HistogramSeries;
-}
-
-/** Offsets of one (topic, group) summed over its queues. */
-export interface GroupTopicLag {
-  topic: string;
-  group: string;
-  lagMessages: number;
-  inflightMessages: number;
-  readyMessages: number;
-  /** ms since the oldest unconsumed message was stored (0 when nothing is behind). */
-  lagLatencyMs: number;
-  /** ms since the oldest message not yet pulled was stored (0 when every message was pulled). */
-  queueingLatencyMs: number;
-}
-
-/**
- * Lag of every (topic, group) the broker holds committed offsets for (system groups CID_RMQ_SYS_*
- * and topics without a config skipped), as Apache's ConsumerLagCalculator: lag = max - committed,
- * inflight = pull end - committed, ready = max - pull end, per queue, summed; lag latency from the
- * store time of the first uncommitted message, queueing latency from that of the first unpulled one
- * (the oldest over the queues). Includes `%RETRY%` topics (the metrics leave them out or label them).
- */
-export async function consumerLags(broker: BrokerController, nowMs: number): Promise<GroupTopicLag[]> {
-  const ctx = broker.ctx;
-  const out: GroupTopicLag[] = [];
-  for (const key of ctx.consumerOffsetManager.keys()) {
-    const at = key.indexOf('@');
-    const topic = key.slice(0, at);
-    const group = key.slice(at + 1);
-    if (group.startsWith('CID_RMQ_SYS_')) continue;
-    const tc = ctx.topicConfigManager.selectTopicConfig(topic);
-    if (!tc) continue;
-    let lag = 0;
-    let inflight = 0;
-    let ready = 0;
-    let oldest = Number.POSITIVE_INFINITY;
-    let oldestUnpulled = Number.POSITIVE_INFINITY;
-    for (const [queueId, committed] of ctx.consumerOffsetManager.queryOffsets(group, topic)) {
-      const max = Math.max(0, ctx.store.getMaxOffsetInQueue(topic, queueId));
-      const consumer = Math.max(0, Math.min(committed, max));
-      const pulled = Math.min(max, Math.max(consumer, ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId)));
-      lag += max - consumer;
-      inflight += pulled - consumer;
-      ready += max - pulled;
-      let consumerTs = -1;
-      if (max > consumer) {
-        consumerTs = await ctx.store.getMessageStoreTimeStamp(topic, queueId, consumer);
-        if (consumerTs > 0) oldest = Math.min(oldest, consumerTs);
-      }
-      if (max > pulled) {
-        const ts = pulled === consumer ? consumerTs : await ctx.store.getMessageStoreTimeStamp(topic, queueId, pulled);
-        if (ts > 0) oldestUnpulled = Math.min(oldestUnpulled, ts);
-      }
-    }
-    const since = (ts: number): number => (Number.isFinite(ts) ? Math.max(0, nowMs - ts) : 0);
-    out.push({ topic, group, lagMessages: lag, inflightMessages: inflight, readyMessages: ready, lagLatencyMs: since(oldest), queueingLatencyMs: since(oldestUnpulled) });
-  }
-  return out;
 }
 
 /**
