@@ -20,6 +20,9 @@
  *   (message_type and is_system as Apache 5.3.3 computes them: broker/stats/metrics-labels.ts;
  *   %RETRY% / %DLQ% topics are not counted in messages/throughput in and out)
  *   rocketmq_commit_messages_total{topic} / rocketmq_rollback_messages_total{topic}  counter
+ *   rocketmq_half_messages{topic}               gauge  half messages not yet committed, rolled back or discarded
+ *   rocketmq_finish_message_latency_milliseconds{topic}  histogram ms from a transactional message's
+ *                                                birth to its commit (buckets 5 s … 24 h)
  *   rocketmq_rpc_latency_milliseconds{protocol_type,request_code,response_code,is_long_polling,result}
  *                                                histogram ms; codes by their lower-case RocketMQ names;
  *                                                held pulls timed from suspension to answer (is_long_polling true)
@@ -77,6 +80,11 @@ const CONSUME_MODES: Readonly<Record<string, string>> = { CONSUME_ACTIVELY: 'pul
 const RETRY_PREFIX = '%RETRY%';
 const REQUEST_CODE_LABELS = new Map<number, string>(Object.entries(RequestCode).map(([name, code]) => [code, name.toLowerCase()]));
 const RESPONSE_CODE_LABELS = new Map<number, string>(Object.entries(ResponseCode).map(([name, code]) => [code, name.toLowerCase()]));
+/**
+ * Buckets (ms) of rocketmq_finish_message_latency_milliseconds: Apache's 5 s, 1 min, 10 min, 1 h,
+ * 12 h, 24 h (Apache records whole seconds against these bounds under the unit "ms"; tsmq records ms).
+ */
+export const FINISH_LATENCY_BUCKETS_MS = [5, 60, 600, 3600, 43_200, 86_400].map((s) => s * 1000);
 /** Apache's buckets of the topic / group create execution time (ms). */
 export const CREATE_TIME_BUCKETS_MS = [10, 100, 1000, 3000, 5000];
 const FLUSH_BATCH_BUCKETS_BYTES = [4096, 16384, 65536, 262144, 1048576, 4194304, 16777216];
@@ -154,6 +162,9 @@ export class BrokerMetrics implements BrokerStatsListener {
   private readonly rpcLatency: BucketHistogram;
   private readonly flushBatch: Histogram;
   private readonly topicCreateTime: Histogram;
+  private readonly finishLatency: Histogram;
+  /** Topics that had half messages in this process: their rocketmq_half_messages stays, at 0, once all are resolved (as Apache's TransactionMetrics keeps them). */
+  private readonly halfTopics = new Set<string>();
   private readonly groupCreateTime: Histogram;
   private readonly flushLatency: Histogram;
   /** topic → message type → counters and size series (no string is built per put). */
@@ -185,6 +196,7 @@ export class BrokerMetrics implements BrokerStatsListener {
     this.rpcLatency = new BucketHistogram('rocketmq_rpc_latency_milliseconds', 'Rpc latency', ['protocol_type', 'request_code', 'response_code', 'is_long_polling', 'result'], RPC_LATENCY_BUCKETS_MS, this.registry);
     this.topicCreateTime = new Histogram({ name: 'rocketmq_topic_create_execution_time_milliseconds', help: 'The distribution of create topic time', labelNames: ['invocation_status', 'is_system'], buckets: CREATE_TIME_BUCKETS_MS, registers: r });
     this.groupCreateTime = new Histogram({ name: 'rocketmq_consumer_group_create_execution_time_milliseconds', help: 'The distribution of create subscription time', labelNames: ['invocation_status'], buckets: CREATE_TIME_BUCKETS_MS, registers: r });
+    this.finishLatency = new Histogram({ name: 'rocketmq_finish_message_latency_milliseconds', help: 'Transaction finish latency', labelNames: ['topic'], buckets: FINISH_LATENCY_BUCKETS_MS, registers: r });
     this.flushBatch = new Histogram({ name: 'tsmq_commitlog_flush_batch_bytes', help: 'Bytes made durable by one CommitLog flush (group-commit batch under SYNC_FLUSH)', buckets: FLUSH_BATCH_BUCKETS_BYTES, registers: r });
     this.flushLatency = new Histogram({ name: 'tsmq_commitlog_flush_latency_seconds', help: 'Duration of one CommitLog flush (fdatasync)', buckets: FLUSH_LATENCY_BUCKETS_S, registers: r });
     this.defineScrapedMetrics();
@@ -255,6 +267,10 @@ export class BrokerMetrics implements BrokerStatsListener {
     else this.groupCreateTime.observe({ invocation_status }, latencyMs);
   }
 
+  onTransactionCommitted(topic: string, sinceBornMs: number): void {
+    this.finishLatency.observe({ topic }, sinceBornMs);
+  }
+
   /** The Prometheus text exposition of every metric. */
   text(): Promise<string> {
     return this.registry.metrics();
@@ -297,6 +313,20 @@ export class BrokerMetrics implements BrokerStatsListener {
     fromStats('rocketmq_send_to_dlq_messages_total', 'Messages moved to a DLQ by consumer send-back', Stats.DLQ_PUT_NUMS, dlqRule);
     fromStats('rocketmq_commit_messages_total', 'Transactional messages committed', Stats.TX_COMMIT_NUMS, 'topic');
     fromStats('rocketmq_rollback_messages_total', 'Transactional messages rolled back', Stats.TX_ROLLBACK_NUMS, 'topic');
+    new Gauge({
+      name: 'rocketmq_half_messages',
+      help: 'Half messages of all topics',
+      labelNames: ['topic'],
+      registers: r,
+      collect() {
+        this.reset();
+        const b = self.broker;
+        if (!b) return;
+        const pending = b.transactionService.pendingByTopic();
+        for (const topic of pending.keys()) self.halfTopics.add(topic);
+        for (const topic of self.halfTopics) this.set({ topic }, pending.get(topic) ?? 0);
+      },
+    });
 
     // Apache: language lower case, version MQVersion.getVersionDesc lower case, protocol_type
     // "remoting" (its broker sees every client over remoting; so are tsmq's gRPC clients labelled)

@@ -30,4 +30,6 @@ export interface BrokerStatsListener {
    * `isSystemTopic`: the topic is a system topic (always false for groups). Optional.
    */
   onCreateExecuted?(kind: 'topic' | 'consumerGroup', success: boolean, latencyMs: number, isSystemTopic: boolean): void;
+  /** A transactional message of `topic` was committed `sinceBornMs` ms after its producer created it. Optional. */
+  onTransactionCommitted?(topic: string, sinceBornMs: number): void;
 }

@@ -253,9 +253,14 @@ export class BrokerStatsManager {
     this.item(Stats.DLQ_PUT_NUMS, `${topic}@${group}`).add(1, 1);
   }
 
-  /** A transactional message of `topic` was committed or rolled back (a producer's end or a check). */
-  recordTransactionEnd(topic: string, resolution: 'COMMIT' | 'ROLLBACK'): void {
+  /**
+   * A transactional message of `topic` was committed or rolled back (a producer's end or a check),
+   * `sinceBornMs` after its producer created it; a commit also reaches the listener's
+   * onTransactionCommitted (Apache's rocketmq_finish_message_latency).
+   */
+  recordTransactionEnd(topic: string, resolution: 'COMMIT' | 'ROLLBACK', sinceBornMs = 0): void {
     this.item(resolution === 'COMMIT' ? Stats.TX_COMMIT_NUMS : Stats.TX_ROLLBACK_NUMS, topic).add(1, 1);
+    if (resolution === 'COMMIT') this.listener?.onTransactionCommitted?.(topic, Math.max(0, sinceBornMs));
   }
 
   /** Sets (or clears) the exporter's per-event hooks. */
