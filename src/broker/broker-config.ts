@@ -54,6 +54,8 @@ export const BROKER_CONFIG_SPEC = {
   shortPollingTimeMills: key<number>({ name: 'shortPollingTimeMills', type: 'number', default: 1000, doc: 'hold time when long polling is disabled (ms)', validate: nonNegative }),
   flushConsumerOffsetInterval: key<number>({ name: 'flushConsumerOffsetInterval', type: 'number', default: 5000, doc: 'consumerOffset.json persist period (ms)', validate: positive }),
   flushDelayOffsetInterval: key<number>({ name: 'flushDelayOffsetInterval', type: 'number', default: 10000, doc: 'delayOffset.json persist period (ms)', validate: positive }),
+  estimateAccumulation: key<boolean>({ name: 'estimateAccumulation', type: 'boolean', default: true, doc: 'consumer lag metrics of a group online with a tag subscription count only the messages its tags pass (Apache BrokerConfig key; metrics/consumer-lag.ts)' }),
+  enableDetailStat: key<boolean>({ name: 'enableDetailStat', type: 'boolean', default: true, doc: 'keep the per-queue stats QUEUE_PUT_NUMS/QUEUE_PUT_SIZE/QUEUE_GET_NUMS/QUEUE_GET_SIZE (VIEW_BROKER_STATS_DATA; Apache BrokerConfig key, feeds BrokerStatsManager.enableQueueStat, default true)' }),
   enableScheduleMessageStats: key<boolean>({ name: 'enableScheduleMessageStats', type: 'boolean', default: true, doc: 'count delay-level deliveries in the broker stats and metrics (Apache MessageStoreConfig key)' }),
   messageDelayLevel: key<string>({ name: 'messageDelayLevel', type: 'string', default: DEFAULT_MESSAGE_DELAY_LEVEL, doc: 'delay levels, space separated, units s/m/h/d' }),
   registerBrokerTimeoutMills: key<number>({ name: 'registerBrokerTimeoutMills', type: 'number', default: 6000, doc: 'timeout of one REGISTER_BROKER call (ms)', validate: positive }),

@@ -19,6 +19,7 @@ import { applyScheduleRewrite } from './send/schedule-put-hook.js';
 import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
 import { BrokerStatsManager } from './stats/broker-stats-manager.js';
+import { TopicValidator } from '../common/message/topic-validator.js';
 import { isRetryOrDlqTopic, metricsMessageType } from './stats/metrics-labels.js';
 
 export interface BrokerContextInit {
@@ -73,7 +74,7 @@ export class BrokerContext {
     this.delayLevels = init.delayLevels;
     this.random = init.random ?? Math.random;
     this.filterWarnings = new FilterWarnings(init.clock, init.logger);
-    this.brokerStats = init.brokerStats ?? new BrokerStatsManager(init.clock, init.config.brokerClusterName);
+    this.brokerStats = init.brokerStats ?? new BrokerStatsManager(init.clock, init.config.brokerClusterName, init.config.enableDetailStat);
     this.timerPutHook = init.timerPutHook ?? null;
     this.listenPort = init.config.listenPort;
   }
@@ -120,6 +121,8 @@ export class BrokerContext {
    * 'internal' (pop dead-lettering, recall: Apache counts no messages in for them) do not.
    * 'sendBack' (CONSUMER_SEND_MSG_BACK) is counted by `recordSendBackPut` instead: topic stats only
    * when stored under SCHEDULE_TOPIC_XXXX, never BROKER_PUT_NUMS, no messages in.
+   * A 'send' or 'sendBack' stored under SCHEDULE_TOPIC_XXXX also counts in QUEUE_PUT_NUMS/SIZE of
+   * `SCHEDULE_TOPIC_XXXX@<delay level - 1>` (with enableDetailStat, as Apache 5.3.3).
    */
   putMessage(msg: MessageInner, origin: 'send' | 'commit' | 'internal' | 'sendBack' = 'internal'): Promise<PutMessageResult> {
     const topic = msg.topic; // as sent: its config must be durable before the answer
@@ -133,6 +136,8 @@ export class BrokerContext {
       if (result.appendResult) {
         if (origin === 'sendBack') this.brokerStats.recordSendBackPut(msg.topic, result.appendResult.wroteBytes); // after the hooks
         else this.brokerStats.recordPut(msg.topic, 1, result.appendResult.wroteBytes); // after the hooks
+        // per-queue stats: Apache 5.3.3 counts only sends / send-backs stored under SCHEDULE_TOPIC_XXXX
+        if (msg.topic === TopicValidator.RMQ_SYS_SCHEDULE_TOPIC && (origin === 'send' || origin === 'sendBack')) this.brokerStats.recordQueuePut(msg.topic, msg.queueId, 1, result.appendResult.wroteBytes);
         if (listener && !isRetryOrDlqTopic(msg.topic)) listener.onPut(msg.topic, messageType, 1, result.appendResult.wroteBytes);
       } else this.brokerStats.recordPutFailed();
       return result;

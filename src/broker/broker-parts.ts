@@ -99,7 +99,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
     const { topics, offsets, groups, schedule } = await loadBrokerMetadata({
       config, store, delayLevels, clock, logger, ...(opts.fs ? { fs: opts.fs } : {}),
       // Apache ScheduleMessageService.PutResultProcess.onSuccess; ctx exists before the service starts delivering
-      ...(config.enableScheduleMessageStats ? { onScheduleDelivered: (d: ScheduleDelivery) => ctx.brokerStats.recordScheduleDelivery(d.topic, d.wroteBytes) } : {}),
+      ...(config.enableScheduleMessageStats ? { onScheduleDelivered: (d: ScheduleDelivery) => ctx.brokerStats.recordScheduleDelivery(d.topic, d.wroteBytes, d.delayLevel) } : {}),
     });
     popState = openPopState({ rawConfig: opts.brokerConfig, storePathRootDir: root, fs, clock, logger });
     const ctx = new BrokerContext({

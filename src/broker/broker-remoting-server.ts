@@ -3,7 +3,7 @@
  * listenPort / bindAddress, the remoting limits of broker.conf (remoting-server-config.ts),
  * `tls.server.*`, the ACL 2.0 request gate (auth/broker-auth-gate.ts; none when both switches are
  * off), then the handler tables in the given order (a later table replaces an earlier one's code),
- * the rocketmq_rpc_latency observer when a stats listener is set, and the channel-close hook
+ * the rocketmq_rpc_latency_milliseconds observer when a stats listener is set, and the channel-close hook
  * that drops the channel's consumers and producers.
  *
  * BrokerController starts it after this and stops it after answering held pulls and parked pops.
@@ -46,9 +46,9 @@ export function createBrokerRemotingServer(deps: BrokerRemotingServerDeps): Remo
     tls: deps.tls,
   });
   for (const table of deps.handlerTables) for (const [code, handler] of table) server.registerProcessor(code, handler);
-  // rocketmq_rpc_latency: timed by the dispatch itself when a stats listener is set before start()
+  // rocketmq_rpc_latency_milliseconds: timed by the dispatch itself when a stats listener is set before start()
   const statsListener = ctx.brokerStats.listener;
-  if (statsListener) server.setResponseObserver((code, responseCode, ms) => statsListener.onRpc(code, responseCode, ms));
+  if (statsListener) server.setResponseObserver((code, responseCode, ms, oneway) => statsListener.onRpc(code, responseCode, ms, oneway, false));
   server.onChannelClose((ch) => {
     ctx.consumerManager.doChannelCloseEvent(ch);
     ctx.producerManager.doChannelCloseEvent(ch);

@@ -14,7 +14,8 @@ import { dlqTopicOf, retryTopicOf } from '../common/message/topic-validator.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { resolveStoreConfig, commitLogDir } from '../store/store-config.js';
 import { Stats } from '../broker/stats/broker-stats-manager.js';
-import { consumerLags, diskUsageBytes } from '../metrics/broker-metrics.js';
+import { diskUsageBytes } from '../metrics/broker-metrics.js';
+import { consumerLags } from '../metrics/consumer-lag.js';
 import { invokeInProcess } from './in-process-request.js';
 
 export interface QueueView {
@@ -140,7 +141,7 @@ export class BrokerView {
   async groups(): Promise<GroupView[]> {
     const b = this.broker;
     const ctx = b.ctx;
-    const lags = await consumerLags(b, ctx.clock.nowMs());
+    const lags = await consumerLags(b, ctx.clock.nowMs(), false);
     const names = new Set<string>([...ctx.subscriptionGroupManager.allGroups().map((g) => g.groupName), ...ctx.consumerManager.groupNames(), ...lags.map((l) => l.group)]);
     const out: GroupView[] = [];
     for (const group of [...names].sort()) {

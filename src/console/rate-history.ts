@@ -6,7 +6,7 @@
  */
 import type { BrokerController } from '../broker/broker-controller.js';
 import { Stats } from '../broker/stats/broker-stats-manager.js';
-import { consumerLags } from '../metrics/broker-metrics.js';
+import { consumerLags } from '../metrics/consumer-lag.js';
 
 export interface RateSample {
   timestampMs: number;
@@ -54,7 +54,7 @@ export class RateHistory {
     for (const item of ctx.brokerStats.itemsOf(Stats.TOPIC_PUT_NUMS)) topicPut[item.statsKey] = item.value;
     const lag: Record<string, number> = {};
     try {
-      for (const l of await consumerLags(this.broker, ctx.clock.nowMs())) if (!l.topic.startsWith('%RETRY%')) lag[`${l.topic}@${l.group}`] = l.lagMessages;
+      for (const l of await consumerLags(this.broker, ctx.clock.nowMs(), false)) if (!l.topic.startsWith('%RETRY%')) lag[`${l.topic}@${l.group}`] = l.lagMessages;
     } catch {
       // store shutting down: keep the sample without lag
     }

@@ -1,7 +1,8 @@
 /**
  * The broker's Prometheus metrics (prom-client registry), named and labelled like Apache
- * RocketMQ 5.x's BrokerMetricsManager where Apache has the metric. Every series carries Apache's
- * common labels cluster, node_type ("broker") and node_id (brokerName).
+ * RocketMQ 5.3.3's BrokerMetricsManager as its PROM exporter prints them (OpenTelemetry 1.29:
+ * a metric with a unit gets it appended to its sample names, e.g. rocketmq_rpc_latency_milliseconds).
+ * Every series carries Apache's common labels cluster, node_type ("broker") and node_id (brokerName).
  *
  * Hot-path events arrive through BrokerStatsListener (message type, size, rpc latency) and the
  * CommitLog flush observer; a put costs two Map lookups and a few additions (BucketHistogram and
@@ -19,18 +20,29 @@
  *   (message_type and is_system as Apache 5.3.3 computes them: broker/stats/metrics-labels.ts;
  *   %RETRY% / %DLQ% topics are not counted in messages/throughput in and out)
  *   rocketmq_commit_messages_total{topic} / rocketmq_rollback_messages_total{topic}  counter
- *   rocketmq_rpc_latency{protocol_type,request_code,response_code}  histogram ms (remoting requests)
- *   rocketmq_producer_connections{language,version}       gauge
- *   rocketmq_consumer_connections{consumer_group,language,version,is_system}  gauge
- *   rocketmq_consumer_lag_*{topic,consumer_group,is_system} (the four lag gauges below carry is_system)
- *   rocketmq_consumer_lag_messages{topic,consumer_group}  gauge  max offset - committed offset
- *   rocketmq_consumer_lag_latency{topic,consumer_group}   gauge  ms since the oldest unconsumed message was stored
- *   rocketmq_consumer_inflight_messages{topic,consumer_group}  gauge  pulled, not committed
- *   rocketmq_consumer_ready_messages{topic,consumer_group}     gauge  stored, not yet pulled
- *   rocketmq_topic_number / rocketmq_consumer_group_number     gauge
- *   rocketmq_storage_size                                  gauge bytes on disk under storePathRootDir
- *   rocketmq_storage_flush_behind_bytes / rocketmq_storage_dispatch_behind_bytes  gauge
- *   rocketmq_storage_message_reserve_time                  gauge ms since the oldest stored message
+ *   rocketmq_half_messages{topic}               gauge  half messages not yet committed, rolled back or discarded
+ *   rocketmq_finish_message_latency_milliseconds{topic}  histogram ms from a transactional message's
+ *                                                birth to its commit (buckets 5 s … 24 h)
+ *   rocketmq_rpc_latency_milliseconds{protocol_type,request_code,response_code,is_long_polling,result}
+ *                                                histogram ms; codes by their lower-case RocketMQ names;
+ *                                                held pulls timed from suspension to answer (is_long_polling true)
+ *                                                (buckets 1, 3, 5, 7, 10, 100, 1000, 2000, 3000 ms)
+ *   rocketmq_producer_connections{language,version,protocol_type}       gauge (language "java", version "v5_3_3")
+ *   rocketmq_consumer_connections{consumer_group,language,version,consume_mode,protocol_type,is_system}  gauge
+ *   (lag figures: consumer-lag.ts, Apache's ConsumerLagCalculator with estimateAccumulation)
+ *   rocketmq_consumer_lag_messages{topic,consumer_group,is_retry,is_system}       gauge max offset - committed
+ *   rocketmq_consumer_lag_latency_milliseconds{...same}    gauge ms since the oldest uncommitted message was stored
+ *   rocketmq_consumer_inflight_messages{...same}           gauge pulled, not committed
+ *   rocketmq_consumer_queueing_latency_milliseconds{...same}  gauge ms since the oldest unpulled message was stored
+ *   rocketmq_consumer_ready_messages{...same}              gauge stored, not yet pulled
+ *   rocketmq_topic_number / rocketmq_consumer_group_number / rocketmq_broker_permission  gauge
+ *   rocketmq_topic_create_execution_time_milliseconds{invocation_status,is_system}  histogram ms of
+ *   UPDATE_AND_CREATE_TOPIC[_LIST]; rocketmq_consumer_group_create_execution_time_milliseconds{invocation_status}
+ *   histogram ms of UPDATE_AND_CREATE_SUBSCRIPTIONGROUP[_LIST] (buckets 10, 100, 1000, 3000, 5000 ms;
+ *   processors/create-execution-timing.ts)
+ *   rocketmq_storage_size_bytes{storage_type,storage_medium}  gauge used bytes of the partition holding storePathRootDir
+ *   rocketmq_storage_flush_behind_bytes / rocketmq_storage_dispatch_behind_bytes{storage_type,storage_medium}  gauge
+ *   rocketmq_storage_message_reserve_time_milliseconds{storage_type,storage_medium}  gauge ms since the oldest stored message
  * tsmq's own:
  *   tsmq_commitlog_flush_batch_bytes                       histogram bytes made durable per flush
  *                                                          (the group-commit batch under SYNC_FLUSH)
@@ -38,8 +50,9 @@
  *   tsmq_store_recovery_duration_seconds                   gauge  start-up recovery of this process
  *   tsmq_ha_lag_bytes{slave}                               gauge  master max offset - slave ack
  *   nodejs_eventloop_lag_* (seconds, p50/p90/p99...)        prom-client default metrics: event-loop delay
- * Timer metrics (rocketmq_timer_*, rocketmq_timing_messages, rocketmq_delay_message_latency): timer-prometheus.ts.
+ * Timer metrics (rocketmq_timer_*, rocketmq_timing_messages, rocketmq_delay_message_latency_seconds): timer-prometheus.ts.
  */
+import { statfsSync } from 'node:fs';
 import { readdir, lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -50,16 +63,32 @@ import { isMetricsSystemTopic, isRetryOrDlqTopic, isSysConsumerGroup, isSystemGr
 import { isSystemTopic } from '../common/message/topic-validator.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { BucketHistogram, HistogramSeries } from './bucket-histogram.js';
+import { RequestCode } from '../remoting/codes/request-code.js';
+import { ResponseCode } from '../remoting/codes/response-code.js';
+import { versionDesc } from '../remoting/protocol/mq-version.js';
 import { defineTimerMetrics } from './timer-prometheus.js';
+import { consumerLags, type GroupTopicLag } from './consumer-lag.js';
 
 /** Apache's message size buckets (bytes). */
 export const MESSAGE_SIZE_BUCKETS_BYTES = [1024, 4 * 1024, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
-/** Apache's rpc latency buckets (ms). */
-export const RPC_LATENCY_BUCKETS_MS = [1, 3, 5, 7, 10, 100, 1000];
+/** Apache's rpc latency buckets (ms, RemotingMetricsManager.getMetricsView). */
+export const RPC_LATENCY_BUCKETS_MS = [1, 3, 5, 7, 10, 100, 1000, 2000, 3000];
+/** Apache DefaultStoreMetricsManager's labels of every store metric. */
+export const STORE_METRIC_LABELS = { storage_type: 'local', storage_medium: 'disk' } as const;
+/** Apache ConsumeType.getTypeCN, lower case: the consume_mode label. */
+const CONSUME_MODES: Readonly<Record<string, string>> = { CONSUME_ACTIVELY: 'pull', CONSUME_PASSIVELY: 'push', CONSUME_POP: 'pop' };
+const RETRY_PREFIX = '%RETRY%';
+const REQUEST_CODE_LABELS = new Map<number, string>(Object.entries(RequestCode).map(([name, code]) => [code, name.toLowerCase()]));
+const RESPONSE_CODE_LABELS = new Map<number, string>(Object.entries(ResponseCode).map(([name, code]) => [code, name.toLowerCase()]));
+/**
+ * Buckets (ms) of rocketmq_finish_message_latency_milliseconds: Apache's 5 s, 1 min, 10 min, 1 h,
+ * 12 h, 24 h (Apache records whole seconds against these bounds under the unit "ms"; tsmq records ms).
+ */
+export const FINISH_LATENCY_BUCKETS_MS = [5, 60, 600, 3600, 43_200, 86_400].map((s) => s * 1000);
+/** Apache's buckets of the topic / group create execution time (ms). */
+export const CREATE_TIME_BUCKETS_MS = [10, 100, 1000, 3000, 5000];
 const FLUSH_BATCH_BUCKETS_BYTES = [4096, 16384, 65536, 262144, 1048576, 4194304, 16777216];
 const FLUSH_LATENCY_BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1];
-/** Disk usage is walked at most this often (a scrape every few seconds must not walk the store each time). */
-const STORAGE_SIZE_CACHE_MS = 15_000;
 
 interface PutSeries {
   messages: number;
@@ -67,51 +96,39 @@ interface PutSeries {
   size: HistogramSeries;
 }
 
-/** Offsets of one (topic, group) summed over its queues. */
-export interface GroupTopicLag {
-  topic: string;
-  group: string;
-  lagMessages: number;
-  inflightMessages: number;
-  readyMessages: number;
-  /** ms since the oldest unconsumed message was stored (0 when nothing is behind). */
-  lagLatencyMs: number;
+/**
+ * Labels of a lag series (Apache ConsumerLagCalculator): a `%RETRY%<group>` topic is left out (Apache
+ * skips subscribed retry topics); a pop retry topic of the group (`%RETRY%<group>+<topic>`, or the
+ * V1 `%RETRY%<group>_<topic>`) is reported under its real topic with is_retry true; any other topic
+ * as itself with is_retry false. Null = no series.
+ */
+export function lagLabels(topic: string, group: string): { topic: string; isRetry: boolean } | null {
+  if (!topic.startsWith(RETRY_PREFIX)) return { topic, isRetry: false };
+  const rest = topic.slice(RETRY_PREFIX.length);
+  if (rest.length > group.length + 1 && rest.startsWith(group) && (rest[group.length] === '+' || rest[group.length] === '_')) {
+    return { topic: rest.slice(group.length + 1), isRetry: true };
+  }
+  return null;
 }
 
-/**
- * Lag of every (topic, group) the broker holds committed offsets for (system groups CID_RMQ_SYS_*
- * and topics without a config skipped), as Apache's ConsumerLagCalculator: lag = max - committed,
- * inflight = pull end - committed, ready = max - pull end, per queue, summed.
- */
-export async function consumerLags(broker: BrokerController, nowMs: number): Promise<GroupTopicLag[]> {
-  const ctx = broker.ctx;
-  const out: GroupTopicLag[] = [];
-  for (const key of ctx.consumerOffsetManager.keys()) {
-    const at = key.indexOf('@');
-    const topic = key.slice(0, at);
-    const group = key.slice(at + 1);
-    if (group.startsWith('CID_RMQ_SYS_')) continue;
-    const tc = ctx.topicConfigManager.selectTopicConfig(topic);
-    if (!tc) continue;
-    let lag = 0;
-    let inflight = 0;
-    let ready = 0;
-    let oldest = Number.POSITIVE_INFINITY;
-    for (const [queueId, committed] of ctx.consumerOffsetManager.queryOffsets(group, topic)) {
-      const max = Math.max(0, ctx.store.getMaxOffsetInQueue(topic, queueId));
-      const consumer = Math.max(0, Math.min(committed, max));
-      const pulled = Math.min(max, Math.max(consumer, ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId)));
-      lag += max - consumer;
-      inflight += pulled - consumer;
-      ready += max - pulled;
-      if (max > consumer) {
-        const ts = await ctx.store.getMessageStoreTimeStamp(topic, queueId, consumer);
-        if (ts > 0) oldest = Math.min(oldest, ts);
-      }
-    }
-    out.push({ topic, group, lagMessages: lag, inflightMessages: inflight, readyMessages: ready, lagLatencyMs: Number.isFinite(oldest) ? Math.max(0, nowMs - oldest) : 0 });
+/** Apache RemotingHelper.getRequestCodeDesc: the lower-case RequestCode name, or the number. */
+export function requestCodeLabel(code: number): string {
+  return REQUEST_CODE_LABELS.get(code) ?? String(code);
+}
+
+/** Apache RemotingHelper.getResponseCodeDesc: the lower-case ResponseCode name, or the number. */
+export function responseCodeLabel(code: number): string {
+  return RESPONSE_CODE_LABELS.get(code) ?? String(code);
+}
+
+/** Used bytes of the partition holding `dir` (Apache: File.getTotalSpace() - getFreeSpace()); null when unknown. */
+export function usedPartitionBytes(dir: string): number | null {
+  try {
+    const s = statfsSync(dir);
+    return s.blocks > 0 ? (s.blocks - s.bfree) * s.bsize : null;
+  } catch {
+    return null;
   }
-  return out;
 }
 
 /** Bytes allocated on disk under `dir` (st_blocks, so sparse preallocated segments count what they use). */
@@ -144,11 +161,15 @@ export class BrokerMetrics implements BrokerStatsListener {
   private readonly messageSize: BucketHistogram;
   private readonly rpcLatency: BucketHistogram;
   private readonly flushBatch: Histogram;
+  private readonly topicCreateTime: Histogram;
+  private readonly finishLatency: Histogram;
+  /** Topics that had half messages in this process: their rocketmq_half_messages stays, at 0, once all are resolved (as Apache's TransactionMetrics keeps them). */
+  private readonly halfTopics = new Set<string>();
+  private readonly groupCreateTime: Histogram;
   private readonly flushLatency: Histogram;
   /** topic → message type → counters and size series (no string is built per put). */
   private readonly putSeries = new Map<string, Map<MetricsMessageType, PutSeries>>();
   private readonly rpcSeries = new Map<number, HistogramSeries>();
-  private storageSize = { bytes: 0, atMs: Number.NEGATIVE_INFINITY, walking: null as Promise<void> | null };
 
   constructor() {
     const r = [this.registry];
@@ -172,7 +193,10 @@ export class BrokerMetrics implements BrokerStatsListener {
     putCounter('rocketmq_messages_in_total', 'Messages stored by sends', (p) => p.messages);
     putCounter('rocketmq_throughput_in_total', 'Bytes stored by sends', (p) => p.bytes);
     this.messageSize = new BucketHistogram('rocketmq_message_size', 'Size of stored messages in bytes', ['topic', 'message_type', 'is_system'], MESSAGE_SIZE_BUCKETS_BYTES, this.registry);
-    this.rpcLatency = new BucketHistogram('rocketmq_rpc_latency', 'Remoting request latency in ms', ['protocol_type', 'request_code', 'response_code'], RPC_LATENCY_BUCKETS_MS, this.registry);
+    this.rpcLatency = new BucketHistogram('rocketmq_rpc_latency_milliseconds', 'Rpc latency', ['protocol_type', 'request_code', 'response_code', 'is_long_polling', 'result'], RPC_LATENCY_BUCKETS_MS, this.registry);
+    this.topicCreateTime = new Histogram({ name: 'rocketmq_topic_create_execution_time_milliseconds', help: 'The distribution of create topic time', labelNames: ['invocation_status', 'is_system'], buckets: CREATE_TIME_BUCKETS_MS, registers: r });
+    this.groupCreateTime = new Histogram({ name: 'rocketmq_consumer_group_create_execution_time_milliseconds', help: 'The distribution of create subscription time', labelNames: ['invocation_status'], buckets: CREATE_TIME_BUCKETS_MS, registers: r });
+    this.finishLatency = new Histogram({ name: 'rocketmq_finish_message_latency_milliseconds', help: 'Transaction finish latency', labelNames: ['topic'], buckets: FINISH_LATENCY_BUCKETS_MS, registers: r });
     this.flushBatch = new Histogram({ name: 'tsmq_commitlog_flush_batch_bytes', help: 'Bytes made durable by one CommitLog flush (group-commit batch under SYNC_FLUSH)', buckets: FLUSH_BATCH_BUCKETS_BYTES, registers: r });
     this.flushLatency = new Histogram({ name: 'tsmq_commitlog_flush_latency_seconds', help: 'Duration of one CommitLog flush (fdatasync)', buckets: FLUSH_LATENCY_BUCKETS_S, registers: r });
     this.defineScrapedMetrics();
@@ -220,14 +244,31 @@ export class BrokerMetrics implements BrokerStatsListener {
     p.size.observe(msgNum === 1 ? sizeBytes : sizeBytes / msgNum, msgNum);
   }
 
-  onRpc(requestCode: number, responseCode: number, latencyMs: number): void {
-    const key = requestCode * 100_000 + responseCode;
+  onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean, longPolling: boolean): void {
+    // request codes reach 200151 (BATCH_ACK_MESSAGE): a number key stays exact well past that
+    const key = (requestCode * 1_000_000 + responseCode) * 4 + (oneway ? 1 : 0) + (longPolling ? 2 : 0);
     let h = this.rpcSeries.get(key);
     if (!h) {
-      h = this.rpcLatency.series({ protocol_type: 'remoting', request_code: String(requestCode), response_code: String(responseCode) });
+      h = this.rpcLatency.series({
+        protocol_type: 'remoting',
+        request_code: requestCodeLabel(requestCode),
+        response_code: responseCodeLabel(responseCode),
+        is_long_polling: String(longPolling),
+        result: oneway ? 'oneway' : 'success',
+      });
       this.rpcSeries.set(key, h);
     }
     h.observe(latencyMs);
+  }
+
+  onCreateExecuted(kind: 'topic' | 'consumerGroup', success: boolean, latencyMs: number, isSystemTopic: boolean): void {
+    const invocation_status = success ? 'success' : 'failure';
+    if (kind === 'topic') this.topicCreateTime.observe({ invocation_status, is_system: String(isSystemTopic) }, latencyMs);
+    else this.groupCreateTime.observe({ invocation_status }, latencyMs);
+  }
+
+  onTransactionCommitted(topic: string, sinceBornMs: number): void {
+    this.finishLatency.observe({ topic }, sinceBornMs);
   }
 
   /** The Prometheus text exposition of every metric. */
@@ -272,24 +313,40 @@ export class BrokerMetrics implements BrokerStatsListener {
     fromStats('rocketmq_send_to_dlq_messages_total', 'Messages moved to a DLQ by consumer send-back', Stats.DLQ_PUT_NUMS, dlqRule);
     fromStats('rocketmq_commit_messages_total', 'Transactional messages committed', Stats.TX_COMMIT_NUMS, 'topic');
     fromStats('rocketmq_rollback_messages_total', 'Transactional messages rolled back', Stats.TX_ROLLBACK_NUMS, 'topic');
+    new Gauge({
+      name: 'rocketmq_half_messages',
+      help: 'Half messages of all topics',
+      labelNames: ['topic'],
+      registers: r,
+      collect() {
+        this.reset();
+        const b = self.broker;
+        if (!b) return;
+        const pending = b.transactionService.pendingByTopic();
+        for (const topic of pending.keys()) self.halfTopics.add(topic);
+        for (const topic of self.halfTopics) this.set({ topic }, pending.get(topic) ?? 0);
+      },
+    });
 
+    // Apache: language lower case, version MQVersion.getVersionDesc lower case, protocol_type
+    // "remoting" (its broker sees every client over remoting; so are tsmq's gRPC clients labelled)
     new Gauge({
       name: 'rocketmq_producer_connections',
       help: 'Producer connections',
-      labelNames: ['language', 'version'],
+      labelNames: ['language', 'version', 'protocol_type'],
       registers: r,
       collect() {
         this.reset();
         const b = self.broker;
         if (!b) return;
         const pm = b.ctx.producerManager;
-        for (const g of pm.groupNames()) for (const e of pm.entriesOf(g)) this.inc({ language: e.language, version: String(e.version) });
+        for (const g of pm.groupNames()) for (const e of pm.entriesOf(g)) this.inc({ language: e.language.toLowerCase(), version: versionDesc(e.version).toLowerCase(), protocol_type: 'remoting' });
       },
     });
     new Gauge({
       name: 'rocketmq_consumer_connections',
       help: 'Consumer connections',
-      labelNames: ['consumer_group', 'language', 'version', 'is_system'],
+      labelNames: ['consumer_group', 'language', 'version', 'consume_mode', 'protocol_type', 'is_system'],
       registers: r,
       collect() {
         this.reset();
@@ -297,8 +354,13 @@ export class BrokerMetrics implements BrokerStatsListener {
         if (!b) return;
         const cm = b.ctx.consumerManager;
         for (const g of cm.groupNames()) {
+          const info = cm.getConsumerGroupInfo(g);
+          if (!info) continue;
           const isSystem = String(isSystemGroup(g));
-          for (const e of cm.getConsumerGroupInfo(g)?.channels.values() ?? []) this.inc({ consumer_group: g, language: e.language, version: String(e.version), is_system: isSystem });
+          const consumeMode = CONSUME_MODES[info.consumeType] ?? info.consumeType.toLowerCase();
+          for (const e of info.channels.values()) {
+            this.inc({ consumer_group: g, language: e.language.toLowerCase(), version: versionDesc(e.version).toLowerCase(), consume_mode: consumeMode, protocol_type: 'remoting', is_system: isSystem });
+          }
         }
       },
     });
@@ -315,19 +377,24 @@ export class BrokerMetrics implements BrokerStatsListener {
       new Gauge({
         name,
         help,
-        labelNames: ['topic', 'consumer_group', 'is_system'],
+        labelNames: ['topic', 'consumer_group', 'is_retry', 'is_system'],
         registers: r,
         async collect() {
           this.reset();
-          // buildLagAttributes: BrokerMetricsManager.isSystem(topic, group)
-          for (const l of await lags()) this.set({ topic: l.topic, consumer_group: l.group, is_system: String(self.isSystemTopic(l.topic) || isSystemGroup(l.group)) }, pick(l));
+          for (const l of await lags()) {
+            const labels = lagLabels(l.topic, l.group);
+            if (!labels) continue;
+            // buildLagAttributes: BrokerMetricsManager.isSystem(topic, group) of the real topic
+            this.set({ topic: labels.topic, consumer_group: l.group, is_retry: String(labels.isRetry), is_system: String(self.isSystemTopic(labels.topic) || isSystemGroup(l.group)) }, pick(l));
+          }
         },
       });
     };
-    lagGauge('rocketmq_consumer_lag_messages', 'Messages stored but not committed by the group', (l) => l.lagMessages);
-    lagGauge('rocketmq_consumer_lag_latency', 'ms since the oldest message the group has not committed was stored', (l) => l.lagLatencyMs);
-    lagGauge('rocketmq_consumer_inflight_messages', 'Messages pulled but not committed', (l) => l.inflightMessages);
-    lagGauge('rocketmq_consumer_ready_messages', 'Messages stored and not yet pulled', (l) => l.readyMessages);
+    lagGauge('rocketmq_consumer_lag_messages', 'Consumer lag messages', (l) => l.lagMessages);
+    lagGauge('rocketmq_consumer_lag_latency_milliseconds', 'Consumer lag time', (l) => l.lagLatencyMs);
+    lagGauge('rocketmq_consumer_inflight_messages', 'Consumer inflight messages', (l) => l.inflightMessages);
+    lagGauge('rocketmq_consumer_queueing_latency_milliseconds', 'Consumer queueing time', (l) => l.queueingLatencyMs);
+    lagGauge('rocketmq_consumer_ready_messages', 'Consumer ready messages', (l) => l.readyMessages);
 
     const simple = (name: string, help: string, read: (b: BrokerController) => number | Promise<number>): void => {
       new Gauge({
@@ -340,17 +407,33 @@ export class BrokerMetrics implements BrokerStatsListener {
         },
       });
     };
-    simple('rocketmq_topic_number', 'Topics on this broker', (b) => b.ctx.topicConfigManager.allTopicConfigs().length);
-    simple('rocketmq_consumer_group_number', 'Subscription groups on this broker', (b) => b.ctx.subscriptionGroupManager.allGroups().length);
-    simple('rocketmq_storage_size', 'Bytes on disk under storePathRootDir', (b) => this.storageSizeBytes(b));
-    simple('rocketmq_storage_flush_behind_bytes', 'CommitLog bytes written but not flushed', (b) => {
+    simple('rocketmq_topic_number', 'Active topic number', (b) => b.ctx.topicConfigManager.allTopicConfigs().length);
+    simple('rocketmq_consumer_group_number', 'Active subscription group number', (b) => b.ctx.subscriptionGroupManager.allGroups().length);
+    simple('rocketmq_broker_permission', 'Broker permission', (b) => b.config.brokerPermission);
+    /** A store gauge (Apache DefaultStoreMetricsManager labels); `read` null = no series, as Apache records none. */
+    const storeGauge = (name: string, help: string, read: (b: BrokerController) => number | null | Promise<number | null>): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['storage_type', 'storage_medium'],
+        registers: r,
+        async collect() {
+          this.reset();
+          const b = self.broker;
+          const v = b ? await read(b) : null;
+          if (v !== null) this.set(STORE_METRIC_LABELS, v);
+        },
+      });
+    };
+    storeGauge('rocketmq_storage_size_bytes', 'Broker storage size', (b) => usedPartitionBytes(b.config.storePathRootDir));
+    storeGauge('rocketmq_storage_flush_behind_bytes', 'Broker flush behind bytes', (b) => {
       const max = b.ctx.store.getMaxPhyOffset();
       return Math.max(0, max - (b.ctx.store.getFlushedPhyOffset?.() ?? max));
     });
-    simple('rocketmq_storage_dispatch_behind_bytes', 'CommitLog bytes not yet dispatched to ConsumeQueues and index', (b) => b.ctx.store.dispatchBehindBytes?.() ?? 0);
-    simple('rocketmq_storage_message_reserve_time', 'ms since the oldest stored message was stored', async (b) => {
+    storeGauge('rocketmq_storage_dispatch_behind_bytes', 'Broker dispatch behind bytes', (b) => b.ctx.store.dispatchBehindBytes?.() ?? 0);
+    storeGauge('rocketmq_storage_message_reserve_time_milliseconds', 'Broker message reserve time', async (b) => {
       const earliest = (await b.ctx.store.getEarliestMessageTimeOfStore?.()) ?? -1;
-      return earliest > 0 ? Math.max(0, b.ctx.clock.nowMs() - earliest) : 0;
+      return earliest > 0 ? Math.max(0, b.ctx.clock.nowMs() - earliest) : null;
     });
     simple('tsmq_store_recovery_duration_seconds', 'Start-up recovery of the store in this process', (b) =>
       b.ctx.store instanceof DefaultMessageStore ? b.ctx.store.recoveryReport.durationMs / 1000 : 0,
@@ -379,21 +462,6 @@ export class BrokerMetrics implements BrokerStatsListener {
 
   private systemTopicLabel(topic: string): string {
     return String(this.isSystemTopic(topic));
-  }
-
-  /** Disk usage of the store, walked at most every 15 s (the last value is served meanwhile). */
-  private async storageSizeBytes(b: BrokerController): Promise<number> {
-    const s = this.storageSize;
-    const now = Date.now();
-    if (now - s.atMs >= STORAGE_SIZE_CACHE_MS && !s.walking) {
-      s.walking = diskUsageBytes(b.config.storePathRootDir).then((bytes) => {
-        s.bytes = bytes;
-        s.atMs = Date.now();
-        s.walking = null;
-      });
-      if (s.atMs === Number.NEGATIVE_INFINITY) await s.walking;
-    }
-    return s.bytes;
   }
 }
 

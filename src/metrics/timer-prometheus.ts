@@ -1,21 +1,22 @@
 /**
  * Timer metrics on the Prometheus endpoint, named and labelled as Apache 5.3.3's
- * DefaultStoreMetricsManager (its store metrics also carry storage_type="local",
+ * DefaultStoreMetricsManager as its PROM exporter prints them (a metric with a unit gets it
+ * appended: _milliseconds, _seconds; its store metrics also carry storage_type="local",
  * storage_medium="disk"; the common labels cluster/node_type/node_id come from the registry).
  * Read from the broker when Prometheus scrapes; absent values (timerWheelEnable=false) give no series.
  *
  *   rocketmq_timer_enqueue_lag                 gauge    rmq_sys_wheel_timer entries not yet read into the wheel
- *   rocketmq_timer_enqueue_latency             gauge ms now − store time of the entry read last, when one was
+ *   rocketmq_timer_enqueue_latency_milliseconds gauge ms now − store time of the entry read last, when one was
  *                                                       read in the last 2 s (else 0)
  *   rocketmq_timer_dequeue_lag                 gauge    timers in the wheel from the read time on (Apache getAllNum)
- *   rocketmq_timer_dequeue_latency             gauge ms now − the read time (Apache reports seconds under unit
+ *   rocketmq_timer_dequeue_latency_milliseconds gauge ms now − the read time (Apache reports seconds under unit
  *                                                       "milliseconds"; tsmq reports milliseconds)
  *   rocketmq_timing_messages{topic}            gauge    TimerMetrics timingCount (config/timermetrics)
  *   rocketmq_timer_enqueue_total{topic}        counter  entries read from rmq_sys_wheel_timer by this process
  *   rocketmq_timer_dequeue_total{topic}        counter  messages put back (delivered or rolled) by this process
  *   rocketmq_timer_message_snapshot{timer_bound_s}  gauge timers due in (previous bound, bound] s from now,
  *                                                       bounds 5, 60, 300, 900, 3600, 14400, 28800, 86400
- *   rocketmq_delay_message_latency{topic}      histogram s  (due time − born time) of entries read,
+ *   rocketmq_delay_message_latency_seconds{topic} histogram s  (due time − born time) of entries read,
  *                                                       buckets 60, 600, 3600, 43200, 86400, 259200
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -49,14 +50,14 @@ export function defineTimerMetrics(registry: Registry, broker: () => BrokerContr
     const s = b.timerMessageService?.stats;
     return s ? Math.max(0, b.ctx.store.getMaxOffsetInQueue(TIMER_TOPIC, 0) - s.currQueueOffset) : null;
   });
-  timerGauge('rocketmq_timer_enqueue_latency', 'Timer enqueue latency in milliseconds', (b) => {
+  timerGauge('rocketmq_timer_enqueue_latency_milliseconds', 'Timer enqueue latency', (b) => {
     const m = b.timerMetrics;
     if (!m) return null;
     const now = b.ctx.clock.nowMs();
     return now - m.lastEnqueueReadAtMs < ENQUEUE_LATENCY_WINDOW_MS ? Math.max(0, now - m.lastEnqueueStoreTimestampMs) : 0;
   });
   timerGauge('rocketmq_timer_dequeue_lag', 'Timer dequeue messages lag', (b) => b.timerMessageService?.pendingCount() ?? null);
-  timerGauge('rocketmq_timer_dequeue_latency', 'Timer dequeue latency in milliseconds', (b) => {
+  timerGauge('rocketmq_timer_dequeue_latency_milliseconds', 'Timer dequeue latency', (b) => {
     const s = b.timerMessageService?.stats;
     return s ? Math.max(0, b.ctx.clock.nowMs() - s.currReadTimeMs) : null;
   });
@@ -106,9 +107,9 @@ export function defineTimerMetrics(registry: Registry, broker: () => BrokerContr
   registry.registerMetric(new DelayLatencyHistogram(broker) as never);
 }
 
-/** rocketmq_delay_message_latency from TimerMetrics.delayLatency (prom-client's metric shape). */
+/** rocketmq_delay_message_latency_seconds from TimerMetrics.delayLatency (prom-client's metric shape). */
 class DelayLatencyHistogram {
-  readonly name = 'rocketmq_delay_message_latency';
+  readonly name = 'rocketmq_delay_message_latency_seconds';
   readonly help = 'Timer message set latency distribution in seconds';
   readonly type = 'histogram';
   readonly aggregator = 'sum';

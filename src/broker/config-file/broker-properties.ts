@@ -5,6 +5,16 @@
  *
  * - `allConfigs()`: every broker key (broker-config.ts, resolved values), every store key
  *   (store-config.ts, resolved values) and any other raw broker.conf key, as strings, sorted.
+ *   Then the keys of the broker's components read from the same broker.conf at start
+ *   (COMPONENT_CONFIGS: transactions, timers, pop, controller mode, remoting server limits —
+ *   Apache shows e.g. transactionTimeOut, timerWheelEnable, maxPopPollingSize,
+ *   enableControllerMode, serverChannelMaxIdleTimeSeconds in the same list) with the values the
+ *   broker resolved from it.
+ *   Plus `clientCallbackExecutorThreads` (Apache NettyClientConfig, default the number of
+ *   processors): tsmq has no callback thread pool, so it shows the host's CPU count
+ *   (os.availableParallelism) unless broker.conf sets the key; mqadmin exportMetrics reports it
+ *   as runtimeEnv.cpuNum. And `configBlackList` (the keys an update may not change, `;`-separated,
+ *   Apache's text).
  * - `formatAll()`: the same as Java `Properties` text, "key=value\n" per key.
  * - `update(props)`: keys in Apache's default `configBlackList` (configBlackList,
  *   brokerConfigPath) refuse the whole update; unknown keys are ignored (Apache merges only keys
@@ -12,8 +22,9 @@
  *   the reason) and applied to the live BrokerConfig object at once, so code that reads the
  *   config per request (brokerPermission, autoCreateTopicEnable, slaveReadEnable...) sees it;
  *   periods read at start (flushConsumerOffsetInterval...) apply after a restart, as in Apache.
- *   Store keys are recorded (shown and persisted) but the open store keeps its values until
- *   restart (Apache changes its MessageStoreConfig object live).
+ *   Store keys and component keys are validated by their resolver and recorded (shown and
+ *   persisted), but the open store and the running components keep their values until restart
+ *   (Apache changes its config objects live).
  *   The whole configuration is then written to `<storePathRootDir>/config/broker.properties`
  *   (Apache's default brokerConfigPath). Like Apache started without `-c`, tsmq does not read
  *   that file back at start: a restart takes broker.conf / -o values again.
@@ -22,12 +33,30 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { availableParallelism } from 'node:os';
 import type { Clock } from '../../common/time/clock.js';
-import { ConfigError } from '../../common/config/config-spec.js';
+import { ConfigError, resolveConfig, type ConfigKey, type ConfigValue } from '../../common/config/config-spec.js';
+import { TRANSACTION_CONFIG_SPEC, resolveTransactionConfig } from '../transaction/transaction-config.js';
+import { TIMER_CONFIG_SPEC, resolveTimerConfig } from '../timer/timer-config.js';
+import { POP_CONFIG_SPEC, resolvePopConfig } from '../pop/pop-config.js';
+import { CONTROLLER_CONFIG_SPEC, resolveControllerConfig } from '../controller/controller-config.js';
+import { REMOTING_SERVER_CONFIG_SPEC, resolveRemotingServerLimits } from '../../remoting/transport/remoting-server-config.js';
 import { BROKER_CONFIG_SPEC, resolveBrokerConfig, type BrokerConfig } from '../broker-config.js';
 import { resolveStoreConfig, storeConfigSpec } from '../../store/store-config.js';
 import { DataVersion } from './data-version.js';
 export { parsePropertiesText } from '../../common/config/properties-text.js';
+
+/**
+ * Components whose keys come from broker.conf too: the spec (key names, defaults) and the resolver
+ * the component itself uses at start (its checks beyond one key included).
+ */
+const COMPONENT_CONFIGS: ReadonlyArray<{ spec: Record<string, ConfigKey<ConfigValue>>; resolve: (raw: Record<string, string>) => unknown }> = [
+  { spec: TRANSACTION_CONFIG_SPEC, resolve: resolveTransactionConfig },
+  { spec: TIMER_CONFIG_SPEC, resolve: resolveTimerConfig },
+  { spec: POP_CONFIG_SPEC, resolve: resolvePopConfig },
+  { spec: CONTROLLER_CONFIG_SPEC, resolve: resolveControllerConfig },
+  { spec: REMOTING_SERVER_CONFIG_SPEC, resolve: resolveRemotingServerLimits },
+];
 
 /** Apache's default `configBlackList`. */
 export const CONFIG_BLACK_LIST = ['configBlackList', 'brokerConfigPath'];
@@ -58,7 +87,19 @@ export class BrokerProperties {
       /* raw values were validated at start; a later bad store key only shows raw */
     }
     for (const k of Object.keys(storeConfigSpec)) if (store[k] !== undefined) all.set(k, String(store[k]));
+    for (const { spec, resolve } of COMPONENT_CONFIGS) {
+      try {
+        // the component's own resolver first (e.g. timerPrecisionMs snapped as the wheel uses it)
+        const used = resolve(this.raw) as Record<string, unknown>;
+        const values = resolveConfig(spec, this.raw) as Record<string, unknown>;
+        for (const [field, key] of Object.entries(spec)) all.set(key.name, String(field in used ? used[field] : values[field]));
+      } catch {
+        /* validated at start; a later bad value only shows raw */
+      }
+    }
     for (const k of Object.keys(BROKER_CONFIG_SPEC)) all.set(k, String((this.config as Record<string, unknown>)[k]));
+    if (!all.has('clientCallbackExecutorThreads')) all.set('clientCallbackExecutorThreads', String(availableParallelism()));
+    all.set('configBlackList', CONFIG_BLACK_LIST.join(';'));
     return new Map([...all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
@@ -76,11 +117,13 @@ export class BrokerProperties {
     }
     const brokerKeys = new Set(Object.keys(BROKER_CONFIG_SPEC));
     const storeKeys = new Set(Object.keys(storeConfigSpec));
+    const componentOf = new Map<string, (typeof COMPONENT_CONFIGS)[number]>();
+    for (const c of COMPONENT_CONFIGS) for (const key of Object.values(c.spec)) componentOf.set(key.name, c);
     const applied: string[] = [];
     const ignored: string[] = [];
     const nextRaw = { ...this.raw };
     for (const [k, v] of props) {
-      if (brokerKeys.has(k) || storeKeys.has(k) || k in this.raw) {
+      if (brokerKeys.has(k) || storeKeys.has(k) || componentOf.has(k) || k in this.raw) {
         nextRaw[k] = v;
         applied.push(k);
       } else ignored.push(k);
@@ -89,6 +132,7 @@ export class BrokerProperties {
     try {
       resolved = resolveBrokerConfig(nextRaw);
       if (applied.some((k) => storeKeys.has(k))) resolveStoreConfig(nextRaw);
+      for (const c of new Set(applied.map((k) => componentOf.get(k)))) c?.resolve(nextRaw);
     } catch (e) {
       const msg = e instanceof ConfigError ? e.message : (e as Error).message;
       return { ok: false, code: 'INVALID', remark: msg };

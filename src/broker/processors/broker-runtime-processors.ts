@@ -2,7 +2,8 @@
  * Broker health for the admin tools (mirror Apache `AdminBrokerProcessor`):
  *
  *   28 GET_BROKER_RUNTIME_INFO → body KVTable {"table":{<key>:<string>,…}} with Apache's keys:
- *      brokerVersionDesc, brokerActive, bootTimestamp, runtime ("[ d days, h hours, m minutes, s seconds ]"),
+ *      brokerVersion (the MQVersion ordinal the broker speaks, 401) and brokerVersionDesc (its name,
+ *      V4_9_4), brokerActive, bootTimestamp, runtime ("[ d days, h hours, m minutes, s seconds ]"),
  *      putTps / getFoundTps / getMissTps / getTotalTps / getTransferredTps ("r10 r60 r600", per second;
  *      getTransferredTps also under 4.x's spelling getTransferedTps),
  *      putMessageTimesTotal, putMessageSizeTotal, putMessageFailedTimes, putMessageAverageSize,
@@ -14,9 +15,15 @@
  *      partition, 0..1), commitLogDirCapacity ("Total : x, Free : y."),
  *      thread pool queue sizes/capacities and head wait times (tsmq has no thread pools: sizes
  *      and waits 0, Apache's default capacities), timer* (0: tsmq has no timer wheel),
- *      putLatency99/999 and putMessageEntireTimeMax / getMessageEntireTimeMax (0: not measured).
+ *      putLatency99/999 and putMessageEntireTimeMax / getMessageEntireTimeMax (0: not measured;
+ *      Apache's putMessageDistributeTime histogram is left out for the same reason),
+ *      remainTransientStoreBufferNumbs (2147483647, Apache's value without a transient store pool:
+ *      tsmq has none),
  *      scheduleMessageOffset_<level> ("<delivered up to>,<queue max>" per delay level with progress,
  *      Apache ScheduleMessageService.buildRunningStats),
+ *      totalMemKBytes (tsmq only: the host's memory, os.totalmem() / 1024 rounded down; Apache
+ *      5.3.3's mqadmin exportMetrics reads this key as runtimeEnv.totalMemKBytes, but its broker
+ *      never sends it, so Apache's export shows none),
  *      tsmq only, controller mode only: commitLogConfirmOffset (CommitLog bytes consumers may read
  *      up to, store/ha/confirm-offset.ts; Apache 5.3.3 computes the same confirm offset but
  *      reports it in no admin reply — the name follows its commitLogMin/MaxOffset keys; mqadmin
@@ -29,15 +36,17 @@
  *      1 SYSTEM_ERROR "Can not get HARuntimeInfo, may be duplicationEnable is true".
  */
 import { statfsSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import type { RequestHandler } from '../../remoting/processor/request-processor.js';
-import { createResponseCommand } from '../../remoting/protocol/commands.js';
+import { CURRENT_VERSION, createResponseCommand } from '../../remoting/protocol/commands.js';
+import { versionDesc } from '../../remoting/protocol/mq-version.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { BrokerHAStats } from '../ha/broker-ha.js';
 import { javaDoubleText } from '../stats/broker-stats-manager.js';
 
 /** Version the broker reports (tsmq speaks the 4.9.4 remoting dialect; commands.ts CURRENT_VERSION). */
-export const BROKER_VERSION_DESC = 'V4_9_4';
+export const BROKER_VERSION_DESC = versionDesc(CURRENT_VERSION);
 
 export interface RuntimeInfoDeps {
   /** CommitLog directory and ConsumeQueue root, for the disk ratios. */
@@ -105,6 +114,7 @@ export class BrokerRuntimeProcessors {
     const cqSpace = spaceOf(deps.consumeQueueDir);
     const clRatio = javaDoubleText(usedRatio(clSpace));
     const info: Record<string, string> = {
+      brokerVersion: String(CURRENT_VERSION),
       brokerVersionDesc: BROKER_VERSION_DESC,
       brokerActive: String(ctx.config.brokerRole !== 'SLAVE'),
       bootTimestamp: String(stats.bootTimestampMs),
@@ -157,6 +167,8 @@ export class BrokerRuntimeProcessors {
       ackThreadPoolQueueHeadWaitTimeMills: '0',
       EndTransactionQueueSize: '0',
       EndTransactionThreadPoolQueueCapacity: '100000',
+      remainTransientStoreBufferNumbs: String(2 ** 31 - 1),
+      totalMemKBytes: String(Math.floor(totalmem() / 1024)),
     };
     for (const [k, v] of Object.entries(stats.dayTotals())) info[k] = String(v);
     Object.assign(info, deps.scheduleRunningStats?.() ?? {});

@@ -31,6 +31,7 @@ import { ClientConnectionProcessors } from './client-connection-processors.js';
 import { ConsumerAdminProcessors } from './consumer-admin-processors.js';
 import { SubscriptionGroupProcessors } from './subscription-group-processors.js';
 import { queryConsumeQueueHandler } from './query-consume-queue-processor.js';
+import { timedCreate } from './create-execution-timing.js';
 
 /** What the admin processors need besides the context (the controller passes the real ones). */
 export interface AdminDeps {
@@ -88,8 +89,8 @@ export function buildProcessorTable(
     // with the same PullMessageProcessor (on its own thread pool).
     [RequestCode.LITE_PULL_MESSAGE, pull.handler],
     [RequestCode.CONSUMER_SEND_MSG_BACK, sendBack.handler],
-    [RequestCode.UPDATE_AND_CREATE_TOPIC, topics.updateAndCreateTopic],
-    [RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, topics.updateAndCreateTopicList],
+    [RequestCode.UPDATE_AND_CREATE_TOPIC, timedCreate(ctx.brokerStats, 'topic', topics.updateAndCreateTopic)],
+    [RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, timedCreate(ctx.brokerStats, 'topicList', topics.updateAndCreateTopicList)],
     [RequestCode.GET_ALL_TOPIC_CONFIG, topics.getAllTopicConfig],
     [RequestCode.DELETE_TOPIC_IN_BROKER, topics.deleteTopicInBroker],
     [RequestCode.QUERY_MESSAGE, query.queryMessage],
@@ -127,8 +128,8 @@ export function buildProcessorTable(
     [RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, consumerAdmin.queryTopicConsumeByWho],
     [RequestCode.QUERY_TOPICS_BY_CONSUMER, consumerAdmin.queryTopicsByConsumer],
     [RequestCode.CLONE_GROUP_OFFSET, consumerAdmin.cloneGroupOffset],
-    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, groups.updateAndCreate],
-    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, groups.updateAndCreateList],
+    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, timedCreate(ctx.brokerStats, 'group', groups.updateAndCreate)],
+    [RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, timedCreate(ctx.brokerStats, 'group', groups.updateAndCreateList)],
     [RequestCode.DELETE_SUBSCRIPTIONGROUP, groups.delete],
     [RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, groups.get],
     // Admin: run a CommitLog cleaning pass now (RocketMQ executeDeleteFilesManually).

@@ -119,10 +119,17 @@ export class PullMessageProcessor {
     this.unknownTopicResolver = resolver;
   }
 
-  /** `wakeup` callback for the hold service: re-run without suspension and reply on the channel. */
+  /**
+   * `wakeup` callback for the hold service: re-run without suspension and reply on the channel.
+   * The reply is timed for rocketmq_rpc_latency_milliseconds from the suspension (is_long_polling, as Apache
+   * times a suspended request from its arrival).
+   */
   async executeRequestWhenWakeup(req: PullRequest): Promise<void> {
     const response = await this.processRequest(req.channel, req.request, false);
-    if (response && !req.channel.closed) req.channel.send(response);
+    if (response && !req.channel.closed) {
+      req.channel.send(response);
+      this.ctx.brokerStats.listener?.onRpc(req.request.code, response.code, Math.max(0, this.ctx.clock.nowMs() - req.suspendTimestamp), false, true);
+    }
   }
 
   /** Returns the reply, or null when the request was parked for long polling. */

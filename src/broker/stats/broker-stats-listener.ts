@@ -18,6 +18,18 @@ export interface BrokerStatsListener {
    * topic, `%RETRY%` included, as Apache's ScheduleMessageService counts it.
    */
   onPut(topic: string, messageType: MetricsMessageType, msgNum: number, sizeBytes: number): void;
-  /** A remoting request with `requestCode` was answered with `responseCode` after `latencyMs` (ms, fractional). */
-  onRpc(requestCode: number, responseCode: number, latencyMs: number): void;
+  /**
+   * A remoting request with `requestCode` was answered with `responseCode` `latencyMs` (ms,
+   * fractional) after it arrived; `oneway`: the request wanted no reply; `longPolling`: a held
+   * pull answered when woken (Apache's request.isSuspended()).
+   */
+  onRpc(requestCode: number, responseCode: number, latencyMs: number, oneway: boolean, longPolling: boolean): void;
+  /**
+   * A topic or subscription group create request (UPDATE_AND_CREATE_TOPIC[_LIST],
+   * UPDATE_AND_CREATE_SUBSCRIPTIONGROUP[_LIST]) was answered after `latencyMs`; `success`: SUCCESS;
+   * `isSystemTopic`: the topic is a system topic (always false for groups). Optional.
+   */
+  onCreateExecuted?(kind: 'topic' | 'consumerGroup', success: boolean, latencyMs: number, isSystemTopic: boolean): void;
+  /** A transactional message of `topic` was committed `sinceBornMs` ms after its producer created it. Optional. */
+  onTransactionCommitted?(topic: string, sinceBornMs: number): void;
 }

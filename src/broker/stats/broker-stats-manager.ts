@@ -10,6 +10,15 @@
  *     GROUP_GET_NUMS / GROUP_GET_SIZE   key `<topic>@<group>`  messages / bytes handed to pulls; the delay-level
  *                                       service's deliveries as SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER
  *     SNDBCK_PUT_NUMS                   key `<topic>@<group>`  messages sent back by consumers
+ *     QUEUE_PUT_NUMS / QUEUE_PUT_SIZE   key `<topic>@<queueId>` per-queue puts, only with `enableQueueStat`
+ *                                       (broker key enableDetailStat, default true as Apache 5.3.3) and, as
+ *                                       Apache 5.3.3 counts them, only for SCHEDULE_TOPIC_XXXX: a producer's
+ *                                       delay-level send (msgNum, one call) and a consumer's send-back that
+ *                                       went through it (1, one call); queueId = delay level - 1
+ *     QUEUE_GET_NUMS / QUEUE_GET_SIZE   key `<topic>@<queueId>@<group>` per-queue gets, same switch; Apache
+ *                                       5.3.3 counts only the delay-level service's deliveries, as
+ *                                       SCHEDULE_TOPIC_XXXX@<delay level - 1>@SCHEDULE_CONSUMER (pulls are not
+ *                                       counted per queue)
  *     BROKER_PUT_NUMS / BROKER_GET_NUMS key `<clusterName>`    broker totals, value only: `times` stays 0
  *                                       (Apache incBrokerPutNums / incBrokerGetNums add to the item's value
  *                                       and never to its times, so 315 shows times 0 and avgpt 0)
@@ -40,6 +49,10 @@ export const Stats = {
   GROUP_GET_NUMS: 'GROUP_GET_NUMS',
   GROUP_GET_SIZE: 'GROUP_GET_SIZE',
   SNDBCK_PUT_NUMS: 'SNDBCK_PUT_NUMS',
+  QUEUE_PUT_NUMS: 'QUEUE_PUT_NUMS',
+  QUEUE_PUT_SIZE: 'QUEUE_PUT_SIZE',
+  QUEUE_GET_NUMS: 'QUEUE_GET_NUMS',
+  QUEUE_GET_SIZE: 'QUEUE_GET_SIZE',
   BROKER_PUT_NUMS: 'BROKER_PUT_NUMS',
   BROKER_GET_NUMS: 'BROKER_GET_NUMS',
   BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC: 'BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC',
@@ -88,9 +101,14 @@ export class BrokerStatsManager {
   /** Per-event hooks of an exporter (src/metrics); null = none (the hot paths skip them). */
   listener: BrokerStatsListener | null = null;
 
+  /**
+   * `enableQueueStat`: keep the QUEUE_* sets (Apache's BrokerStatsManager field, fed by the broker
+   * key enableDetailStat); false = never created, so VIEW_BROKER_STATS_DATA answers "not exist" for them.
+   */
   constructor(
     private readonly clock: Clock,
     private readonly clusterName: string,
+    readonly enableQueueStat = true,
   ) {
     this.bootTimestampMs = clock.nowMs();
     this.runtimeSamples.push({ timestampMs: this.bootTimestampMs, ...this.totals });
@@ -153,6 +171,18 @@ export class BrokerStatsManager {
     this.recordStorePut(1, sizeBytes);
   }
 
+  /**
+   * QUEUE_PUT_NUMS (`msgNum`, one call) and QUEUE_PUT_SIZE (`sizeBytes`) of `<topic>@<queueId>`
+   * when `enableQueueStat`. Callers follow Apache 5.3.3, which calls it only for a send or a
+   * send-back stored under SCHEDULE_TOPIC_XXXX (SendMessageProcessor, AbstractSendMessageProcessor).
+   */
+  recordQueuePut(topic: string, queueId: number, msgNum: number, sizeBytes: number): void {
+    if (!this.enableQueueStat) return;
+    const key = `${topic}@${queueId}`;
+    this.item(Stats.QUEUE_PUT_NUMS, key).add(msgNum, 1);
+    this.item(Stats.QUEUE_PUT_SIZE, key).add(sizeBytes, 1);
+  }
+
   /** Store-wide put totals (Apache StoreStatsService: every CommitLog put). */
   private recordStorePut(msgNum: number, sizeBytes: number): void {
     this.totals.putMessageTimesTotal += msgNum;
@@ -178,12 +208,18 @@ export class BrokerStatsManager {
    * `topic` (TOPIC_PUT_NUMS/SIZE, BROKER_PUT_NUMS and the store totals, as its CommitLog counts
    * every put) and the metrics' messages/throughput in and message size under `topic` with
    * message_type "delay" — also for a `%RETRY%` topic (Apache does not filter here). No
-   * BROKER_GET_NUMS and no store get totals (nothing was pulled).
+   * BROKER_GET_NUMS and no store get totals (nothing was pulled). With `enableQueueStat` also
+   * QUEUE_GET_NUMS/SIZE of `SCHEDULE_TOPIC_XXXX@<delayLevel - 1>@SCHEDULE_CONSUMER` (`delayLevel` 1-based).
    */
-  recordScheduleDelivery(topic: string, sizeBytes: number): void {
+  recordScheduleDelivery(topic: string, sizeBytes: number, delayLevel: number): void {
     const key = `${TopicValidator.RMQ_SYS_SCHEDULE_TOPIC}@${SCHEDULE_CONSUMER_GROUP}`;
     this.item(Stats.GROUP_GET_NUMS, key).add(1, 1);
     this.item(Stats.GROUP_GET_SIZE, key).add(sizeBytes, 1);
+    if (this.enableQueueStat) {
+      const queueKey = `${TopicValidator.RMQ_SYS_SCHEDULE_TOPIC}@${delayLevel - 1}@${SCHEDULE_CONSUMER_GROUP}`;
+      this.item(Stats.QUEUE_GET_NUMS, queueKey).add(1, 1);
+      this.item(Stats.QUEUE_GET_SIZE, queueKey).add(sizeBytes, 1);
+    }
     this.recordPut(topic, 1, sizeBytes);
     this.listener?.onPut(topic, 'delay', 1, sizeBytes);
   }
@@ -217,9 +253,14 @@ export class BrokerStatsManager {
     this.item(Stats.DLQ_PUT_NUMS, `${topic}@${group}`).add(1, 1);
   }
 
-  /** A transactional message of `topic` was committed or rolled back (a producer's end or a check). */
-  recordTransactionEnd(topic: string, resolution: 'COMMIT' | 'ROLLBACK'): void {
+  /**
+   * A transactional message of `topic` was committed or rolled back (a producer's end or a check),
+   * `sinceBornMs` after its producer created it; a commit also reaches the listener's
+   * onTransactionCommitted (Apache's rocketmq_finish_message_latency).
+   */
+  recordTransactionEnd(topic: string, resolution: 'COMMIT' | 'ROLLBACK', sinceBornMs = 0): void {
     this.item(resolution === 'COMMIT' ? Stats.TX_COMMIT_NUMS : Stats.TX_ROLLBACK_NUMS, topic).add(1, 1);
+    if (resolution === 'COMMIT') this.listener?.onTransactionCommitted?.(topic, Math.max(0, sinceBornMs));
   }
 
   /** Sets (or clears) the exporter's per-event hooks. */

@@ -17,8 +17,8 @@
  * Process-local (not persisted, Prometheus counters; timer-prometheus.ts):
  *   enqueueTotal[topic]   messages read from rmq_sys_wheel_timer (Apache incTimerEnqueueCount)
  *   dequeueTotal[topic]   messages put back to their topic or rolled (incTimerDequeueCount)
- *   delayLatency[topic]   (due time − born time) / 1000 s per message read (rocketmq_delay_message_latency)
- *   lastEnqueue           wall and store time of the last message read (rocketmq_timer_enqueue_latency)
+ *   delayLatency[topic]   (due time − born time) / 1000 s per message read (rocketmq_delay_message_latency_seconds)
+ *   lastEnqueue           wall and store time of the last message read (rocketmq_timer_enqueue_latency_milliseconds)
  */
 import type { Clock } from '../../common/time/clock.js';
 import * as path from 'node:path';
@@ -40,7 +40,7 @@ export interface TimerMetricsDocument {
 /** Apache `TimerMetrics.timerDist`: the bounds (s) of rocketmq_timer_message_snapshot. */
 export const TIMER_DIST_BOUNDS_S = [5, 60, 300, 900, 3600, 14400, 28800, 86400] as const;
 
-/** Apache's bucket bounds (s) of rocketmq_delay_message_latency: 1 min, 10 min, 1 h, 12 h, 1 d, 3 d. */
+/** Apache's bucket bounds (s) of rocketmq_delay_message_latency_seconds: 1 min, 10 min, 1 h, 12 h, 1 d, 3 d. */
 export const DELAY_LATENCY_BUCKETS_S = [60, 600, 3600, 43200, 86400, 259200] as const;
 
 /** Non-cumulative bucket counts (the last bucket is +Inf minus the rest: count − Σ counts). */
@@ -73,7 +73,7 @@ export class TimerMetrics extends ConfigManager implements TimerMetricsListener 
   /** Process-local totals per REAL_TOPIC ('' when the message had none). */
   readonly enqueueTotal = new Map<string, number>();
   readonly dequeueTotal = new Map<string, number>();
-  /** Per topic: rocketmq_delay_message_latency, (delay − born) in whole seconds, in DELAY_LATENCY_BUCKETS_S. */
+  /** Per topic: rocketmq_delay_message_latency_seconds, (delay − born) in whole seconds, in DELAY_LATENCY_BUCKETS_S. */
   readonly delayLatency = new Map<string, DelayLatencySeries>();
   lastEnqueueReadAtMs = 0;
   lastEnqueueStoreTimestampMs = 0;

@@ -29,8 +29,8 @@ export interface TransactionBroker {
   /** Check progress on the half queue (Apache keeps it as group CID_RMQ_SYS_TRANS's offset). */
   loadProgress(topic: string): number;
   saveProgress(topic: string, offset: number): void;
-  /** Counts a committed or rolled back message of `topic` (broker statistics). */
-  recordEnd?(topic: string, resolution: 'COMMIT' | 'ROLLBACK'): void;
+  /** Counts a committed or rolled back message of `topic` (broker statistics); `bornTimestampMs`: the half message's born time. */
+  recordEnd?(topic: string, resolution: 'COMMIT' | 'ROLLBACK', bornTimestampMs: number): void;
 }
 
 /** Apache's system group for transaction check progress. */
@@ -56,6 +56,6 @@ export function transactionBrokerOf(ctx: BrokerContext): TransactionBroker {
     ensureTopic: (topic, queueNums) => void ctx.topicConfigManager.createTopicInSendMessageBackMethod(topic, queueNums, 6, 0),
     loadProgress: (topic) => ctx.consumerOffsetManager.queryOffset(TRANS_CHECK_GROUP, topic, 0),
     saveProgress: (topic, offset) => void ctx.consumerOffsetManager.commitOffset('transaction-check', TRANS_CHECK_GROUP, topic, 0, offset),
-    recordEnd: (topic, resolution) => ctx.brokerStats.recordTransactionEnd(topic, resolution),
+    recordEnd: (topic, resolution, bornTimestampMs) => ctx.brokerStats.recordTransactionEnd(topic, resolution, ctx.clock.nowMs() - bornTimestampMs),
   };
 }

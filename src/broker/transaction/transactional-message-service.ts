@@ -35,6 +35,8 @@ export interface PendingHalf {
   producerGroup: string;
   /** UNIQ_KEY of the half message (the producer's message id). */
   uniqKey: string;
+  /** The topic the message is for (REAL_TOPIC of the half message). */
+  realTopic: string;
   checkTimes: number;
   lastCheckMs: number;
   immunityMs: number;
@@ -109,6 +111,13 @@ export class TransactionalMessageService {
   }
 
   /** Unresolved half messages (copy, by half queue offset). */
+  /** Half messages not yet resolved, per real topic (the rocketmq_half_messages gauge). */
+  pendingByTopic(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const p of this.pending.values()) counts.set(p.realTopic, (counts.get(p.realTopic) ?? 0) + 1);
+    return counts;
+  }
+
   pendingHalves(): PendingHalf[] {
     return [...this.pending.values()].sort((a, b) => a.halfQueueOffset - b.halfQueueOffset);
   }
@@ -169,6 +178,7 @@ export class TransactionalMessageService {
       storeTimestamp: m.storeTimestamp,
       producerGroup: m.properties.get(MessageConst.PGROUP) ?? '',
       uniqKey: m.properties.get(MessageConst.UNIQ_KEY) ?? m.msgId,
+      realTopic: m.properties.get(MessageConst.REAL_TOPIC) ?? '',
       checkTimes: 0,
       lastCheckMs: 0,
       immunityMs: Number.isFinite(immunitySec) && immunitySec > 0 ? immunitySec * 1000 : this.opts.config.transactionTimeOut,
@@ -193,6 +203,7 @@ export class TransactionalMessageService {
       storeTimestamp: a.storeTimestamp,
       producerGroup: half.properties.get(MessageConst.PGROUP) ?? '',
       uniqKey: half.properties.get(MessageConst.UNIQ_KEY) ?? a.msgId,
+      realTopic: half.properties.get(MessageConst.REAL_TOPIC) ?? msg.topic,
       checkTimes: 0,
       lastCheckMs: 0,
       immunityMs: this.opts.config.transactionTimeOut,
@@ -231,7 +242,7 @@ export class TransactionalMessageService {
       this.opts.onCommitted?.(msg.topic, msg.queueId);
     }
     await this.writeOp([half.queueOffset]);
-    this.opts.broker.recordEnd?.(half.properties.get(MessageConst.REAL_TOPIC) ?? half.topic, req.resolution);
+    this.opts.broker.recordEnd?.(half.properties.get(MessageConst.REAL_TOPIC) ?? half.topic, req.resolution, half.bornTimestamp);
     this.logger.info(`transaction ${uniq ?? half.msgId} ${req.resolution === 'COMMIT' ? 'committed' : 'rolled back'}${req.fromCheck ? ' (check)' : ''}`);
     return { ok: true, alreadyResolved: false, ...(committed ? { committed } : {}) };
   }

@@ -23,6 +23,9 @@ import { RequestCode } from '../../remoting/codes/request-code.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { addressList, adminCommand, invokeAdmin, parseFastjson, printJson, renderTable, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
 import { fetchTopicRoute, masterAddrsOfRoute } from './admin-nameserver.js';
+import { versionDesc } from '../../remoting/protocol/mq-version.js';
+
+export { versionDesc };
 
 export interface ConnectionJson {
   clientId: string;
@@ -37,21 +40,6 @@ interface ConsumerConnectionJson {
   consumeType?: string;
   messageModel?: string;
   consumeFromWhere?: string;
-}
-
-/**
- * MQVersion.Version name of a remoting `version` ordinal. From V4_0_0 (213) on the enum holds a
- * SNAPSHOT and a release per x.y.z: V4_a_b = 213 + 2·(10a + b), V5_a_b = 413 + 2·(10a + b), up
- * to V5_9_9 (611); 612 is HIGHER_VERSION.
- */
-export function versionDesc(ordinal: number): string {
-  if (!Number.isInteger(ordinal) || ordinal < 212) return `ordinal ${ordinal}`;
-  if (ordinal >= 612) return 'HIGHER_VERSION';
-  const rel = ordinal % 2 === 1 ? ordinal : ordinal + 1;
-  const n = rel - 213;
-  const major = 4 + Math.floor(n / 200);
-  const minorPatch = (n % 200) / 2;
-  return `V${major}_${Math.floor(minorPatch / 10)}_${minorPatch % 10}${ordinal % 2 === 0 ? '_SNAPSHOT' : ''}`;
 }
 
 interface ConnectionTarget extends CommonAdminOptions {

@@ -8,9 +8,11 @@
  * - a RequestGate (request-gate.ts), when set, runs after the handler lookup and before the
  *   handler; its refusal is answered instead;
  * - a ResponseObserver, when set, hears each handler's answer with its latency (ms from the
- *   handler's call to its answer; answers sent later through the channel, e.g. held pulls, and
- *   gate refusals are not observed). Timing lives here rather than in a wrapper per handler so
- *   that a timed request costs no extra promise.
+ *   handler's call to its answer) and whether the request was oneway (Apache records those with
+ *   result "oneway"); a handler that throws is heard with SYSTEM_ERROR, as Apache writes its
+ *   SYSTEM_ERROR answer through the same path. Answers sent later through the channel (held
+ *   pulls) and gate refusals are not observed. Timing lives here rather than in a wrapper per
+ *   handler so that a timed request costs no extra promise.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
@@ -21,8 +23,8 @@ import { ResponseCode } from '../codes/response-code.js';
 import { requestCodeName } from '../codes/request-code.js';
 import type { RequestGate } from './request-gate.js';
 
-/** Hears each answered request: its code, the answer's code and the handler's latency in ms. */
-export type ResponseObserver = (requestCode: number, responseCode: number, latencyMs: number) => void;
+/** Hears each answered request: its code, the answer's code, the handler's latency in ms and whether the request was oneway. */
+export type ResponseObserver = (requestCode: number, responseCode: number, latencyMs: number, oneway: boolean) => void;
 
 export class ProcessorTable {
   private readonly handlers = new Map<number, RequestHandler>();
@@ -62,6 +64,7 @@ export class ProcessorTable {
       return;
     }
     let response: RemotingCommand | null;
+    let t0 = 0; // > 0 once the handler was called with an observer set
     try {
       if (this.gate) {
         const refusal = await this.gate.check(channel, request);
@@ -70,10 +73,11 @@ export class ProcessorTable {
           return;
         }
       }
-      const t0 = this.observer ? performance.now() : 0;
+      t0 = this.observer ? performance.now() : 0;
       response = await handler({ channel, request });
-      if (this.observer && response) this.observer(request.code, response.code, performance.now() - t0);
+      if (this.observer && response) this.observer(request.code, response.code, performance.now() - t0, oneway);
     } catch (e) {
+      if (this.observer && t0 > 0) this.observer(request.code, ResponseCode.SYSTEM_ERROR, performance.now() - t0, oneway);
       const message = e instanceof Error ? e.message : String(e);
       this.logger.warn(`processing ${requestCodeName(request.code)} from ${channel.remoteAddress} failed: ${message}`);
       if (!oneway) channel.send(createResponseCommand(request, ResponseCode.SYSTEM_ERROR, message));

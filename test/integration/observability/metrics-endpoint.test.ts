@@ -4,6 +4,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { DLQ_GROUP, DLQ_TOPIC, FIRST, GROUP, LIVE_GROUP, TOPIC, TOTAL, startObservedBroker, type ObservedBroker } from './observed-broker.js';
 
 /** Value of the series `name{labels}` (labels given as a subset, order-free); undefined when absent. */
@@ -50,17 +52,24 @@ describe('metrics endpoint (Prometheus) of tsmq start', { timeout: 180_000 }, ()
     const out = valueOf(text, 'rocketmq_messages_out_total', { topic: TOPIC, consumer_group: GROUP, is_system: 'false' })!;
     assert.ok(out >= FIRST, `messages out ${out}`);
     assert.ok(valueOf(text, 'rocketmq_throughput_out_total', { topic: TOPIC, consumer_group: GROUP })! > 0);
-    assert.equal(valueOf(text, 'rocketmq_consumer_lag_messages', { topic: TOPIC, consumer_group: GROUP }), TOTAL - FIRST);
-    assert.equal(valueOf(text, 'rocketmq_consumer_ready_messages', { topic: TOPIC, consumer_group: GROUP }), TOTAL - FIRST);
-    assert.equal(valueOf(text, 'rocketmq_consumer_inflight_messages', { topic: TOPIC, consumer_group: GROUP }), 0);
-    const latency = valueOf(text, 'rocketmq_consumer_lag_latency', { topic: TOPIC, consumer_group: GROUP })!;
+    const lagLabels = { topic: TOPIC, consumer_group: GROUP, is_retry: 'false', is_system: 'false' };
+    assert.equal(valueOf(text, 'rocketmq_consumer_lag_messages', lagLabels), TOTAL - FIRST);
+    assert.equal(valueOf(text, 'rocketmq_consumer_ready_messages', lagLabels), TOTAL - FIRST);
+    assert.equal(valueOf(text, 'rocketmq_consumer_inflight_messages', lagLabels), 0);
+    const latency = valueOf(text, 'rocketmq_consumer_lag_latency_milliseconds', lagLabels)!;
     assert.ok(latency > 0 && latency < 120_000, `lag latency ${latency} ms`);
+    // nothing pulled beyond the commit: the oldest unpulled message is the oldest uncommitted one
+    const queueing = valueOf(text, 'rocketmq_consumer_queueing_latency_milliseconds', lagLabels)!;
+    assert.ok(queueing >= latency && queueing < latency + 5_000, `queueing latency ${queueing} ms, lag latency ${latency} ms`);
+    // the push consumers' own %RETRY% topics are no lag series (Apache skips subscribed retry topics)
+    assert.doesNotMatch(text, /rocketmq_consumer_lag_messages\{[^}]*topic="%RETRY%/);
   });
 
   it('counts the DLQ message and the connections', () => {
     assert.equal(valueOf(text, 'rocketmq_send_to_dlq_messages_total', { topic: DLQ_TOPIC, consumer_group: DLQ_GROUP }), 1);
-    assert.ok(valueOf(text, 'rocketmq_producer_connections', { language: 'JAVA' })! >= 1, 'the producer is connected');
-    assert.equal(valueOf(text, 'rocketmq_consumer_connections', { consumer_group: LIVE_GROUP }), 1);
+    // Apache's label values: language and version (MQVersion name; ali-ons sends 121, V3_4_9) in lower case, protocol_type remoting
+    assert.ok(valueOf(text, 'rocketmq_producer_connections', { language: 'java', version: 'v3_4_9', protocol_type: 'remoting' })! >= 1, `the producer is connected:\n${text.split('\n').filter((l) => l.startsWith('rocketmq_producer_connections') || l.startsWith('rocketmq_consumer_connections')).join('\n')}`);
+    assert.equal(valueOf(text, 'rocketmq_consumer_connections', { consumer_group: LIVE_GROUP, language: 'java', version: 'v3_4_9', consume_mode: 'push', protocol_type: 'remoting', is_system: 'false' }), 1);
     assert.match(text, /# TYPE rocketmq_commit_messages_total counter/);
     assert.match(text, /# TYPE rocketmq_rollback_messages_total counter/);
   });
@@ -68,12 +77,25 @@ describe('metrics endpoint (Prometheus) of tsmq start', { timeout: 180_000 }, ()
   it('reports topics, groups, storage and latency figures', () => {
     assert.ok(valueOf(text, 'rocketmq_topic_number')! >= 3);
     assert.ok(valueOf(text, 'rocketmq_consumer_group_number')! >= 2);
-    assert.ok(valueOf(text, 'rocketmq_storage_size')! > 0);
-    assert.equal(valueOf(text, 'rocketmq_storage_flush_behind_bytes'), 0, 'everything flushed after an ASYNC_FLUSH round');
-    assert.equal(valueOf(text, 'rocketmq_storage_dispatch_behind_bytes'), 0);
-    const reserve = valueOf(text, 'rocketmq_storage_message_reserve_time')!;
+    assert.equal(valueOf(text, 'rocketmq_broker_permission'), 6, 'RW (brokerPermission default)');
+    const store = { storage_type: 'local', storage_medium: 'disk' };
+    // used bytes of the partition holding the store (Apache); the store is under the temp dir, and
+    // other processes write there meanwhile, hence the 5 % margin
+    const partition = statfsSync(tmpdir());
+    const used = (partition.blocks - partition.bfree) * partition.bsize;
+    const storageSize = valueOf(text, 'rocketmq_storage_size_bytes', store)!;
+    assert.ok(storageSize > 0 && Math.abs(storageSize - used) < partition.blocks * partition.bsize * 0.05, `storage size ${storageSize}, partition used ${used}`);
+    assert.equal(valueOf(text, 'rocketmq_storage_flush_behind_bytes', store), 0, 'everything flushed after an ASYNC_FLUSH round');
+    assert.equal(valueOf(text, 'rocketmq_storage_dispatch_behind_bytes', store), 0);
+    const reserve = valueOf(text, 'rocketmq_storage_message_reserve_time_milliseconds', store)!;
     assert.ok(reserve > 0 && reserve < 300_000, `reserve time ${reserve} ms`);
-    assert.ok(valueOf(text, 'rocketmq_rpc_latency_count', { protocol_type: 'remoting', request_code: '310', response_code: '0' })! >= TOTAL, 'SEND_MESSAGE_V2 (310) answered SUCCESS');
+    const sends = { protocol_type: 'remoting', request_code: 'send_message_v2', response_code: 'success', is_long_polling: 'false', result: 'success' };
+    assert.ok(valueOf(text, 'rocketmq_rpc_latency_milliseconds_count', sends)! >= TOTAL, 'SEND_MESSAGE_V2 answered SUCCESS, by their lower-case names');
+    assert.equal(valueOf(text, 'rocketmq_rpc_latency_milliseconds_bucket', { ...sends, le: '+Inf' }), valueOf(text, 'rocketmq_rpc_latency_milliseconds_count', sends));
+    assert.match(text, /rocketmq_rpc_latency_milliseconds_bucket\{[^}]*le="3000"/, "Apache's 2 s and 3 s buckets");
+    // the push consumers' held pulls, woken by the later sends, timed from their suspension
+    const held = valueOf(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'pull_message', is_long_polling: 'true', result: 'success' });
+    assert.ok(held! >= 1, `held pulls answered: ${held}`);
     assert.ok(valueOf(text, 'tsmq_commitlog_flush_latency_seconds_count')! > 0);
     assert.ok(valueOf(text, 'tsmq_commitlog_flush_batch_bytes_sum')! > 0);
     assert.ok(valueOf(text, 'tsmq_store_recovery_duration_seconds')! >= 0);

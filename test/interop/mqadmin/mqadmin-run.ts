@@ -15,8 +15,22 @@ export type Step =
   | { op: 'sleep'; ms: number }
   /** Snapshot of a file (e.g. the broker's subscriptionGroup.json) at that point of the run. */
   | { op: 'readfile'; id: string; path: string }
+  /** Body of an HTTP GET at that point of the run (the metrics endpoint while the Java clients are connected), in `files`. */
+  | { op: 'readurl'; id: string; url: string }
   /** `id` names the result (several steps may run the same mqadmin command). */
-  | { op: 'mqadmin'; id: string; args: string[] };
+  | { op: 'mqadmin'; id: string; args: string[] }
+  /** DefaultMQAdminExt.viewBrokerStatsData (315) of one stats item; mqadmin has no sub command for it. */
+  | { op: 'statsdata'; id: string; brokerAddr: string; statsName: string; statsKey: string };
+
+/** What viewBrokerStatsData returned (sums of the minute / hour / day windows), or its refusal. */
+export interface StatsDataResult {
+  ok: boolean;
+  minuteSum?: number;
+  minuteTps?: number;
+  hourSum?: number;
+  daySum?: number;
+  error?: string;
+}
 
 export interface CmdResult {
   name: string;
@@ -32,6 +46,7 @@ export interface MqadminRun {
   sent: Map<string, Record<string, unknown>>;
   consumed: Map<string, number>;
   files: Map<string, string | null>;
+  stats: Map<string, StatsDataResult>;
   /** Duration of the non-command phases: 'consume' (last consume step). */
   phaseMs: Map<string, number>;
   ms: number;
@@ -49,8 +64,12 @@ export function stepLine(s: Step): string {
       return `sleep\t${s.ms}`;
     case 'readfile':
       return `readfile\t${s.id}\t${s.path}`;
+    case 'readurl':
+      return `readurl\t${s.id}\t${s.url}`;
     case 'mqadmin':
       return ['mqadmin', ...s.args].join('\t');
+    case 'statsdata':
+      return ['statsdata', s.id, s.brokerAddr, s.statsName, s.statsKey].join('\t');
   }
 }
 
@@ -68,6 +87,7 @@ export async function runMqadmin(peerName: PeerName, broker: TsmqProcess, steps:
     const sent = new Map<string, Record<string, unknown>>();
     const consumed = new Map<string, number>();
     const files = new Map<string, string | null>();
+    const stats = new Map<string, StatsDataResult>();
     const phaseMs = new Map<string, number>();
     const ids = steps.filter((s): s is Extract<Step, { op: 'mqadmin' }> => s.op === 'mqadmin').map((s) => s.id);
     let i = 0;
@@ -79,8 +99,9 @@ export async function runMqadmin(peerName: PeerName, broker: TsmqProcess, steps:
         phaseMs.set('consume', l.ms as number);
       }
       else if (l.type === 'file') files.set(l.id as string, (l.content as string | null) ?? null);
+      else if (l.type === 'statsdata') stats.set(l.id as string, l as unknown as StatsDataResult);
     }
-    return { cmds, sent, consumed, files, phaseMs, ms: run.ms, stderr: run.stderr };
+    return { cmds, sent, consumed, files, stats, phaseMs, ms: run.ms, stderr: run.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -16,15 +16,18 @@ export const SENT = 20;
 
 export type Version = 4 | 5;
 
-/** Every step; `brokerAddr` is the broker's `ip:port`, `storeDir` its storePathRootDir. */
-export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): Step[] {
+/** Every step; `brokerAddr` is the broker's `ip:port`, `storeDir` its storePathRootDir, `metricsUrl` its Prometheus endpoint. */
+export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string, metricsUrl: string): Step[] {
   const groupsFile = `${storeDir}/config/subscriptionGroup.json`;
   const m = (id: string, ...args: string[]): Step => ({ op: 'mqadmin', id, args });
+  const st = (id: string, addr: string, statsName: string, statsKey: string): Step => ({ op: 'statsdata', id, brokerAddr: addr, statsName, statsKey });
   const steps: Step[] = [
     m('updateTopic', 'updateTopic', '-b', brokerAddr, '-t', TOPIC, '-r', '4', '-w', '4'),
     m('updateTopic2', 'updateTopic', '-c', CLUSTER, '-t', TOPIC2, '-r', '2', '-w', '2'),
     { op: 'produce', as: 'p1', group: PRODUCER_GROUP, topic: TOPIC, count: SENT, tag: 'TagA', keyPrefix: 'mqa' },
     { op: 'consume', group: GROUP, topic: TOPIC, expect: SENT },
+    // the metrics while the Java producer and push consumer are connected
+    { op: 'readurl', id: 'metricsWithClients', url: metricsUrl },
     m('clusterList', 'clusterList'),
     m('brokerStatus', 'brokerStatus', '-b', brokerAddr),
     m('getBrokerConfig', 'getBrokerConfig', '-b', brokerAddr),
@@ -66,6 +69,18 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string): 
     m('consumerStatus', 'consumerStatus', '-g', GROUP),
     m('brokerConsumeStats', 'brokerConsumeStats', '-b', brokerAddr),
     m('statsAll', 'statsAll', '-t', TOPIC),
+    // per-queue stats (enableDetailStat, default true): Apache 5.3.3 counts puts per queue only for
+    // SCHEDULE_TOPIC_XXXX and gets per queue only for the delay-level service's deliveries
+    st('queuePutNumsSchedule', brokerAddr, 'QUEUE_PUT_NUMS', 'SCHEDULE_TOPIC_XXXX@0'),
+    st('queuePutSizeSchedule', brokerAddr, 'QUEUE_PUT_SIZE', 'SCHEDULE_TOPIC_XXXX@0'),
+    st('topicPutSizeSchedule', brokerAddr, 'TOPIC_PUT_SIZE', 'SCHEDULE_TOPIC_XXXX'),
+    st('queueGetNumsSchedule', brokerAddr, 'QUEUE_GET_NUMS', 'SCHEDULE_TOPIC_XXXX@0@SCHEDULE_CONSUMER'),
+    st('queueGetSizeSchedule', brokerAddr, 'QUEUE_GET_SIZE', 'SCHEDULE_TOPIC_XXXX@0@SCHEDULE_CONSUMER'),
+    st('groupGetSizeSchedule', brokerAddr, 'GROUP_GET_SIZE', 'SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER'),
+    st('queuePutNumsPlain', brokerAddr, 'QUEUE_PUT_NUMS', `${TOPIC}@0`),
+    st('queueGetNumsPlain', brokerAddr, 'QUEUE_GET_NUMS', `${TOPIC}@0@${GROUP}`),
+    m('exportMetrics', 'exportMetrics', '-c', CLUSTER, '-f', `${storeDir}/export`),
+    { op: 'readfile', id: 'exportedMetrics', path: `${storeDir}/export/metrics.json` },
     m('queryMsgByKey', 'queryMsgByKey', '-t', TOPIC, '-k', 'mqa-0'),
     m('queryMsgById', 'queryMsgById', '-i', '${p1.offsetMsgId}', ...(v === 5 ? ['-t', TOPIC] : [])),
     m('consumeMessageDirectly', 'queryMsgById', '-i', '${p1.offsetMsgId}', '-g', GROUP, '-d', `\${${GROUP}.clientId}`, ...(v === 5 ? ['-t', TOPIC] : [])),

@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { TsmqProcess } from '../../support/tsmq-process.js';
 import { javaSkipReason } from '../support/java-peers.js';
@@ -17,7 +17,9 @@ import { RemotingClient } from '../../../src/remoting/transport/remoting-client.
 import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { LeanClient } from '../../support/lean-client.js';
-import { runMqadmin, type CmdResult, type MqadminRun } from './mqadmin-run.js';
+import { sampleSum } from '../../support/prometheus-text.js';
+import { APACHE_533_METRIC_LABELS, NOT_EXPORTED_BY_TSMQ, metricLabelKeys } from '../support/apache-metric-labels.js';
+import { runMqadmin, type CmdResult, type MqadminRun, type StatsDataResult } from './mqadmin-run.js';
 import { BROKER_NAME, CLONE_GROUP, CLUSTER, GROUP, PRODUCER_GROUP, SENT, SUB_GROUP, TOPIC, TOPIC2, mqadminSteps, type Version } from './mqadmin-steps.js';
 
 /** Rows of a whitespace-separated table whose first cell is `first`. */
@@ -73,7 +75,8 @@ export function defineMqadminSuite(version: Version): void {
       broker = await TsmqProcess.start({ storeDir });
       startedAt = Date.now();
       await deliverOneDelayed(broker.brokerAddr);
-      run = await runMqadmin(version === 5 ? 'rocketmq5' : 'rocketmq4', broker, mqadminSteps(version, broker.brokerAddr, storeDir));
+      assert.ok(broker.metricsUrl, `banner names the metrics URL:\n${broker.log}`);
+      run = await runMqadmin(version === 5 ? 'rocketmq5' : 'rocketmq4', broker, mqadminSteps(version, broker.brokerAddr, storeDir, broker.metricsUrl));
     });
 
     after(async () => {
@@ -120,6 +123,9 @@ export function defineMqadminSuite(version: Version): void {
     it('brokerStatus: totals, offsets and rates are the real ones (a delay-level delivery counted as Apache counts it)', () => {
       const kv = keyValues(cmd('brokerStatus').out, ':');
       assert.equal(kv.get('brokerVersionDesc'), 'V4_9_4');
+      assert.equal(kv.get('brokerVersion'), '401', 'the ordinal of V4_9_4');
+      assert.equal(kv.get('remainTransientStoreBufferNumbs'), '2147483647', "Apache's value without a transient store pool");
+      assert.equal(kv.get('totalMemKBytes'), String(Math.floor(totalmem() / 1024)));
       // SENT + the delayed send (stored in SCHEDULE_TOPIC_XXXX) + its delivery (ScheduleMessageService counts it)
       assert.equal(kv.get('putMessageTimesTotal'), String(SENT + 2));
       // Apache BrokerStats: BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC, so the send stored under SCHEDULE_TOPIC_XXXX is not in it
@@ -146,6 +152,15 @@ export function defineMqadminSuite(version: Version): void {
       assert.equal(kv.get('storePathRootDir'), storeDir);
       assert.equal(kv.get('mappedFileSizeCommitLog'), String(1024 * 1024 * 1024));
       assert.equal(kv.get('dataReadAheadEnable'), 'true', 'Apache MessageStoreConfig default, shown before any setCommitLogReadAheadMode');
+      // keys of the components (transactions, timers, pop, controller, netty) and the per-queue stats switch
+      assert.equal(kv.get('transactionTimeOut'), '6000');
+      assert.equal(kv.get('transactionCheckMax'), '15');
+      assert.equal(kv.get('timerWheelEnable'), 'true');
+      assert.equal(kv.get('timerMaxDelaySec'), String(3 * 24 * 3600));
+      assert.equal(kv.get('enableControllerMode'), 'false');
+      assert.equal(kv.get('serverChannelMaxIdleTimeSeconds'), '120');
+      assert.equal(kv.get('enableDetailStat'), 'true');
+      assert.equal(kv.get('clientCallbackExecutorThreads'), String(availableParallelism()));
     });
 
     it('updateBrokerConfig: applied (getBrokerConfig shows it) and persisted to config/broker.properties', () => {
@@ -279,6 +294,85 @@ export function defineMqadminSuite(version: Version): void {
       assert.ok(inTps! > 0 && outTps! > 0, row.join(' '));
       assert.equal(in24h, SENT);
       assert.equal(out24h, SENT);
+    });
+
+    /** viewBrokerStatsData's figures of one step; fails with the refusal when there is one. */
+    const statsOf = (id: string): StatsDataResult => {
+      const r = run.stats.get(id);
+      assert.ok(r, `step ${id} did not run; JVM stderr tail:\n${run.stderr.slice(-3000)}`);
+      return r;
+    };
+    const statsSum = (id: string): number => {
+      const r = statsOf(id);
+      assert.equal(r.ok, true, `${id}: ${r.error}`);
+      assert.equal(r.hourSum, r.daySum, `${id}: one hour and one day of history hold the same`);
+      return r.daySum!;
+    };
+
+    it('viewBrokerStatsData (DefaultMQAdminExt): QUEUE_* per-queue stats as Apache 5.3.3 counts them (the one delay-level message only)', () => {
+      // the DELAY=1 send stored under SCHEDULE_TOPIC_XXXX queue 0 (delay level 1 - 1), then delivered
+      assert.equal(statsSum('queuePutNumsSchedule'), 1);
+      const putSize = statsSum('queuePutSizeSchedule');
+      assert.ok(putSize > 100, `record size ${putSize}`);
+      assert.equal(putSize, statsSum('topicPutSizeSchedule'), 'the only SCHEDULE_TOPIC_XXXX put is on queue 0');
+      assert.equal(statsSum('queueGetNumsSchedule'), 1);
+      const getSize = statsSum('queueGetSizeSchedule');
+      assert.ok(getSize > 100, `delivered record size ${getSize}`);
+      assert.equal(getSize, statsSum('groupGetSizeSchedule'), 'the only delivery was of level 1');
+      // plain sends and pulls are not counted per queue (Apache: only the schedule topic's)
+      for (const id of ['queuePutNumsPlain', 'queueGetNumsPlain']) {
+        const r = statsOf(id);
+        assert.equal(r.ok, false, `${id} exists: ${JSON.stringify(r)}`);
+        assert.match(r.error ?? '', /The stats <QUEUE_(PUT|GET)_NUMS> <MqaTopic@0(@GID_MQA)?> not exist/);
+      }
+    });
+
+    it('exportMetrics: runtimeEnv (cpuNum, totalMemKBytes), runtimeQuota and runtimeVersion with real values', () => {
+      assert.match(cmd('exportMetrics').out, /export .*metrics\.json success/);
+      const text = run.files.get('exportedMetrics');
+      assert.ok(text, 'metrics.json written');
+      const doc = JSON.parse(text) as { evaluateReport: Record<string, { runtimeEnv: Record<string, unknown>; runtimeQuota: Record<string, unknown>; runtimeVersion: { rocketmqVersion: string; clientInfo: string[] } }> };
+      const report = doc.evaluateReport[BROKER_NAME];
+      assert.ok(report, text);
+      assert.deepEqual(report.runtimeEnv, { cpuNum: String(availableParallelism()), totalMemKBytes: String(Math.floor(totalmem() / 1024)) });
+      const oneDay = report.runtimeQuota.oneDayNum as Record<string, number>;
+      assert.equal(oneDay.scheduleOneDayInNum, 1, 'TOPIC_PUT_NUMS of SCHEDULE_TOPIC_XXXX: the one delay-level send');
+      assert.equal(oneDay.transOneDayInNum, 0);
+      assert.equal(report.runtimeVersion.rocketmqVersion, versionDesc);
+      assert.ok(report.runtimeVersion.clientInfo.includes(`JAVA%${versionDesc}`), JSON.stringify(report.runtimeVersion));
+    });
+
+    it('metrics endpoint with the Java clients connected: Apache 5.3.3 label values for them and their traffic', () => {
+      const text = run.files.get('metricsWithClients');
+      assert.ok(text, 'the metrics endpoint answered');
+      const v = versionDesc.toLowerCase();
+      assert.equal(sampleSum(text, 'rocketmq_consumer_connections', { consumer_group: GROUP, language: 'java', version: v, consume_mode: 'push', protocol_type: 'remoting', is_system: 'false' }), 1);
+      assert.ok(sampleSum(text, 'rocketmq_producer_connections', { language: 'java', version: v, protocol_type: 'remoting' })! >= 1, 'the producer group');
+      assert.equal(sampleSum(text, 'rocketmq_messages_in_total', { topic: TOPIC, message_type: 'normal', is_system: 'false' }), SENT);
+      assert.equal(sampleSum(text, 'rocketmq_messages_out_total', { topic: TOPIC, consumer_group: GROUP, is_system: 'false' }), SENT);
+      const lag = { topic: TOPIC, consumer_group: GROUP, is_retry: 'false', is_system: 'false' };
+      assert.equal(sampleSum(text, 'rocketmq_consumer_lag_messages', lag), 0, 'all 20 consumed and committed');
+      assert.equal(sampleSum(text, 'rocketmq_consumer_ready_messages', lag), 0);
+      assert.equal(sampleSum(text, 'rocketmq_consumer_lag_latency_milliseconds', lag), 0);
+      assert.equal(sampleSum(text, 'rocketmq_consumer_queueing_latency_milliseconds', lag), 0);
+      assert.ok(sampleSum(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'send_message_v2', response_code: 'success', result: 'success', is_long_polling: 'false' })! >= SENT);
+      assert.ok(sampleSum(text, 'rocketmq_rpc_latency_milliseconds_count', { request_code: 'heart_beat', response_code: 'success' })! >= 1);
+      // updateTopic -b and updateTopic -c ran before: two creates, timed as Apache's AdminBrokerProcessor does
+      assert.equal(sampleSum(text, 'rocketmq_topic_create_execution_time_milliseconds_count', { invocation_status: 'success', is_system: 'false' }), 2);
+    });
+
+    it("metrics endpoint: every Apache 5.3.3 metric a broker with these clients prints is there with Apache's label keys (recorded from a real Apache broker)", () => {
+      const tsmq = metricLabelKeys(run.files.get('metricsWithClients') ?? '');
+      const missing: string[] = [];
+      const differing: string[] = [];
+      for (const [name, keys] of Object.entries(APACHE_533_METRIC_LABELS)) {
+        if (NOT_EXPORTED_BY_TSMQ.test(name)) continue;
+        const have = tsmq.get(name);
+        if (have === undefined) missing.push(name);
+        else if (have !== keys.join(',')) differing.push(`${name}: tsmq {${have}} Apache {${keys.join(',')}}`);
+      }
+      assert.deepEqual(missing, [], 'Apache metrics absent from the scrape');
+      assert.deepEqual(differing, [], 'label keys differ');
     });
 
     it('queryMsgByKey: the keyed message with its queue and offset', () => {

@@ -7,6 +7,7 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { BrokerHarness, FakeChannel } from './support/broker-harness.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
@@ -160,6 +161,31 @@ describe('broker config: 26 get, 25 update', () => {
     assert.equal(bad.code, ResponseCode.SYSTEM_ERROR);
     assert.match(bad.remark!, /brokerPermission/);
     assert.equal(h.ctx.config.brokerPermission, 6);
+  });
+
+  it("shows the components' keys (transactions, timers, pop, controller, remoting) with their resolved values; an update of one is validated by its resolver and recorded for the next start", async () => {
+    h = await BrokerHarness.create();
+    const kv = (text: string): Map<string, string> => new Map(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const before = kv((await h.call(RequestCode.GET_BROKER_CONFIG, null)).body!.toString());
+    // Apache 5.3.3 defaults of keys Apache's getBrokerConfig lists
+    assert.equal(before.get('transactionTimeOut'), '6000');
+    assert.equal(before.get('transactionCheckInterval'), '30000');
+    assert.equal(before.get('timerWheelEnable'), 'true');
+    assert.equal(before.get('timerPrecisionMs'), '1000');
+    assert.equal(before.get('enableControllerMode'), 'false');
+    assert.equal(before.get('serverChannelMaxIdleTimeSeconds'), '120');
+    assert.equal(before.get('enableDetailStat'), 'true');
+    assert.equal(before.get('clientCallbackExecutorThreads'), String(availableParallelism()));
+    assert.ok(before.has('maxPopPollingSize'));
+    assert.equal(before.get('configBlackList'), 'configBlackList;brokerConfigPath', "Apache's default, the keys an update is refused for");
+    const up = await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('transactionTimeOut=9000\n'));
+    assert.equal(up.code, ResponseCode.SUCCESS);
+    assert.equal(kv((await h.call(RequestCode.GET_BROKER_CONFIG, null)).body!.toString()).get('transactionTimeOut'), '9000');
+    assert.match(readFileSync(join(h.ctx.config.storePathRootDir, 'config', 'broker.properties'), 'utf8'), /^transactionTimeOut=9000$/m);
+    const bad = await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('timerPrecisionMs=-5\n'));
+    assert.equal(bad.code, ResponseCode.SYSTEM_ERROR);
+    assert.match(bad.remark!, /timerPrecisionMs/);
+    assert.equal(kv((await h.call(RequestCode.GET_BROKER_CONFIG, null)).body!.toString()).get('timerPrecisionMs'), '1000', 'nothing changed');
   });
 
   it('autoCreateTopicEnable=false applied live: the next send to a missing topic gets 17 and creates nothing; true again creates it', async () => {

@@ -2,7 +2,7 @@
  * Timer metrics and the timer sync request codes on a real broker (sockets, real store, durable
  * wheel): N timers sent → TimerMetrics timingCount N, Prometheus rocketmq_timing_messages /
  * rocketmq_timer_dequeue_lag / rocketmq_timer_message_snapshot N, enqueue total N,
- * rocketmq_delay_message_latency N observations; GET_TIMER_CHECK_POINT (60) answers Apache's
+ * rocketmq_delay_message_latency_seconds N observations; GET_TIMER_CHECK_POINT (60) answers Apache's
  * 56-byte checkpoint with masterTimerQueueOffset N; GET_TIMER_METRICS (61) the TimerMetrics JSON.
  * After they fire: timing 0, dequeue total N, lag 0, config/timermetrics persisted with count 0.
  * With timerWheelEnable=false both codes answer SYSTEM_ERROR as Apache.
@@ -89,9 +89,9 @@ describe('timer metrics and GET_TIMER_CHECK_POINT / GET_TIMER_METRICS', { timeou
     assert.equal(sampleSum(text, 'rocketmq_timer_enqueue_lag'), 0);
     assert.equal(sampleSum(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '5' }), N, 'all due within 5 s');
     assert.equal(sampleSum(text, 'rocketmq_timer_message_snapshot', { timer_bound_s: '60' }), 0);
-    assert.equal(sampleSum(text, 'rocketmq_delay_message_latency_count', { topic: TOPIC }), N);
-    assert.equal(sampleSum(text, 'rocketmq_delay_message_latency_bucket', { topic: TOPIC, le: '60' }), N, 'delay 1.5 s is in the 60 s bucket');
-    const dequeueLatencyMs = sampleSum(text, 'rocketmq_timer_dequeue_latency')!;
+    assert.equal(sampleSum(text, 'rocketmq_delay_message_latency_seconds_count', { topic: TOPIC }), N);
+    assert.equal(sampleSum(text, 'rocketmq_delay_message_latency_seconds_bucket', { topic: TOPIC, le: '60' }), N, 'delay 1.5 s is in the 60 s bucket');
+    const dequeueLatencyMs = sampleSum(text, 'rocketmq_timer_dequeue_latency_milliseconds')!;
     assert.ok(dequeueLatencyMs >= 0 && dequeueLatencyMs < 1000, `dequeue latency ${dequeueLatencyMs} ms`);
 
     // GET_TIMER_CHECK_POINT: Apache's 56 bytes; the master committed all N TIMER_TOPIC entries

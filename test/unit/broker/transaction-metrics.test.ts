@@ -82,4 +82,25 @@ describe('metrics of transactional sends (Apache 5.3.3 counting)', { timeout: 60
     assert.equal(sampleSum(text, 'rocketmq_commit_messages_total', { topic: TOPIC }), 1);
     assert.equal(sampleSum(text, 'rocketmq_rollback_messages_total', { topic: TOPIC }), 1);
   });
+
+  it('rocketmq_half_messages counts the unresolved halves per real topic (0 once all are resolved); rocketmq_finish_message_latency_milliseconds times each commit from the birth', async () => {
+    const born = Date.now();
+    const open1 = await send('tx-open-1', true);
+    const open2 = await send('tx-open-2', true);
+    let text = await mb.scrape();
+    assert.equal(sampleSum(text, 'rocketmq_half_messages', { topic: TOPIC }), 2, 'two halves not yet ended');
+    await new Promise((r) => setTimeout(r, 50));
+    await endTransaction(open1, 'tx-open-1', 8);
+    text = await mb.scrape();
+    assert.equal(sampleSum(text, 'rocketmq_half_messages', { topic: TOPIC }), 1);
+    // the commit of the first test and this one
+    assert.equal(sampleSum(text, 'rocketmq_finish_message_latency_milliseconds_count', { topic: TOPIC }), 2);
+    const sum = sampleSum(text, 'rocketmq_finish_message_latency_milliseconds_sum', { topic: TOPIC })!;
+    assert.ok(sum >= 50 && sum <= 2 * (Date.now() - born) + 60_000, `finish latency sum ${sum} ms`);
+    assert.equal(sampleSum(text, 'rocketmq_finish_message_latency_milliseconds_bucket', { topic: TOPIC, le: '5000' }), 2, 'both within 5 s');
+    await endTransaction(open2, 'tx-open-2', 12);
+    text = await mb.scrape();
+    assert.equal(sampleSum(text, 'rocketmq_half_messages', { topic: TOPIC }), 0, 'the series stays at 0');
+    assert.equal(sampleSum(text, 'rocketmq_finish_message_latency_milliseconds_count', { topic: TOPIC }), 2, 'a rollback is no finish latency (Apache times commits)');
+  });
 });

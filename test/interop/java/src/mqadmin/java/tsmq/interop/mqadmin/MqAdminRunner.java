@@ -22,6 +22,7 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import tsmq.interop.common.Json;
 
 /**
@@ -93,6 +94,8 @@ public final class MqAdminRunner {
                     case "readfile" -> Json.obj().put("type", "file").put("id", f[1])
                         .put("content", Files.exists(Path.of(f[2])) ? Files.readString(Path.of(f[2])) : null).println();
                     case "mqadmin" -> mqadmin(namesrv, Arrays.copyOfRange(f, 1, f.length), realOut, realErr);
+                    case "statsdata" -> statsData(namesrv, f);
+                    case "readurl" -> Json.obj().put("type", "file").put("id", f[1]).put("content", readUrl(f[2])).println();
                     default -> throw new IllegalArgumentException("unknown step " + f[0]);
                 }
             }
@@ -199,6 +202,42 @@ public final class MqAdminRunner {
             .put("msgId", VARS.get(var + ".msgId")).put("offsetMsgId", VARS.get(var + ".offsetMsgId"))
             .put("queueId", VARS.get(var + ".queueId")).put("queueOffset", VARS.get(var + ".queueOffset"))
             .put("ms", System.currentTimeMillis() - started).println();
+    }
+
+    private static DefaultMQAdminExt statsAdmin;
+
+    /** The body of an HTTP GET (e.g. the broker's Prometheus endpoint while this JVM's clients are connected), or null. */
+    private static String readUrl(String url) {
+        try (var in = new java.net.URL(url).openStream()) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /**
+     * `statsdata id brokerAddr statsName statsKey`: DefaultMQAdminExt.viewBrokerStatsData (request
+     * 315, the admin API behind statsAll; mqadmin has no sub command for a single item). Prints
+     * the minute/hour/day figures, or the refusal's message.
+     */
+    private static void statsData(String namesrv, String[] f) {
+        Json j = Json.obj().put("type", "statsdata").put("id", f[1]);
+        try {
+            if (statsAdmin == null) {
+                statsAdmin = new DefaultMQAdminExt(10_000);
+                statsAdmin.setNamesrvAddr(namesrv);
+                statsAdmin.setInstanceName("mqadmin-runner-stats");
+                statsAdmin.start();
+                markLongLivedThreads();
+            }
+            var d = statsAdmin.viewBrokerStatsData(f[2], f[3], f[4]);
+            j.put("ok", true)
+                .put("minuteSum", d.getStatsMinute().getSum()).put("minuteTps", d.getStatsMinute().getTps())
+                .put("hourSum", d.getStatsHour().getSum()).put("daySum", d.getStatsDay().getSum());
+        } catch (Exception e) {
+            j.put("ok", false).put("error", String.valueOf(e.getMessage()));
+        }
+        j.println();
     }
 
     private static void consume(String namesrv, String[] f) throws Exception {
