@@ -23,7 +23,7 @@ import { TLS_CLIENT_CONFIG_KEYS } from '../common/tls/tls-client-config.js';
 
 /** Every key (and alias) `tsmq broker` / `tsmq start` read from broker.conf and `-o`. */
 export function brokerConfigKeys(): Set<string> {
-  const keys = new Set<string>([...HA_RAW_CONFIG_KEYS, ...Object.values(TLS_SERVER_CONFIG_KEYS), ...Object.values(TLS_CLIENT_CONFIG_KEYS)]);
+  const keys = new Set<string>(['brokerConfigPath', ...HA_RAW_CONFIG_KEYS, ...Object.values(TLS_SERVER_CONFIG_KEYS), ...Object.values(TLS_CLIENT_CONFIG_KEYS)]);
   for (const spec of [BROKER_CONFIG_SPEC, CONTROLLER_CONFIG_SPEC, storeConfigSpec, POP_CONFIG_SPEC, TRANSACTION_CONFIG_SPEC, TIMER_CONFIG_SPEC, GRPC_CONFIG_SPEC, REMOTING_SERVER_CONFIG_SPEC, AUTH_CONFIG_SPEC, METRICS_CONFIG_SPEC, CONSOLE_CONFIG_SPEC]) {
     for (const k of knownKeyNames(spec)) keys.add(k);
   }

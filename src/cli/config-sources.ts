@@ -3,6 +3,7 @@
  * built-in defaults of the command, the `-c broker.conf` file (RocketMQ `key=value` names),
  * then dedicated flags, then `-o key=value` overrides.
  */
+import { resolve } from 'node:path';
 import { readPropertiesFile } from '../common/config/properties-file.js';
 
 export function collectOption(value: string, previous: string[] = []): string[] {
@@ -30,4 +31,14 @@ export function mergeConfig(
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
   Object.assign(merged, parseOverrides(overrides));
   return merged;
+}
+
+/**
+ * A broker's merged config with `brokerConfigPath` = the absolute path of its `-c` file (unless
+ * set explicitly): the broker writes UPDATE_BROKER_CONFIG changes there, as Apache's
+ * BrokerStartup points its config path (BrokerPathConfigHelper) at the `-c` file.
+ */
+export function withBrokerConfigPath(cfg: Record<string, string>, configFile: string | undefined): Record<string, string> {
+  if (configFile && cfg.brokerConfigPath === undefined) cfg.brokerConfigPath = resolve(configFile);
+  return cfg;
 }

@@ -25,9 +25,14 @@
  *   Store keys and component keys are validated by their resolver and recorded (shown and
  *   persisted), but the open store and the running components keep their values until restart
  *   (Apache changes its config objects live).
- *   The whole configuration is then written to `<storePathRootDir>/config/broker.properties`
- *   (Apache's default brokerConfigPath). Like Apache started without `-c`, tsmq does not read
- *   that file back at start: a restart takes broker.conf / -o values again.
+ *   Persisted as Apache's broker does: started with `-c broker.conf` (the CLI passes its path as
+ *   `brokerConfigPath`, as Apache's BrokerStartup sets BrokerPathConfigHelper's path to the -c
+ *   file), the updated keys are written into that file, so the next start reads them (Apache
+ *   rewrites the file with every key; tsmq sets only the changed keys' lines and keeps the rest,
+ *   comments included). Started without a config file, the whole configuration is written to
+ *   `<storePathRootDir>/config/broker.properties` (Apache's default brokerConfigPath), which,
+ *   as in Apache, no start reads back. A key given by `-o key=value` on the command line still
+ *   wins over the file at the next start (flags come after the file).
  * - `setLive(key, value)`: a key the broker itself changes (see the method).
  * - `dataVersion`: bumped by every update; GET_BROKER_CONFIG sends it as header `version`.
  */
@@ -44,6 +49,7 @@ import { REMOTING_SERVER_CONFIG_SPEC, resolveRemotingServerLimits } from '../../
 import { BROKER_CONFIG_SPEC, resolveBrokerConfig, type BrokerConfig } from '../broker-config.js';
 import { resolveStoreConfig, storeConfigSpec } from '../../store/store-config.js';
 import { DataVersion } from './data-version.js';
+import { setPropertiesInFile } from '../../common/config/properties-file.js';
 export { parsePropertiesText } from '../../common/config/properties-text.js';
 
 /**
@@ -73,8 +79,15 @@ export class BrokerProperties {
     clock: Clock,
   ) {
     this.dataVersion = new DataVersion(clock);
-    this.filePath = path.join(config.storePathRootDir, 'config', 'broker.properties');
+    const configFile = raw.brokerConfigPath?.trim();
+    this.configFileGiven = configFile !== undefined && configFile !== '';
+    this.filePath = this.configFileGiven ? configFile! : path.join(config.storePathRootDir, 'config', 'broker.properties');
   }
+
+  /** True when `filePath` is the broker.conf the broker was started with (`brokerConfigPath`). */
+  private readonly configFileGiven: boolean;
+  /** Keys changed by `setLive` since the last persist (written with the next update). */
+  private readonly liveChanged = new Set<string>();
 
   /** Every key with its current value, sorted by key. */
   allConfigs(): Map<string, string> {
@@ -123,6 +136,7 @@ export class BrokerProperties {
     const ignored: string[] = [];
     const nextRaw = { ...this.raw };
     for (const [k, v] of props) {
+      if (/[\r\n]/.test(v)) return { ok: false, code: 'INVALID', remark: `the value of ${k} contains a line break` };
       if (brokerKeys.has(k) || storeKeys.has(k) || componentOf.has(k) || k in this.raw) {
         nextRaw[k] = v;
         applied.push(k);
@@ -141,7 +155,7 @@ export class BrokerProperties {
     const live = this.config as Record<string, unknown>;
     for (const k of applied) if (brokerKeys.has(k)) live[k] = (resolved as Record<string, unknown>)[k];
     this.dataVersion.next();
-    this.persist();
+    this.persist(applied);
     return { ok: true, applied, ignored };
   }
 
@@ -152,10 +166,24 @@ export class BrokerProperties {
    */
   setLive(key: string, value: string): void {
     this.raw[key] = value;
+    this.liveChanged.add(key);
   }
 
-  /** Writes `formatAll()` to the properties file (temp file + rename). */
-  persist(): void {
+  /**
+   * Writes the configuration (temp file + rename): into the broker.conf the broker was started
+   * with, the lines of `changedKeys` and of keys changed by `setLive` (setPropertiesInFile);
+   * otherwise `formatAll()` into `<storePathRootDir>/config/broker.properties`.
+   * @throws the file system's error.
+   */
+  persist(changedKeys: readonly string[] = []): void {
+    if (this.configFileGiven) {
+      const updates = new Map<string, string>();
+      for (const k of [...this.liveChanged, ...changedKeys]) updates.set(k, this.raw[k] ?? '');
+      setPropertiesInFile(this.filePath, updates);
+      this.liveChanged.clear();
+      return;
+    }
+    this.liveChanged.clear();
     fs.mkdirSync(path.dirname(this.filePath), { recursive: true });
     const tmp = `${this.filePath}.tmp`;
     fs.writeFileSync(tmp, this.formatAll());

@@ -10,7 +10,7 @@
  *   UPDATE_BROKER_CONFIG (25) with body `key=value\n` to the broker, or every master of the
  *   cluster (-a: slaves too); prints `update broker config success, <addr>` per broker. The
  *   broker applies broker keys at once and store keys at its next start, and persists the change
- *   to config/broker.properties. Apache's broker silently ignores an unknown key; this command
+ *   (into its `-c` broker.conf, else config/broker.properties; config-file/broker-properties.ts). Apache's broker silently ignores an unknown key; this command
  *   reads the configuration back (26) and fails naming the key when the broker does not have it
  *   (nothing changed then). `--json`: `[{"brokerAddr","key","value"}]` (the value read back).
  */

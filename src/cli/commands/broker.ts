@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { BrokerController } from '../../broker/broker-controller.js';
 import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
-import { collectOption, mergeConfig } from '../config-sources.js';
+import { collectOption, mergeConfig, withBrokerConfigPath } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
@@ -19,12 +19,12 @@ export function registerBrokerCommand(program: Command): void {
     .option('--store <dir>', 'storePathRootDir (default ~/tsmq/store)')
     .option('-o, --option <key=value>', 'any broker/store config key, repeatable (grpcListenPort=8081 starts the gRPC front)', collectOption)
     .action(async (opts: { config?: string; namesrvAddr?: string; listenPort?: string; store?: string; option?: string[] }) => {
-      const cfg = mergeConfig(
+      const cfg = withBrokerConfigPath(mergeConfig(
         { namesrvAddr: '127.0.0.1:9876', listenPort: '10911', storePathRootDir: defaultStoreRoot() },
         opts.config,
         { namesrvAddr: opts.namesrvAddr, listenPort: opts.listenPort, storePathRootDir: opts.store },
         opts.option,
-      );
+      ), opts.config);
       warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
       const consoleLogger = createLogger('console');
       const roles = brokerPortRoles(cfg, { listenFlag: '-p', grpc: cfg.grpcListenPort !== undefined });

@@ -8,7 +8,7 @@ import { NamesrvController } from '../../namesrv/namesrv-controller.js';
 import { createLogger, printAfterLogs } from '../../common/logging/logger.js';
 import { ConfigError, parsePortValue } from '../../common/config/config-spec.js';
 import { join } from 'node:path';
-import { collectOption, mergeConfig } from '../config-sources.js';
+import { collectOption, mergeConfig, withBrokerConfigPath } from '../config-sources.js';
 import { shutdownOnSignals } from '../signals.js';
 import { brokerConfigKeys, warnUnknownConfigKeys } from '../config-keys.js';
 import { brokerBanner, defaultStoreRoot, describeBroker, startGrpcFront } from './common.js';
@@ -69,13 +69,13 @@ export function embeddedNamesrvPort(value: string): number {
 
 export async function runStart(opts: StartOptions): Promise<void> {
   const namesrvPort = opts.namesrvAddr !== undefined ? embeddedNamesrvPort(opts.namesrvAddr) : parsePortValue('namesrvPort', opts.namesrvPort ?? '9876');
-  const cfg = mergeConfig(
+  const cfg = withBrokerConfigPath(mergeConfig(
     // Safe default: only this host can connect until told otherwise (docs/security.md).
     { listenPort: '10911', storePathRootDir: defaultStoreRoot(), bindAddress: '127.0.0.1', grpcListenHost: '127.0.0.1', metricsExporterType: 'PROM' },
     opts.config,
     { listenPort: opts.listenPort, storePathRootDir: opts.store },
     opts.option,
-  );
+  ), opts.config);
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
   const roles: PortRole[] = [{ port: namesrvPort, what: 'nameserver', setting: '-n 127.0.0.1:<port>' }, ...brokerPortRoles({ consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, { listenFlag: '-p', grpc: true })];
   const tlsNote = opts.tls ? await useSelfSignedCertificate(cfg, opts.tls) : '';
