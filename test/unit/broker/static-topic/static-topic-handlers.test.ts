@@ -115,6 +115,34 @@ describe('static topic request rewriting', () => {
     }
   });
 
+  it('a suspended pull answered later through the channel is rewritten too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-static-h-'));
+    try {
+      const mappings = new TopicQueueMappingManager(join(dir, 'm.json'), { clock: new ManualClock(1), brokerName: 'b' });
+      await mappings.update({
+        topic: 'T', scope: '__global__', totalQueues: 1, bname: 'b', epoch: 1, dirty: false,
+        hostedQueues: new Map([[0, [{ gen: 0, queueId: 5, bname: 'b', logicOffset: 100, startOffset: 0, endOffset: -1, ...it0 }]]]),
+      }, false);
+      let held: { channel: RemotingChannel; request: RemotingCommand } | null = null;
+      const handlers = new Map<number, RequestHandler>([[RequestCode.PULL_MESSAGE, (rc) => {
+        held = rc;
+        return null;
+      }]]);
+      wrapStaticTopicHandlers(handlers, { mappings });
+      const out: RemotingCommand[] = [];
+      const ch: RemotingChannel = { ...channel, send: (cmd) => out.push(cmd) };
+      const request = createRequestCommand(RequestCode.PULL_MESSAGE, { consumerGroup: 'G', topic: 'T', queueId: 0, queueOffset: 101, maxMsgNums: 32, sysFlag: 2 });
+      assert.equal(await handlers.get(RequestCode.PULL_MESSAGE)!({ channel: ch, request }), null);
+      const h = held as unknown as { channel: RemotingChannel; request: RemotingCommand };
+      assert.deepEqual([h.request.extFields!.queueId, h.request.extFields!.queueOffset], [5, 1]);
+      h.channel.send(createResponseCommand(h.request, ResponseCode.SUCCESS, null, { nextBeginOffset: 2, minOffset: 0, maxOffset: 2, suggestWhichBrokerId: 0 }));
+      assert.equal(out.length, 1);
+      assert.deepEqual([out[0]!.extFields!.nextBeginOffset, out[0]!.extFields!.maxOffset, out[0]!.extFields!.offsetDelta], [102, 102, 100]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('without a forwarder an old item on another broker answers SYSTEM_ERROR; max offset reads the leader', async () => {
     const s = await setup();
     try {
