@@ -116,6 +116,13 @@ describe('static topics: mqadmin 5.3.3 updateStaticTopic / remappingStaticTopic 
     assert.equal(sent?.ok, 8);
     assert.ok(Number(sent?.queueOffset) >= 10_000, `queueOffset ${sent?.queueOffset}`);
     assert.equal(run.consumed.get('StaticCGB2'), 16);
+    // topicStatus: 4 logic queues; min from the old items (logic 0), max from the new leaders (>= 10000)
+    const rows = cmd('statusB').out.split('\n').map((l) => l.trim().split(/\s+/)).filter((r) => r[0] === MOCK_BROKER);
+    assert.equal(rows.length, 4, cmd('statusB').out);
+    for (const r of rows) {
+      assert.equal(r[2], '0', `min offset: ${r.join(' ')}`);
+      assert.ok(Number(r[3]) >= 10_000, `max offset: ${r.join(' ')}`);
+    }
   });
 
   it('the mapping survives a restart: topicQueueMapping.json, 351 with lo=true and the route', async () => {
