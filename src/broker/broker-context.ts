@@ -3,6 +3,7 @@
  * and passed to the processor factories. Holds no logic of its own except `putMessage`, the
  * single door through which the broker writes client messages (put hooks, then the store).
  */
+import * as path from 'node:path';
 import type { Clock } from '../common/time/clock.js';
 import type { Logger } from '../common/logging/logger.js';
 import type { MessageInner, SocketAddress } from '../common/message/message.js';
@@ -18,6 +19,7 @@ import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { applyScheduleRewrite } from './send/schedule-put-hook.js';
 import type { TimerPutHook } from './timer/timer-put-hook.js';
 import { FilterWarnings } from './filter/filter-warnings.js';
+import { TopicQueueMappingManager } from './static-topic/topic-queue-mapping-manager.js';
 import { BrokerStatsManager } from './stats/broker-stats-manager.js';
 import { TopicValidator } from '../common/message/topic-validator.js';
 import { isRetryOrDlqTopic, metricsMessageType } from './stats/metrics-labels.js';
@@ -39,6 +41,8 @@ export interface BrokerContextInit {
   brokerStats?: BrokerStatsManager;
   /** Timer-message rewrite (src/broker/timer); without it TIMER_* properties are stored as is. */
   timerPutHook?: TimerPutHook;
+  /** Static topics (config/topicQueueMapping.json); default an empty one on that path, not loaded. */
+  topicQueueMappingManager?: TopicQueueMappingManager;
 }
 
 export class BrokerContext {
@@ -58,6 +62,8 @@ export class BrokerContext {
   /** Per-topic / per-group put and get rates (src/broker/stats). */
   readonly brokerStats: BrokerStatsManager;
   readonly timerPutHook: TimerPutHook | null;
+  /** Static topics hosted here (src/broker/static-topic). */
+  readonly topicQueueMappingManager: TopicQueueMappingManager;
   private listenPort: number;
   private cachedStoreHost: SocketAddress | null = null;
 
@@ -76,6 +82,8 @@ export class BrokerContext {
     this.filterWarnings = new FilterWarnings(init.clock, init.logger);
     this.brokerStats = init.brokerStats ?? new BrokerStatsManager(init.clock, init.config.brokerClusterName, init.config.enableDetailStat);
     this.timerPutHook = init.timerPutHook ?? null;
+    this.topicQueueMappingManager = init.topicQueueMappingManager
+      ?? new TopicQueueMappingManager(path.join(init.config.storePathRootDir, 'config', 'topicQueueMapping.json'), { clock: init.clock, logger: init.logger, brokerName: init.config.brokerName });
     this.listenPort = init.config.listenPort;
   }
 

@@ -50,6 +50,7 @@ import { ReplicationRole } from './controller/replication-role.js';
 import type { BrokerHA } from './ha/broker-ha.js';
 import type { PullRequestHoldService } from './longpolling/pull-request-hold-service.js';
 import { NamesrvRegistration } from './namesrv-client/namesrv-registration.js';
+import { createStaticTopicForwarding } from './static-topic/static-topic-forwarder.js';
 import { createPopService } from './pop/broker-pop-assembly.js';
 import type { PopService } from './pop/pop-service.js';
 import type { PopStateStore } from './pop/pop-state-store.js';
@@ -102,6 +103,8 @@ export class BrokerController {
   private readonly rawConfig: Record<string, string>;
   private readonly popState: PopStateStore;
   private readonly handlers: Map<number, RequestHandler>;
+  /** Broker-to-broker client of static topics (static-topic/static-topic-forwarder.ts). */
+  private readonly staticTopicForwarding: ReturnType<typeof createStaticTopicForwarding>;
   private readonly arrivals: MessageArrivalFanout;
   private readonly topicLearner: ReplicaTopicLearner;
   private readonly periodicTasks: BrokerPeriodicTasks;
@@ -132,7 +135,9 @@ export class BrokerController {
     this.transactionService = createTransactionService(ctx, opts.brokerConfig);
     this.popService = createPopService(ctx, parts.popState, opts.brokerConfig);
     this.recallMessageService = new RecallMessageService(ctx, parts.timer.config);
+    this.staticTopicForwarding = createStaticTopicForwarding({ namesrvAddr: this.config.namesrvAddr, rawConfig: opts.brokerConfig, authConfig: this.authConfig, logger: ctx.logger });
     this.handlers = buildBrokerHandlerTable({
+      staticTopicForwarder: this.staticTopicForwarding.forwarder,
       ctx, rawConfig: opts.brokerConfig, pull, transactions: this.transactionService, popService: this.popService, schedule: parts.schedule,
       authMetadata: this.authMetadata, recall: this.recallMessageService, ...(opts.fs ? { fs: opts.fs } : {}),
       haStats: () => this.role?.ha?.stats() ?? null,
@@ -269,6 +274,7 @@ export class BrokerController {
     await step('persist topics', () => this.ctx.topicConfigManager.persist());
     await step('persist subscription groups', () => this.ctx.subscriptionGroupManager.persist());
     await step('close nameserver client', () => this.registration?.closeClient());
+    await step('close static topic forwarding client', () => this.staticTopicForwarding.close());
     await step('shut down store', () => this.ctx.store.shutdown());
     this.state = 'stopped';
     this.logger.info(`broker ${this.config.brokerName} stopped`);

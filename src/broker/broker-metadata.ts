@@ -6,7 +6,8 @@
  *    written back;
  * 2. consumerOffset.json: offsets above a queue's max offset are clamped and written back (case B35);
  * 3. subscriptionGroup.json;
- * 4. delayOffset.json: the schedule service's progress, corrected into the schedule queues (case B37).
+ * 4. delayOffset.json: the schedule service's progress, corrected into the schedule queues (case B37);
+ * 5. topicQueueMapping.json: the static topics hosted here (static-topic/).
  *
  * Nothing here starts. The managers are persisted by BrokerController.shutdown() (offsets, topics,
  * groups; the schedule service persists its progress when stopped) and periodically
@@ -24,6 +25,7 @@ import type { DelayLevelTable } from './schedule/delay-level-table.js';
 import { ScheduleMessageService, type ScheduleDelivery } from './schedule/schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription/subscription-group-manager.js';
 import { TopicConfigManager } from './topic/topic-config-manager.js';
+import { TopicQueueMappingManager } from './static-topic/topic-queue-mapping-manager.js';
 
 export interface BrokerMetadataDeps {
   config: BrokerConfig;
@@ -42,6 +44,7 @@ export interface BrokerMetadata {
   offsets: ConsumerOffsetManager;
   groups: SubscriptionGroupManager;
   schedule: ScheduleMessageService;
+  mappings: TopicQueueMappingManager;
 }
 
 /** Loads topics, consumer offsets, subscription groups and delay progress (see the file comment). */
@@ -86,5 +89,7 @@ export async function loadBrokerMetadata(deps: BrokerMetadataDeps): Promise<Brok
     ...(deps.onScheduleDelivered ? { onPutOk: deps.onScheduleDelivered } : {}),
   });
   schedule.load();
-  return { topics, offsets, groups, schedule };
+  const mappings = new TopicQueueMappingManager(path.join(configDir, 'topicQueueMapping.json'), { ...fileOpts, clock, brokerName: config.brokerName });
+  mappings.load();
+  return { topics, offsets, groups, schedule, mappings };
 }

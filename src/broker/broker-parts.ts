@@ -96,7 +96,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
     const root = config.storePathRootDir;
     const fs = opts.fs ?? nodeFileSystem;
     timerStore = openTimerStore(timerConfig, { storePathRootDir: root, fs, ...(opts.timerSlotsTotal !== undefined ? { slotsTotal: opts.timerSlotsTotal } : {}) });
-    const { topics, offsets, groups, schedule } = await loadBrokerMetadata({
+    const { topics, offsets, groups, schedule, mappings } = await loadBrokerMetadata({
       config, store, delayLevels, clock, logger, ...(opts.fs ? { fs: opts.fs } : {}),
       // Apache ScheduleMessageService.PutResultProcess.onSuccess; ctx exists before the service starts delivering
       ...(config.enableScheduleMessageStats ? { onScheduleDelivered: (d: ScheduleDelivery) => ctx.brokerStats.recordScheduleDelivery(d.topic, d.wroteBytes, d.delayLevel) } : {}),
@@ -114,6 +114,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
       producerManager: new ProducerManager(clock, config.channelExpiredTimeout, logger),
       delayLevels,
       timerPutHook: timerPutHookOf(timerConfig, clock, timerStore),
+      topicQueueMappingManager: mappings,
     });
     const timerParts = createTimerService({
       timerStore, store, topics, config: timerConfig, clock, logger, fs, storePathRootDir: root,

@@ -94,5 +94,7 @@ export class NamesrvRegistration {
 function topicsForRegistration(config: BrokerConfig, ctx: BrokerContext): object {
   const perm = config.brokerPermission;
   const rw = PermName.isReadable(perm) && PermName.isWriteable(perm);
-  return ctx.topicConfigManager.buildSerializeWrapper(rw ? undefined : perm);
+  const wrapper = ctx.topicConfigManager.buildSerializeWrapper(rw ? undefined : perm);
+  // Apache TopicConfigAndMappingSerializeWrapper: the static topics' route form
+  return ctx.topicQueueMappingManager.isEmpty ? wrapper : { ...wrapper, topicQueueMappingInfoMap: ctx.topicQueueMappingManager.mappingInfoMap() };
 }

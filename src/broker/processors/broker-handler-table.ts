@@ -10,7 +10,9 @@
  * 3. ha/slave-sync-handlers.ts: GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET,
  *    GET_ALL_SUBSCRIPTIONGROUP_CONFIG, only for codes not yet registered;
  * 4. auth/auth-admin-processors.ts: ACL 2.0 user and ACL admin codes;
- * 5. RECALL_MESSAGE (370) over the RecallMessageService.
+ * 5. RECALL_MESSAGE (370) over the RecallMessageService;
+ * 6. static topics (static-topic/): 513 and the lo-aware 351, then the send, pull and offset
+ *    handlers wrapped to map logic queues to physical ones.
  *
  * The controller admin codes (controller/replication-role.ts) are registered on the server at
  * start(), not here. Nothing here starts or stops.
@@ -32,6 +34,9 @@ import type { ScheduleMessageService } from '../schedule/schedule-message-servic
 import { recallMessageHandler } from '../timer/recall-message-processor.js';
 import type { RecallMessageService } from '../timer/recall-message-service.js';
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
+import { buildStaticTopicAdminHandlers } from '../static-topic/static-topic-admin-handlers.js';
+import { wrapStaticTopicHandlers } from '../static-topic/static-topic-handlers.js';
+import type { StaticTopicForwarder } from '../static-topic/static-topic-forwarder.js';
 import { buildPopProcessorTable } from './pop-processor-table.js';
 import { buildProcessorTable } from './processor-table.js';
 import type { PullMessageProcessor } from './pull-message-processor.js';
@@ -55,6 +60,8 @@ export interface BrokerHandlerDeps {
   stopping: () => boolean;
   /** File system for config/messageRequestMode.json (tests). */
   fs?: FileSystem;
+  /** Reads static-topic items hosted on other brokers; without it such reads answer SYSTEM_ERROR. */
+  staticTopicForwarder?: StaticTopicForwarder;
 }
 
 /** Request code → handler for every remoting request the broker serves (see the file comment). */
@@ -77,5 +84,9 @@ export function buildBrokerHandlerTable(deps: BrokerHandlerDeps): Map<number, Re
   for (const [code, h] of buildSlaveSyncHandlers(ctx, deps.schedule)) if (!handlers.has(code)) handlers.set(code, h);
   for (const [code, h] of buildAuthAdminHandlers(deps.authMetadata, ctx.logger)) handlers.set(code, h);
   handlers.set(RequestCode.RECALL_MESSAGE, recallMessageHandler(deps.recall, ctx.config.regionId));
+  const mappings = ctx.topicQueueMappingManager;
+  for (const [code, h] of buildStaticTopicAdminHandlers({ topics: ctx.topicConfigManager, mappings, logger: ctx.logger })) handlers.set(code, h);
+  const forwarder = deps.staticTopicForwarder;
+  wrapStaticTopicHandlers(handlers, { mappings, ...(forwarder ? { forward: (bname, request) => forwarder.forward(bname, request) } : {}) });
   return handlers;
 }

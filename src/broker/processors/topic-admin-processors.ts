@@ -15,8 +15,9 @@
  *   215 DELETE_TOPIC_IN_BROKER: removes the topic config, its consumer offsets, its consume
  *      queues (store.deleteTopics) and its put/get counters. System topics are refused.
  *   305 GET_SYSTEM_TOPIC_LIST_FROM_BROKER: body TopicList {"topicList":[the named system topics]}.
- *   351 GET_TOPIC_CONFIG: header topic (lo ignored: no static topics) → body
- *      TopicConfigAndQueueMapping, i.e. the TopicConfig JSON (no mappingDetail);
+ *   351 GET_TOPIC_CONFIG: header topic → body TopicConfigAndQueueMapping without mappingDetail
+ *      (the broker's table registers static-topic/static-topic-admin-handlers.ts's lo-aware 351
+ *      over this one);
  *      unknown → 17 TOPIC_NOT_EXIST "No topic in this broker. topic: <topic>".
  *   306 CLEAN_EXPIRED_CONSUMEQUEUE: drops the ConsumeQueues of non-system topics whose every
  *      queue ends below the CommitLog min offset (Apache checks queue by queue; tsmq's store

@@ -8,10 +8,13 @@
  *      "dataVersion":{"stateVersion","timestamp","counter"}},
  *    "filterServerList":[]}
  *
+ * A 5.x broker hosting static topics adds "topicQueueMappingInfoMap":{"<topic>":TopicQueueMappingInfo}
+ * to the wrapper (Apache TopicConfigAndMappingSerializeWrapper); entries without a bname are refused.
+ *
  * Missing TopicConfig numbers take Apache's TopicConfig defaults (16 read, 16 write queues,
  * perm 6, sysFlag 0); a missing topicName falls back to the map key.
  */
-import type { TopicConfig, TopicConfigWrapper } from './route-types.js';
+import type { TopicConfig, TopicConfigWrapper, TopicQueueMappingInfoJson } from './route-types.js';
 import { num, parseDataVersion } from './route-json.js';
 
 export interface RegisterBrokerBody {
@@ -53,7 +56,17 @@ export function parseRegisterBrokerBody(body: Buffer | null): RegisterBrokerBody
     : parseDataVersion(wrapper.dataVersion);
   const fsl = root.filterServerList;
   const filterServerList = Array.isArray(fsl) ? fsl.map((s) => String(s)) : [];
-  return { topicConfigWrapper: { topicConfigTable, dataVersion }, filterServerList };
+  const topicConfigWrapper: TopicConfigWrapper = { topicConfigTable, dataVersion };
+  if (wrapper.topicQueueMappingInfoMap !== undefined && wrapper.topicQueueMappingInfoMap !== null) {
+    const infos = new Map<string, TopicQueueMappingInfoJson>();
+    for (const [topic, value] of Object.entries(asObject(wrapper.topicQueueMappingInfoMap, 'topicQueueMappingInfoMap'))) {
+      const info = asObject(value, `topicQueueMappingInfoMap[${topic}]`);
+      if (typeof info.bname !== 'string' || info.bname === '') throw new Error(`topicQueueMappingInfoMap[${topic}].bname is missing`);
+      infos.set(topic, info as TopicQueueMappingInfoJson);
+    }
+    topicConfigWrapper.topicQueueMappingInfoMap = infos;
+  }
+  return { topicConfigWrapper, filterServerList };
 }
 
 function asObject(v: unknown, what: string): Record<string, unknown> {

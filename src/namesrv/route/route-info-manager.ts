@@ -6,6 +6,8 @@
  *   clusterAddrTable  cluster -> brokerNames
  *   brokerLiveTable   brokerAddr -> BrokerLiveInfo (last heartbeat, dataVersion, HA address)
  *   filterServerTable brokerAddr -> filter servers
+ *   topicQueueMappingInfoTable topic -> brokerName -> TopicQueueMappingInfo (5.x static topics,
+ *                     served as the route's topicQueueMappingByBroker)
  *
  * Deleted topics: DELETE_TOPIC_IN_NAMESRV remembers the topic (at most 10000, oldest
  * forgotten first) until a broker registers it again, so the TBW102 fallback route
@@ -22,7 +24,7 @@ import { silentLogger } from '../../common/logging/logger.js';
 import {
   AUTO_CREATE_TOPIC_KEY_TOPIC, MASTER_ID, PERM_INHERIT, PERM_READ, PERM_WRITE,
   type BrokerData, type BrokerLiveInfo, type ClusterInfo, type DataVersion, type QueueData,
-  type RegisterBrokerRequest, type RegisterBrokerResult, type TopicConfig, type TopicRouteData,
+  type RegisterBrokerRequest, type RegisterBrokerResult, type TopicConfig, type TopicQueueMappingInfoJson, type TopicRouteData,
 } from './route-types.js';
 
 /** Apache BROKER_CHANNEL_EXPIRED_TIME. */
@@ -49,6 +51,7 @@ export interface RemovedBroker {
 
 export class RouteInfoManager {
   readonly topicQueueTable = new Map<string, Map<string, QueueData>>();
+  readonly topicQueueMappingInfoTable = new Map<string, Map<string, TopicQueueMappingInfoJson>>();
   readonly brokerAddrTable = new Map<string, BrokerData>();
   readonly clusterAddrTable = new Map<string, Set<string>>();
   readonly brokerLiveTable = new Map<string, BrokerLiveInfo>();
@@ -99,6 +102,12 @@ export class RouteInfoManager {
       if (registerFirst || this.isBrokerTopicConfigChanged(brokerAddr, wrapper.dataVersion)) {
         for (const tc of wrapper.topicConfigTable.values()) this.createAndUpdateQueueData(brokerName, tc);
         if (this.deleteTopicWithBrokerRegistration) this.removeTopicsMissingFrom(brokerName, wrapper.topicConfigTable);
+        // Apache 5: keyed by the info's own bname
+        for (const [topic, info] of wrapper.topicQueueMappingInfoMap ?? []) {
+          let byBroker = this.topicQueueMappingInfoTable.get(topic);
+          if (!byBroker) this.topicQueueMappingInfoTable.set(topic, (byBroker = new Map()));
+          byBroker.set(info.bname, info);
+        }
       }
     }
 
@@ -158,7 +167,10 @@ export class RouteInfoManager {
   pickupTopicRouteData(topic: string): TopicRouteData | null {
     const queueMap = this.topicQueueTable.get(topic);
     if (!queueMap || queueMap.size === 0) return null;
-    return this.buildRoute([...queueMap.values()].map((q) => ({ ...q })));
+    const route = this.buildRoute([...queueMap.values()].map((q) => ({ ...q })));
+    const mapping = this.topicQueueMappingInfoTable.get(topic);
+    if (route && mapping && mapping.size > 0) route.topicQueueMappingByBroker = new Map(mapping);
+    return route;
   }
 
   /**
@@ -241,15 +253,20 @@ export class RouteInfoManager {
   deleteTopic(topic: string, clusterName?: string): void {
     if (!clusterName) {
       this.topicQueueTable.delete(topic);
+      this.topicQueueMappingInfoTable.delete(topic);
       this.rememberDeleted(topic);
       return;
     }
     const queueMap = this.topicQueueTable.get(topic);
     const names = this.clusterAddrTable.get(clusterName);
     if (!queueMap || !names) return;
-    for (const name of names) queueMap.delete(name);
+    for (const name of names) {
+      queueMap.delete(name);
+      this.topicQueueMappingInfoTable.get(topic)?.delete(name);
+    }
     if (queueMap.size === 0) {
       this.topicQueueTable.delete(topic);
+      this.topicQueueMappingInfoTable.delete(topic);
       this.rememberDeleted(topic);
     }
   }
@@ -341,6 +358,9 @@ export class RouteInfoManager {
   }
 
   private removeTopicByBrokerName(brokerName: string): void {
+    for (const [topic, byBroker] of [...this.topicQueueMappingInfoTable]) {
+      if (byBroker.delete(brokerName) && byBroker.size === 0) this.topicQueueMappingInfoTable.delete(topic);
+    }
     for (const [topic, queueMap] of [...this.topicQueueTable]) {
       if (queueMap.delete(brokerName) && queueMap.size === 0) {
         this.topicQueueTable.delete(topic);

@@ -13,7 +13,8 @@
  *   DataVersion    {"counter":..,"stateVersion":..,"timestamp":..}
  *   KVTable        {"table":{k: v}}
  *
- * orderTopicConf (null) and topicQueueMappingByBroker (null) are left out, as fastjson does.
+ * orderTopicConf (null) is left out, as fastjson does; topicQueueMappingByBroker
+ * {brokerName: TopicQueueMappingInfo} only for static topics.
  * brokerAddrs keys are sorted by numeric broker id; brokerDatas/queueDatas by brokerName.
  */
 import type { BrokerData, ClusterInfo, DataVersion, QueueData, TopicRouteData } from './route-types.js';
@@ -45,6 +46,7 @@ export function encodeTopicRouteData(route: TopicRouteData): Buffer {
     brokerDatas: route.brokerDatas.map(brokerDataJson),
     filterServerTable,
     queueDatas: route.queueDatas.map(queueDataJson),
+    ...(route.topicQueueMappingByBroker ? { topicQueueMappingByBroker: Object.fromEntries(byKey(route.topicQueueMappingByBroker)) } : {}),
   }), 'utf8');
 }
 

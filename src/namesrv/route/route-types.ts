@@ -30,6 +30,12 @@ export interface BrokerData {
   brokerAddrs: Map<number, string>;
 }
 
+/**
+ * A static topic's route form as one broker registered it (Apache TopicQueueMappingInfo JSON,
+ * kept as received: {topic, scope, totalQueues, bname, epoch, dirty, currIdMap}).
+ */
+export type TopicQueueMappingInfoJson = Record<string, unknown> & { bname: string };
+
 export interface TopicRouteData {
   /** Sorted by brokerName. */
   queueDatas: QueueData[];
@@ -37,6 +43,8 @@ export interface TopicRouteData {
   brokerDatas: BrokerData[];
   /** brokerAddr -> filter server addresses. */
   filterServerTable: Map<string, string[]>;
+  /** Static topics (Apache topicQueueMappingByBroker): brokerName -> mapping info; absent for ordinary topics. */
+  topicQueueMappingByBroker?: Map<string, TopicQueueMappingInfoJson>;
 }
 
 /** Apache DataVersion: a broker's topic-table version. Two versions are equal when all fields are. */
@@ -58,6 +66,8 @@ export interface TopicConfig {
 export interface TopicConfigWrapper {
   topicConfigTable: Map<string, TopicConfig>;
   dataVersion: DataVersion;
+  /** Apache TopicConfigAndMappingSerializeWrapper.topicQueueMappingInfoMap: topic -> mapping info. */
+  topicQueueMappingInfoMap?: Map<string, TopicQueueMappingInfoJson>;
 }
 
 export interface BrokerLiveInfo {

@@ -43,6 +43,8 @@ export const ResponseCode = {
   POLLING_TIMEOUT: 210,
   BROKER_NOT_EXIST: 211,
   FLOW_CONTROL: 215,
+  /** 5.x static topics: the logic queue's leader item is not on this broker. */
+  NOT_LEADER_FOR_QUEUE: 501,
   /** 5.x: e.g. a recall handle that does not decode, names another topic or broker, or has expired. */
   ILLEGAL_OPERATION: 604,
   /** Controller mode (Apache ResponseCode 2000+). */

@@ -74,7 +74,7 @@ export function stepLine(s: Step): string {
 }
 
 /** Runs `steps` in one JVM of `peer` against `broker`; results are keyed by step id. */
-export async function runMqadmin(peerName: PeerName, broker: TsmqProcess, steps: Step[]): Promise<MqadminRun> {
+export async function runMqadmin(peerName: PeerName, broker: Pick<TsmqProcess, 'namesrvAddr'>, steps: Step[]): Promise<MqadminRun> {
   const peer = await buildPeer(peerName);
   const dir = mkdtempSync(join(tmpdir(), 'tsmq-mqadmin-steps-'));
   try {
