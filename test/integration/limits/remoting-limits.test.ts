@@ -148,6 +148,23 @@ describe('remoting limits on a real broker', { timeout: 120_000 }, () => {
     await assertNormalSendWorks('after trickle');
   });
 
+  it('a peer that sends only a frame length field (one byte per interval) and then nothing is closed after serverFrameReadTimeoutMs, counted from the first byte', async () => {
+    // before: the clock restarted when the 4-byte length completed (no byte buffered), so a
+    // peer could trickle the length and then hold the connection until the idle timeout (120 s)
+    const s = await connect(broker.port);
+    const length = Buffer.alloc(4);
+    length.writeInt32BE(196, 0);
+    let i = 0;
+    const timer = setInterval(() => { if (!s.destroyed && i < 4) s.write(length.subarray(i, ++i)); }, 200);
+    try {
+      const ms = await closedWithin(s, 6000);
+      assert.ok(ms >= FRAME_READ_TIMEOUT_MS - 100 && ms < FRAME_READ_TIMEOUT_MS + 1000, `closed after ${ms.toFixed(0)} ms`);
+    } finally {
+      clearInterval(timer);
+    }
+    await assertNormalSendWorks('after a bare length field');
+  });
+
   it('connections above serverMaxConnections are refused with one clear warning', async () => {
     const open: net.Socket[] = [];
     try {
