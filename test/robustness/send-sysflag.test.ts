@@ -7,12 +7,18 @@
  * delivered (such records are not dispatched to a ConsumeQueue). Apache 5.3.3 does the same;
  * tsmq now refuses it with MESSAGE_ILLEGAL (13). Batches refuse every transaction type, as
  * Apache's CommitLog.putMessages does.
+ *
+ * Defect pinned here: a body flagged COMPRESSED (sysFlag 0x1) that is not zlib data (or names an
+ * unknown compression type) was stored as sent, as Apache does; Apache's Java consumer then fails
+ * to decompress it and drops it and every later message of the same pull reply while its offset
+ * moves on (MessageDecoder.decodes stops at the first undecodable record). Now 13 MESSAGE_ILLEGAL.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { TsmqProcess } from '../support/tsmq-process.js';
 import { LeanClient } from '../support/lean-client.js';
 
@@ -34,7 +40,7 @@ after(async () => {
   rmSync(store, { recursive: true, force: true });
 });
 
-function sendWithSysFlag(sysFlag: number, body: string, properties = ''): ReturnType<LeanClient['invoke']> {
+function sendWithSysFlag(sysFlag: number, body: string | Buffer, properties = ''): ReturnType<LeanClient['invoke']> {
   return client.invoke(310, { a: 'PID_SYSFLAG', b: TOPIC, c: 'TBW102', d: 4, e: 0, f: sysFlag, g: Date.now(), h: 0, i: properties, j: 0, k: false }, Buffer.from(body));
 }
 
@@ -88,4 +94,17 @@ test('a batch with any transaction type is refused (13), as Apache putMessages d
   const ok = await client.invoke(320, { ...ext, f: 0 }, b);
   assert.equal(ok.code, 0, `${ok.code} ${ok.remark}`);
   assert.ok((await pulledBody(Number(ok.extFields.queueOffset))).includes('batch-item'));
+});
+
+test('COMPRESSED with a body that is not zlib, or an unknown compression type, is refused (13); a zlib body is stored as sent', async () => {
+  const bad = await sendWithSysFlag(0x1, 'plain text, not zlib');
+  assert.equal(bad.code, 13, `${bad.code} ${bad.remark}`);
+  assert.equal(bad.remark, 'sysFlag marks the body COMPRESSED (zlib) but it does not start with a zlib header (first bytes 706c6169)');
+  const unknownType = await sendWithSysFlag(0x401, deflateSync('x'));
+  assert.equal(unknownType.code, 13);
+  assert.match(unknownType.remark ?? '', /unknown compression type 4/);
+  const zipped = deflateSync(Buffer.from('zipped-body'));
+  const ok = await sendWithSysFlag(0x1, zipped);
+  assert.equal(ok.code, 0, `${ok.code} ${ok.remark}`);
+  assert.ok((await pulledBody(Number(ok.extFields.queueOffset))).includes(zipped.toString('latin1')), 'the compressed bytes are stored as sent');
 });

@@ -12,6 +12,8 @@
  *   queueId ≥ max(read, write queues) → 1 SYSTEM_ERROR (negative → random writable queue);
  *   sysFlag transaction type PREPARED/ROLLBACK without TRAN_MSG "true" (single send), or any
  *     transaction type on a batch → 13 MESSAGE_ILLEGAL (transactionTypeProblem below);
+ *   sysFlag COMPRESSED with a body (or batch item body) that does not start like its compression
+ *     type, or an unknown type → 13 (common/message/compressed-body.ts; Apache stores it);
  *   topic perm without WRITE → 16;
  *   %RETRY% topic with reconsumeTimes ≥ max (header l, else the group's retryMaxTimes) → stored
  *     in %DLQ%<group> instead;
@@ -34,6 +36,7 @@ import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
 import { completeBatchItemProperties, decodeBatchBody } from '../../common/message/batch-codec.js';
 import { recallHandleOf } from '../timer/recall-handle.js';
+import { compressedBodyProblem } from '../../common/message/compressed-body.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
 import { PermName } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -95,6 +98,8 @@ export class SendMessageProcessor {
     const tranProblem = transactionTypeProblem(header, batch);
     if (tranProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, tranProblem);
     if (batch) return this.sendBatch(request, header, check.topicConfig, check.queueId, channel);
+    const bodyProblem = compressedBodyProblem(header.sysFlag, request.body ?? Buffer.alloc(0));
+    if (bodyProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, bodyProblem);
     const msg: MessageInner = {
       topic: header.topic,
       queueId: check.queueId,
@@ -225,6 +230,8 @@ export class SendMessageProcessor {
       if ((Number(item.properties.get(MessageConst.DELAY)) || 0) > 0) {
         return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `batch item ${i}: a batch message may not carry a delay level`);
       }
+      const bodyProblem = compressedBodyProblem(header.sysFlag, item.body);
+      if (bodyProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `batch item ${i}: ${bodyProblem}`);
     }
     const batchProps = decodeProperties(header.properties ?? '');
     const sysFlag = this.sysFlagFor(header, tc);
