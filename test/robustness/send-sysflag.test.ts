@@ -19,6 +19,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
+import fc from 'fast-check';
+import { FUZZ_SEED } from '../fuzz/fuzz-config.js';
 import { TsmqProcess } from '../support/tsmq-process.js';
 import { LeanClient } from '../support/lean-client.js';
 
@@ -107,4 +109,28 @@ test('COMPRESSED with a body that is not zlib, or an unknown compression type, i
   const ok = await sendWithSysFlag(0x1, zipped);
   assert.equal(ok.code, 0, `${ok.code} ${ok.remark}`);
   assert.ok((await pulledBody(Number(ok.extFields.queueOffset))).includes(zipped.toString('latin1')), 'the compressed bytes are stored as sent');
+});
+
+test(`property: whatever sysFlag, body and user properties a send carries, SEND_OK means the body is served at the returned offset (300 cases, seed ${FUZZ_SEED})`, async () => {
+  // user property keys are lower case, so no system property (DELAY, TRAN_MSG, TIMER_*...) moves the message elsewhere
+  const props = fc.oneof(
+    fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.string({ maxLength: 20 }).map((v) => v.replace(/[\u0001\u0002]/g, ''))).map((d) => Object.entries(d).map(([k, v]) => `${k}\u0001${v}\u0002`).join('')),
+    fc.stringMatching(/^[a-z\u0001\u0002=]{0,40}$/),
+  );
+  const sysFlag = fc.oneof(fc.integer(), fc.integer({ min: 0, max: 0x7ff }), fc.constantFrom(0, 1, 2, 4, 8, 12, 0x10, 0x20, 0x40, 0x80, 0x101, 0x201, 0x301, 0x401));
+  const body = fc.oneof(fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)), fc.uint8Array({ maxLength: 200 }).map((b) => deflateSync(b)));
+  let stored = 0;
+  await fc.assert(
+    fc.asyncProperty(sysFlag, body, props, async (f, b, i) => {
+      const r = await sendWithSysFlag(f, b, i);
+      assert.ok(r.code === 0 || r.code === 13, `sysFlag ${f}: ${r.code} ${r.remark}`);
+      if (r.code !== 0) return;
+      stored++;
+      const pulled = await client.pull('SysFlagVerify', TOPIC, Number(r.extFields.queueId), Number(r.extFields.queueOffset), 1);
+      assert.equal(pulled.code, 0, `sysFlag ${f}: acknowledged at ${r.extFields.queueOffset} but the pull answers ${pulled.code} ${pulled.remark}`);
+      assert.ok(pulled.body.includes(b), `sysFlag ${f}: acknowledged at ${r.extFields.queueOffset} but that record does not hold the body`);
+    }),
+    { seed: FUZZ_SEED, numRuns: 300 },
+  );
+  assert.ok(stored > 100, `most cases are stored (${stored}/300)`);
 });
