@@ -251,6 +251,36 @@ test('a ConsumeQueue file longer than its segment size: the store refuses it nam
   }
 });
 
+test('one queue directory deleted after a clean stop: a clean start does not serve that queue (as Apache: it re-dispatches from the highest queue position); verify says so and names repair, which rebuilds it', async () => {
+  const root = tempDir();
+  try {
+    // 21 messages: the last one is in queue 0, so nothing of queue 1 lies past queue 0's end
+    const { store, recs } = await writeN(root, 21, { bodyBytes: 100, queueOf: (i) => i % 2 });
+    await store.shutdown();
+    fs.rmSync(path.join(root, 'consumequeue/T/1'), { recursive: true });
+    const reopened = await openStore(smallConfig(root));
+    try {
+      assert.equal(reopened.getMaxOffsetInQueue('T', 1), 0, 'the known gap: a clean start leaves the queue empty');
+      assert.equal(reopened.getMaxOffsetInQueue('T', 0), 11);
+    } finally {
+      await reopened.shutdown();
+    }
+    repairRoundTrip({
+      root,
+      problem: { file: `consumequeue/T/1/${offsetToFileName(0)}`, offset: 0, message: /^no ConsumeQueue for T\/1 but the CommitLog holds its records up to queue offset 9; the broker re-dispatches only from .*clean start.*`tsmq store repair --apply` rebuilds them$/ },
+      plan: (p) => {
+        const r = p.actions.find((a) => a.kind === 'rebuild');
+        assert.ok(r && r.kind === 'rebuild');
+        assert.deepEqual([r.topic, r.queueId, r.fromQueueOffset, r.toQueueOffset], ['T', 1, 0, 10]);
+      },
+    });
+    const last = recs[20]!;
+    await assertOpens(root, { maxPhy: last.offset + last.size, queues: [['T', 1, 10], ['T', 0, 11]], keys: ['k1', 'k19'] });
+  } finally {
+    removeDir(root);
+  }
+});
+
 test('B05 / power loss under ASYNC_FLUSH: CommitLog tail lost after msg 6 while queue entries and checkpoint cover msg 10', async () => {
   const root = tempDir();
   try {
