@@ -47,3 +47,14 @@ test('no COMPRESSED flag, or an empty body (the client does not decompress it): 
   assert.equal(compressedBodyProblem(C, Buffer.alloc(0)), null);
   assert.equal(compressedBodyProblem(C | (7 << 8), Buffer.alloc(0)), null);
 });
+
+test("the first bytes Apache's 4.9.8 compressors write (CompressorFactory, levels 0/1/5/9) pass with their sysFlag types", () => {
+  // observed from rocketmq-common 4.9.8: ZLIB 78 01 / 78 5e / 78 da, LZ4 frame 04 22 4d 18, ZSTD 28 b5 2f fd
+  const rest = [0xed, 0xc9, 0x01, 0x10];
+  for (const zlib of [[0x78, 0x01], [0x78, 0x5e], [0x78, 0xda]]) {
+    assert.equal(compressedBodyProblem(C | MessageSysFlag.COMPRESSION_ZLIB_TYPE, Buffer.from([...zlib, ...rest])), null);
+    assert.equal(compressedBodyProblem(C, Buffer.from([...zlib, ...rest])), null);
+  }
+  assert.equal(compressedBodyProblem(C | MessageSysFlag.COMPRESSION_LZ4_TYPE, Buffer.from([0x04, 0x22, 0x4d, 0x18, ...rest])), null);
+  assert.equal(compressedBodyProblem(C | MessageSysFlag.COMPRESSION_ZSTD_TYPE, Buffer.from([0x28, 0xb5, 0x2f, 0xfd, ...rest])), null);
+});
