@@ -63,6 +63,7 @@ export async function loadBrokerMetadata(deps: BrokerMetadataDeps): Promise<Brok
     brokerTopicEnable: config.brokerTopicEnable,
     traceTopicEnable: config.traceTopicEnable,
     delayLevelCount: delayLevels.maxLevel,
+    maxTopicQueueNumsNow: () => config.maxTopicQueueNums,
   });
   topics.load();
   if (topics.recoverFromConsumeQueues(store.getTopicQueueTable()).length > 0) await topics.whenPersisted();

@@ -27,6 +27,7 @@ import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
+import { TsmqError } from '../../common/errors.js';
 import { decodePopLog, encodePopRecord } from './pop-record-codec.js';
 import { PopStateTable, type PopRecord, type PopSnapshotQueue } from './pop-state-table.js';
 
@@ -42,6 +43,21 @@ export interface PopStateStoreOptions {
 }
 
 const SNAPSHOT = 'snapshot.json';
+
+/**
+ * `pop/snapshot.json` cannot be decoded. The broker refuses to start (it would otherwise forget
+ * which popped messages are in flight or acked); the message names the file and the way out.
+ */
+export class PopSnapshotCorruptError extends TsmqError {
+  constructor(readonly filePath: string, sizeBytes: number, detail: string) {
+    super(
+      'POP_SNAPSHOT_CORRUPT',
+      `pop state snapshot ${filePath} (${sizeBytes} bytes) is corrupt: ${detail}. ` +
+        `Refusing to start. Move the file away to start without it: pop consumption then resumes from the ` +
+        `committed consumer offsets and the remaining pop logs (messages may be delivered again, none is lost).`,
+    );
+  }
+}
 const LOG_NAME = /^pop-(\d+)\.log$/;
 
 export class PopStateStore {
@@ -65,7 +81,10 @@ export class PopStateStore {
     this.logger = opts.logger ?? silentLogger;
   }
 
-  /** Loads (or creates) the state in `opts.dir`. @throws Error when the snapshot is corrupt. */
+  /**
+   * Loads (or creates) the state in `opts.dir`.
+   * @throws PopSnapshotCorruptError when `snapshot.json` is not a pop snapshot (names the file).
+   */
   static open(opts: PopStateStoreOptions): PopStateStore {
     const s = new PopStateStore(opts);
     s.load();
@@ -77,13 +96,18 @@ export class PopStateStore {
   private load(): void {
     const { fs, dir } = this.opts;
     fs.mkdirp(dir);
-    const snap = fs.readFile(join(dir, SNAPSHOT));
+    const snapPath = join(dir, SNAPSHOT);
+    const snap = fs.readFile(snapPath);
     if (snap) {
-      const doc = JSON.parse(snap.toString('utf8')) as { format?: number; generation?: number; maxVersion?: number; queues?: unknown };
-      if (doc.format !== 1 || !Number.isSafeInteger(doc.generation)) throw new Error(`pop snapshot ${join(dir, SNAPSHOT)}: unknown format`);
-      this.table.loadSnapshot(doc.queues ?? []);
-      this.generation = doc.generation!;
-      this.table.maxVersion = Math.max(this.table.maxVersion, doc.maxVersion ?? 0);
+      try {
+        const doc = JSON.parse(snap.toString('utf8')) as { format?: number; generation?: number; maxVersion?: number; queues?: unknown } | null;
+        if (doc === null || typeof doc !== 'object' || doc.format !== 1 || !Number.isSafeInteger(doc.generation)) throw new Error('unknown format');
+        this.table.loadSnapshot(doc.queues ?? []);
+        this.generation = doc.generation!;
+        this.table.maxVersion = Math.max(this.table.maxVersion, doc.maxVersion ?? 0);
+      } catch (e) {
+        throw new PopSnapshotCorruptError(snapPath, snap.length, (e as Error).message);
+      }
     }
     const logs = fs
       .readdir(dir)

@@ -3,7 +3,10 @@
  *   14 QUERY_CONSUMER_OFFSET: stored offset (clamped to the queue max, case B35); else, unless
  *      setZeroIfNotFound=false, 0 when the queue's min offset ≤ 0 (a young queue is read from
  *      its start); else 22 QUERY_NOT_FOUND.
- *   15 UPDATE_CONSUMER_OFFSET: stores commitOffset (negative values are ignored, spec A8).
+ *   15 UPDATE_CONSUMER_OFFSET: stores commitOffset (negative values are ignored, spec A8); an
+ *      illegal group name → 26 SUBSCRIPTION_GROUP_NOT_EXIST "Group G not exist! (reason)", an
+ *      unknown topic → 17 TOPIC_NOT_EXIST "Topic T not exist!" (Apache 5.3.3's texts; Apache
+ *      also answers 26 for a legal group that does not exist, tsmq accepts it).
  *   30 GET_MAX_OFFSET, 31 GET_MIN_OFFSET: `offset` = the store's queue max / min.
  *   29 SEARCH_OFFSET_BY_TIMESTAMP: `offset` = getOffsetInQueueByTime(timestamp, boundaryType
  *      LOWER by default, UPPER when asked).
@@ -15,6 +18,7 @@ import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getInt, getLong, getOptionalBoolean, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
 import type { BrokerContext } from '../broker-context.js';
+import { validateGroup } from '../../common/message/topic-validator.js';
 
 export class OffsetProcessors {
   constructor(private readonly ctx: BrokerContext) {}
@@ -52,13 +56,22 @@ export class OffsetProcessors {
 
   processUpdateConsumerOffset({ channel, request }: RequestContext): RemotingCommand {
     const ext = request.extFields;
-    this.ctx.consumerOffsetManager.commitOffset(
-      channel.remoteAddress,
-      getString(ext, 'consumerGroup'),
-      getString(ext, 'topic'),
-      getInt(ext, 'queueId'),
-      getLong(ext, 'commitOffset'),
-    );
+    const group = getString(ext, 'consumerGroup');
+    const topic = getString(ext, 'topic');
+    const queueId = getInt(ext, 'queueId');
+    const commitOffset = getLong(ext, 'commitOffset');
+    // Without these checks any peer could grow consumerOffset.json with made-up keys, even
+    // '@'-holding ones that make the topic@group key ambiguous. Apache 5.3.3 also requires the
+    // group to exist; tsmq only requires a legal name, so `tsmq admin reset-offset-by-time` can
+    // still place the offsets of a group before its first consumer starts.
+    const groupProblem = validateGroup(group);
+    if (groupProblem) {
+      return createResponseCommand(request, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `Group ${group} not exist! (${groupProblem})`);
+    }
+    if (!this.ctx.topicConfigManager.selectTopicConfig(topic)) {
+      return createResponseCommand(request, ResponseCode.TOPIC_NOT_EXIST, `Topic ${topic} not exist!`);
+    }
+    this.ctx.consumerOffsetManager.commitOffset(channel.remoteAddress, group, topic, queueId, commitOffset);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 

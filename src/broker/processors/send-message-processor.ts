@@ -10,6 +10,10 @@
  *   unknown topic → auto-created from the default topic (TBW102) or, for %RETRY%, created with
  *     1 queue; else 17 TOPIC_NOT_EXIST;
  *   queueId ≥ max(read, write queues) → 1 SYSTEM_ERROR (negative → random writable queue);
+ *   sysFlag transaction type PREPARED/ROLLBACK without TRAN_MSG "true" (single send), or any
+ *     transaction type on a batch → 13 MESSAGE_ILLEGAL (transactionTypeProblem below);
+ *   sysFlag COMPRESSED with a body (or batch item body) that does not start like its compression
+ *     type, or an unknown type → 13 (common/message/compressed-body.ts; Apache stores it);
  *   topic perm without WRITE → 16;
  *   %RETRY% topic with reconsumeTimes ≥ max (header l, else the group's retryMaxTimes) → stored
  *     in %DLQ%<group> instead;
@@ -27,11 +31,12 @@ import { RequestCode } from '../../remoting/codes/request-code.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import type { MessageInner, SocketAddress } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
-import { MessageSysFlag } from '../../common/message/sysflag.js';
+import { getTransactionValue, MessageSysFlag } from '../../common/message/sysflag.js';
 import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
 import { completeBatchItemProperties, decodeBatchBody } from '../../common/message/batch-codec.js';
 import { recallHandleOf } from '../timer/recall-handle.js';
+import { compressedBodyProblem } from '../../common/message/compressed-body.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
 import { PermName } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -89,9 +94,12 @@ export class SendMessageProcessor {
     const header = decodeSendMessageHeader(request);
     const check = this.msgCheck(request, header, channel.remoteAddress);
     if ('response' in check) return check.response;
-    if (request.code === RequestCode.SEND_BATCH_MESSAGE || header.batch === true) {
-      return this.sendBatch(request, header, check.topicConfig, check.queueId, channel);
-    }
+    const batch = request.code === RequestCode.SEND_BATCH_MESSAGE || header.batch === true;
+    const tranProblem = transactionTypeProblem(header, batch);
+    if (tranProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, tranProblem);
+    if (batch) return this.sendBatch(request, header, check.topicConfig, check.queueId, channel);
+    const bodyProblem = compressedBodyProblem(header.sysFlag, request.body ?? Buffer.alloc(0));
+    if (bodyProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, bodyProblem);
     const msg: MessageInner = {
       topic: header.topic,
       queueId: check.queueId,
@@ -222,6 +230,8 @@ export class SendMessageProcessor {
       if ((Number(item.properties.get(MessageConst.DELAY)) || 0) > 0) {
         return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `batch item ${i}: a batch message may not carry a delay level`);
       }
+      const bodyProblem = compressedBodyProblem(header.sysFlag, item.body);
+      if (bodyProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `batch item ${i}: ${bodyProblem}`);
     }
     const batchProps = decodeProperties(header.properties ?? '');
     const sysFlag = this.sysFlagFor(header, tc);
@@ -269,6 +279,29 @@ export class SendMessageProcessor {
       : { MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' };
     return createResponseCommand(request, code, remark ?? null, extFields);
   }
+}
+
+/**
+ * Why the transaction type bits (sysFlag & 0xC) of a send cannot be stored as given, or null.
+ *
+ * A record whose type is PREPARED (0x4) or ROLLBACK (0xC) is never put into a ConsumeQueue
+ * (Apache's dispatcher skips both), so a plain send carrying those bits would be acknowledged
+ * (SEND_OK, queueOffset 0) and then never delivered. Apache 5.3.3 stores such a message exactly
+ * like that; tsmq refuses it instead (pinned in test/robustness/send-sysflag.test.ts). A real
+ * transactional producer sets PREPARED together with TRAN_MSG=true, which takes the half-message
+ * path and is unaffected. COMMIT (0x8) is dispatched normally and accepted. A batch refuses every
+ * transaction type, as Apache's CommitLog does for `putMessages` (MESSAGE_ILLEGAL).
+ * The properties are decoded only when the type is PREPARED or ROLLBACK (transactional sends).
+ */
+export function transactionTypeProblem(header: Pick<SendMessageRequestHeader, 'sysFlag' | 'properties'>, batch: boolean): string | null {
+  const type = getTransactionValue(header.sysFlag);
+  if (type === MessageSysFlag.TRANSACTION_NOT_TYPE) return null;
+  const hex = `0x${(header.sysFlag >>> 0).toString(16)}`;
+  if (batch) return `batch sysFlag ${hex} carries a transaction type; a batch cannot be transactional`;
+  if (type === MessageSysFlag.TRANSACTION_COMMIT_TYPE) return null;
+  if (isTransactionPrepared({ properties: decodeProperties(header.properties ?? '') })) return null;
+  const name = type === MessageSysFlag.TRANSACTION_PREPARED_TYPE ? 'PREPARED' : 'ROLLBACK';
+  return `sysFlag ${hex} marks a transaction ${name} message but property ${MessageConst.TRAN_MSG} is not "true"; such a message would be stored and never delivered`;
 }
 
 /**

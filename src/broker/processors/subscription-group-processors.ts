@@ -6,7 +6,8 @@
  *        consumeMessageOrderly, retryQueueNums, retryMaxTimes, brokerId,
  *        whichBrokerWhenConsumeSlowly, notifyConsumerIdsChangedEnable, groupSysFlag,
  *        consumeTimeoutMinute, attributes}; missing fields take Apache's defaults. An illegal
- *       group name → 29 INVALID_PARAMETER with the reason; an unreadable body → 1 SYSTEM_ERROR.
+ *       group name → 29 INVALID_PARAMETER with the reason; an unreadable body, or retryQueueNums
+ *       outside 0..maxTopicQueueNums (tsmq: its retry topic gets that many queues) → 1 SYSTEM_ERROR.
  *       The group is created or replaced; the answer waits until subscriptionGroup.json holds it
  *       (a failed write answers 1 SYSTEM_ERROR naming it; the change stays in memory).
  *   225 UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (5.x `mqadmin updateSubGroupList`): body
@@ -26,6 +27,7 @@ import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getOptionalBoolean, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
 import { validateGroup } from '../../common/message/topic-validator.js';
+import { checkRetryQueueNums } from '../topic/topic-queue-limit.js';
 import type { BrokerContext } from '../broker-context.js';
 
 export class SubscriptionGroupProcessors {
@@ -47,6 +49,8 @@ export class SubscriptionGroupProcessors {
     }
     const problem = validateGroup(config.groupName);
     if (problem) return createResponseCommand(request, ResponseCode.INVALID_PARAMETER, problem);
+    const tooMany = checkRetryQueueNums(config.groupName, config.retryQueueNums, this.ctx.config.maxTopicQueueNums);
+    if (tooMany) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, tooMany);
     this.ctx.logger.info(`UPDATE_AND_CREATE_SUBSCRIPTIONGROUP ${config.groupName} from ${channel.remoteAddress}: ${JSON.stringify(config)}`);
     this.ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(config);
     return this.answerWhenDurable(request, config.groupName, 'updated');
@@ -65,6 +69,8 @@ export class SubscriptionGroupProcessors {
     for (const config of configs) {
       const problem = validateGroup(config.groupName);
       if (problem) return createResponseCommand(request, ResponseCode.INVALID_PARAMETER, `${problem} (group '${config.groupName}'; no group of the list was changed)`);
+      const tooMany = checkRetryQueueNums(config.groupName, config.retryQueueNums, this.ctx.config.maxTopicQueueNums);
+      if (tooMany) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `${tooMany} (no group of the list was changed)`);
     }
     this.ctx.logger.info(`UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST from ${channel.remoteAddress}: ${configs.map((c) => c.groupName).join(', ')}`);
     for (const config of configs) this.ctx.subscriptionGroupManager.updateSubscriptionGroupConfig(config);

@@ -45,6 +45,11 @@ export interface TopicConfigManagerOptions extends ConfigManagerOptions {
   traceTopicEnable?: boolean;
   /** Number of delay levels (queues of SCHEDULE_TOPIC_XXXX = max(18, this)). */
   delayLevelCount?: number;
+  /**
+   * Current `maxTopicQueueNums` (read at each retry/DLQ topic creation): the queue count asked
+   * for there (a group's retryQueueNums) is clamped to it. Default: no clamp.
+   */
+  maxTopicQueueNumsNow?: () => number;
 }
 
 export class TopicConfigManager extends ConfigManager {
@@ -141,10 +146,19 @@ export class TopicConfigManager extends ConfigManager {
     return tc;
   }
 
-  /** Retry/DLQ creation (Apache `createTopicInSendMessageBackMethod`): existing topics are kept as is. */
+  /**
+   * Retry/DLQ creation (Apache `createTopicInSendMessageBackMethod`): existing topics are kept as
+   * is; `queueNums` is clamped to maxTopicQueueNums (tsmq; Apache creates any count).
+   */
   createTopicInSendMessageBackMethod(topic: string, queueNums: number, perm: number, topicSysFlag: number): TopicConfig {
     const existing = this.table.get(topic);
     if (existing) return existing;
+    const max = this.opts.maxTopicQueueNumsNow?.();
+    if (max !== undefined && queueNums > max) {
+      // a group's retryQueueNums from an old subscriptionGroup.json (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP refuses it now)
+      this.logger.warn(`topic ${topic}: ${queueNums} queues asked for, created with maxTopicQueueNums=${max}`);
+      queueNums = max;
+    }
     const tc = newTopicConfig(topic, { readQueueNums: queueNums, writeQueueNums: queueNums, perm, topicSysFlag });
     this.logger.info(`created topic ${topic}: ${queueNums} queues, perm ${perm}`);
     this.putAndNotify(tc);

@@ -19,3 +19,13 @@ export function checkTopicQueueNums(topic: string, readQueueNums: number, writeQ
   if (largest <= max) return null;
   return `topic ${topic}: ${largest} queues requested (readQueueNums=${readQueueNums}, writeQueueNums=${writeQueueNums}), the broker allows at most ${max} per topic (maxTopicQueueNums)`;
 }
+
+/**
+ * Null when a subscription group's retryQueueNums is an integer within 0..max; else the remark.
+ * The group's retry topic `%RETRY%<group>` is created with that many queues at the first
+ * heartbeat or send-back, so it is held to the topic cap too (Apache checks neither).
+ */
+export function checkRetryQueueNums(group: string, retryQueueNums: number, max: number): string | null {
+  if (Number.isInteger(retryQueueNums) && retryQueueNums >= 0 && retryQueueNums <= max) return null;
+  return `group ${group}: retryQueueNums ${retryQueueNums} is not within 0..${max}; its retry topic %RETRY%${group} gets that many queues and the broker allows at most ${max} per topic (maxTopicQueueNums)`;
+}

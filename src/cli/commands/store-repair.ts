@@ -17,6 +17,8 @@ function describe(a: RepairAction): string {
       return `delete  ${a.file}: ${a.lengthBytes} byte(s) (${a.reason})`;
     case 'extend':
       return `extend  ${a.file} @ ${a.offset}: ${a.lengthBytes} zero byte(s) (${a.reason})`;
+    case 'trim':
+      return `trim    ${a.file} @ ${a.offset}: remove the last ${a.lengthBytes} byte(s) (${a.reason})`;
     case 'rebuild':
       return `rebuild ${a.file} @ ${a.offset}: queue ${a.topic}/${a.queueId} entries ${a.fromQueueOffset}..${a.toQueueOffset - 1} from the CommitLog${a.preBlanks > 0 ? ` (after ${a.preBlanks} pre-blank units)` : ''} (${a.reason})`;
     case 'checkpoint':

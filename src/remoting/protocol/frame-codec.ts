@@ -161,6 +161,14 @@ export class FrameDecoder {
     return this.buffered;
   }
 
+  /**
+   * True while a frame has begun and is not complete: bytes are buffered, or its length field has
+   * been read and none of the rest has arrived yet (bufferedBytes is then 0).
+   */
+  get frameInProgress(): boolean {
+    return this.buffered > 0 || this.frameLength >= 0;
+  }
+
   /** Frames decoded so far (a change tells a caller that a new frame may have begun). */
   get framesDecoded(): number {
     return this.decoded;

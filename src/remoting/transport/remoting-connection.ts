@@ -258,7 +258,9 @@ export class RemotingConnection implements RemotingChannel {
    */
   private trackPartialFrame(): void {
     const buffered = this.decoder.bufferedBytes;
-    if (buffered === 0) {
+    // frameInProgress, not buffered > 0: once the 4-byte length field is read nothing may be
+    // buffered, yet the frame began (its clock must not restart with the first body byte).
+    if (!this.decoder.frameInProgress) {
       this.partialSinceMs = -1;
     } else if (this.partialSinceMs < 0 || this.partialFrameSeq !== this.decoder.framesDecoded) {
       this.partialSinceMs = performance.now();

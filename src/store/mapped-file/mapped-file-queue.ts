@@ -124,7 +124,8 @@ export class MappedFileQueue {
         this.closeAll();
         throw new SegmentLoadError(
           `segment ${filePath} has length ${stat.sizeBytes} but the configured segment size is ${this.fileSize}; ` +
-            'refusing to load (was the mapped file size setting changed?)',
+            'refusing to load (was the mapped file size setting changed? If not, the file is damaged: ' +
+            '`tsmq store repair --store <storePathRootDir>` lists the fix, with --apply it makes it and keeps a backup)',
         );
       }
       const fromOffset = fileNameToOffset(segments[i]!);

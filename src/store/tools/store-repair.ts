@@ -9,7 +9,8 @@
  *   no record, at another queue's record, wrong size/queue offset/tags code, after a zero unit,
  *   after a missing file): the unit bytes from there are zeroed and later files deleted. Then
  *   every queue gets the units of the CommitLog records it lacks (queue offsets from where it
- *   ends, contiguous; a queue with no files starts at its first record, the first file's units
+ *   ends, contiguous; a file longer than mappedFileSizeConsumeQueue, which the broker refuses
+ *   to load, is trimmed to that size and the queue continues from its end; a queue with no files starts at its first record, the first file's units
  *   before it filled with pre-blanks like RocketMQ's `fillPreBlank`).
  * - Index files: the first file with a problem and every later one are deleted; the broker
  *   rebuilds them from the CommitLog at its next start (IndexService load: no file ⇒ from 0,
@@ -45,6 +46,8 @@ export type RepairAction =
   | { kind: 'delete'; file: string; offset: 0; lengthBytes: number; reason: string }
   /** Extend a short file with zeros to `toBytes`. */
   | { kind: 'extend'; file: string; offset: number; lengthBytes: number; reason: string }
+  /** Truncate an over-long file to `offset` bytes (its segment size); the removed tail is backed up. */
+  | { kind: 'trim'; file: string; offset: number; lengthBytes: number; reason: string }
   /** Write ConsumeQueue units for queue offsets [fromQueueOffset, toQueueOffset) from CommitLog records. */
   | { kind: 'rebuild'; file: string; offset: number; topic: string; queueId: number; fromQueueOffset: number; toQueueOffset: number; preBlanks: number; reason: string }
   /** Set a checkpoint field (a big-endian long at `offset`). */
@@ -134,6 +137,11 @@ export function planRepair(root: string, config: VerifyConfig): RepairPlan {
         const size = fileSize(join(root, f));
         const deleted = c.firstBad !== null && start > Number(c.firstBad.file.slice(c.firstBad.file.lastIndexOf('/') + 1));
         if (!deleted && size < cqBytes) actions.push({ kind: 'extend', file: f, offset: size, lengthBytes: cqBytes - size, reason: `file is ${size} bytes, expected ${cqBytes}` });
+        if (!deleted && size > cqBytes) {
+          // the broker refuses to load it; units past the segment end are dropped and rebuilt from the CommitLog
+          actions.push({ kind: 'trim', file: f, offset: cqBytes, lengthBytes: size - cqBytes, reason: `file is ${size} bytes, expected ${cqBytes} (mappedFileSizeConsumeQueue)` });
+          if (f === c.files[c.files.length - 1]) keep = Math.min(keep, (start + cqBytes) / 20);
+        }
       }
       targets.set(qkey(q.topic, q.queueId), { topic: q.topic, queueId: q.queueId, next: c.files.length === 0 ? null : keep, from: null, preBlanks: 0, gap: null });
     }
@@ -331,6 +339,18 @@ function cutRange(src: string, offset: number, length: number, dest: string): vo
   }
 }
 
+/** Copies [offset, offset+length) of a file to `dest`, then truncates the file to `offset`; both fsynced. */
+function trimTail(src: string, offset: number, length: number, dest: string): void {
+  cutRange(src, offset, length, dest);
+  const fd = openSync(src, 'r+');
+  try {
+    ftruncateSync(fd, offset);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Plans and applies the repair (see the module doc). Returns the plan that was applied, with
  * `backupDir`. Nothing is changed when the plan is empty (no backup directory either).
@@ -353,6 +373,8 @@ export function applyRepair(root: string, config: VerifyConfig, now = new Date()
       else if (a.kind === 'delete') {
         mkdirSync(dirname(join(backupDir, a.file)), { recursive: true });
         renameSync(abs, join(backupDir, a.file));
+      } else if (a.kind === 'trim') {
+        trimTail(abs, a.offset, a.lengthBytes, join(backupDir, `${a.file}.at-${a.offset}`));
       } else if (a.kind === 'extend') {
         const fd = openSync(abs, 'r+');
         ftruncateSync(fd, a.offset + a.lengthBytes);

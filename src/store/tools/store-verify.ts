@@ -7,7 +7,7 @@
  * Each problem names the file (relative to the store root) and the byte offset in that file.
  *
  * Also: every record in the CommitLog is in its ConsumeQueue (a queue that ends before the
- * CommitLog's last record of that queue was not dispatched; recovery rebuilds it).
+ * CommitLog's last record of that queue was not dispatched; see MAY_STAY_MISSING).
  *
  * Reads only; refuses a store whose `lock` names a live process (a running broker). Memory is
  * bounded whatever the store size: files are read through fixed windows (store-file-reader.ts),
@@ -25,6 +25,13 @@ import { walkCommitLog, type StoreProblem } from './commit-log-walk.js';
 import { checkQueue, cqPosition } from './consume-queue-check.js';
 import { checkIndexFile, listIndexFiles } from './index-check.js';
 import { RecordProbe } from './record-probe.js';
+
+/**
+ * Why a queue that lacks CommitLog records may stay so: a start re-dispatches only from the
+ * checkpoint's CommitLog file (after a crash) or from the highest position any queue reached (a
+ * clean start), so records before that are not put back by the broker; `repair` scans them all.
+ */
+const MAY_STAY_MISSING = 'the broker re-dispatches only from the checkpoint\'s CommitLog file (after a crash) or from the highest position any queue reached (clean start), so they may stay missing; `tsmq store repair --apply` rebuilds them';
 import { cqFileBytes, listQueues, treeBytes } from './store-file-reader.js';
 
 export type { StoreProblem } from './commit-log-walk.js';
@@ -144,13 +151,13 @@ export function verifyStore(root: string, config: VerifyConfig, progress?: Verif
       const end = c.firstBad ? c.firstBad.queueOffset : c.maxOffset;
       if (cl && cl.next > end && !c.firstBad) {
         const at = cqPosition(q.topic, q.queueId, end, cqBytes);
-        problem(at.file, at.offset, `the queue ends at ${end} but the CommitLog holds its records up to queue offset ${cl.next - 1} (physical offset ${cl.physicalOffset}): not dispatched, recovery rebuilds them`);
+        problem(at.file, at.offset, `the queue ends at ${end} but the CommitLog holds its records up to queue offset ${cl.next - 1} (physical offset ${cl.physicalOffset}): not dispatched; ${MAY_STAY_MISSING}`);
       }
     }
     for (const [key, cl] of clQueueMax) {
       if (seen.has(key)) continue;
       const at = cqPosition(cl.topic, cl.queueId, 0, cqBytes);
-      problem(at.file, at.offset, `no ConsumeQueue for ${cl.topic}/${cl.queueId} but the CommitLog holds its records up to queue offset ${cl.next - 1}: recovery rebuilds it`);
+      problem(at.file, at.offset, `no ConsumeQueue for ${cl.topic}/${cl.queueId} but the CommitLog holds its records up to queue offset ${cl.next - 1}; ${MAY_STAY_MISSING}`);
     }
 
     // --- index files ---

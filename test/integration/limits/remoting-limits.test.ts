@@ -148,6 +148,23 @@ describe('remoting limits on a real broker', { timeout: 120_000 }, () => {
     await assertNormalSendWorks('after trickle');
   });
 
+  it('a peer that sends only a frame length field (one byte per interval) and then nothing is closed after serverFrameReadTimeoutMs, counted from the first byte', async () => {
+    // before: the clock restarted when the 4-byte length completed (no byte buffered), so a
+    // peer could trickle the length and then hold the connection until the idle timeout (120 s)
+    const s = await connect(broker.port);
+    const length = Buffer.alloc(4);
+    length.writeInt32BE(196, 0);
+    let i = 0;
+    const timer = setInterval(() => { if (!s.destroyed && i < 4) s.write(length.subarray(i, ++i)); }, 200);
+    try {
+      const ms = await closedWithin(s, 6000);
+      assert.ok(ms >= FRAME_READ_TIMEOUT_MS - 100 && ms < FRAME_READ_TIMEOUT_MS + 1000, `closed after ${ms.toFixed(0)} ms`);
+    } finally {
+      clearInterval(timer);
+    }
+    await assertNormalSendWorks('after a bare length field');
+  });
+
   it('connections above serverMaxConnections are refused with one clear warning', async () => {
     const open: net.Socket[] = [];
     try {
@@ -179,6 +196,33 @@ describe('remoting limits on a real broker', { timeout: 120_000 }, () => {
     assert.equal(ok.code, ResponseCode.SUCCESS, ok.remark ?? '');
     assert.equal(broker.ctx.topicConfigManager.selectTopicConfig('BigTopic')?.writeQueueNums, 4096);
     await assertNormalSendWorks('after the huge topic');
+  });
+
+  it('a subscription group with retryQueueNums 10^9 is refused (its retry topic would get that many queues); one already in the table gets a retry topic of at most maxTopicQueueNums queues', async () => {
+    // before: accepted, and the next heartbeat created %RETRY%HugeG with 10^9 queues, after which
+    // topic stats of it blocked the broker's event loop for hours (~26 us per queue)
+    const update = (group: object) => client.invokeSync(addr, createRequestCommand(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, null, Buffer.from(JSON.stringify(group))), 5000);
+    const huge = await update({ groupName: 'HugeG', retryQueueNums: 1_000_000_000 });
+    assert.equal(huge.code, ResponseCode.SYSTEM_ERROR);
+    assert.equal(huge.remark, 'group HugeG: retryQueueNums 1000000000 is not within 0..4096; its retry topic %RETRY%HugeG gets that many queues and the broker allows at most 4096 per topic (maxTopicQueueNums)');
+    assert.equal(broker.ctx.subscriptionGroupManager.get('HugeG'), undefined);
+    const negative = await update({ groupName: 'NegG', retryQueueNums: -1 });
+    assert.equal(negative.code, ResponseCode.SYSTEM_ERROR);
+    const list = await client.invokeSync(addr, createRequestCommand(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST, null, Buffer.from(JSON.stringify({ groupConfigList: [{ groupName: 'OkG' }, { groupName: 'HugeG2', retryQueueNums: 5000 }] }))), 5000);
+    assert.equal(list.code, ResponseCode.SYSTEM_ERROR);
+    assert.match(list.remark ?? '', /^group HugeG2: retryQueueNums 5000 is not within 0\.\.4096; .*\(no group of the list was changed\)$/);
+    assert.equal(broker.ctx.subscriptionGroupManager.get('OkG'), undefined);
+    // a group that holds such a value already (an old subscriptionGroup.json): its retry topic is clamped
+    broker.ctx.subscriptionGroupManager.updateSubscriptionGroupConfig({ ...broker.ctx.subscriptionGroupManager.decodeGroup({ groupName: 'OldHugeG' }, ''), retryQueueNums: 1_000_000_000 });
+    const hb = await client.invokeSync(addr, createRequestCommand(RequestCode.HEART_BEAT, null, Buffer.from(JSON.stringify({
+      clientID: 'c-huge', producerDataSet: [],
+      consumerDataSet: [{ groupName: 'OldHugeG', consumeType: 'CONSUME_PASSIVELY', messageModel: 'CLUSTERING', consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET', unitMode: false,
+        subscriptionDataSet: [{ topic: 'LimitsTopic', subString: '*', expressionType: 'TAG', tagsSet: [], codeSet: [], subVersion: 1 }] }],
+    }))), 5000);
+    assert.equal(hb.code, ResponseCode.SUCCESS, hb.remark ?? '');
+    assert.equal(broker.ctx.topicConfigManager.selectTopicConfig('%RETRY%OldHugeG')?.writeQueueNums, 4096);
+    assert.ok(log.matching('warn', 'topic %RETRY%OldHugeG: 1000000000 queues asked for, created with maxTopicQueueNums=4096').length >= 1);
+    await assertNormalSendWorks('after the huge retry group');
   });
 
   it('10,000 bad frames: every connection closed, a bounded number of log lines', async (t) => {

@@ -45,10 +45,29 @@ describe('offset requests', () => {
 
   it('UPDATE_CONSUMER_OFFSET ignores negative offsets (ali-ons sends -1 for 0)', async () => {
     h = await BrokerHarness.create();
+    await h.send('T', 'm'); // the commit needs an existing topic
     await h.call(RequestCode.UPDATE_CONSUMER_OFFSET, { consumerGroup: 'G', topic: 'T', queueId: 0, commitOffset: 4 });
     const r = await h.call(RequestCode.UPDATE_CONSUMER_OFFSET, { consumerGroup: 'G', topic: 'T', queueId: 0, commitOffset: -1 });
     assert.equal(r.code, ResponseCode.SUCCESS);
     assert.equal(h.ctx.consumerOffsetManager.queryOffset('G', 'T', 0), 4);
+  });
+
+  it('UPDATE_CONSUMER_OFFSET with an illegal group name (26) or an unknown topic (17) stores nothing (no made-up keys in consumerOffset.json)', async () => {
+    h = await BrokerHarness.create();
+    await h.send('T', 'm');
+    for (const bad of ['G@x', ' ', 'a/../b', 'G'.repeat(256)]) {
+      const r = await h.call(RequestCode.UPDATE_CONSUMER_OFFSET, { consumerGroup: bad, topic: 'T', queueId: 0, commitOffset: 1 });
+      assert.equal(r.code, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, bad);
+      assert.ok(r.remark!.startsWith(`Group ${bad} not exist! (`), r.remark!);
+      assert.equal(h.ctx.consumerOffsetManager.queryOffset(bad, 'T', 0), -1);
+    }
+    const noTopic = await h.call(RequestCode.UPDATE_CONSUMER_OFFSET, { consumerGroup: 'G', topic: 'T@y', queueId: 0, commitOffset: 1 });
+    assert.deepEqual([noTopic.code, noTopic.remark], [ResponseCode.TOPIC_NOT_EXIST, 'Topic T@y not exist!']);
+    assert.equal(h.ctx.consumerOffsetManager.queryOffset('G', 'T@y', 0), -1);
+    // a legal group that has no subscription config yet is accepted (tsmq admin places offsets before the first consumer)
+    const good = await h.call(RequestCode.UPDATE_CONSUMER_OFFSET, { consumerGroup: 'NotYetCreated', topic: 'T', queueId: 0, commitOffset: 1 });
+    assert.equal(good.code, ResponseCode.SUCCESS);
+    assert.equal(h.ctx.consumerOffsetManager.queryOffset('NotYetCreated', 'T', 0), 1);
   });
 
   it('GET_MAX_OFFSET / GET_MIN_OFFSET / SEARCH_OFFSET_BY_TIMESTAMP / GET_EARLIEST_MSG_STORETIME', async () => {

@@ -1,4 +1,5 @@
 import { describe, it, afterEach } from 'node:test';
+import { deflateSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { BrokerHarness } from './support/broker-harness.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
@@ -38,7 +39,7 @@ async function deliverRetry(): Promise<MessageExt> {
 describe('CONSUMER_SEND_MSG_BACK (36)', () => {
   it('copies the message to %RETRY%<group> through the schedule topic, level 3 + reconsumeTimes', async () => {
     h = await BrokerHarness.create();
-    await h.send('TopicR', 'payload', { tags: 'TagA', props: { KEYS: 'k1', UNIQ_KEY: 'U1' }, sysFlag: MessageSysFlag.COMPRESSED_FLAG });
+    await h.send('TopicR', deflateSync('payload'), { tags: 'TagA', props: { KEYS: 'k1', UNIQ_KEY: 'U1' }, sysFlag: MessageSysFlag.COMPRESSED_FLAG });
     const original = h.fake.puts[0]!;
     const r = await sendBack(original, 'GR');
     assert.equal(r.code, ResponseCode.SUCCESS);

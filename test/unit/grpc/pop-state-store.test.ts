@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeFileSystem } from '../../../src/common/fs/node-file-system.js';
 import { ManualClock } from '../../../src/common/time/clock.js';
-import { PopStateStore } from '../../../src/broker/pop/pop-state-store.js';
+import { PopSnapshotCorruptError, PopStateStore } from '../../../src/broker/pop/pop-state-store.js';
 import { PopStateTable } from '../../../src/broker/pop/pop-state-table.js';
 import { decodePopLog, encodePopRecord } from '../../../src/broker/pop/pop-record-codec.js';
 import { decodeReceiptHandle, encodeReceiptHandle, ReceiptHandleError } from '../../../src/broker/pop/receipt-handle.js';
@@ -136,5 +136,34 @@ test('log compaction triggers by size and keeps the state', async () => {
     assert.ok(fs.readdirSync(dir).filter((n) => n.endsWith('.log')).length === 1);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a corrupt pop/snapshot.json refuses the open with an error naming the file, and leaves the file as it was', () => {
+  const cases: Array<[string, string]> = [
+    ['{{', /is corrupt: .*JSON/.source],
+    ['', /\(0 bytes\) is corrupt/.source],
+    ['null', /unknown format/.source],
+    ['{"format":1,"generation":0,"queues":[{"group":5}]}', /bad queue entry/.source],
+    ['{"format":1,"generation":0,"queues":{"x":1}}', /queues is not an array/.source],
+  ];
+  for (const [text, detail] of cases) {
+    const dir = tmpDir();
+    try {
+      const snap = path.join(dir, 'snapshot.json');
+      fs.writeFileSync(snap, text);
+      assert.throws(
+        () => open(dir),
+        (e: Error) =>
+          e instanceof PopSnapshotCorruptError &&
+          e.message.includes(`pop state snapshot ${snap}`) &&
+          new RegExp(detail).test(e.message) &&
+          /Move the file away/.test(e.message),
+        JSON.stringify(text),
+      );
+      assert.equal(fs.readFileSync(snap, 'utf8'), text, 'the snapshot is left for inspection');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
 });

@@ -222,6 +222,65 @@ test('B03 newest ConsumeQueue file deleted: verify names where the queue ends, r
   }
 });
 
+test('a ConsumeQueue file longer than its segment size: the store refuses it naming the file and `tsmq store repair`; repair trims it (tail backed up) and the store opens with every entry', async () => {
+  const root = tempDir();
+  try {
+    const { store, recs } = await writeN(root, 25, { bodyBytes: 100 });
+    await store.shutdown();
+    const first = path.join(root, 'consumequeue/T/0', offsetToFileName(0));
+    fs.appendFileSync(first, Buffer.from([1, 2, 3, 4, 5, 6, 7]));
+    await assert.rejects(openStore(smallConfig(root)), (e: Error) => e.message.includes(`segment ${first} has length 207`) && e.message.includes('tsmq store repair --store'));
+    const plan = repairRoundTrip({
+      root,
+      problem: { file: `consumequeue/T/0/${offsetToFileName(0)}`, offset: 0, message: /file is 207 bytes, expected 200/ },
+      plan: (p) => {
+        const t = p.actions.find((a) => a.kind === 'trim');
+        assert.ok(t && t.kind === 'trim', JSON.stringify(p.actions));
+        assert.deepEqual([t.file, t.offset, t.lengthBytes], [`consumequeue/T/0/${offsetToFileName(0)}`, 200, 7]);
+        assert.equal(p.actions.filter((a) => a.kind === 'rebuild').length, 0, 'no entry was lost, none to rebuild');
+      },
+    });
+    assert.equal(fs.statSync(first).size, 200);
+    const backup = fs.readdirSync(root).find((n) => n.startsWith('repair-backup-'))!;
+    assert.deepEqual([...fs.readFileSync(path.join(root, backup, `consumequeue/T/0/${offsetToFileName(0)}.at-200`))], [1, 2, 3, 4, 5, 6, 7]);
+    assert.equal(plan.actions.length, 1);
+    const last = recs[24]!;
+    await assertOpens(root, { maxPhy: last.offset + last.size, queues: [['T', 0, 25]], keys: ['k0', 'k19', 'k24'] });
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('one queue directory deleted after a clean stop: a clean start does not serve that queue (as Apache: it re-dispatches from the highest queue position); verify says so and names repair, which rebuilds it', async () => {
+  const root = tempDir();
+  try {
+    // 21 messages: the last one is in queue 0, so nothing of queue 1 lies past queue 0's end
+    const { store, recs } = await writeN(root, 21, { bodyBytes: 100, queueOf: (i) => i % 2 });
+    await store.shutdown();
+    fs.rmSync(path.join(root, 'consumequeue/T/1'), { recursive: true });
+    const reopened = await openStore(smallConfig(root));
+    try {
+      assert.equal(reopened.getMaxOffsetInQueue('T', 1), 0, 'the known gap: a clean start leaves the queue empty');
+      assert.equal(reopened.getMaxOffsetInQueue('T', 0), 11);
+    } finally {
+      await reopened.shutdown();
+    }
+    repairRoundTrip({
+      root,
+      problem: { file: `consumequeue/T/1/${offsetToFileName(0)}`, offset: 0, message: /^no ConsumeQueue for T\/1 but the CommitLog holds its records up to queue offset 9; the broker re-dispatches only from .*clean start.*`tsmq store repair --apply` rebuilds them$/ },
+      plan: (p) => {
+        const r = p.actions.find((a) => a.kind === 'rebuild');
+        assert.ok(r && r.kind === 'rebuild');
+        assert.deepEqual([r.topic, r.queueId, r.fromQueueOffset, r.toQueueOffset], ['T', 1, 0, 10]);
+      },
+    });
+    const last = recs[20]!;
+    await assertOpens(root, { maxPhy: last.offset + last.size, queues: [['T', 1, 10], ['T', 0, 11]], keys: ['k1', 'k19'] });
+  } finally {
+    removeDir(root);
+  }
+});
+
 test('B05 / power loss under ASYNC_FLUSH: CommitLog tail lost after msg 6 while queue entries and checkpoint cover msg 10', async () => {
   const root = tempDir();
   try {
