@@ -231,8 +231,7 @@ export class SendMessageProcessor {
     const msgs: MessageInner[] = new Array<MessageInner>(items.length);
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!;
-      // item.properties: the item's own (decodeBatchBody), completed here (a TextProperties over
-      // the stored text in the common case: no Map decoded per item)
+      // item.properties is a fresh Map per item (decodeBatchBody), completed in place
       const encodedProperties = completeBatchItemProperties(item, batchProps, MessageConst.CLUSTER, cluster);
       msgs[i] = {
         topic: header.topic,

@@ -8,8 +8,7 @@
  * TOTALSIZE = 4+4+4+4 + 4+bodyLen + 2+propsLen = 22 + bodyLen + propsLen.
  */
 import { TsmqError } from '../errors.js';
-import { encodeProperties, isCanonicalProperties } from './properties.js';
-import { TextProperties } from './text-properties.js';
+import { decodeProperties, encodeProperties } from './properties.js';
 
 export interface BatchItem {
   flag: number;
@@ -32,8 +31,7 @@ const ITEM_HEADER = 22;
  * Splits a batch body into its messages. Bodies are copies unless `opts.copyBodies` is false:
  * then they are views into `body` (no allocation per item; the caller must not reuse `body`
  * while the items are in use — the broker's send path stores them at once). Each item's
- * `properties` is a fresh TextProperties over its text (a Map the caller may modify; reads of a
- * few keys do not decode it).
+ * `properties` is a fresh Map the caller may modify.
  * @throws BatchDecodeError when an item is torn, its lengths disagree with its TOTALSIZE, or
  *   its properties are longer than 32767 bytes; the message names the item index and position.
  */
@@ -63,7 +61,7 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
     items.push({
       flag,
       body: copy ? Buffer.from(body.subarray(p + 20, p + 20 + bodyLen)) : body.subarray(p + 20, p + 20 + bodyLen),
-      properties: new TextProperties(propertiesText),
+      properties: decodeProperties(propertiesText),
       propertiesText,
     });
     p += total;
@@ -74,51 +72,47 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
 /**
  * Completes a batch item's properties the way the broker stores them (Apache `sendBatchMessage`:
  * the batch's properties apply to every item): each entry of `batchProps` the item lacks is
- * added, in `batchProps`' order, then `setKey` is set to `setValue` (CLUSTER). Returns
- * `encodeProperties(<completed properties>)` and leaves `item.properties` completed: in the
- * common case (the item's properties are still the text the client sent, that text is canonical
- * — `encodeProperties(decodeProperties(text)) === text`, what clients send — and lacks `setKey`)
- * the stored text is the sent text plus the added entries and `item.properties` becomes a
- * TextProperties over it (no Map built); otherwise the Map is completed in place and encoded.
+ * added, in `batchProps`' order, then `setKey` is set to `setValue` (CLUSTER). Modifies
+ * `item.properties` in place and returns `encodeProperties(item.properties)`, built from the
+ * text the client sent instead of serialising the Map again (the text is the Map's encoding
+ * whenever every entry of it is well formed and its keys are distinct — what clients send; any
+ * other text is re-encoded from the Map).
  */
 export function completeBatchItemProperties(item: BatchItem, batchProps: ReadonlyMap<string, string>, setKey: string, setValue: string): string {
   const props = item.properties;
   const raw = item.propertiesText;
-  if (raw !== undefined && props instanceof TextProperties && props.isText() && props.text === raw && !props.has(setKey) && isCanonicalProperties(raw)) {
-    let suffix = '';
-    let setKeyPlaced = false;
-    for (const [k, v] of batchProps) {
-      if (props.has(k)) continue;
-      if (k === setKey) {
-        suffix += k + '\x01' + setValue + '\x02';
-        setKeyPlaced = true;
-      } else if (v.length > 0 && k.length > 0 && k.indexOf('\x01') < 0 && k.indexOf('\x02') < 0 && v.indexOf('\x02') < 0) {
-        suffix += k + '\x01' + v + '\x02';
-      } else {
-        return completeInMap(item, batchProps, setKey, setValue); // an entry the text form cannot hold as is
-      }
-    }
-    if (!setKeyPlaced) suffix += setKey + '\x01' + setValue + '\x02';
-    const text = raw + suffix;
-    item.properties = new TextProperties(text);
-    return text;
-  }
-  return completeInMap(item, batchProps, setKey, setValue);
-}
-
-/** completeBatchItemProperties on the decoded Map: completed in place, then encoded. */
-function completeInMap(item: BatchItem, batchProps: ReadonlyMap<string, string>, setKey: string, setValue: string): string {
-  const props = item.properties;
+  const reuse = raw !== undefined && !props.has(setKey) && isEncodingOf(raw, props.size);
+  let suffix = '';
   let setKeyPlaced = false;
   for (const [k, v] of batchProps) {
     if (props.has(k)) continue;
     if (k === setKey) {
       props.set(k, setValue);
       setKeyPlaced = true;
-    } else props.set(k, v);
+      if (reuse) suffix += k + '\x01' + setValue + '\x02';
+    } else {
+      props.set(k, v);
+      if (reuse) suffix += k + '\x01' + v + '\x02';
+    }
   }
-  if (!setKeyPlaced) props.set(setKey, setValue);
-  return encodeProperties(props);
+  if (!setKeyPlaced) {
+    props.set(setKey, setValue);
+    if (reuse) suffix += setKey + '\x01' + setValue + '\x02';
+  }
+  return reuse ? raw + suffix : encodeProperties(props);
+}
+
+/**
+ * Whether `text` is exactly what encodeProperties gives for the Map decodeProperties made of it,
+ * given that Map's size: empty, or ending with '\x02' with one entry per '\x02' (a malformed
+ * piece is dropped by the decoder and a duplicate key merged, so either leaves fewer entries).
+ */
+function isEncodingOf(text: string, decodedSize: number): boolean {
+  if (text.length === 0) return decodedSize === 0;
+  if (text.charCodeAt(text.length - 1) !== 2) return false;
+  let n = 0;
+  for (let i = text.indexOf('\x02'); i >= 0; i = text.indexOf('\x02', i + 1)) n++;
+  return n === decodedSize;
 }
 
 /**
