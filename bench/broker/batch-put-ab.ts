@@ -14,6 +14,8 @@
  * Usage: npx tsx bench/broker/batch-put-ab.ts --a <root> --b <root> [--rounds 3] [--messages 320000]
  *        [--batch 32] [--size 1024] [--window 16] [--label-a before] [--label-b after]
  *        [--profile-dir <dir>] (children run with --cpu-prof; profiles in <dir>/<label>-<round>/)
+ *        [--node-arg <flag>]… (node/V8 flags for both children, e.g. --single-threaded-gc: all GC work on
+ *        the main thread, so its CPU counts in the main-thread column)
  * Output: one `AB {json}` line per side and round (msgs/s, process and main-thread CPU µs per
  * message, load average), then a table of medians and minima (on a shared machine the minimum is
  * the run least disturbed).
@@ -26,13 +28,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { nowMs } from '../lib/stats.js';
 
-interface Opts { a: string; b: string; rounds: number; messages: number; batch: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null }
+interface Opts { a: string; b: string; rounds: number; messages: number; batch: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null; nodeArgs: string[] }
 interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
 
 const QUEUES = 8;
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 3, messages: 320_000, batch: 32, size: 1024, window: 16, labelA: 'A', labelB: 'B', profileDir: null };
+  const o: Opts = { a: '', b: '', rounds: 3, messages: 320_000, batch: 32, size: 1024, window: 16, labelA: 'A', labelB: 'B', profileDir: null, nodeArgs: [] };
   for (let i = 0; i < argv.length; i += 2) {
     const k = argv[i]!;
     const v = argv[i + 1];
@@ -47,6 +49,7 @@ function parseArgs(argv: string[]): Opts {
     else if (k === '--label-a') o.labelA = v;
     else if (k === '--label-b') o.labelB = v;
     else if (k === '--profile-dir') o.profileDir = v;
+    else if (k === '--node-arg') o.nodeArgs.push(v);
     else throw new Error(`unknown flag ${k}`);
   }
   if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
@@ -121,7 +124,7 @@ async function child(root: string, messages: number, batch: number, size: number
 }
 
 function runSide(o: Opts, root: string, label: string, round: number): Promise<SideResult> {
-  const args = ['--import', 'tsx'];
+  const args = [...o.nodeArgs, '--import', 'tsx'];
   if (o.profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`);
   args.push(new URL(import.meta.url).pathname, '--child', root, String(o.messages), String(o.batch), String(o.size), String(o.window));
   return new Promise((resolve, reject) => {

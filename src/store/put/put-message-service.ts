@@ -31,8 +31,7 @@
  *    <reason>", and the running flag refuses every later put until restart.
  *
  * `putMessages` does the same for a batch (RocketMQ `asyncPutMessages`): one atomic append
- * (CommitLog.appendBatch), dispatched as one block (ReputMessageService.enqueueBlock), one
- * flush/slave wait covering the whole block. `putPrepared` appends
+ * (CommitLog.appendBatch), one flush/slave wait covering the whole block. `putPrepared` appends
  * records encoded ahead (CommitLog.prepare/appendPrepared, any topics and queues) the same way:
  * refusals of step 1, one dispatch, one flush/slave wait for the block (tsmq addition, used by
  * the timer service's due deliveries).
@@ -135,8 +134,7 @@ export class PutMessageService {
     let msgIds = first.msgId;
     for (let i = 1; i < results.length; i++) msgIds += ',' + results[i]!.msgId;
     const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: msgIds, queueOffset: first.queueOffset, storeTimestamp: first.storeTimestamp };
-    // one block: ConsumeQueue entries of the batch written in one go (DispatcherChain.runBlock)
-    this.p.dispatch.enqueueBlock(out.dispatches);
+    for (const d of out.dispatches) this.p.dispatch.enqueue(d);
     const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
     return put instanceof Promise ? put.then((p) => ({ ...p, appendResults: results })) : { ...put, appendResults: results };
   }
