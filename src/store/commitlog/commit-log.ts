@@ -170,7 +170,10 @@ export class CommitLog {
   private readonly blank = Buffer.alloc(END_FILE_MIN_BLANK_LENGTH);
   /** Layout of the message being appended (reused: append is synchronous). */
   private readonly recordPlan = newRecordPlan();
-  /** Plans of appendBatch, reused (grown to the largest batch seen; appendBatch is synchronous). */
+  /**
+   * Record plans of appendBatch, reused instead of one object per message (grown to the largest
+   * batch seen, at most maxMessageSize / the smallest record; appendBatch is synchronous).
+   */
   private readonly batchPlans: RecordPlan[] = [];
   private readonly validTopics = new Set<string>();
   /** Chunks of recently pulled CommitLog bytes (readInto). */
@@ -314,9 +317,20 @@ export class CommitLog {
   appendBatch(msgs: readonly MessageInner[], queueOffsets: QueueOffsetTable): BatchAppendOutcome {
     const n = msgs.length;
     if (n === 0) return { status: 'MESSAGE_ILLEGAL', remark: 'batch holds no message' };
-    const { topic, queueId } = msgs[0]!;
     const plans = this.batchPlans;
     while (plans.length < n) plans.push(newRecordPlan());
+    try {
+      return this.appendBatchPlanned(msgs, plans, queueOffsets);
+    } finally {
+      // the reused plans keep no message (nor the request frame its body views) alive
+      for (let i = 0; i < n; i++) plans[i]!.msg = NO_MESSAGE;
+    }
+  }
+
+  /** appendBatch with `plans` (at least msgs.length of them) to lay the records out in. */
+  private appendBatchPlanned(msgs: readonly MessageInner[], plans: RecordPlan[], queueOffsets: QueueOffsetTable): BatchAppendOutcome {
+    const n = msgs.length;
+    const { topic, queueId } = msgs[0]!;
     let total = 0;
     for (let i = 0; i < n; i++) {
       const msg = msgs[i]!;
@@ -363,10 +377,7 @@ export class CommitLog {
     mf.storeTimestamp = storeTimestamp;
     this.lastStoreTimestamp = storeTimestamp;
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
-    for (let i = 0; i < n; i++) {
-      dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
-      plans[i]!.msg = NO_MESSAGE; // the reused plans keep no message (nor the request frame its body views) alive
-    }
+    for (let i = 0; i < n; i++) dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
     return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, dispatches };
   }
 
