@@ -149,6 +149,8 @@ function preparedDispatch(r: PreparedMessage, offset: number, queueOffset: numbe
 
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
 const STORE_TIMESTAMP_PROBE_BYTES = 76;
+/** What a reused batch plan points at between batches (never encoded). */
+const NO_MESSAGE = null as unknown as MessageInner;
 
 /** Why no segment could take an append (see CommitLog.segmentWithRoomFor). */
 interface SegmentFailure {
@@ -168,6 +170,11 @@ export class CommitLog {
   private readonly blank = Buffer.alloc(END_FILE_MIN_BLANK_LENGTH);
   /** Layout of the message being appended (reused: append is synchronous). */
   private readonly recordPlan = newRecordPlan();
+  /**
+   * Record plans of appendBatch, reused instead of one object per message (grown to the largest
+   * batch seen, at most maxMessageSize / the smallest record; appendBatch is synchronous).
+   */
+  private readonly batchPlans: RecordPlan[] = [];
   private readonly validTopics = new Set<string>();
   /** Chunks of recently pulled CommitLog bytes (readInto). */
   readonly readCache: CommitLogReadCache;
@@ -310,8 +317,20 @@ export class CommitLog {
   appendBatch(msgs: readonly MessageInner[], queueOffsets: QueueOffsetTable): BatchAppendOutcome {
     const n = msgs.length;
     if (n === 0) return { status: 'MESSAGE_ILLEGAL', remark: 'batch holds no message' };
+    const plans = this.batchPlans;
+    while (plans.length < n) plans.push(newRecordPlan());
+    try {
+      return this.appendBatchPlanned(msgs, plans, queueOffsets);
+    } finally {
+      // the reused plans keep no message (nor the request frame its body views) alive
+      for (let i = 0; i < n; i++) plans[i]!.msg = NO_MESSAGE;
+    }
+  }
+
+  /** appendBatch with `plans` (at least msgs.length of them) to lay the records out in. */
+  private appendBatchPlanned(msgs: readonly MessageInner[], plans: RecordPlan[], queueOffsets: QueueOffsetTable): BatchAppendOutcome {
+    const n = msgs.length;
     const { topic, queueId } = msgs[0]!;
-    const plans: RecordPlan[] = new Array<RecordPlan>(n);
     let total = 0;
     for (let i = 0; i < n; i++) {
       const msg = msgs[i]!;
@@ -321,10 +340,9 @@ export class CommitLog {
       if (getTransactionValue(msg.sysFlag) !== MessageSysFlag.TRANSACTION_NOT_TYPE) {
         return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${i}: transactional messages cannot be sent in a batch` };
       }
-      const plan = newRecordPlan();
+      const plan = plans[i]!;
       const problem = this.plan(msg, plan);
       if (problem) return { status: problem.status, remark: `batch message ${i}: ${problem.remark}` };
-      plans[i] = plan;
       total += plan.size;
     }
     const max = this.opts.maxMessageSize;

@@ -164,15 +164,9 @@ export class IndexService {
     // file that recovery destroyed; its keys are indexed again (queries drop duplicate offsets).
     if (req.commitLogOffset < end || (req.commitLogOffset === end && file.header.indexCount > 1)) return;
     // distinct keys in order: UNIQ_KEY, then each KEYS word (RocketMQ indexes each once)
-    const keys = this.keyScratch;
-    keys.length = 0;
-    if (req.uniqKey) keys.push(req.uniqKey);
-    if (req.keys) {
-      if (req.keys.indexOf(' ') < 0) {
-        if (!keys.includes(req.keys)) keys.push(req.keys);
-      } else for (const k of req.keys.split(' ')) if (k.length > 0 && !keys.includes(k)) keys.push(k);
-    }
-    if (keys.length === 0) {
+    const uniqKey = req.uniqKey;
+    const words = req.keys;
+    if (!uniqKey && !words) {
       file.advanceEnd(req.commitLogOffset, req.storeTimestamp);
       return;
     }
@@ -183,16 +177,34 @@ export class IndexService {
       if (this.topicPrefixHash.size >= 4096) this.topicPrefixHash.clear();
       this.topicPrefixHash.set(req.topic, prefixHash);
     }
-    for (const k of keys) {
-      const keyHash = indexHashOf(continueJavaHash(prefixHash, k));
-      if (!file.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) {
-        file = this.roll(file);
-        if (!file.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) throw new Error('a fresh index file refused a key');
+    if (uniqKey) file = this.putKey(file, prefixHash, uniqKey, req);
+    if (!words) return;
+    if (words.indexOf(' ') < 0) {
+      if (words !== uniqKey) this.putKey(file, prefixHash, words, req);
+      return;
+    }
+    const keys = this.keyScratch;
+    keys.length = 0;
+    if (uniqKey) keys.push(uniqKey);
+    for (const k of words.split(' ')) {
+      if (k.length > 0 && !keys.includes(k)) {
+        keys.push(k);
+        file = this.putKey(file, prefixHash, k, req);
       }
     }
+    if (keys.length === 0) file.advanceEnd(req.commitLogOffset, req.storeTimestamp); // KEYS held only spaces
   }
 
-  /** Reused by buildIndex (dispatch is synchronous). */
+  /** Adds one key's entry to `file`, or to a new file when it is full; returns the file used. */
+  private putKey(file: IndexFile, prefixHash: number, key: string, req: IndexRecord): IndexFile {
+    const keyHash = indexHashOf(continueJavaHash(prefixHash, key));
+    if (file.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) return file;
+    const next = this.roll(file);
+    if (!next.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) throw new Error('a fresh index file refused a key');
+    return next;
+  }
+
+  /** Reused by buildIndex for KEYS with several words (dispatch is synchronous). */
   private readonly keyScratch: string[] = [];
   /** javaStringHashCode(`${topic}#`) per topic (bounded). */
   private readonly topicPrefixHash = new Map<string, number>();

@@ -131,6 +131,23 @@ describe('IndexService', () => {
     assert.deepEqual(svc.queryOffset('Other', 'u1', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, []);
   });
 
+  it('indexes each distinct key once: KEYS equal to UNIQ_KEY, repeated words; KEYS of spaces only still advance the end', () => {
+    const svc = service(new ManualClock(1_700_000_000_000), 4); // 3 entries fit one file
+    svc.load(true, 0);
+    svc.buildIndex(dispatch({ commitLogOffset: 0, keys: 'u1', uniqKey: 'u1' })); // 1 entry
+    svc.buildIndex(dispatch({ commitLogOffset: 100, keys: '   ', uniqKey: null })); // no entry
+    assert.equal(svc.indexedUpToPhyOffset, 100);
+    svc.buildIndex(dispatch({ commitLogOffset: 200, keys: 'a b  a', uniqKey: 'b' })); // 2 entries: b, a
+    assert.equal(svc.fileCount, 1, 'exactly 3 entries: a duplicate would have rolled to a second file');
+    assert.equal(svc.indexedUpToPhyOffset, 200);
+    for (const [key, offsets] of [['u1', [0]], ['a', [200]], ['b', [200]]] as const) {
+      assert.deepEqual(svc.queryOffset('T', key, 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, offsets, key);
+    }
+    svc.buildIndex(dispatch({ commitLogOffset: 300, keys: 'c', uniqKey: null }));
+    assert.equal(svc.fileCount, 2);
+    assert.deepEqual(svc.queryOffset('T', 'c', 32, 0, Number.MAX_SAFE_INTEGER).phyOffsets, [300]);
+  });
+
   it('rolls to a new file when full, keeps finding old keys, records indexMsgTimestamp, deletes files below the CommitLog min', async () => {
     const clock = new ManualClock(1_700_000_000_000);
     const ts = { v: 0 };
