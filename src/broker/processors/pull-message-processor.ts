@@ -155,7 +155,7 @@ export class PullMessageProcessor {
     }
     if (code === ResponseCode.SYSTEM_ERROR) return fail(code, `store returned unexpected status ${result.status}`);
 
-    ctx.brokerStats.recordGet(h.consumerGroup, h.topic, code === ResponseCode.SUCCESS ? result.messages.length : 0, result.bufferTotalSizeBytes);
+    ctx.brokerStats.recordGet(h.consumerGroup, h.topic, code === ResponseCode.SUCCESS ? result.messageQueueOffsets.length : 0, result.bufferTotalSizeBytes);
     ctx.consumerOffsetManager.commitPullOffset(h.consumerGroup, h.topic, h.queueId, nextBeginOffset);
 
     if (brokerAllowSuspend && hasCommitOffsetFlag(h.sysFlag) && !isSlave) {
