@@ -245,6 +245,14 @@ export class PullMessageProcessor {
       suggestWhichBrokerId: suggest,
     };
     const body = code === ResponseCode.SUCCESS ? (result.body ?? Buffer.concat(result.messages)) : null;
-    return createResponseCommand(request, code, null, ext, body);
+    const response = createResponseCommand(request, code, null, ext, body);
+    const store = this.ctx.store;
+    if (result.body !== undefined && store.releaseMessageBody) {
+      // the store's body goes back to it once the kernel has the reply (or the write failed):
+      // the next pulls fill the same memory instead of a fresh buffer each
+      const used = result.body;
+      response.onWritten = () => store.releaseMessageBody!(used);
+    }
+    return response;
   }
 }

@@ -31,6 +31,7 @@ import { CQ_STORE_UNIT_SIZE } from '../consumequeue/consume-queue.js';
 import { cqEntryPhyOffset, cqEntrySize, cqEntryTagsCode } from '../consumequeue/consume-queue-entry.js';
 import type { GetMessageResult, GetMessageStatus, MessageFilter } from '../message-store.js';
 import type { StoreConfig } from '../store-config.js';
+import { PullBodyPool } from './pull-body-pool.js';
 
 /** Largest span of CommitLog bytes read at once for the records of one pull. */
 const MAX_SPAN_BYTES = 1024 * 1024;
@@ -59,6 +60,8 @@ export class GetMessageService {
   private span: Buffer = Buffer.alloc(0);
   /** Most bytes one pull returns (the larger transfer limit): caps the body's first size and read-ahead. */
   private readonly transferCapBytes: number;
+  /** Body buffers, recycled through releaseBody once a reply was written. */
+  readonly bodies = new PullBodyPool();
 
   constructor(
     private readonly commitLog: CommitLog,
@@ -102,6 +105,7 @@ export class GetMessageService {
     if (firstEntries < windowEntries && slice.count === firstEntries && result.nextBeginOffset === offset + slice.count && result.messageQueueOffsets.length < maxMsgNums) {
       const whole = cq.readEntries(offset, windowEntries);
       if (whole && whole.count > slice.count) {
+        if (result.body) this.bodies.release(result.body);
         result.reset();
         this.scan(result, whole.buf, whole.count, offset, maxMsgNums, filter, maxTotalMsgSize);
       }
@@ -124,7 +128,7 @@ export class GetMessageService {
     let nextPhyFileStart = -1;
     let maxPhyPulled = 0;
     // the body under construction; bytes [0, used) are the records taken so far
-    let body: Buffer = Buffer.allocUnsafe(this.initialBodyBytes(entries, Math.min(count, maxMsgNums)));
+    let body: Buffer = this.bodies.acquire(this.initialBodyBytes(entries, Math.min(count, maxMsgNums)));
     let used = 0;
     // bytes [used, used + aheadBytes) of body already hold CommitLog [aheadPhy, aheadPhy + aheadBytes)
     let aheadPhy = -1;
@@ -150,7 +154,7 @@ export class GetMessageService {
       }
       let readable = size > 0 && size < 0x7fffffff;
       if (readable && !(phy === aheadPhy && size <= aheadBytes)) {
-        if (used + size > body.length) body = grow(body, used, used + size);
+        if (used + size > body.length) body = this.grow(body, used, used + size);
         if (spanPhy >= 0 && phy >= spanPhy && phy + size <= spanPhy + spanBytes) {
           // inside the span read (or the cached chunk) of an earlier record of this pull
           spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
@@ -161,7 +165,7 @@ export class GetMessageService {
           aheadBytes = 0;
           if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
             // adjacent records: straight into the body
-            if (used + plan.spanBytes > body.length) body = grow(body, used, used + plan.spanBytes);
+            if (used + plan.spanBytes > body.length) body = this.grow(body, used, used + plan.spanBytes);
             if (this.commitLog.readInto(phy, body, used, plan.spanBytes)) {
               aheadPhy = phy;
               aheadBytes = plan.spanBytes;
@@ -221,6 +225,25 @@ export class GetMessageService {
     result.nextBeginOffset = nextBeginOffset;
     result.suggestPullingFromSlave = maxPhy - maxPhyPulled > this.memoryBytes;
     if (used > 0) result.body = body.subarray(0, used);
+    else this.bodies.release(body);
+  }
+
+  /**
+   * Hands a pull's body (`GetMessageResult.body`) back for reuse by later pulls. Call only when
+   * nothing reads it or any of its record views any more (a pull reply: after the socket's write
+   * callback). Bodies never handed back are garbage-collected as usual; anything that is not a
+   * body lent out by this service is ignored.
+   */
+  releaseBody(body: Buffer): void {
+    this.bodies.release(body);
+  }
+
+  /** A bigger body holding `buf`'s first `used` bytes; `buf` goes back to the pool (nothing refers to it). */
+  private grow(buf: Buffer, used: number, needBytes: number): Buffer {
+    const next = this.bodies.acquire(Math.max(needBytes, buf.length * 2));
+    buf.copy(next, 0, 0, used);
+    this.bodies.release(buf);
+    return next;
   }
 
   /**
@@ -350,9 +373,3 @@ class PulledMessages implements GetMessageResult {
   }
 }
 
-/** A bigger copy of `buf` holding its first `used` bytes (views into the old one stay valid). */
-function grow(buf: Buffer, used: number, needBytes: number): Buffer {
-  const next = Buffer.allocUnsafe(Math.max(needBytes, buf.length * 2));
-  buf.copy(next, 0, 0, used);
-  return next;
-}
