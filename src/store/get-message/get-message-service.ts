@@ -21,8 +21,14 @@
  * into it); a record followed in the ConsumeQueue by records adjacent in the same CommitLog file
  * (a batch, or a single-queue topic) is read together with them in one positional read, and
  * records with a few other queues' records in between are read as one span and copied out
- * (planRead). A span that is not readable falls back to reading each record on its own, so the
- * statuses are those of reading record by record.
+ * (planRead); records of one queue among many others' (too far apart for a span) are copied out
+ * of the CommitLog read cache's chunk when the pull's next record is within reach of it. A span
+ * that is not readable falls back to reading each record on its own, so the statuses are those of
+ * reading record by record.
+ *
+ * Bodies come from a PullBodyPool: `releaseBody` hands one back once nothing reads it any more
+ * (the broker: from the pull reply's socket write callback); `messages` views are made only when
+ * first read.
  */
 import * as os from 'node:os';
 import type { CommitLog } from '../commitlog/commit-log.js';
