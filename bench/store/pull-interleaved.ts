@@ -42,6 +42,9 @@ try {
         const r = await store.getMessage('G', topic, queueId, next[queueId]!, 32, null);
         if (r.status !== 'FOUND') continue;
         pulled += r.messageQueueOffsets.length;
+        // the body back for reuse, as the broker does after the write (trees without it: no-op)
+        const release = (store as { releaseMessageBody?: (b: Buffer) => void }).releaseMessageBody;
+        if (r.body && release) release.call(store, r.body);
         next[queueId] = r.nextBeginOffset;
         live++;
       }

@@ -51,8 +51,10 @@ async function pullAll(store: DefaultMessageStore, batch: number): Promise<PullR
       latency.add(nowMs() - s);
       calls++;
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-      messages += r.messages.length;
+      messages += r.messageQueueOffsets.length;
       bytes += r.bufferTotalSizeBytes;
+      // done with the records: the body goes back for reuse, as the broker does once a reply is written
+      if (r.body) store.releaseMessageBody(r.body);
       if (r.nextBeginOffset <= lane.offset) throw new Error(`no progress on ${lane.topic}/${lane.queueId} at ${lane.offset}: ${r.status}`);
       lane.offset = r.nextBeginOffset;
     }
@@ -103,7 +105,7 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
       figures: { hotMBps: mbPerSec(hot.bytes, hot.elapsedMs), coldMBps: mbPerSec(cold.bytes, cold.elapsedMs) },
       notes: [
         `${put.ok.toLocaleString('en-US')} messages written (${describeFailures(put.notOk)}), ${round3(put.recordBytes / GiB)} GiB of CommitLog; pulled round robin over 16 queues from offset 0 with maxMsgNums ${batch}: ${hot.calls.toLocaleString('en-US')} calls hot, ${cold.calls.toLocaleString('en-US')} cold.`,
-        `Statuses hot ${JSON.stringify(hot.statuses)}, cold ${JSON.stringify(cold.statuses)}. getMessage returns copies of the records (pread from the segment file), as the broker needs them for the reply frame.`,
+        `Statuses hot ${JSON.stringify(hot.statuses)}, cold ${JSON.stringify(cold.statuses)}. getMessage returns copies of the records in one body buffer (read from the segment file, or copied out of the CommitLog read cache's chunks when a queue's records interleave with others'), as the broker needs them for the reply frame; the bench hands each body back when done with it (releaseMessageBody), as the broker does once the reply is written.`,
         dropped
           ? 'Cold: store closed cleanly and re-opened (recovery reads the tail), then the page cache was dropped; the ConsumeQueues are cold too. Round-robin pulls walk the CommitLog roughly sequentially, so kernel read-ahead helps, as it does for consumers that keep up.'
           : 'drop_caches was not permitted here, so the "cold" run read from the page cache; the figure is not a cold-read figure.',

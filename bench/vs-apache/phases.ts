@@ -189,6 +189,17 @@ export interface ConsumeLoad {
   consumeBatch: number;
   /** pullThresholdForQueue of both consumers (cached messages per queue before the client pauses it) */
   queueThreshold: number;
+  /**
+   * Also a third phase, "consume raw pull": the consumer JVMs send PULL_MESSAGE through the Apache
+   * client's remoting layer and only walk each reply's records (LoadGen kind=raw), so the broker,
+   * not the client's decoding and listener dispatch, bounds the phase.
+   */
+  raw: boolean;
+}
+
+/** Phase name of a consume kind. */
+export function consumePhaseName(kind: 'push' | 'lite' | 'raw'): string {
+  return kind === 'push' ? 'consume push' : kind === 'lite' ? 'consume lite pull' : 'consume raw pull';
 }
 
 /**
@@ -208,15 +219,16 @@ export async function consumePhases(env: PhaseEnv, producer: Generator, l: Consu
   const preWarm = await producer.call(`preload topic=${warmTopic} messages=${warmMessages} size=${l.size} queues=${l.queues}`, 'preloaded', 1_800_000);
   env.log(`    preloaded ${String(pre.ok)} in ${String(pre.seconds)} s (${String(pre.failed)} sends failed and were replaced)`);
   const expected = Number(pre.ok);
+  const kinds = l.raw ? (['push', 'lite', 'raw'] as const) : (['push', 'lite'] as const);
   let cycle = 0;
   const warmup = await warmUp(env, async () => {
-    const kind = cycle % 2 === 0 ? 'push' : 'lite';
+    const kind = kinds[cycle % kinds.length]!;
     const c = cycle++;
     await env.gens.all((i) => `consume kind=${kind} topic=${warmTopic} group=${l.tag}Warm${c}g${i} expected=${String(preWarm.ok)} timeoutSeconds=${l.timeoutSeconds} ${knobs}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
   });
   const out: PhaseResult[] = [];
-  for (const kind of ['push', 'lite'] as const) {
-    const phase = kind === 'push' ? 'consume push' : 'consume lite pull';
+  for (const kind of kinds) {
+    const phase = consumePhaseName(kind);
     const cpuEnd = cpuStart(env);
     const raw = await env.gens.all((i) => `consume kind=${kind} topic=${topic} group=${l.tag}${kind}g${i} expected=${expected} timeoutSeconds=${l.timeoutSeconds} ${knobs}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
     const cpu = cpuEnd();

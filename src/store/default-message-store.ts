@@ -302,6 +302,20 @@ export class DefaultMessageStore implements MessageStore {
     return this.reads.getMessage(topic, queueId, offset, maxMsgNums, filter ?? null);
   }
 
+  /**
+   * Hands `GetMessageResult.body` of a getMessage back for reuse by later pulls (the broker does
+   * so once the pull reply was written to the socket). Nothing may read the body or its record
+   * views afterwards. Anything else is ignored; a body never handed back is simply collected.
+   */
+  releaseMessageBody(body: Buffer): void {
+    this.reads.releaseMessageBody(body);
+  }
+
+  /** Pull body pool counters (diagnostics, tests): bodies allocated, reused, handed back. */
+  getMessageBodyPoolStats(): { allocated: number; reused: number; released: number } {
+    return this.reads.messageBodyPoolStats();
+  }
+
   /** getMessage with an explicit total size limit in bytes (RocketMQ 5.x `maxTotalMsgSize`). @throws SERVICE_NOT_AVAILABLE */
   getMessageWithSizeLimit(topic: string, queueId: number, offset: number, maxMsgNums: number, maxTotalMsgSize: number, filter?: MessageFilter | null): GetMessageResult {
     this.c.state.assertOpen();

@@ -204,6 +204,12 @@ export interface MessageStore {
     maxMsgNums: number,
     filter?: MessageFilter | null,
   ): Promise<GetMessageResult>;
+  /**
+   * Hands `GetMessageResult.body` back for reuse by later getMessage calls, once nothing reads it
+   * or its record views any more (a pull reply: after the socket's write callback). Anything
+   * that is not such a body is ignored. Optional: a store without it lets bodies be collected.
+   */
+  releaseMessageBody?(body: Buffer): void;
   /** Next queue offset to be written (0 if the queue does not exist). */
   getMaxOffsetInQueue(topic: string, queueId: number): number;
   getMinOffsetInQueue(topic: string, queueId: number): number;

@@ -11,7 +11,7 @@
  */
 import { javaStringHashCode } from '../../common/message/java-hash.js';
 import { MessageConst } from '../../common/message/message-const.js';
-import { decodeRecord } from '../../common/message/record-codec.js';
+import { readRecordProperty } from '../../common/message/record-property.js';
 import type { MessageFilter } from '../../store/message-store.js';
 import type { CompiledSelector } from './sql92/index.js';
 
@@ -82,11 +82,10 @@ export function createTagMessageFilter(sub: SubscriptionData | null | undefined)
   return {
     isMatchedByConsumeQueue: (tagsCode: number) => matchesTagsCode(sub, tagsCode),
     isMatchedByCommitLog: (record: Buffer) => {
-      try {
-        return matchesTags(sub, decodeRecord(record, 0, { readBody: false }).properties.get(MessageConst.TAGS));
-      } catch {
-        return true; // let the client see (and skip) a record we cannot parse
-      }
+      // the TAGS property read from the record's bytes (no decode of the record)
+      const tags = readRecordProperty(record, 0, MessageConst.TAGS);
+      if (tags === null) return true; // let the client see (and skip) a record we cannot parse
+      return matchesTags(sub, tags);
     },
   };
 }

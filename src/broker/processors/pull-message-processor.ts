@@ -173,7 +173,7 @@ export class PullMessageProcessor {
     }
     if (code === ResponseCode.SYSTEM_ERROR) return fail(code, `store returned unexpected status ${result.status}`);
 
-    ctx.brokerStats.recordGet(h.consumerGroup, h.topic, code === ResponseCode.SUCCESS ? result.messages.length : 0, result.bufferTotalSizeBytes);
+    ctx.brokerStats.recordGet(h.consumerGroup, h.topic, code === ResponseCode.SUCCESS ? result.messageQueueOffsets.length : 0, result.bufferTotalSizeBytes);
     ctx.consumerOffsetManager.commitPullOffset(h.consumerGroup, h.topic, h.queueId, nextBeginOffset);
 
     if (brokerAllowSuspend && hasCommitOffsetFlag(h.sysFlag) && !isSlave) {
@@ -263,6 +263,14 @@ export class PullMessageProcessor {
       suggestWhichBrokerId: suggest,
     };
     const body = code === ResponseCode.SUCCESS ? (result.body ?? Buffer.concat(result.messages)) : null;
-    return createResponseCommand(request, code, null, ext, body);
+    const response = createResponseCommand(request, code, null, ext, body);
+    const store = this.ctx.store;
+    if (result.body !== undefined && store.releaseMessageBody) {
+      // the store's body goes back to it once the kernel has the reply (or the write failed):
+      // the next pulls fill the same memory instead of a fresh buffer each
+      const used = result.body;
+      response.onWritten = () => store.releaseMessageBody!(used);
+    }
+    return response;
   }
 }

@@ -23,6 +23,13 @@ export interface RemotingCommand {
   body: Buffer | null;
   /** 0 = JSON, 1 = ROCKETMQ binary. A response is encoded in its request's type. */
   serializeTypeCurrentRPC: 0 | 1;
+  /**
+   * Not on the wire: run once by the connection that sends this command when its frame was handed
+   * to the kernel (the socket's write callback) or failed to be (err set; also when the
+   * connection is closed). The pull processor hands the reply body back to the store here.
+   * Channels that do not write to a socket (in-memory test channels) may never call it.
+   */
+  onWritten?: (err?: Error | null) => void;
 }
 
 export const RPC_TYPE_RESPONSE = 1;

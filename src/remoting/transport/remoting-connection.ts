@@ -123,9 +123,13 @@ export class RemotingConnection implements RemotingChannel {
 
   /**
    * Encodes `cmd` and queues it for the end-of-turn write. No-op on a closed connection; encode
-   * errors are logged. `onWritten` runs once the frame was handed to the OS (or failed).
+   * errors are logged. `onWritten` (and the command's own `onWritten`) runs once the frame was
+   * handed to the OS (or failed).
    */
-  send(cmd: RemotingCommand, onWritten?: WriteCallback): boolean {
+  send(cmd: RemotingCommand, onWrittenArg?: WriteCallback): boolean {
+    const hook = cmd.onWritten;
+    const onWritten: WriteCallback | undefined =
+      hook === undefined ? onWrittenArg : onWrittenArg === undefined ? hook : (err) => { onWrittenArg(err); hook(err); };
     if (this.isClosed || this.socket.destroyed) {
       onWritten?.(new RemotingSendRequestError(this.remoteAddress, `connection to ${this.remoteAddress} is closed`));
       return false;

@@ -42,6 +42,22 @@ export function readCqEntry(buf: Buffer, i: number): CqEntry {
   return { phyOffset: readLong(buf, at), size: buf.readInt32BE(at + 8), tagsCode: readLong(buf, at + 12) };
 }
 
+/**
+ * Field readers of entry `i` without an entry object (the pull path reads thousands per pull
+ * round; readCqEntry allocates one object each). Same values as readCqEntry's fields.
+ */
+export function cqEntryPhyOffset(buf: Buffer, i: number): number {
+  return readLong(buf, i * CQ_STORE_UNIT_SIZE);
+}
+
+export function cqEntrySize(buf: Buffer, i: number): number {
+  return buf.readInt32BE(i * CQ_STORE_UNIT_SIZE + 8);
+}
+
+export function cqEntryTagsCode(buf: Buffer, i: number): number {
+  return readLong(buf, i * CQ_STORE_UNIT_SIZE + 12);
+}
+
 /** Encodes one entry at byte `at` of `buf`. */
 export function writeCqEntry(buf: Buffer, at: number, phyOffset: number, size: number, tagsCode: number): void {
   writeLong(buf, at, phyOffset);

@@ -44,6 +44,16 @@ export class StoreReads {
     return this.p.getMessageService.getMessage(topic, queueId, offset, maxMsgNums, filter, maxTotalMsgSize);
   }
 
+  /** A pull's body back for reuse (GetMessageService.releaseBody). */
+  releaseMessageBody(body: Buffer): void {
+    this.p.getMessageService.releaseBody(body);
+  }
+
+  messageBodyPoolStats(): { allocated: number; reused: number; released: number } {
+    const b = this.p.getMessageService.bodies;
+    return { allocated: b.allocated, reused: b.reused, released: b.released };
+  }
+
   getMaxOffsetInQueue(topic: string, queueId: number): number {
     return this.p.consumeQueueStore.find(topic, queueId)?.getMaxOffsetInQueue() ?? 0;
   }

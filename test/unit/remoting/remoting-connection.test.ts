@@ -219,3 +219,31 @@ test('requests pipelined in one chunk get their replies gathered, matched by opa
   assert.equal(p.writes, 1, 'eight replies, one write');
   assert.deepEqual(decodeAll(got).map((c) => c.opaque), reqs.map((q) => q.opaque));
 });
+
+test("a command's own onWritten (pull bodies handed back) runs only once the kernel took its bytes: not at send, not while the peer does not read", async (t) => {
+  const p = await pair();
+  t.after(() => p.cleanup());
+  p.peer.pause();
+  const body = Buffer.alloc(256 * 1024, 7);
+  const frames = 128; // 32 MiB: more than loopback's socket buffers hold
+  const written: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < frames; i++) {
+    const r = reply(i, 0, null, body);
+    r.onWritten = (err) => {
+      assert.ok(!err, `frame ${i}: ${err?.message}`);
+      written.push(i);
+    };
+    bytes += encodeFrame(r).length;
+    p.conn.send(r);
+    assert.ok(!written.includes(i), `frame ${i}: not at send()`);
+    if (i % 8 === 7) await new Promise((r) => setImmediate(r));
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(written.length < frames, `the peer read nothing, yet all ${frames} frames were reported written`);
+  assert.ok(!written.includes(frames - 1), 'the last frame is still queued');
+  p.peer.resume();
+  await p.received(bytes, 10_000);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(written, Array.from({ length: frames }, (_, i) => i), 'each once, in order');
+});

@@ -116,7 +116,8 @@ test('store: pulls served through the read cache return the stored records, roun
   const root = tempDir();
   try {
     // 4 MiB segment, ~1.2 MB of records: the first chunks (256 KiB) are all written. With 16
-    // queues a queue's records are too far apart for span reads, so each is read on its own.
+    // queues a queue's records are too far apart for span reads; while the pull's next record is
+    // within a chunk's reach they are copied out of the chunk (chunkAt), else read on their own.
     const store = await openStore(smallConfig(root, { mappedFileSizeCommitLog: 4 << 20, mappedFileSizeConsumeQueue: 20 * 400 }));
     const queues = 16;
     const bodies: Buffer[][] = Array.from({ length: queues }, () => []);

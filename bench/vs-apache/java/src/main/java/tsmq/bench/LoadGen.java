@@ -41,9 +41,14 @@ import org.apache.rocketmq.common.message.MessageExt;
  * preload topic=X messages=M size=BYTES queues=Q
  *     M async single sends (256 in flight, the producer's round robin over the queues, so the
  *     queues' records interleave in the CommitLog as with many senders); answers {"event":"preloaded"}
- * consume kind=push|lite topic=X group=G expected=M timeoutSeconds=T pullBatch=32 consumeBatch=1 queueThreshold=1000
+ * consume kind=push|lite|raw topic=X group=G expected=M timeoutSeconds=T pullBatch=32 consumeBatch=1 queueThreshold=1000
  *     a new consumer group from the first offset (DefaultMQPushConsumer or DefaultLitePullConsumer)
- *     until M distinct (queueId, queueOffset) were delivered; pullBatch = pullBatchSize of both,
+ *     until M distinct (queueId, queueOffset) were delivered; kind=raw: PULL_MESSAGE requests sent
+ *     through the client's own remoting layer (MQClientAPIImpl's RemotingClient, subscription "*"
+ *     in the request), one pull of pullBatch in flight per queue from offset 0 to the queue's end,
+ *     and each reply's records only walked (TOTALSIZE, QUEUEID, QUEUEOFFSET), not decoded: a
+ *     consumer that costs little per message, so that the broker, not the client, bounds the
+ *     phase (the same requests and the same client code for both brokers); pullBatch = pullBatchSize of both,
  *     consumeBatch = the push consumer's consumeMessageBatchMaxSize (messages per listener call),
  *     queueThreshold = pullThresholdForQueue of both (cached messages per queue before the client
  *     stops pulling it); answers {"event":"consumed",...}
@@ -305,8 +310,12 @@ public final class LoadGen {
     private final AtomicLong distinct = new AtomicLong();
 
     long add(MessageExt m) {
-      BitSet b = perQueue.computeIfAbsent(m.getQueueId(), q -> new BitSet());
-      int off = (int) m.getQueueOffset();
+      return add(m.getQueueId(), m.getQueueOffset());
+    }
+
+    long add(int queueId, long queueOffset) {
+      BitSet b = perQueue.computeIfAbsent(queueId, q -> new BitSet());
+      int off = (int) queueOffset;
       synchronized (b) {
         if (b.get(off)) return distinct.get();
         b.set(off);
@@ -383,8 +392,13 @@ public final class LoadGen {
       }
       endNs = complete ? lastNs.get() : System.nanoTime();
       c.shutdown();
+    } else if ("raw".equals(kind)) {
+      long deadline = startNs + timeoutSeconds * 1_000_000_000L;
+      long[] done = rawPull(topic, group, pullBatch, instance, seen, deliveries, firstNs, deadline);
+      complete = seen.distinct.get() >= expected;
+      endNs = complete ? done[0] : System.nanoTime();
     } else {
-      throw new IllegalArgumentException("kind must be push or lite");
+      throw new IllegalArgumentException("kind must be push, lite or raw");
     }
     long first = firstNs.get() == 0 ? endNs : firstNs.get();
     long distinct = seen.distinct.get();
@@ -397,5 +411,133 @@ public final class LoadGen {
         + ",\"firstMessageAfterMs\":" + Math.round((first - startNs) / 1e5) / 10.0
         + ",\"secondsFromFirst\":" + Math.round(fromFirst * 1000) / 1000.0
         + ",\"msgsPerSec\":" + Math.round(fromFirst > 0 ? distinct / fromFirst : 0) + "}");
+  }
+
+  /**
+   * kind=raw (see the class comment): every read queue of `topic` on its master broker pulled from 0
+   * until the broker answers anything but SUCCESS (the preloaded set is complete before the phase
+   * starts), one request in flight per queue. Returns {time of the last record seen (nanoTime)}.
+   */
+  private static long[] rawPull(String topic, String group, int pullBatch, String instance, Seen seen, AtomicLong deliveries, AtomicLong firstNs, long deadlineNs) throws Exception {
+    org.apache.rocketmq.client.ClientConfig cc = new org.apache.rocketmq.client.ClientConfig();
+    cc.setNamesrvAddr(namesrv);
+    cc.setInstanceName(instance);
+    org.apache.rocketmq.client.impl.factory.MQClientInstance factory = org.apache.rocketmq.client.impl.MQClientManager.getInstance().getOrCreateMQClientInstance(cc);
+    factory.start();
+    long[] last = {System.nanoTime()};
+    try {
+      org.apache.rocketmq.client.impl.MQClientAPIImpl api = factory.getMQClientAPIImpl();
+      org.apache.rocketmq.common.protocol.route.TopicRouteData route = api.getTopicRouteInfoFromNameServer(topic, 10_000);
+      List<String[]> queues = new ArrayList<>(); // {brokerAddr, queueId}
+      for (org.apache.rocketmq.common.protocol.route.QueueData qd : route.getQueueDatas()) {
+        for (org.apache.rocketmq.common.protocol.route.BrokerData bd : route.getBrokerDatas()) {
+          if (!bd.getBrokerName().equals(qd.getBrokerName())) continue;
+          String addr = bd.getBrokerAddrs().get(0L);
+          for (int q = 0; q < qd.getReadQueueNums(); q++) queues.add(new String[] {addr, String.valueOf(q)});
+        }
+      }
+      CountDownLatch finished = new CountDownLatch(queues.size());
+      int sysFlag = org.apache.rocketmq.common.sysflag.PullSysFlag.buildSysFlag(false, false, true, false);
+      for (String[] q : queues) {
+        new RawQueuePuller(api.getRemotingClient(), q[0], topic, group, Integer.parseInt(q[1]), pullBatch, sysFlag, seen, deliveries, firstNs, last, finished, deadlineNs).pull(0);
+      }
+      finished.await(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } finally {
+      factory.shutdown();
+    }
+    return last;
+  }
+
+  /** One queue of kind=raw: the next pull is sent from the previous one's callback. */
+  private static final class RawQueuePuller {
+    private final org.apache.rocketmq.remoting.RemotingClient client;
+    private final String addr;
+    private final String topic;
+    private final String group;
+    private final int queueId;
+    private final int pullBatch;
+    private final int sysFlag;
+    private final Seen seen;
+    private final AtomicLong deliveries;
+    private final AtomicLong firstNs;
+    private final long[] last;
+    private final CountDownLatch finished;
+    private final long deadlineNs;
+
+    RawQueuePuller(org.apache.rocketmq.remoting.RemotingClient client, String addr, String topic, String group, int queueId, int pullBatch, int sysFlag,
+        Seen seen, AtomicLong deliveries, AtomicLong firstNs, long[] last, CountDownLatch finished, long deadlineNs) {
+      this.client = client;
+      this.addr = addr;
+      this.topic = topic;
+      this.group = group;
+      this.queueId = queueId;
+      this.pullBatch = pullBatch;
+      this.sysFlag = sysFlag;
+      this.seen = seen;
+      this.deliveries = deliveries;
+      this.firstNs = firstNs;
+      this.last = last;
+      this.finished = finished;
+      this.deadlineNs = deadlineNs;
+    }
+
+    void pull(long offset) {
+      if (System.nanoTime() > deadlineNs) {
+        finished.countDown();
+        return;
+      }
+      org.apache.rocketmq.common.protocol.header.PullMessageRequestHeader h = new org.apache.rocketmq.common.protocol.header.PullMessageRequestHeader();
+      h.setConsumerGroup(group);
+      h.setTopic(topic);
+      h.setQueueId(queueId);
+      h.setQueueOffset(offset);
+      h.setMaxMsgNums(pullBatch);
+      h.setSysFlag(sysFlag);
+      h.setCommitOffset(0L);
+      h.setSuspendTimeoutMillis(0L);
+      h.setSubscription("*");
+      h.setSubVersion(0L);
+      h.setExpressionType("TAG");
+      org.apache.rocketmq.remoting.protocol.RemotingCommand req =
+          org.apache.rocketmq.remoting.protocol.RemotingCommand.createRequestCommand(org.apache.rocketmq.common.protocol.RequestCode.PULL_MESSAGE, h);
+      try {
+        client.invokeAsync(addr, req, 30_000, f -> onReply(offset, f.getResponseCommand()));
+      } catch (Exception e) {
+        retry(offset);
+      }
+    }
+
+    private void onReply(long offset, org.apache.rocketmq.remoting.protocol.RemotingCommand r) {
+      if (r == null) {
+        retry(offset);
+        return;
+      }
+      if (r.getCode() != 0) {
+        finished.countDown(); // PULL_NOT_FOUND at the end of the queue (or an error: counted as incomplete)
+        return;
+      }
+      firstNs.compareAndSet(0, System.nanoTime());
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(r.getBody());
+      for (int p = 0; p + 28 <= b.limit(); ) {
+        int total = b.getInt(p);
+        if (total <= 0) break;
+        deliveries.incrementAndGet();
+        seen.add(b.getInt(p + 12), b.getLong(p + 20));
+        p += total;
+      }
+      synchronized (last) {
+        last[0] = System.nanoTime();
+      }
+      pull(Long.parseLong(r.getExtFields().get("nextBeginOffset")));
+    }
+
+    private void retry(long offset) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      pull(offset);
+    }
   }
 }
