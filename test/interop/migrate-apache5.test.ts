@@ -177,7 +177,9 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     const sent = await client('produce', ['topic=MigT', `n=${nB}`, 'orderTopic=MigOrder', `orderN=${ORDER_N}`, `delayN=${DELAY_N}`, `delayLevel=${DELAY_LEVEL}`, `timerN=${TIMER_N}`, `timerDelayMs=${TIMER_DELAY_MS}`, 'prefix=b']);
     const sentB = new Map(of(sent, 'sent').map((l) => [String(l.key), l]));
     const timerDeliverMsB = Number(of(sent, 'end')[0]!.timerDeliverMs);
-    assert.equal(of(await client('half', ['topic=MigT', `group=${TXN_GROUP}`, 'prefix=b']), 'half')[0]?.status, 'SEND_OK');
+    const halfB = of(await client('half', ['topic=MigT', `group=${TXN_GROUP}`, 'prefix=b']), 'half')[0];
+    assert.equal(halfB?.status, 'SEND_OK');
+    assert.equal(halfB.transactionId, halfB.msgId, 'TransactionSendResult.getTransactionId() is the message id, as with Apache');
     const part = Math.floor(nB / 2);
     const c1 = await client('consume', ['topics=MigT,MigOrder', `group=${GROUP}`, `max=${part}`, 'timeoutMs=120000']);
     const beforeB = new Set(of(c1, 'recv').map((l) => String(l.key)));

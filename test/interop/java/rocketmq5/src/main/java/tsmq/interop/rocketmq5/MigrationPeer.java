@@ -40,7 +40,7 @@ import tsmq.interop.common.Json;
  * shutdown are exact; past max a message is held, never acknowledged) on the topics; stops when max messages were consumed, or when at least
  * expect distinct keys (and every key of need) arrived and nothing new came for idleMs, or at timeoutMs; with txnGroup a
  * TransactionMQProducer of that group (after sending one message to pingTopic, default MigPing, so that its
- * client heartbeats the broker) answers the broker's check-back with COMMIT ("checked").
+ * client heartbeats the broker; ping=0 skips it) answers the broker's check-back with COMMIT ("checked").
  * Prints "recv" lines and an "end" line.
  */
 public final class MigrationPeer {
@@ -176,7 +176,7 @@ public final class MigrationPeer {
             // a producer that never sends has no broker address, so its client instance never sends
             // a heartbeat and the broker has nobody to check with: send one message, as an application
             // restarted after a crash would
-            checker.send(new Message(o.getOrDefault("pingTopic", "MigPing"), "TagP", "ping", "ping".getBytes(StandardCharsets.UTF_8)));
+            if (!"0".equals(o.get("ping"))) checker.send(new Message(o.getOrDefault("pingTopic", "MigPing"), "TagP", "ping", "ping".getBytes(StandardCharsets.UTF_8)));
         }
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(o.get("group"));
         c.setNamesrvAddr(namesrv);
