@@ -169,6 +169,9 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     assert.equal(topics.topicConfigTable.MigT?.readQueueNums, 16);
     assert.equal(topics.topicConfigTable.MigOrder?.order, true);
     assert.equal(topics.topicConfigTable.MigOrder?.attributes?.['message.type'], 'FIFO');
+    const groups = JSON.parse(readFileSync(join(store, 'config', 'subscriptionGroup.json'), 'utf8')) as { subscriptionGroupTable: Record<string, { retryMaxTimes: number; retryQueueNums: number }> };
+    assert.equal(groups.subscriptionGroupTable[GROUP]?.retryMaxTimes, 5);
+    assert.equal(groups.subscriptionGroupTable[GROUP]?.retryQueueNums, 1);
   });
 
   it('the way back (MIGRATE_FULL=1): tsmq stopped after more traffic, Apache 5.3.3 started on the same directory', { skip: !FULL }, async () => {
