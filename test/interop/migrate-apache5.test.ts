@@ -12,7 +12,9 @@
  *      back and committed; mqadmin queryMsgByKey / queryMsgById find messages Apache stored;
  *      topicRoute shows the 16 queues; consumerProgress the group's offsets.
  * MIGRATE_FULL=1 adds the way back (tsmq stopped after more traffic, Apache started on the
- * directory) and an unclean stop (kill -9 of Apache, then tsmq); MIGRATE_N scales the messages.
+ * directory), pop messages in flight at a swap (a `todo`: tsmq does not read Apache's revive
+ * topic, so they are not redelivered) and an unclean stop (kill -9 of Apache, then tsmq);
+ * MIGRATE_N scales the messages, MIGRATE_KEEP=1 keeps the directory.
  * Skips when `java` or `mvn` is not installed.
  */
 import { after, before, describe, it } from 'node:test';
@@ -196,7 +198,8 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     const c2 = await client('consume', ['topics=MigT,MigOrder', `group=${GROUP}`, `expect=${expected.length + 1}`, 'idleMs=3000', `txnGroup=${TXN_GROUP}`, 'timeoutMs=240000'], 300_000);
     const keys = of(c2, 'recv').map((l) => String(l.key));
     const againB = keys.filter((k) => beforeB.has(k) || consumedA.has(k));
-    console.log(`way back: ${keys.length} delivered by Apache, ${againB.length} of them consumed on tsmq before (${againB.join(',')})`);
+    const twice = keys.filter((k, i) => keys.indexOf(k) !== i);
+    console.log(`way back: ${keys.length} delivered by Apache (${new Set(keys).size} keys; delivered twice: ${twice.join(',') || 'none'}), ${againB.length} of them consumed on tsmq before (${againB.join(',')}); checks: ${JSON.stringify(of(c2, 'checked'))}`);
     assert.ok(againB.length <= Math.ceil(beforeB.size / 100), `Apache delivered again ${againB.length} messages consumed on tsmq: ${againB.join(',')}`);
     assert.deepEqual([...expected, 'b-half'].filter((k) => !keys.includes(k)), [], `not delivered by Apache (${String(of(c2, 'end')[0]?.why)})`);
     for (const l of of(c2, 'recv').filter((r) => String(r.key).startsWith('b-t-'))) assert.ok(Number(l.at) >= timerDeliverMsB, `${String(l.key)} early`);
@@ -204,6 +207,30 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     const [byKey, byId] = (await mqadmin(['queryMsgByKey', '-n', nsAddr, '-t', 'MigT', '-k', 'b-3'], ['queryMsgById', '-n', nsAddr, '-t', 'MigT', '-i', String(s.offsetMsgId)])).map((t) => String(t.output));
     assert.ok(byKey!.includes(String(s.msgId)), `queryMsgByKey on Apache: ${byKey}`);
     assert.match(byId!, /Keys:\s+\[b-3\]/, `queryMsgById on Apache: ${byId}`);
+  });
+
+  it('pop in flight (MIGRATE_FULL=1): messages popped on Apache and not acked at the swap come back from tsmq', { skip: !FULL, todo: 'tsmq does not read the pop checkpoints Apache keeps in rmq_sys_REVIVE_LOG_<cluster> (docs/migration.md)' }, async () => {
+    const topic = 'MigPop';
+    const group = 'GID_MIG_POP';
+    const n = 12;
+    const holdKeys = [`${topic}-2`, `${topic}-5`, `${topic}-9`];
+    const pop = async (opts: Record<string, string | number | boolean>): Promise<JavaRun> => {
+      const run = await runJava(peer, 'tsmq.interop.PopPeer', [nsAddr, 'run', ...Object.entries(opts).map(([k, v]) => `${k}=${v}`)], { timeoutMs: 150_000 });
+      assertRanOk(run, 'PopPeer');
+      return run;
+    };
+    // Apache: POP mode set with mqadmin setConsumeMode; 3 deliveries held (never acked), invisible 60 s
+    const first = await pop({ topic, group, cluster: CLUSTER, n, holdKeys: holdKeys.join(','), expect: n - holdKeys.length, invisibleMs: 60_000, idleMs: 800, timeoutMs: 40_000 });
+    const held = of(first, 'recv').filter((l) => l.result === 'hold').map((l) => String(l.key));
+    assert.deepEqual(held.sort(), [...holdKeys].sort(), first.stdout.slice(-3000));
+    const poppedAt = Date.now();
+    await broker!.stop();
+    broker = await startTsmqBroker(conf);
+    await waitRegistered(nsAddr, CLUSTER, brokerAddr);
+    const second = await pop({ topic, group, cluster: CLUSTER, produce: false, setMode: false, expect: holdKeys.length, invisibleMs: 60_000, idleMs: 1500, timeoutMs: Math.max(30_000, poppedAt + 90_000 - Date.now()) });
+    const again = [...new Set(of(second, 'recv').map((l) => String(l.key)))].sort();
+    console.log(`pop in flight: tsmq delivered ${JSON.stringify(again)} of the held ${JSON.stringify(holdKeys)}; client requests: ${JSON.stringify(of(second, 'rpc'))}`);
+    assert.deepEqual(again, [...holdKeys].sort(), 'messages popped on Apache and never acked are not delivered by tsmq');
   });
 
   it('unclean stop (MIGRATE_FULL=1): Apache killed with SIGKILL, tsmq recovers its store (abort file, checkpoint)', { skip: !FULL }, async () => {
