@@ -76,6 +76,8 @@ interface SendReplyFields {
   msgId: string;
   queueId: number;
   queueOffset: number;
+  /** UNIQ_KEY of a single send (Apache SendMessageResponseHeader.transactionId). */
+  transactionId?: string;
   /** Timer messages of single sends (Apache `attachRecallHandle`). */
   recallHandle?: string;
 }
@@ -128,7 +130,7 @@ export class SendMessageProcessor {
       const mappedHalf = mapPutResult(result);
       if (!mappedHalf.stored) return this.reply(request, mappedHalf.code, mappedHalf.remark);
       const h = result.appendResult!;
-      return this.reply(request, mappedHalf.code, mappedHalf.remark, { msgId: h.msgId, queueId: queueIdForHalf, queueOffset: h.queueOffset });
+      return this.reply(request, mappedHalf.code, mappedHalf.remark, { msgId: h.msgId, queueId: queueIdForHalf, queueOffset: h.queueOffset, ...transactionIdOf(msg) });
     }
     const queueIdForReply = msg.queueId;
     const result = await this.ctx.putMessage(msg, 'send');
@@ -136,7 +138,7 @@ export class SendMessageProcessor {
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
     const a = result.appendResult!;
     const recallHandle = recallHandleOf(msg, this.ctx.config.brokerName);
-    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, ...(recallHandle ? { recallHandle } : {}) });
+    return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, ...transactionIdOf(msg), ...(recallHandle ? { recallHandle } : {}) });
   }
 
   /** Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils (the limit applies to the body as received). */
@@ -272,6 +274,7 @@ export class SendMessageProcessor {
           msgId: ext.msgId,
           queueId: ext.queueId,
           queueOffset: ext.queueOffset,
+          ...(ext.transactionId ? { transactionId: ext.transactionId } : {}),
           ...(ext.recallHandle ? { recallHandle: ext.recallHandle } : {}),
           MSG_REGION: cfg.regionId,
           TRACE_ON: cfg.traceOn ? 'true' : 'false',
@@ -312,4 +315,14 @@ export function transactionTypeProblem(header: Pick<SendMessageRequestHeader, 's
 export function oversizedBodyRemark(bodyLength: number, maxMessageSize: number, sysFlag: number): string {
   const what = (sysFlag & MessageSysFlag.COMPRESSED_FLAG) !== 0 ? 'the body as received, compressed by the client' : 'the body as received';
   return `message body size ${bodyLength} exceeds maxMessageSize ${maxMessageSize} (${what})`;
+}
+
+/**
+ * The reply's `transactionId`: the message's UNIQ_KEY, as Apache's handlePutMessageResult sets it
+ * for every single send (the client's TransactionSendResult.getTransactionId and the
+ * END_TRANSACTION transactionId come from it); absent when the message has none.
+ */
+function transactionIdOf(msg: MessageInner): { transactionId?: string } {
+  const uniq = msg.properties.get(MessageConst.UNIQ_KEY);
+  return uniq ? { transactionId: uniq } : {};
 }

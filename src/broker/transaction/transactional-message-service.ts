@@ -14,8 +14,9 @@
  * `transactionTimeOut` (or its CHECK_IMMUNITY_TIME_IN_SECONDS) and not checked within the last
  * `transactionTimeOut` is checked back with a producer through the registered checkers (the first
  * that accepts wins); after `transactionCheckMax` checks it is discarded into
- * TRANS_CHECK_MAX_TIME_TOPIC and resolved. Unlike Apache, the check count lives in memory only
- * (a restart starts counting again) instead of being re-put with the half message.
+ * TRANS_CHECK_MAX_TIME_TOPIC and resolved. Unlike Apache, tsmq does not re-put a checked half
+ * message: its check count lives in memory (a restart starts again from the count stored with the
+ * half message, TRANSACTION_CHECK_TIMES, which Apache's re-puts raise; 0 for tsmq's own).
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
@@ -82,6 +83,16 @@ export interface TransactionalMessageServiceOptions {
 }
 
 const SCAN_GROUP = 'CID_RMQ_SYS_TRANS';
+
+/**
+ * Checks already made of a half message found in the store: Apache's check service re-puts a half
+ * message with TRANSACTION_CHECK_TIMES raised (putBackHalfMsgQueue), so a store taken over from
+ * Apache keeps counting towards transactionCheckMax. 0 when absent or not a non-negative integer.
+ */
+function checkTimesOf(m: MessageExt): number {
+  const n = Number(m.properties.get(MessageConst.TRANSACTION_CHECK_TIMES) ?? '0');
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
 const CHUNK = 32;
 
 /** gRPC transaction id: "<half CommitLog offset>:<half queue offset>" (what EndTransaction needs). */
@@ -179,7 +190,7 @@ export class TransactionalMessageService {
       producerGroup: m.properties.get(MessageConst.PGROUP) ?? '',
       uniqKey: m.properties.get(MessageConst.UNIQ_KEY) ?? m.msgId,
       realTopic: m.properties.get(MessageConst.REAL_TOPIC) ?? '',
-      checkTimes: 0,
+      checkTimes: checkTimesOf(m),
       lastCheckMs: 0,
       immunityMs: Number.isFinite(immunitySec) && immunitySec > 0 ? immunitySec * 1000 : this.opts.config.transactionTimeOut,
     };

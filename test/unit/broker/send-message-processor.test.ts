@@ -201,6 +201,18 @@ describe('SEND_MESSAGE_V2 (310)', () => {
     assert.equal(h.fake.puts[2]!.topic, '%DLQ%G1', 'group retryMaxTimes 16 applies without header l');
   });
 
+  it('replies transactionId = the UNIQ_KEY of the message (Apache handlePutMessageResult; TransactionSendResult.getTransactionId), absent without one', async () => {
+    h = await BrokerHarness.create();
+    const half = await h.send('TopicT', 'x', { props: { TRAN_MSG: 'true', UNIQ_KEY: 'FD00000000000000000000000000000A0001' } });
+    assert.equal(half.code, ResponseCode.SUCCESS);
+    assert.equal(half.extFields!.transactionId, 'FD00000000000000000000000000000A0001');
+    const plain = await h.send('TopicT', 'y', { props: { UNIQ_KEY: 'FD00000000000000000000000000000A0002' } });
+    assert.equal(plain.extFields!.transactionId, 'FD00000000000000000000000000000A0002');
+    const noKey = await h.send('TopicT', 'z');
+    assert.equal(noKey.code, ResponseCode.SUCCESS);
+    assert.equal(noKey.extFields!.transactionId, undefined);
+  });
+
   it('transactional half messages go to RMQ_SYS_TRANS_HALF_TOPIC queue 0 with the real topic saved and PGROUP set', async () => {
     h = await BrokerHarness.create();
     const r = await h.send('TopicT', 'x', { props: { TRAN_MSG: 'true' } });
