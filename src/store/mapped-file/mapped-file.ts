@@ -213,16 +213,39 @@ export class MappedFile extends ReferenceResource {
     if (len > this.remaining()) throw new RangeError(`append of ${len} bytes exceeds remaining ${this.remaining()} in ${this.filePath}`);
     if (len === 0) return;
     if (len > this.writeBufferBytes) {
-      this.commitNow();
-      this.fs.pwrite(this.fd, src, srcOffset, len, this.wrotePosition);
-      this.wrotePosition += len;
-      this.submittedPosition = this.wrotePosition;
-      this.normalize();
+      this.writeThrough(src, srcOffset, len);
       return;
     }
     const c = this.roomFor(len);
     src.copy(c.buf, this.wrotePosition - c.base, srcOffset, srcOffset + len);
     this.grow(c, len);
+  }
+
+  /**
+   * Appends `len` bytes of `src` without copying them into a write buffer: what is buffered is
+   * committed first, then `src` is written into the file at once (synchronous pwrite on this
+   * thread), so the bytes are committed (page cache) when this returns and `src` may change
+   * again. For large blocks already encoded elsewhere (CommitLog.appendPrepared): one copy (the
+   * kernel's) instead of two. @throws RangeError as `append`; the write error, and then nothing
+   * was appended (write position unchanged; bytes the failed write may have left after it are
+   * overwritten by the next append).
+   */
+  appendDirect(src: Buffer, srcOffset = 0, len = src.length - srcOffset): void {
+    if (!this.available) throw new RangeError(`append to a shut-down segment ${this.filePath}`);
+    if (len > this.remaining()) throw new RangeError(`append of ${len} bytes exceeds remaining ${this.remaining()} in ${this.filePath}`);
+    if (len === 0) return;
+    this.writeThrough(src, srcOffset, len);
+  }
+
+  /** append/appendDirect without a buffer: commit what is pending, pwrite `src`, move the positions. */
+  private writeThrough(src: Buffer, srcOffset: number, len: number): void {
+    this.commitNow();
+    this.fs.pwrite(this.fd, src, srcOffset, len, this.wrotePosition);
+    this.wrotePosition += len;
+    this.submittedPosition = this.wrotePosition;
+    this.normalize();
+    this.recycleChunks();
+    this.resolveWaiters();
   }
 
   /**
