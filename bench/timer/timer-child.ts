@@ -189,7 +189,7 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
  * prepared ahead (carved back to back out of 4 MiB blocks, as the timer prefetch does), then
  * appended through MessageStore.putPreparedMessages in the blocks the timer service uses (4 MiB) — the due-time part of the prepared path with nothing before it.
  */
-async function appendCeiling(broker: BrokerController, count: number, body: Buffer): Promise<{ count: number; ms: number; perSec: number; bytes: number }> {
+async function appendCeiling(broker: BrokerController, count: number, body: Buffer): Promise<{ count: number; ms: number; perSec: number; bytes: number; cpuMs: number }> {
   const store = broker.ctx.store;
   const now = String(Date.now());
   const records: PreparedMessage[] = [];
