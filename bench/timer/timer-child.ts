@@ -19,6 +19,8 @@
  *   { "role": "recover", "root" }
  *     times BrokerController.create (store + timer store recovery) and the timer service start
  *     (queue offset recovery), counts the timers pending in the wheel, prints `RESULT {json}`.
+ *   { "role": "ceiling", "root", "count", "bodyBytes", "brokerExtra"? }
+ *     Only the store ceiling (below) in a fresh broker: the due-time append path in seconds.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +33,8 @@ import { readStoreTimestamp } from '../../src/common/message/record-codec.js';
 type Args =
   | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string>; leadMs?: number }
   | { role: 'pending'; root: string; count: number; bodyBytes: number; spreadMs: number }
-  | { role: 'recover'; root: string };
+  | { role: 'recover'; root: string }
+  | { role: 'ceiling'; root: string; count: number; bodyBytes: number; brokerExtra?: Record<string, string> };
 
 const TOPIC = 'TIMER_BENCH';
 const QUEUES = 8;
@@ -227,6 +230,15 @@ async function appendCeiling(broker: BrokerController, count: number, body: Buff
   return { count, ms: Math.round(ms), perSec: Math.round((count / ms) * 1000), bytes, cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
 }
 
+/** The store ceiling alone (appendCeiling in a fresh broker): the due-time append path without the minutes of a burst. */
+async function ceilingOnly(a: Extract<Args, { role: 'ceiling' }>): Promise<void> {
+  const broker = await BrokerController.create({ brokerConfig: brokerConfig(a.root, a.brokerExtra), logger: silentLogger });
+  await broker.start();
+  const ceiling = await appendCeiling(broker, a.count, Buffer.alloc(a.bodyBytes, 'x'));
+  await broker.shutdown();
+  console.log(`RESULT ${JSON.stringify({ ceiling })}`);
+}
+
 async function pending(a: Extract<Args, { role: 'pending' }>): Promise<void> {
   const broker = await BrokerController.create({ brokerConfig: brokerConfig(a.root, { timerFlushIntervalMs: '600000' }), logger: silentLogger }); // checkpoints only when asked: the tail stays unchecked
   await broker.start();
@@ -262,7 +274,7 @@ async function recover(a: Extract<Args, { role: 'recover' }>): Promise<void> {
 }
 
 const args = JSON.parse(process.argv[2]!) as Args;
-const main = args.role === 'burst' ? burst(args) : args.role === 'pending' ? pending(args) : recover(args);
+const main = args.role === 'burst' ? burst(args) : args.role === 'pending' ? pending(args) : args.role === 'ceiling' ? ceilingOnly(args) : recover(args);
 main.catch((e: Error) => {
   console.log(`ERROR ${JSON.stringify({ message: e.message, stack: e.stack })}`);
   process.exit(1);
