@@ -19,6 +19,8 @@
  *   { "role": "recover", "root" }
  *     times BrokerController.create (store + timer store recovery) and the timer service start
  *     (queue offset recovery), counts the timers pending in the wheel, prints `RESULT {json}`.
+ *   { "role": "ceiling", "root", "count", "bodyBytes", "brokerExtra"? }
+ *     Only the store ceiling (below) in a fresh broker: the due-time append path in seconds.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +33,8 @@ import { readStoreTimestamp } from '../../src/common/message/record-codec.js';
 type Args =
   | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string>; leadMs?: number }
   | { role: 'pending'; root: string; count: number; bodyBytes: number; spreadMs: number }
-  | { role: 'recover'; root: string };
+  | { role: 'recover'; root: string }
+  | { role: 'ceiling'; root: string; count: number; bodyBytes: number; brokerExtra?: Record<string, string> };
 
 const TOPIC = 'TIMER_BENCH';
 const QUEUES = 8;
@@ -126,6 +129,7 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   while (pf() && Date.now() < dueMs - 3000 && pf()!.prepared + pf()!.overBudget < a.count) await new Promise((r) => setTimeout(r, 50));
   if (dueMs - Date.now() > 2000) gcNow?.();
   const mem = process.memoryUsage();
+  const cpuBeforeDue = process.cpuUsage();
   const beforeDue = { atMsBeforeDue: dueMs - Date.now(), rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, arrayBuffersBytes: mem.arrayBuffers, prefetch: timer.prefetchStats ?? null };
   const delivered = () => {
     let n = 0;
@@ -133,6 +137,10 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     return n;
   };
   await waitUntil(() => delivered() >= a.count, 600_000, 'delivery');
+  // CPU time of this process from just before due to the last delivery (user + system, ms):
+  // less sensitive than wall time to the other work on the shared cores
+  const cpu = process.cpuUsage(cpuBeforeDue);
+  const deliveryCpuMs = Math.round((cpu.user + cpu.system) / 1000);
   const lateness = new Float64Array(a.count);
   let k = 0;
   let first = Infinity;
@@ -166,6 +174,8 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     earliestMs: sorted[0]!,
     deliverySpanMs: last - first,
     deliveredPerSec: Math.round((k / Math.max(1, last - Math.max(first, dueMs))) * 1000),
+    deliveryCpuMs,
+    deliveryCpuSystemMs: Math.round(cpu.system / 1000),
     rssBytes: process.memoryUsage().rss,
     stats: timer.stats,
     prefetch: timer.prefetchStats ?? null,
@@ -179,20 +189,31 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
 /**
  * The store's own ceiling for the due deliveries, in the same broker right after them: `count`
  * records like the delivered ones (same body, the properties a delivery carries, 8 queues)
- * prepared ahead, then appended through MessageStore.putPreparedMessages in the blocks the timer
- * service uses (4 MiB) — the due-time part of the prepared path with nothing before it.
+ * prepared ahead (carved back to back out of 4 MiB blocks, as the timer prefetch does), then
+ * appended through MessageStore.putPreparedMessages in the blocks the timer service uses (4 MiB) — the due-time part of the prepared path with nothing before it.
  */
-async function appendCeiling(broker: BrokerController, count: number, body: Buffer): Promise<{ count: number; ms: number; perSec: number; bytes: number }> {
+async function appendCeiling(broker: BrokerController, count: number, body: Buffer): Promise<{ count: number; ms: number; perSec: number; bytes: number; cpuMs: number }> {
   const store = broker.ctx.store;
   const now = String(Date.now());
   const records: PreparedMessage[] = [];
+  // records carved back to back out of 4 MiB blocks, as the timer prefetch carves them
+  let block = Buffer.allocUnsafeSlow(0);
+  let used = 0;
+  const carve = (n: number): Buffer => {
+    if (used + n > block.length) {
+      block = Buffer.allocUnsafeSlow(4 * 1024 * 1024);
+      used = 0;
+    }
+    return block.subarray(used, (used += n));
+  };
   for (let i = 0; i < count; i++) {
     const m = message(body, [['TIMER_DELIVER_MS', now], ['REAL_TOPIC', 'CEILING_BENCH'], ['REAL_QID', String(i % QUEUES)], ['TIMER_OUT_MS', now], ['TIMER_ENQUEUE_MS', now], ['TIMER_DEQUEUE_MS', now]], i);
-    const p = store.prepareMessage!({ ...m, topic: 'CEILING_BENCH' });
+    const p = store.prepareMessage!({ ...m, topic: 'CEILING_BENCH' }, carve);
     if (!('record' in p)) throw new Error(`prepare failed: ${p.remark}`);
     records.push(p);
   }
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   let bytes = 0;
   for (let i = 0; i < records.length; ) {
     let j = i;
@@ -205,7 +226,17 @@ async function appendCeiling(broker: BrokerController, count: number, body: Buff
     await new Promise((res) => setImmediate(res));
   }
   const ms = performance.now() - t0;
-  return { count, ms: Math.round(ms), perSec: Math.round((count / ms) * 1000), bytes };
+  const cpu = process.cpuUsage(cpu0);
+  return { count, ms: Math.round(ms), perSec: Math.round((count / ms) * 1000), bytes, cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
+}
+
+/** The store ceiling alone (appendCeiling in a fresh broker): the due-time append path without the minutes of a burst. */
+async function ceilingOnly(a: Extract<Args, { role: 'ceiling' }>): Promise<void> {
+  const broker = await BrokerController.create({ brokerConfig: brokerConfig(a.root, a.brokerExtra), logger: silentLogger });
+  await broker.start();
+  const ceiling = await appendCeiling(broker, a.count, Buffer.alloc(a.bodyBytes, 'x'));
+  await broker.shutdown();
+  console.log(`RESULT ${JSON.stringify({ ceiling })}`);
 }
 
 async function pending(a: Extract<Args, { role: 'pending' }>): Promise<void> {
@@ -243,7 +274,7 @@ async function recover(a: Extract<Args, { role: 'recover' }>): Promise<void> {
 }
 
 const args = JSON.parse(process.argv[2]!) as Args;
-const main = args.role === 'burst' ? burst(args) : args.role === 'pending' ? pending(args) : recover(args);
+const main = args.role === 'burst' ? burst(args) : args.role === 'pending' ? pending(args) : args.role === 'ceiling' ? ceilingOnly(args) : recover(args);
 main.catch((e: Error) => {
   console.log(`ERROR ${JSON.stringify({ message: e.message, stack: e.stack })}`);
   process.exit(1);

@@ -41,11 +41,12 @@ interface Burst {
   latenessMaxMs: number;
   earliestMs: number;
   deliveredPerSec: number;
+  deliveryCpuMs?: number;
   slackBeforeDueMs: number;
   rssBytes: number;
   stats: { deliveredPrepared: number };
   prefetch: { prepared: number; overBudget: number; preparedAtDue: number; busyMs: number } | null;
-  ceiling: { count: number; ms: number; perSec: number; bytes: number } | null;
+  ceiling: { count: number; ms: number; perSec: number; bytes: number; cpuMs?: number } | null;
   beforeDue: { rssBytes: number; heapUsedBytes: number; arrayBuffersBytes: number };
 }
 interface Ready {
@@ -102,7 +103,7 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
       value: b.deliveredPerSec,
       unit: 'msg/s',
       reference: { key: 'timer.putPerSec', label: 'same broker, plain puts', value: b.putPerSec, unit: 'msg/s' },
-      note: `${n(b.stats.deliveredPrepared ?? 0)} of them appended as prepared records (${b.prefetch ? `${n(b.prefetch.prepared)} prepared ahead, ${n(b.prefetch.preparedAtDue)} at due time beyond the memory budget; prefetch busy ${n(Math.round(b.prefetch.busyMs))} ms` : 'no prefetch'}; broker config ${JSON.stringify(brokerExtra)})`,
+      note: `${b.deliveryCpuMs !== undefined ? `broker CPU from just before due to the last delivery ${n(b.deliveryCpuMs)} ms; ` : ''}${n(b.stats.deliveredPrepared ?? 0)} of them appended as prepared records (${b.prefetch ? `${n(b.prefetch.prepared)} prepared ahead, ${n(b.prefetch.preparedAtDue)} at due time beyond the memory budget; prefetch busy ${n(Math.round(b.prefetch.busyMs))} ms` : 'no prefetch'}; broker config ${JSON.stringify(brokerExtra)})`,
     },
     ...(b.ceiling
       ? [
@@ -110,7 +111,7 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
             name: `store ceiling: ${n(b.ceiling.count)} prepared 1 KiB records appended by putPreparedMessages in 4 MiB blocks (ConsumeQueue + index dispatch), same broker after the burst`,
             value: b.ceiling.perSec,
             unit: 'msg/s',
-            note: `${n(b.ceiling.ms)} ms for ${n(b.ceiling.count)} (${round3(b.ceiling.bytes / MiB)} MiB): the least time the due deliveries of this burst can take`,
+            note: `${n(b.ceiling.ms)} ms${b.ceiling.cpuMs !== undefined ? ` (CPU ${n(b.ceiling.cpuMs)} ms)` : ''} for ${n(b.ceiling.count)} (${round3(b.ceiling.bytes / MiB)} MiB): the least time the due deliveries of this burst can take`,
           } satisfies Metric,
         ]
       : []),

@@ -118,7 +118,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
     });
     const timerParts = createTimerService({
       timerStore, store, topics, config: timerConfig, clock, logger, fs, storePathRootDir: root,
-      onPutOk: (topic, wroteBytes) => ctx.brokerStats.recordPut(topic, 1, wroteBytes), // Apache TimerMessageStore.doPut; no messages_in metric
+      onPutOk: (topic, wroteBytes, count = 1) => ctx.brokerStats.recordPut(topic, count, wroteBytes, count), // Apache TimerMessageStore.doPut; no messages_in metric
     });
     const authMetadata = await AuthMetadataManager.open(path.join(root, 'config'), authConfig, { logger, ...(opts.fs ? { fs: opts.fs } : {}) });
     return {

@@ -61,8 +61,10 @@ export interface PutMessagesResult extends PutMessageResult {
 /**
  * A message validated and encoded ahead of its append (`MessageStore.prepareMessage`), for
  * `putPreparedMessages`. `record` is the whole CommitLog record (TOTALSIZE bytes, BODYCRC
- * computed); QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are 0 and written at append, every
- * other byte is stored as it is (a caller may patch a fixed-width property value in place before
+ * computed); QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are 0 and written at append, into
+ * `record` itself (the append changes the caller's buffer; records lying back to back in one
+ * buffer are written to the CommitLog from there without a copy), every other byte is stored as
+ * it is (a caller may patch a fixed-width property value in place before
  * the append, e.g. the timer service's TIMER_DEQUEUE_MS). The other fields are what dispatch
  * (ConsumeQueue, index) and the put's waits need, so no properties map is kept per record (the
  * arriving listener's properties are decoded from the record only when it reads them).

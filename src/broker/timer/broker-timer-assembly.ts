@@ -62,7 +62,7 @@ export interface TimerServiceDeps {
   fs: FileSystem;
   storePathRootDir: string;
   /** Counts a re-put the timer stored (PUT_OK) in the broker stats, as Apache's doPut does. */
-  onPutOk?: (topic: string, wroteBytes: number) => void;
+  onPutOk?: (topic: string, wroteBytes: number, count?: number) => void;
 }
 
 /** The delivery service and Apache's TimerMetrics (config/timermetrics), both null without a timer store. */

@@ -99,8 +99,9 @@ export interface TimerMessageServiceOptions {
    * A re-put (delivery to the real topic, or a roll back into rmq_sys_wheel_timer) answered
    * PUT_OK: `topic` it was stored under, its record size. Apache's TimerMessageStore.doPut counts
    * exactly these in the broker stats (incTopicPutNums / incTopicPutSize / incBrokerPutNums).
+   * `count` > 1 (prepared blocks): that many re-puts of one topic, `wroteBytes` their sum.
    */
-  onPutOk?: (topic: string, wroteBytes: number) => void;
+  onPutOk?: (topic: string, wroteBytes: number, count?: number) => void;
 }
 
 /** The part of a master's timer checkpoint a slave adopts (Apache `syncTimerCheckPoint`). */
@@ -585,10 +586,25 @@ export class TimerMessageService {
         let count = 0;
         const metrics = this.opts.metrics;
         const putOk = r.status === 'PUT_OK' || !STORED.has(r.status); // the records appended before a failure were each PUT_OK
+        // broker stats per run of one stored topic (one call per message in Apache's doPut)
+        const onPutOk = putOk ? this.opts.onPutOk : undefined;
+        let putTopic: string | null = null;
+        let putCount = 0;
+        let putBytes = 0;
         for (let k = 0; k < sent.length; k++) {
           const i = sent[k]!;
           if (k < stored) {
-            if (putOk) this.opts.onPutOk?.(records[k]!.topic, records[k]!.record.length);
+            if (onPutOk) {
+              const rec = records[k]!;
+              if (rec.topic !== putTopic) {
+                if (putTopic !== null) onPutOk(putTopic, putBytes, putCount);
+                putTopic = rec.topic;
+                putCount = 0;
+                putBytes = 0;
+              }
+              putCount++;
+              putBytes += rec.record.length;
+            }
             if (needRoll(t.magic[i]!)) this.counters.rolled++;
             else this.counters.delivered++;
             this.counters.deliveredPrepared++;
@@ -603,6 +619,7 @@ export class TimerMessageService {
           t.release(i); // memory goes back as blocks are stored
         }
         if (topic !== null) metrics?.onDequeue(topic, true, count);
+        if (putTopic !== null) onPutOk!(putTopic, putBytes, putCount);
         if (stored < sent.length) this.logger.warn(`timer: ${sent.length - stored} prepared deliveries not stored (${r.status}: ${r.remark ?? ''}); delivering them one by one`);
       });
     };

@@ -147,6 +147,13 @@ function preparedDispatch(r: PreparedMessage, offset: number, queueOffset: numbe
   };
 }
 
+/**
+ * Prepared records lying back to back in memory are written straight from there (one pwrite, no
+ * copy into the write buffer) when they make at least this many bytes (CommitLog.appendPrepared);
+ * fewer are copied into the write buffer like any append.
+ */
+export const DIRECT_RUN_MIN_BYTES = 64 * 1024;
+
 /** Smallest prefix of a record holding SYSFLAG and STORETIMESTAMP for both host widths. */
 const STORE_TIMESTAMP_PROBE_BYTES = 76;
 /** What a reused batch plan points at between batches (never encoded). */
@@ -416,44 +423,94 @@ export class CommitLog {
    * Appends records made by `prepare`, in order, each exactly as `append` would have written its
    * message: a record that does not fit the rest of the segment makes it end with the filler and
    * goes to the next one; each takes its own queue's next offset; all share one store timestamp.
-   * Synchronous. A failing roll (filler or new segment) stops the batch there: the records
-   * before it stay appended and are reported (`appended`), the rest is not written.
+   * Synchronous. QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are written into each record's
+   * own buffer (the caller's `record` is changed), and records that lie back to back in memory
+   * (carved from one block, as the timer service's are) are written from there as one run: a
+   * run of at least DIRECT_RUN_MIN_BYTES goes to the file in one pwrite without passing through
+   * the write buffer (MappedFile.appendDirect), a shorter one is copied into it. A failing roll
+   * (filler or new segment) or write stops the batch there: the records before it stay
+   * appended and are reported (`appended`), the rest is not written and takes no queue offset.
    */
   appendPrepared(records: readonly PreparedMessage[], queueOffsets: QueueOffsetTable): PreparedAppendOutcome {
     const now = this.opts.clock.nowMs();
     const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
     const dispatches: DispatchRequest[] = [];
+    const delayLevelTableMs = this.opts.delayLevelTableMs;
     let wroteOffset = -1;
-    let end = -1;
     let mf: MappedFile | null = null;
-    for (let i = 0; i < records.length; i++) {
+    // the run being gathered: records [runFirst, i) lie in runBuf at [runFrom, runFrom + runBytes) and go to mf at runOffset
+    let runBuf: ArrayBufferLike | null = null;
+    let runFrom = 0;
+    let runBytes = 0;
+    let runFirst = 0;
+    let runOffset = 0;
+    let failure: PreparedAppendOutcome['failure'];
+    const writeRun = (): boolean => {
+      if (runBytes === 0) return true;
+      const view = Buffer.from(runBuf!, runFrom, runBytes);
+      try {
+        if (runBytes >= DIRECT_RUN_MIN_BYTES) mf!.appendDirect(view);
+        else mf!.append(view);
+      } catch (e) {
+        this.opts.logger.error({ err: e }, 'could not write prepared records to the CommitLog');
+        failure = { status: 'UNKNOWN_ERROR', remark: `CommitLog write failed: ${(e as Error).message}`, writeError: e };
+        // give the run's queue offsets back (newest first, so each queue ends at its first record's)
+        for (let k = dispatches.length - 1; k >= runFirst; k--) queueOffsets.set(dispatches[k]!.topic, dispatches[k]!.queueId, dispatches[k]!.consumeQueueOffset);
+        dispatches.length = runFirst;
+        return false;
+      }
+      mf!.storeTimestamp = storeTimestamp;
+      runBytes = 0;
+      return true;
+    };
+    let i = 0;
+    for (; i < records.length; i++) {
       const r = records[i]!;
       const rec = r.record;
       const size = rec.length;
-      const next: MappedFile | SegmentFailure = mf !== null && size + END_FILE_MIN_BLANK_LENGTH <= mf.remaining() ? mf : this.segmentWithRoomFor(size);
-      if (isSegmentFailure(next)) {
-        if (i > 0) this.lastStoreTimestamp = storeTimestamp;
-        return { appended: i, wroteOffset: Math.max(0, wroteOffset), wroteBytes: i === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches, failure: next };
+      let offset: number;
+      // same segment and right after the run in memory: extend the run; else write it first
+      if (mf !== null && size + END_FILE_MIN_BLANK_LENGTH <= mf.remaining() - runBytes) {
+        offset = runOffset + runBytes;
+        if (runBytes > 0 && (rec.buffer !== runBuf || rec.byteOffset !== runFrom + runBytes)) {
+          if (!writeRun()) break;
+        }
+      } else {
+        if (!writeRun()) break;
+        const next: MappedFile | SegmentFailure = this.segmentWithRoomFor(size);
+        if (isSegmentFailure(next)) {
+          failure = next;
+          break;
+        }
+        mf = next;
+        offset = mf.getWroteOffset();
       }
-      mf = next;
-      const offset = mf.getWroteOffset();
+      if (runBytes === 0) {
+        runBuf = rec.buffer;
+        runFrom = rec.byteOffset;
+        runFirst = i;
+        runOffset = offset;
+      }
       if (wroteOffset < 0) wroteOffset = offset;
-      const at = mf.reserve(size);
       const queueOffset = queueOffsets.assign(r.topic, r.queueId);
-      const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(size);
-      const base = at >= 0 ? at : 0;
-      rec.copy(target, base, 0, size);
-      writeLong(target, base + QUEUE_OFFSET_POSITION, queueOffset);
-      writeLong(target, base + PHY_POS_POSITION, offset);
-      writeLong(target, base + storeTimestampPosition(r.sysFlag), storeTimestamp);
-      if (at >= 0) mf.advance(size);
-      else mf.append(target);
-      mf.storeTimestamp = storeTimestamp;
-      end = offset + size;
-      dispatches.push(preparedDispatch(r, offset, queueOffset, storeTimestamp, this.opts.delayLevelTableMs));
+      writeLong(rec, QUEUE_OFFSET_POSITION, queueOffset);
+      writeLong(rec, PHY_POS_POSITION, offset);
+      writeLong(rec, storeTimestampPosition(r.sysFlag), storeTimestamp);
+      runBytes += size;
+      dispatches.push(preparedDispatch(r, offset, queueOffset, storeTimestamp, delayLevelTableMs));
     }
-    if (records.length > 0) this.lastStoreTimestamp = storeTimestamp;
-    return { appended: records.length, wroteOffset: Math.max(0, wroteOffset), wroteBytes: records.length === 0 ? 0 : end - wroteOffset, storeTimestamp, dispatches };
+    if (i === records.length) writeRun();
+    const appended = dispatches.length;
+    if (appended > 0) this.lastStoreTimestamp = storeTimestamp;
+    const last = appended > 0 ? dispatches[appended - 1]! : null;
+    return {
+      appended,
+      wroteOffset: Math.max(0, wroteOffset),
+      wroteBytes: last === null ? 0 : last.commitLogOffset + last.msgSize - wroteOffset,
+      storeTimestamp,
+      dispatches,
+      ...(failure ? { failure } : {}),
+    };
   }
 
   /**

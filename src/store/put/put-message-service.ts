@@ -256,7 +256,7 @@ export class PutMessageService {
    * is set (puts refused until the disk check clears it), as for a throwing write.
    */
   private appendRefusal(out: { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string; writeError?: unknown }): PutMessageResult {
-    const failedWrite = out.status === 'CREATE_MAPPED_FILE_FAILED' ? (out.writeError ?? this.p.commitLog.mfq.getLastMappedFile()?.commitError) : null;
+    const failedWrite = out.writeError ?? (out.status === 'CREATE_MAPPED_FILE_FAILED' ? this.p.commitLog.mfq.getLastMappedFile()?.commitError : null);
     return failedWrite ? this.refuseAfterWriteError(failedWrite) : { status: out.status, remark: out.remark };
   }
 

@@ -153,6 +153,28 @@ describe('timer messages (remoting, real broker)', { timeout: 60_000 }, () => {
     assert.equal(stats.getStatsItem('TOPIC_PUT_SIZE', 'TT_STATS')!.value, m!.storeSize, 'the delivery record size');
   });
 
+  it('timers of one slot delivered as one prepared block count one put per message per topic (TOPIC_PUT_NUMS/SIZE value and times)', async () => {
+    const stats = broker.ctx.brokerStats;
+    const due = Math.ceil((Date.now() + 1500) / 1000) * 1000;
+    const topics = ['TT_BLK1', 'TT_BLK2', 'TT_BLK1', 'TT_BLK1', 'TT_BLK2'];
+    for (const [i, t] of topics.entries()) assert.equal((await send(t, { TIMER_DELIVER_MS: String(due) }, `block ${i}`)).r.code, ResponseCode.SUCCESS);
+    const prepared = broker.timerMessageService!.stats.deliveredPrepared;
+    const got = await waitFor('both topics delivered', async () => {
+      const a = await messagesOf('TT_BLK1');
+      const b = await messagesOf('TT_BLK2');
+      return a.length === 3 && b.length === 2 && (stats.getStatsItem('TOPIC_PUT_NUMS', 'TT_BLK2')?.value ?? 0) === 2 && (stats.getStatsItem('TOPIC_PUT_NUMS', 'TT_BLK1')?.value ?? 0) === 3 ? { a, b } : null;
+    });
+    assert.ok(broker.timerMessageService!.stats.deliveredPrepared >= prepared + topics.length, 'delivered by the prepared path');
+    for (const [topic, ms] of [['TT_BLK1', got.a], ['TT_BLK2', got.b]] as const) {
+      const nums = stats.getStatsItem('TOPIC_PUT_NUMS', topic)!;
+      const size = stats.getStatsItem('TOPIC_PUT_SIZE', topic)!;
+      assert.equal(nums.value, ms.length);
+      assert.equal(nums.times, ms.length, 'one put per message, as Apache doPut counts');
+      assert.equal(size.value, ms.reduce((n, m) => n + m.storeSize, 0));
+      assert.equal(size.times, ms.length);
+    }
+  });
+
   it('TIMER_DELAY_SEC and TIMER_DELAY_MS are relative to the broker clock; a past time is stored at once', async () => {
     const t0 = Date.now();
     await send('TT_B', { TIMER_DELAY_SEC: '1' });

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { ManualClock } from '../../../src/common/time/clock.js';
 import { NodeFileSystem } from '../../../src/common/fs/node-file-system.js';
 import { fileNameToOffset, isSegmentFileName, offsetToFileName } from '../../../src/store/mapped-file/file-names.js';
-import { MappedFile, OS_PAGE_SIZE } from '../../../src/store/mapped-file/mapped-file.js';
+import { MappedFile, OS_PAGE_SIZE, WRITE_THROUGH_PIECE_BYTES } from '../../../src/store/mapped-file/mapped-file.js';
 import { MappedFileQueue, SegmentLoadError } from '../../../src/store/mapped-file/mapped-file-queue.js';
 import { removeDir, tempDir } from '../../support/store-fixtures.js';
 
@@ -192,6 +192,50 @@ test('mapped file queue: the next segment is pre-allocated in the background', a
     q.shutdown();
     await new Promise((r) => setImmediate(r));
     assert.equal(fs.existsSync(path.join(dir, offsetToFileName(2048))), false, 'unused pre-allocated file removed at shutdown');
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('appendDirect: buffered bytes are written first, then the source in pieces of at most WRITE_THROUGH_PIECE_BYTES; all committed and readable; a failed write appends nothing', () => {
+  const dir = tempDir();
+  try {
+    const writes: Array<{ len: number; pos: number }> = [];
+    let failAt = -1;
+    const spyFs = Object.create(nodeFs) as NodeFileSystem;
+    spyFs.pwrite = (fd, buf, off, len, pos) => {
+      if (pos === failAt) throw Object.assign(new Error('injected EIO'), { code: 'EIO' });
+      writes.push({ len, pos });
+      return nodeFs.pwrite(fd, buf, off, len, pos);
+    };
+    const size = 4 * WRITE_THROUGH_PIECE_BYTES;
+    const mf = MappedFile.create(path.join(dir, offsetToFileName(0)), 0, size, { fs: spyFs, writeBufferBytes: 64 * 1024, commitThresholdBytes: 64 * 1024 });
+    const head = Buffer.alloc(100, 0x61);
+    mf.append(head);
+    assert.equal(mf.getCommittedPosition(), 0, 'the head is only buffered');
+    const src = Buffer.alloc(WRITE_THROUGH_PIECE_BYTES + 5000);
+    for (let i = 0; i < src.length; i++) src[i] = (i * 7) & 0xff;
+    mf.appendDirect(src, 1000, src.length - 1000);
+    const len = src.length - 1000;
+    assert.deepEqual(writes, [{ len: 100, pos: 0 }, { len: WRITE_THROUGH_PIECE_BYTES, pos: 100 }, { len: len - WRITE_THROUGH_PIECE_BYTES, pos: 100 + WRITE_THROUGH_PIECE_BYTES }]);
+    assert.equal(mf.getWrotePosition(), 100 + len);
+    assert.equal(mf.getCommittedPosition(), 100 + len, 'committed when appendDirect returns');
+    src.fill(0); // the source may change once appendDirect returned
+    const back = mf.read(0, 100 + len)!;
+    assert.ok(back.subarray(0, 100).equals(head));
+    for (let i = 0; i < len; i++) if (back[100 + i] !== ((i + 1000) * 7 & 0xff)) assert.fail(`byte ${i} differs`);
+    // an append after it goes on at the new position, through the buffer
+    mf.append(Buffer.from('tail'));
+    assert.equal(mf.read(100 + len, 4)!.toString(), 'tail');
+    // a failed write: nothing appended, positions unchanged
+    mf.commitNow();
+    const at = mf.getWrotePosition();
+    failAt = at + WRITE_THROUGH_PIECE_BYTES; // the second piece fails
+    assert.throws(() => mf.appendDirect(Buffer.alloc(WRITE_THROUGH_PIECE_BYTES + 10, 1)), /EIO/);
+    assert.equal(mf.getWrotePosition(), at);
+    assert.equal(mf.getCommittedPosition(), at);
+    assert.throws(() => mf.appendDirect(Buffer.alloc(size)), RangeError, 'more than the room left');
+    mf.shutdown(0);
   } finally {
     removeDir(dir);
   }

@@ -14,6 +14,9 @@ import type { DefaultMessageStore } from '../../../src/store/default-message-sto
 import type { PreparedMessage } from '../../../src/store/message-store.js';
 import type { StoreConfig } from '../../../src/store/store-config.js';
 import { ConsumeQueue } from '../../../src/store/consumequeue/consume-queue.js';
+import { MappedFile } from '../../../src/store/mapped-file/mapped-file.js';
+import { DIRECT_RUN_MIN_BYTES } from '../../../src/store/commitlog/commit-log.js';
+import { FaultyFileSystem } from '../../support/faulty-file-system.js';
 
 const SEGMENT = 4096;
 
@@ -164,6 +167,136 @@ test('prepareMessage refuses what putMessage refuses, and transactional half mes
     const r = await store.putPreparedMessages([ok]);
     assert.equal(r.status, 'SERVICE_NOT_AVAILABLE');
     assert.equal(r.appended, 0);
+  } finally {
+    removeDir(root);
+  }
+});
+
+/** 400 ~1.2 KB messages over T1 (queues 0, 1) and T2 (queue 3): ~480 KB, more than one 256 KiB segment. */
+function manyMessages(): MessageInner[] {
+  const spots: Array<[string, number]> = [['T1', 0], ['T2', 3], ['T1', 1]];
+  return Array.from({ length: 400 }, (_, i) => {
+    const [topic, queueId] = spots[i % spots.length]!;
+    return makeMessage({ topic, queueId, body: Buffer.alloc(1000 + (i % 7), 0x41 + (i % 26)), tags: `tag${i % 3}`, keys: `K${i}`, properties: { UNIQ_KEY: `U${i}`, TIMER_DEQUEUE_MS: '1700000000000' } });
+  });
+}
+
+/** prepareMessage with every record carved back to back out of one buffer (as the timer service's blocks). */
+function prepareCarved(store: DefaultMessageStore, msgs: MessageInner[]): PreparedMessage[] {
+  const block = Buffer.alloc(1 << 20);
+  let used = 0;
+  const alloc = (n: number): Buffer => block.subarray(used, (used += n));
+  return msgs.map((m) => {
+    const p = store.prepareMessage(m, alloc);
+    assert.ok('record' in p, `prepared: ${JSON.stringify(p)}`);
+    return p as PreparedMessage;
+  });
+}
+
+const BIG_SEGMENT = 256 * 1024;
+
+/** Every record of a queue, hex, in queue order (pulled 32 at a time). */
+async function readQueue(store: DefaultMessageStore, topic: string, queueId: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let offset = 0; offset < store.getMaxOffsetInQueue(topic, queueId); ) {
+    const got = await store.getMessage('g', topic, queueId, offset, 32);
+    assert.ok(got.nextBeginOffset > offset, `progress at ${topic}-${queueId}@${offset}`);
+    out.push(...got.messages.map((x) => x.toString('hex')));
+    offset = got.nextBeginOffset;
+  }
+  return out;
+}
+
+async function carvedSameAsSinglePuts(extra: Partial<StoreConfig>): Promise<void> {
+  const rootA = tempDir();
+  const rootB = tempDir();
+  const direct = MappedFile.prototype.appendDirect;
+  const directWrites: number[] = [];
+  MappedFile.prototype.appendDirect = function (this: MappedFile, src: Buffer, off?: number, len?: number) {
+    directWrites.push(len ?? src.length - (off ?? 0));
+    return direct.call(this, src, off, len);
+  };
+  try {
+    const cfg = (root: string) => smallConfig(root, { mappedFileSizeCommitLog: BIG_SEGMENT, mappedFileSizeConsumeQueue: 20 * 1000, maxIndexNum: 40_000, ...extra });
+    const a = await openStore(cfg(rootA));
+    const b = await openStore(cfg(rootB));
+    await seed(a);
+    await seed(b);
+    const start = a.getMaxPhyOffset();
+    const prepared = prepareCarved(a, manyMessages());
+    // a put still in the write buffer when the block comes: written first, then the block from its own memory
+    const first = makeMessage({ topic: 'T1', queueId: 0, body: 'just before' });
+    const pa = a.putMessage(first);
+    const r = await a.putPreparedMessages(prepared);
+    assert.equal((await pa).status, 'PUT_OK');
+    assert.equal(r.status, 'PUT_OK');
+    assert.equal(r.appended, 400);
+    assert.equal((await b.putMessage(first)).status, 'PUT_OK');
+    for (const m of manyMessages()) assert.equal((await b.putMessage(m)).status, 'PUT_OK');
+    await dispatched(a);
+    await dispatched(b);
+
+    assert.equal(directWrites.length, 2, 'one direct write per segment');
+    assert.ok(directWrites.every((n) => n >= DIRECT_RUN_MIN_BYTES));
+    assert.ok(a.getMaxPhyOffset() > BIG_SEGMENT, 'the block crossed into a second segment');
+    assert.equal(a.getMaxPhyOffset(), b.getMaxPhyOffset());
+    const bytes = (s: DefaultMessageStore) => Buffer.concat([s.commitLog.getData(0, BIG_SEGMENT)!, s.commitLog.getData(BIG_SEGMENT, s.getMaxPhyOffset() - BIG_SEGMENT)!]);
+    assert.ok(bytes(a).equals(bytes(b)), 'CommitLog bytes equal to single puts (filler included)');
+    assert.ok(r.wroteOffset > start);
+    assert.equal(r.wroteOffset + r.wroteBytes, a.getMaxPhyOffset());
+    for (const [topic, queueId, n] of [['T1', 0, 136], ['T1', 1, 133], ['T2', 3, 134]] as const) {
+      assert.equal(a.getMaxOffsetInQueue(topic, queueId), n);
+      const gotA = await readQueue(a, topic, queueId);
+      assert.equal(gotA.length, n);
+      assert.deepEqual(gotA, await readQueue(b, topic, queueId), `${topic}-${queueId} reads the same records`);
+    }
+    assert.equal((await a.queryMessage('T2', 'U397', 32, 0, Number.MAX_SAFE_INTEGER)).messages.length, 1);
+    const maxPhy = a.getMaxPhyOffset();
+    await a.shutdown();
+    await b.shutdown();
+    const again = await openStore(cfg(rootA));
+    assert.equal(again.getMaxPhyOffset(), maxPhy);
+    assert.equal(again.getMaxOffsetInQueue('T1', 0), 136);
+    assert.equal(again.getMaxOffsetInQueue('T2', 3), 134);
+    await again.shutdown();
+  } finally {
+    MappedFile.prototype.appendDirect = direct;
+    removeDir(rootA);
+    removeDir(rootB);
+  }
+}
+
+test('putPreparedMessages: records carved back to back are written from their block (one pwrite per segment), byte-equal to single puts (ASYNC_FLUSH)', () => carvedSameAsSinglePuts({ flushDiskType: 'ASYNC_FLUSH' }));
+
+test('putPreparedMessages: records carved back to back are written from their block, byte-equal to single puts (SYNC_FLUSH, asynchronous commits)', () => carvedSameAsSinglePuts({ flushDiskType: 'SYNC_FLUSH', commitCommitLogAsync: true }));
+
+test('putPreparedMessages: a failed direct write stores the records before it, gives back the queue offsets of the rest and sets the write-error flag', async () => {
+  const root = tempDir();
+  const fs = new FaultyFileSystem();
+  // the second segment's first write is the block's second run
+  fs.pathFault = (op, p) => (op === 'pwrite' && p.endsWith(String(BIG_SEGMENT).padStart(20, '0')) ? 'EIO' : null);
+  try {
+    const store = await openStore(smallConfig(root, { mappedFileSizeCommitLog: BIG_SEGMENT, mappedFileSizeConsumeQueue: 20 * 1000, maxIndexNum: 40_000 }), { fs });
+    await seed(store);
+    const prepared = prepareCarved(store, manyMessages());
+    const r = await store.putPreparedMessages(prepared);
+    assert.equal(r.status, 'SERVICE_NOT_AVAILABLE');
+    assert.match(r.remark ?? '', /not writable/);
+    assert.ok(r.appended > 100 && r.appended < 400, `appended ${r.appended}`);
+    await dispatched(store);
+    assert.equal(store.getMaxPhyOffset(), BIG_SEGMENT, 'the first segment ends with its filler; nothing after it');
+    // queue offsets: only the stored records took one (each queue had its seed or not)
+    const stored = manyMessages().slice(0, r.appended);
+    const count = (t: string, q: number) => stored.filter((m) => m.topic === t && m.queueId === q).length;
+    assert.equal(store.getMaxOffsetInQueue('T1', 0), 1 + count('T1', 0));
+    assert.equal(store.getMaxOffsetInQueue('T1', 1), count('T1', 1));
+    assert.equal(store.getMaxOffsetInQueue('T2', 3), 1 + count('T2', 3));
+    const last = stored.at(-1)!;
+    const got = await store.getMessage('g', last.topic, last.queueId, store.getMaxOffsetInQueue(last.topic, last.queueId) - 1, 1);
+    assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), `U${r.appended - 1}`);
+    // the write-error flag refuses puts while the CommitLog cannot be written
+    assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'x' }))).status, 'SERVICE_NOT_AVAILABLE');
+    await store.shutdown();
   } finally {
     removeDir(root);
   }
