@@ -51,7 +51,7 @@ import type { BrokerHA } from './ha/broker-ha.js';
 import type { PullRequestHoldService } from './longpolling/pull-request-hold-service.js';
 import { NamesrvRegistration } from './namesrv-client/namesrv-registration.js';
 import { createStaticTopicForwarding } from './static-topic/static-topic-forwarder.js';
-import { createPopService } from './pop/broker-pop-assembly.js';
+import { createPopService, takeOverApachePops } from './pop/broker-pop-assembly.js';
 import type { PopService } from './pop/pop-service.js';
 import type { PopStateStore } from './pop/pop-state-store.js';
 import { buildBrokerHandlerTable } from './processors/broker-handler-table.js';
@@ -210,6 +210,8 @@ export class BrokerController {
     const wiring = { config: this.config, rawConfig: this.rawConfig, ctx, logger: this.logger, tls: this.tls, authConfig: this.authConfig };
     const role = new ReplicationRole({ ...wiring, schedule: this.scheduleMessageService, transactions: this.transactionService, timers: this.timerMessageService, timerSync: this.timerSlaveSync, popStateSync: this.popStateSlaveSync });
     this.popService.setMaster(role.isMaster()); // before the first request: a slave pops nothing (Apache: revive on the master only)
+    // Apache's pops in flight on this store (a migration): into the pop state before pops are served
+    if (role.isMaster()) await takeOverApachePops(ctx, this.popState, this.rawConfig).catch((e: Error) => this.logger.error(`pop: taking over Apache's pops in flight failed: ${e.message}`));
     const server = createBrokerRemotingServer({ ...wiring, authMetadata: this.authMetadata, handlerTables: [this.handlers, role.adminHandlers()] });
     await server.start();
     this.server = server;

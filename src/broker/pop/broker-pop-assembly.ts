@@ -6,6 +6,9 @@
  * 2. createPopService(): once the BrokerContext exists, the one PopService both fronts use
  *    (remoting POP_MESSAGE & co., gRPC ReceiveMessage & co.).
  *
+ * 3. takeOverApachePops(): at broker start on a master, before pops are served, imports the pops
+ *    an Apache 5.x broker left in flight on this store (apache-revive-import.ts).
+ *
  * Stop order (owned by BrokerController): parked pops are answered (waitQueue.notifyAll) before
  * the remoting server stops; the pop state is closed (flush + compaction) after the timer and
  * transaction services stop, before offsets and metadata are persisted.
@@ -16,6 +19,7 @@ import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { BrokerContext } from '../broker-context.js';
+import { importApacheRevive, type ApacheReviveImportResult } from './apache-revive-import.js';
 import { popBrokerOf } from './pop-broker.js';
 import { resolvePopConfig } from './pop-config.js';
 import { PopService } from './pop-service.js';
@@ -47,4 +51,20 @@ export function openPopState(at: PopStateLocation): PopStateStore {
 /** The broker's PopService over the opened state. */
 export function createPopService(ctx: BrokerContext, state: PopStateStore, rawConfig: Record<string, string>): PopService {
   return new PopService({ broker: popBrokerOf(ctx), state, config: resolvePopConfig(rawConfig), clock: ctx.clock, logger: ctx.logger });
+}
+
+/** Imports Apache's in-flight pops (revive topic of `brokerClusterName`) into the opened pop state. */
+export function takeOverApachePops(ctx: BrokerContext, state: PopStateStore, rawConfig: Record<string, string>): Promise<ApacheReviveImportResult> {
+  const broker = popBrokerOf(ctx);
+  return importApacheRevive({
+    store: ctx.store,
+    state,
+    clusterName: ctx.config.brokerClusterName,
+    reviveQueueNum: resolvePopConfig(rawConfig).reviveQueueNum,
+    timerWindowMs: resolvePopConfig(rawConfig).popApacheImportWindowMs,
+    committedOffset: broker.committedOffset,
+    commitOffset: broker.commitOffset,
+    clock: ctx.clock,
+    logger: ctx.logger,
+  });
 }

@@ -19,6 +19,8 @@ export const POP_CONFIG_SPEC = {
   defaultMessageRequestMode: key<string>({ name: 'defaultMessageRequestMode', type: 'string', default: 'PULL', doc: 'QUERY_ASSIGNMENT mode of a topic/group that SET_MESSAGE_REQUEST_MODE never set: PULL or POP (Apache defaultMessageRequestMode)', validate: (v: string) => (v === 'PULL' || v === 'POP' ? null : 'must be PULL or POP') }),
   defaultPopShareQueueNum: key<number>({ name: 'defaultPopShareQueueNum', type: 'number', default: -1, doc: 'popShareQueueNum of a topic/group in POP mode by default; ≤ 0: every consumer pops every queue (Apache defaultPopShareQueueNum)', validate: (v: number) => (Number.isInteger(v) ? null : 'must be an integer') }),
   serverLoadBalancerEnable: key<boolean>({ name: 'serverLoadBalancerEnable', type: 'boolean', default: true, doc: 'QUERY_ASSIGNMENT splits the queues among the group\'s clients; false: every client gets every queue (Apache serverLoadBalancerEnable)' }),
+  reviveQueueNum: key<number>({ name: 'reviveQueueNum', type: 'number', default: 8, doc: 'queues of Apache\'s revive topic rmq_sys_REVIVE_LOG_<cluster> read at start to take over its pops in flight (Apache reviveQueueNum; tsmq itself writes no revive topic)', validate: positive }),
+  popApacheImportWindowMs: key<number>({ name: 'popApacheImportWindowMs', type: 'number', default: 3_600_000, doc: 'at start, how far back (store time, ms) the timer topic and the revive topic are searched for Apache pop checkpoints / acks not yet revived (apache-revive-import.ts)', validate: positive }),
   popMaxScanMessages: key<number>({ name: 'popMaxScanMessages', type: 'number', default: 2048, doc: 'most queue entries one pop looks at per queue before giving up', validate: positive }),
 } as const;
 
