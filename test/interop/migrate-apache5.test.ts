@@ -12,8 +12,9 @@
  *      back and committed; mqadmin queryMsgByKey / queryMsgById find messages Apache stored;
  *      topicRoute shows the 16 queues; consumerProgress the group's offsets.
  * MIGRATE_FULL=1 adds the way back (tsmq stopped after more traffic, Apache started on the
- * directory), pop messages in flight at a swap (a `todo`: tsmq does not read Apache's revive
- * topic, so they are not redelivered) and an unclean stop (kill -9 of Apache, then tsmq);
+ * directory), pop messages in flight at a swap (tsmq takes them over from Apache's revive
+ * checkpoints, src/broker/pop/apache-revive-import.ts, and redelivers them after their invisible
+ * time, once) and an unclean stop (kill -9 of Apache, then tsmq);
  * MIGRATE_N scales the messages, MIGRATE_KEEP=1 keeps the directory.
  * Skips when `java` or `mvn` is not installed.
  */
@@ -209,7 +210,7 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     assert.match(byId!, /Keys:\s+\[b-3\]/, `queryMsgById on Apache: ${byId}`);
   });
 
-  it('pop in flight (MIGRATE_FULL=1): messages popped on Apache and not acked at the swap come back from tsmq', { skip: !FULL, todo: 'tsmq does not read the pop checkpoints Apache keeps in rmq_sys_REVIVE_LOG_<cluster> (docs/migration.md)' }, async () => {
+  it('pop in flight (MIGRATE_FULL=1): messages popped on Apache and not acked at the swap come back from tsmq', { skip: !FULL }, async () => {
     const topic = 'MigPop';
     const group = 'GID_MIG_POP';
     const n = 12;
@@ -221,8 +222,11 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     };
     // Apache: POP mode set with mqadmin setConsumeMode; 3 deliveries held (never acked), invisible 60 s
     const first = await pop({ topic, group, cluster: CLUSTER, n, holdKeys: holdKeys.join(','), expect: n - holdKeys.length, invisibleMs: 60_000, idleMs: 800, timeoutMs: 40_000 });
-    const held = of(first, 'recv').filter((l) => l.result === 'hold').map((l) => String(l.key));
+    const heldLines = of(first, 'recv').filter((l) => l.result === 'hold');
+    const held = heldLines.map((l) => String(l.key));
     assert.deepEqual(held.sort(), [...holdKeys].sort(), first.stdout.slice(-3000));
+    // the client received them right after Apache's pop: their invisible time ends ≥ 60 s after the earliest receipt, minus the pop round trip
+    const visibleFrom = Math.min(...heldLines.map((l) => Number(l.at))) + 60_000 - 1000;
     const poppedAt = Date.now();
     await broker!.stop();
     broker = await startTsmqBroker(conf);
@@ -231,6 +235,12 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     const again = [...new Set(of(second, 'recv').map((l) => String(l.key)))].sort();
     console.log(`pop in flight: tsmq delivered ${JSON.stringify(again)} of the held ${JSON.stringify(holdKeys)}; client requests: ${JSON.stringify(of(second, 'rpc'))}`);
     assert.deepEqual(again, [...holdKeys].sort(), 'messages popped on Apache and never acked are not delivered by tsmq');
+    const recvs = of(second, 'recv');
+    assert.equal(recvs.length, holdKeys.length, `each held message once: ${JSON.stringify(recvs)}`);
+    for (const l of recvs) {
+      assert.ok(Number(l.at) >= visibleFrom, `${String(l.key)} delivered by tsmq ${visibleFrom - Number(l.at)} ms before Apache's invisible time ended`);
+      assert.equal(Number(l.reconsumeTimes), 1, `${String(l.key)}: second delivery`);
+    }
   });
 
   it('unclean stop (MIGRATE_FULL=1): Apache killed with SIGKILL, tsmq recovers its store (abort file, checkpoint)', { skip: !FULL }, async () => {

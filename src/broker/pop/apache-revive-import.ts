@@ -199,7 +199,10 @@ async function importQueue(o: ApacheReviveImportOptions, group: string, topic: s
   const committed = o.committedOffset(group, topic, queueId);
   const doneUpTo = Math.max(committed, high + 1);
   const recs: PopRecord[] = [];
-  if (!st || low > ackOffset) recs.push({ type: 'MOVE', group, topic, queueId, offset: low });
+  // where the group resumes: the lowest in-flight offset, or the committed offset if that lags
+  // behind it (Apache commits the pop offset asynchronously; what is between was not handed out)
+  const start = committed >= 0 ? Math.min(committed, low) : low;
+  if (!st || start > ackOffset) recs.push({ type: 'MOVE', group, topic, queueId, offset: start });
   const held = new Set(todo.map(([off]) => off));
   const fillFrom = st ? Math.max(low, ackOffset) : low;
   if (doneUpTo - fillFrom > MAX_FILL) {
