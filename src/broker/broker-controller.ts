@@ -51,7 +51,7 @@ import type { BrokerHA } from './ha/broker-ha.js';
 import type { PullRequestHoldService } from './longpolling/pull-request-hold-service.js';
 import { NamesrvRegistration } from './namesrv-client/namesrv-registration.js';
 import { createStaticTopicForwarding } from './static-topic/static-topic-forwarder.js';
-import { createPopService, takeOverApachePops } from './pop/broker-pop-assembly.js';
+import { createPopService, settleApachePops, takeOverApachePops } from './pop/broker-pop-assembly.js';
 import type { PopService } from './pop/pop-service.js';
 import type { PopStateStore } from './pop/pop-state-store.js';
 import { buildBrokerHandlerTable } from './processors/broker-handler-table.js';
@@ -271,6 +271,7 @@ export class BrokerController {
     await step('close timer store', () => this.timerStore?.close());
     await step('persist timer metrics', () => this.timerMetrics?.shutdown());
     await step('stop transaction service', () => this.transactionService.shutdown());
+    if (this.popService.isMaster) await step('commit Apache revive offsets', () => void settleApachePops(this.ctx, this.rawConfig));
     await step('close pop state', () => this.popState.close());
     await step('persist consumer offsets', () => this.ctx.consumerOffsetManager.persist());
     await step('persist topics', () => this.ctx.topicConfigManager.persist());

@@ -236,6 +236,7 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     console.log(`pop in flight: tsmq delivered ${JSON.stringify(again)} of the held ${JSON.stringify(holdKeys)}; client requests: ${JSON.stringify(of(second, 'rpc'))}`);
     assert.deepEqual(again, [...holdKeys].sort(), 'messages popped on Apache and never acked are not delivered by tsmq');
     const recvs = of(second, 'recv');
+    console.log(`pop in flight: redelivered by tsmq ${recvs.map((l) => Number(l.at) - visibleFrom - 1000).join(', ')} ms after 60 s from the first receipt on Apache (swap took ${Date.now() - poppedAt} ms incl. the second pop)`);
     assert.equal(recvs.length, holdKeys.length, `each held message once: ${JSON.stringify(recvs)}`);
     for (const l of recvs) {
       assert.ok(Number(l.at) >= visibleFrom, `${String(l.key)} delivered by tsmq ${visibleFrom - Number(l.at)} ms before Apache's invisible time ended`);

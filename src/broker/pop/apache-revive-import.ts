@@ -23,7 +23,8 @@
  *    goes down to the lowest such offset and the offsets between it and the group's committed
  *    offset that are not in flight are recorded as acked (Apache had handed them out and they
  *    were acked);
- * 4. commits the revive group's offsets to each revive queue's end.
+ * 4. commits the revive group's offsets to each revive queue's end (again at broker stop,
+ *    `commitApacheReviveOffsets`, past the timer copies that arrived meanwhile).
  *
  * Idempotent: an offset is imported only where tsmq's state has no entry and it is not below the
  * state's ack offset, so a second start (or revive messages the timer delivers after the commit)
@@ -148,6 +149,25 @@ export async function importApacheRevive(o: ApacheReviveImportOptions): Promise<
     o.logger.info(`pop: took over Apache's pops in flight from ${reviveTopic}: ${result.recordsRead} records, ${result.checkPoints} checkpoints, ${result.imported} messages in flight imported, ${result.skipped} not importable`);
   }
   return result;
+}
+
+/**
+ * Commits the revive group's offsets to each revive queue's end (at broker stop, on a master).
+ * The revive messages that arrive while tsmq runs are Apache's timer leftovers the start import
+ * already took over (tsmq writes no revive topic), so Apache, if started on the store again,
+ * does not revive them a second time. Returns how many queues moved.
+ */
+export function commitApacheReviveOffsets(o: Pick<ApacheReviveImportOptions, 'store' | 'clusterName' | 'reviveQueueNum' | 'committedOffset' | 'commitOffset'>): number {
+  const reviveTopic = apacheReviveTopic(o.clusterName);
+  let moved = 0;
+  for (let qid = 0; qid < o.reviveQueueNum; qid++) {
+    const max = o.store.getMaxOffsetInQueue(reviveTopic, qid);
+    if (max > 0 && o.committedOffset(APACHE_REVIVE_GROUP, reviveTopic, qid) < max) {
+      o.commitOffset(APACHE_REVIVE_GROUP, reviveTopic, qid, max);
+      moved++;
+    }
+  }
+  return moved;
 }
 
 function recordKey(r: ApacheReviveRecord): string {

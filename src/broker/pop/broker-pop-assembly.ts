@@ -7,7 +7,8 @@
  *    (remoting POP_MESSAGE & co., gRPC ReceiveMessage & co.).
  *
  * 3. takeOverApachePops(): at broker start on a master, before pops are served, imports the pops
- *    an Apache 5.x broker left in flight on this store (apache-revive-import.ts).
+ *    an Apache 5.x broker left in flight on this store (apache-revive-import.ts);
+ *    settleApachePops() at stop commits the revive offsets past what arrived meanwhile.
  *
  * Stop order (owned by BrokerController): parked pops are answered (waitQueue.notifyAll) before
  * the remoting server stops; the pop state is closed (flush + compaction) after the timer and
@@ -19,7 +20,7 @@ import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { BrokerContext } from '../broker-context.js';
-import { importApacheRevive, type ApacheReviveImportResult } from './apache-revive-import.js';
+import { commitApacheReviveOffsets, importApacheRevive, type ApacheReviveImportResult } from './apache-revive-import.js';
 import { popBrokerOf } from './pop-broker.js';
 import { resolvePopConfig } from './pop-config.js';
 import { PopService } from './pop-service.js';
@@ -66,5 +67,17 @@ export function takeOverApachePops(ctx: BrokerContext, state: PopStateStore, raw
     commitOffset: broker.commitOffset,
     clock: ctx.clock,
     logger: ctx.logger,
+  });
+}
+
+/** At broker stop (master): the revive group's offsets to the revive queues' ends (see commitApacheReviveOffsets). */
+export function settleApachePops(ctx: BrokerContext, rawConfig: Record<string, string>): number {
+  const broker = popBrokerOf(ctx);
+  return commitApacheReviveOffsets({
+    store: ctx.store,
+    clusterName: ctx.config.brokerClusterName,
+    reviveQueueNum: resolvePopConfig(rawConfig).reviveQueueNum,
+    committedOffset: broker.committedOffset,
+    commitOffset: broker.commitOffset,
   });
 }

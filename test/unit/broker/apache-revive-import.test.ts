@@ -21,7 +21,7 @@ import type { MessageInner } from '../../../src/common/message/message.js';
 import { PopStateStore } from '../../../src/broker/pop/pop-state-store.js';
 import { PopService } from '../../../src/broker/pop/pop-service.js';
 import type { PopBroker } from '../../../src/broker/pop/pop-broker.js';
-import { importApacheRevive, type ApacheReviveImportOptions } from '../../../src/broker/pop/apache-revive-import.js';
+import { commitApacheReviveOffsets, importApacheRevive, type ApacheReviveImportOptions } from '../../../src/broker/pop/apache-revive-import.js';
 import { APACHE_REVIVE_GROUP, decodeApacheReviveRecord } from '../../../src/broker/pop/apache-revive-records.js';
 
 const T0 = 1_700_000_000_000;
@@ -125,6 +125,12 @@ describe('taking over Apache pops in flight (revive topic import)', () => {
       committed.set(`${APACHE_REVIVE_GROUP}/${REVIVE}/3`, 1);
       const again = await importApacheRevive(opts());
       assert.equal(again.imported, 0);
+      assert.equal(committed.get(`${APACHE_REVIVE_GROUP}/${REVIVE}/3`), 6);
+      // at stop: past what tsmq's timer put into the revive topic meanwhile (Apache must not revive it again)
+      await putRevive('ack', ack('MigPop', 0, 6, 7, T0 - 2000));
+      assert.equal(commitApacheReviveOffsets(opts()), 1);
+      assert.equal(committed.get(`${APACHE_REVIVE_GROUP}/${REVIVE}/3`), 7);
+      assert.equal(commitApacheReviveOffsets(opts()), 0);
 
       const broker: PopBroker = {
         brokerName: 'broker-a', storeHost: host, store,
