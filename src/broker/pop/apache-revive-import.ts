@@ -26,6 +26,14 @@
  * 4. commits the revive group's offsets to each revive queue's end (again at broker stop,
  *    `commitApacheReviveOffsets`, past the timer copies that arrived meanwhile).
  *
+ * Cost bound: the timer-topic scan (step 1) is what a store with many pending timers pays at
+ * start, so it runs only where Apache can have written since tsmq last looked: tsmq records the
+ * timer queue's end as the revive group's offset on `rmq_sys_wheel_timer` queue 0 after the
+ * import and at stop, and the next import starts there; without that record, only when the
+ * store's topic table has the revive topic (Apache's broker creates it at start; tsmq never
+ * does) — a pure tsmq store with 10 M pending timers reads nothing. Apache never reads that
+ * offset entry.
+ *
  * Idempotent: an offset is imported only where tsmq's state has no entry and it is not below the
  * state's ack offset, so a second start (or revive messages the timer delivers after the commit)
  * changes nothing. Orderly pops are not in the revive topic (Apache keeps them in
@@ -64,6 +72,8 @@ export interface ApacheReviveImportOptions {
   reviveQueueNum: number;
   /** How far back (ms of store time) the timer topic is searched for pending revive messages. */
   timerWindowMs: number;
+  /** Whether the broker's topic table has the revive topic (an Apache broker ran on this store). */
+  reviveTopicKnown: boolean;
   /** Committed consumer offset, -1 when none. */
   committedOffset(group: string, topic: string, queueId: number): number;
   commitOffset(group: string, topic: string, queueId: number, offset: number): void;
@@ -104,13 +114,16 @@ export async function importApacheRevive(o: ApacheReviveImportOptions): Promise<
       if (offset >= from) pending.push(rec);
     });
   }
-  if (o.store.getMaxOffsetInQueue(APACHE_TIMER_TOPIC, 0) > 0) {
+  const timerEnd = o.store.getMaxOffsetInQueue(APACHE_TIMER_TOPIC, 0);
+  const timerSeen = o.committedOffset(APACHE_REVIVE_GROUP, APACHE_TIMER_TOPIC, 0);
+  if (timerEnd > 0 && (timerSeen >= 0 || o.reviveTopicKnown || ends.size > 0)) {
     const tmin = o.store.getMinOffsetInQueue(APACHE_TIMER_TOPIC, 0);
-    const from = Math.max(tmin, await o.store.getOffsetInQueueByTime(APACHE_TIMER_TOPIC, 0, since));
-    await scan(o, APACHE_TIMER_TOPIC, 0, from, o.store.getMaxOffsetInQueue(APACHE_TIMER_TOPIC, 0), (rec) => {
+    const from = Math.max(tmin, timerSeen, await o.store.getOffsetInQueueByTime(APACHE_TIMER_TOPIC, 0, since));
+    await scan(o, APACHE_TIMER_TOPIC, 0, from, timerEnd, (rec) => {
       if (!seenKeys.has(recordKey(rec))) pending.push(rec);
     }, reviveTopic);
   }
+  if (timerEnd > 0) o.commitOffset(APACHE_REVIVE_GROUP, APACHE_TIMER_TOPIC, 0, timerEnd);
   result.recordsRead = pending.length;
 
   const cks = new Map<string, ApacheCheckPoint>();
@@ -160,6 +173,9 @@ export async function importApacheRevive(o: ApacheReviveImportOptions): Promise<
 export function commitApacheReviveOffsets(o: Pick<ApacheReviveImportOptions, 'store' | 'clusterName' | 'reviveQueueNum' | 'committedOffset' | 'commitOffset'>): number {
   const reviveTopic = apacheReviveTopic(o.clusterName);
   let moved = 0;
+  // how far the timer topic was seen (the next start's import begins there, see the file comment)
+  const timerEnd = o.store.getMaxOffsetInQueue(APACHE_TIMER_TOPIC, 0);
+  if (timerEnd > 0 && o.committedOffset(APACHE_REVIVE_GROUP, APACHE_TIMER_TOPIC, 0) < timerEnd) o.commitOffset(APACHE_REVIVE_GROUP, APACHE_TIMER_TOPIC, 0, timerEnd);
   for (let qid = 0; qid < o.reviveQueueNum; qid++) {
     const max = o.store.getMaxOffsetInQueue(reviveTopic, qid);
     if (max > 0 && o.committedOffset(APACHE_REVIVE_GROUP, reviveTopic, qid) < max) {

@@ -22,6 +22,7 @@ import type { FileSystem } from '../../common/fs/file-system.js';
 import type { BrokerContext } from '../broker-context.js';
 import { commitApacheReviveOffsets, importApacheRevive, type ApacheReviveImportResult } from './apache-revive-import.js';
 import { popBrokerOf } from './pop-broker.js';
+import { apacheReviveTopic } from './apache-revive-records.js';
 import { resolvePopConfig } from './pop-config.js';
 import { PopService } from './pop-service.js';
 import { PopStateStore } from './pop-state-store.js';
@@ -61,6 +62,7 @@ export function takeOverApachePops(ctx: BrokerContext, state: PopStateStore, raw
     store: ctx.store,
     state,
     clusterName: ctx.config.brokerClusterName,
+    reviveTopicKnown: ctx.topicConfigManager.selectTopicConfig(apacheReviveTopic(ctx.config.brokerClusterName)) !== undefined,
     reviveQueueNum: resolvePopConfig(rawConfig).reviveQueueNum,
     timerWindowMs: resolvePopConfig(rawConfig).popApacheImportWindowMs,
     committedOffset: broker.committedOffset,

@@ -101,7 +101,7 @@ describe('taking over Apache pops in flight (revive topic import)', () => {
       await store.putMessage(msg(TIMER, 0, 'a user timer', { REAL_TOPIC: 'MigPop', REAL_QID: '0', TIMER_OUT_MS: String(T0 + 1000) }));
 
       const opts = (): ApacheReviveImportOptions => ({
-        store, state, clusterName: 'MigCluster', reviveQueueNum: 8, timerWindowMs: 3_600_000, clock, logger,
+        store, state, clusterName: 'MigCluster', reviveTopicKnown: true, reviveQueueNum: 8, timerWindowMs: 3_600_000, clock, logger,
         committedOffset: (g, t, q) => committed.get(`${g}/${t}/${q}`) ?? -1,
         commitOffset: (g, t, q, off) => void committed.set(`${g}/${t}/${q}`, off),
       });
@@ -156,6 +156,41 @@ describe('taking over Apache pops in flight (revive topic import)', () => {
       assert.deepEqual(await bodiesAt(55_000), ['m2#2', 'm5#2']);
       assert.deepEqual(await bodiesAt(58_000), ['m6#2', 'm8#2', 'm9#2']);
       assert.deepEqual(await bodiesAt(120_000), [], 'each once');
+    } finally {
+      await state.close();
+      await store.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a store no Apache broker ran on (no revive topic) does not scan its timer topic; later starts scan only what arrived after the last one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-revive-'));
+    const clock = new ManualClock(T0);
+    const store = await DefaultMessageStore.open({ storePathRootDir: dir, mappedFileSizeCommitLog: 4 * 1024 * 1024, mappedFileSizeConsumeQueue: 600 }, { clock, logger: silentLogger });
+    const state = PopStateStore.open({ dir: join(dir, 'pop'), fs: new NodeFileSystem(), clock, flushIntervalMs: 1000, syncFlush: false, compactLogBytes: 1 << 20 });
+    try {
+      for (let i = 0; i < 4; i++) await store.putMessage(msg('MigPop', 0, `m${i}`, {}));
+      const committed = new Map<string, number>([['G/MigPop/0', 4]]);
+      const putTimerCk = (so: number) =>
+        store.putMessage(msg(TIMER, 0, ck('MigPop', 0, so, [0], T0 - 1000, 60_000), { TAGS: 'ck', REAL_TOPIC: REVIVE, REAL_QID: '0', TIMER_OUT_MS: String(T0 + 59_000) }));
+      // 30 user timers and one record shaped like an Apache checkpoint in tsmq's own timer topic
+      for (let i = 0; i < 30; i++) await store.putMessage(msg(TIMER, 0, `user timer ${i}`, { REAL_TOPIC: 'MigPop', REAL_QID: '0', TIMER_OUT_MS: String(T0 + 60_000) }));
+      await putTimerCk(0);
+      const opts = (reviveTopicKnown: boolean): ApacheReviveImportOptions => ({
+        store, state, clusterName: 'MigCluster', reviveTopicKnown, reviveQueueNum: 8, timerWindowMs: 3_600_000, clock, logger: silentLogger,
+        committedOffset: (g, t, q) => committed.get(`${g}/${t}/${q}`) ?? -1,
+        commitOffset: (g, t, q, off) => void committed.set(`${g}/${t}/${q}`, off),
+      });
+      const first = await importApacheRevive(opts(false));
+      assert.deepEqual({ read: first.recordsRead, imported: first.imported }, { read: 0, imported: 0 }, 'not scanned: no revive topic, nothing recorded');
+      assert.equal(committed.get(`${APACHE_REVIVE_GROUP}/${TIMER}/0`), 31, 'the timer queue end is recorded');
+      // a checkpoint written after that (e.g. by an Apache broker run in between) is found by the next start
+      await putTimerCk(1);
+      const second = await importApacheRevive(opts(false));
+      assert.deepEqual({ read: second.recordsRead, imported: second.imported }, { read: 1, imported: 1 }, 'scanned from offset 31 only');
+      assert.equal(committed.get(`${APACHE_REVIVE_GROUP}/${TIMER}/0`), 32);
+      const third = await importApacheRevive(opts(true));
+      assert.equal(third.recordsRead, 0, 'nothing new since the last start');
     } finally {
       await state.close();
       await store.shutdown();
