@@ -34,6 +34,7 @@ import type { SubscriptionGroupConfig } from '../subscription/subscription-group
 import { decodeTopicConfig } from '../topic/topic-config.js';
 import { TIMER_CHECKPOINT_SYNC_INTERVAL_MS, type TimerSlaveSync } from '../timer/timer-sync.js';
 import { POP_STATE_SYNC_INTERVAL_MS, type PopSlaveSync } from '../pop/pop-state-sync.js';
+import { SingleFlight } from '../../common/async/single-flight.js';
 
 export const SLAVE_SYNC_FIRST_DELAY_MS = 3000;
 
@@ -68,10 +69,10 @@ export class SlaveSynchronize {
   private stopped = false;
   private lastReport: SlaveSyncReport | null = null;
   private timerCheckpointTimer: NodeJS.Timeout | null = null;
-  private timerCheckpointRunning: Promise<void> | null = null;
-  private topicRunning: Promise<boolean> | null = null;
+  private readonly timerCheckpointRun = new SingleFlight<void>();
+  private readonly topicRun = new SingleFlight<boolean>();
   private popStateTimer: NodeJS.Timeout | null = null;
-  private popStateRunning: Promise<void> | null = null;
+  private readonly popStateRun = new SingleFlight<void>();
 
   constructor(private readonly opts: SlaveSynchronizeOptions) {}
 
@@ -99,16 +100,12 @@ export class SlaveSynchronize {
     const addr = this.masterAddr;
     const timer = this.opts.timer;
     if (!timer || addr === null || this.stopped) return Promise.resolve();
-    this.timerCheckpointRunning ??= timer
-      .syncCheckPoint(this.opts.client, addr)
-      .then(
+    return this.timerCheckpointRun.run(() =>
+      timer.syncCheckPoint(this.opts.client, addr).then(
         () => undefined,
         (e: Error) => this.opts.logger.warn(`slave synchronize from ${addr}: timer checkpoint: ${e.message}`),
-      )
-      .finally(() => {
-        this.timerCheckpointRunning = null;
-      });
-    return this.timerCheckpointRunning;
+      ),
+    );
   }
 
   /** One GET_ALL_POP_STATE round (joins one in progress); failures are logged. */
@@ -116,16 +113,12 @@ export class SlaveSynchronize {
     const addr = this.masterAddr;
     const pop = this.opts.popState;
     if (!pop || addr === null || this.stopped) return Promise.resolve();
-    this.popStateRunning ??= pop
-      .sync(this.opts.client, addr)
-      .then(
+    return this.popStateRun.run(() =>
+      pop.sync(this.opts.client, addr).then(
         () => undefined,
         (e: Error) => this.opts.logger.warn(`slave synchronize from ${addr}: pop state: ${e.message}`),
-      )
-      .finally(() => {
-        this.popStateRunning = null;
-      });
-    return this.popStateRunning;
+      ),
+    );
   }
 
   getMasterAddr(): string | null {
@@ -163,10 +156,7 @@ export class SlaveSynchronize {
    * false when the master is unknown, unreachable or answered an error (logged).
    */
   syncTopicConfig(): Promise<boolean> {
-    this.topicRunning ??= this.doSyncTopicConfig().finally(() => {
-      this.topicRunning = null;
-    });
-    return this.topicRunning;
+    return this.topicRun.run(() => this.doSyncTopicConfig());
   }
 
   private async doSyncTopicConfig(): Promise<boolean> {
@@ -285,10 +275,10 @@ export class SlaveSynchronize {
     this.timerCheckpointTimer = null;
     if (this.popStateTimer) clearInterval(this.popStateTimer);
     this.popStateTimer = null;
-    if (this.popStateRunning) await this.popStateRunning;
+    await this.popStateRun.whenIdle();
     if (this.running) await this.running.catch(() => undefined);
-    if (this.timerCheckpointRunning) await this.timerCheckpointRunning;
-    if (this.topicRunning) await this.topicRunning;
+    await this.timerCheckpointRun.whenIdle();
+    await this.topicRun.whenIdle();
   }
 }
 
