@@ -97,7 +97,9 @@ export class SendMessageProcessor {
     const check = this.msgCheck(request, header, channel.remoteAddress);
     if ('response' in check) return check.response;
     const batch = request.code === RequestCode.SEND_BATCH_MESSAGE || header.batch === true;
-    const tranProblem = transactionTypeProblem(header, batch);
+    // a single send's properties are decoded once, here, for the transaction check and the message
+    const properties = batch ? null : decodeProperties(header.properties ?? '');
+    const tranProblem = transactionTypeProblem(header.sysFlag, properties);
     if (tranProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, tranProblem);
     if (batch) return this.sendBatch(request, header, check.topicConfig, check.queueId, channel);
     const bodyProblem = compressedBodyProblem(header.sysFlag, request.body ?? Buffer.alloc(0));
@@ -107,7 +109,7 @@ export class SendMessageProcessor {
       queueId: check.queueId,
       flag: header.flag,
       body: request.body ?? Buffer.alloc(0),
-      properties: decodeProperties(header.properties ?? ''),
+      properties: properties!,
       sysFlag: this.sysFlagFor(header, check.topicConfig),
       bornTimestamp: header.bornTimestamp,
       bornHost: bornHostOfChannel(channel),
@@ -294,15 +296,15 @@ export class SendMessageProcessor {
  * transactional producer sets PREPARED together with TRAN_MSG=true, which takes the half-message
  * path and is unaffected. COMMIT (0x8) is dispatched normally and accepted. A batch refuses every
  * transaction type, as Apache's CommitLog does for `putMessages` (MESSAGE_ILLEGAL).
- * The properties are decoded only when the type is PREPARED or ROLLBACK (transactional sends).
+ * `properties`: the single send's decoded properties; null for a batch.
  */
-export function transactionTypeProblem(header: Pick<SendMessageRequestHeader, 'sysFlag' | 'properties'>, batch: boolean): string | null {
-  const type = getTransactionValue(header.sysFlag);
+export function transactionTypeProblem(sysFlag: number, properties: Map<string, string> | null): string | null {
+  const type = getTransactionValue(sysFlag);
   if (type === MessageSysFlag.TRANSACTION_NOT_TYPE) return null;
-  const hex = `0x${(header.sysFlag >>> 0).toString(16)}`;
-  if (batch) return `batch sysFlag ${hex} carries a transaction type; a batch cannot be transactional`;
+  const hex = `0x${(sysFlag >>> 0).toString(16)}`;
+  if (properties === null) return `batch sysFlag ${hex} carries a transaction type; a batch cannot be transactional`;
   if (type === MessageSysFlag.TRANSACTION_COMMIT_TYPE) return null;
-  if (isTransactionPrepared({ properties: decodeProperties(header.properties ?? '') })) return null;
+  if (isTransactionPrepared({ properties })) return null;
   const name = type === MessageSysFlag.TRANSACTION_PREPARED_TYPE ? 'PREPARED' : 'ROLLBACK';
   return `sysFlag ${hex} marks a transaction ${name} message but property ${MessageConst.TRAN_MSG} is not "true"; such a message would be stored and never delivered`;
 }
