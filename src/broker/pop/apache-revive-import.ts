@@ -44,6 +44,7 @@ import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { decodeRecord } from '../../common/message/record-codec.js';
+import { readRecordProperty } from '../../common/message/record-property.js';
 import type { MessageStore } from '../../store/message-store.js';
 import {
   APACHE_REVIVE_GROUP,
@@ -201,8 +202,9 @@ async function scan(o: ApacheReviveImportOptions, topic: string, queueId: number
     for (let i = 0; i < got.messages.length; i++) {
       const at = got.messageQueueOffsets[i]!;
       try {
+        // the timer topic holds every pending timer: look at REAL_TOPIC in the bytes before decoding
+        if (realTopic !== undefined && readRecordProperty(got.messages[i]!, 0, MessageConst.REAL_TOPIC) !== realTopic) continue;
         const m = decodeRecord(got.messages[i]!, 0);
-        if (realTopic !== undefined && m.properties.get(MessageConst.REAL_TOPIC) !== realTopic) continue;
         const rec = decodeApacheReviveRecord(m.properties.get(MessageConst.TAGS), m.body);
         if (rec) each(rec, at);
       } catch (e) {
