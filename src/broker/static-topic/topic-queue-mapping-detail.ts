@@ -19,7 +19,8 @@ export const METADATA_SCOPE_GLOBAL = '__global__';
 /** Apache MixAll.LOGICAL_QUEUE_MOCK_BROKER_PREFIX: clients name a static topic's queues `__syslo__<scope without leading __>`. */
 export const LOGICAL_QUEUE_MOCK_BROKER_PREFIX = '__syslo__';
 
-export interface TopicQueueMappingDetail {
+/** The fields the broker's detail and the route form share (Apache TopicQueueMappingInfo without currIdMap). */
+export interface TopicQueueMappingHeader {
   topic: string;
   scope: string;
   totalQueues: number;
@@ -27,18 +28,16 @@ export interface TopicQueueMappingDetail {
   /** Fences stale data: a change with a smaller epoch is refused. */
   epoch: number;
   dirty: boolean;
+}
+
+/** The broker's mapping of one topic (Apache TopicQueueMappingDetail). */
+export interface TopicQueueMappingDetail extends TopicQueueMappingHeader {
   /** logic queue id → items, oldest generation first. */
   hostedQueues: Map<number, LogicQueueMappingItem[]>;
 }
 
 /** The route form (Apache TopicQueueMappingInfo). */
-export interface TopicQueueMappingInfo {
-  topic: string;
-  scope: string;
-  totalQueues: number;
-  bname: string;
-  epoch: number;
-  dirty: boolean;
+export interface TopicQueueMappingInfo extends TopicQueueMappingHeader {
   /** logic queue id → physical queue id on `bname`. */
   currIdMap: Map<number, number>;
 }
