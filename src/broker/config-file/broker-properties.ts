@@ -15,7 +15,8 @@
  *   (os.availableParallelism) unless broker.conf sets the key; mqadmin exportMetrics reports it
  *   as runtimeEnv.cpuNum. And `configBlackList` (the keys an update may not change, `;`-separated,
  *   Apache's text).
- * - `formatAll()`: the same as Java `Properties` text, "key=value\n" per key.
+ * - `formatAll()`: the same as Java `Properties` text, "key=value\n" per key (escaped where a
+ *   value needs it, so Java's Properties.load reads it back exactly; Apache writes it unescaped).
  * - `update(props)`: keys in Apache's default `configBlackList` (configBlackList,
  *   brokerConfigPath) refuse the whole update; unknown keys are ignored (Apache merges only keys
  *   it knows). Broker keys are validated with their spec (a bad value refuses the update with
@@ -50,6 +51,7 @@ import { BROKER_CONFIG_SPEC, resolveBrokerConfig, type BrokerConfig } from '../b
 import { resolveStoreConfig, storeConfigSpec } from '../../store/store-config.js';
 import { DataVersion } from './data-version.js';
 import { setPropertiesInFile } from '../../common/config/properties-file.js';
+import { formatPropertiesText } from '../../common/config/properties-text.js';
 export { parsePropertiesText } from '../../common/config/properties-text.js';
 
 /**
@@ -118,9 +120,7 @@ export class BrokerProperties {
 
   /** Java Properties text of `allConfigs()`. */
   formatAll(): string {
-    let text = '';
-    for (const [k, v] of this.allConfigs()) text += `${k}=${v}\n`;
-    return text;
+    return formatPropertiesText(this.allConfigs());
   }
 
   /** Applies and persists an update; see the file comment. */
@@ -136,7 +136,6 @@ export class BrokerProperties {
     const ignored: string[] = [];
     const nextRaw = { ...this.raw };
     for (const [k, v] of props) {
-      if (/[\r\n]/.test(v)) return { ok: false, code: 'INVALID', remark: `the value of ${k} contains a line break` };
       if (brokerKeys.has(k) || storeKeys.has(k) || componentOf.has(k) || k in this.raw) {
         nextRaw[k] = v;
         applied.push(k);

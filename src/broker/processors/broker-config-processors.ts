@@ -28,7 +28,14 @@ export class BrokerConfigProcessors {
 
   readonly updateBrokerConfig: RequestHandler = ({ channel, request }) => {
     if (!request.body || request.body.length === 0) return createResponseCommand(request, ResponseCode.SUCCESS, null);
-    const props = parsePropertiesText(request.body.toString('utf8'));
+    let props: Map<string, string>;
+    try {
+      props = parsePropertiesText(request.body.toString('utf8'));
+    } catch (e) {
+      // Apache: MixAll.string2Properties fails → SYSTEM_ERROR "string2Properties error"
+      this.ctx.logger.warn(`UPDATE_BROKER_CONFIG from ${channel.remoteAddress}: ${(e as Error).message}`);
+      return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'string2Properties error');
+    }
     this.ctx.logger.info(`UPDATE_BROKER_CONFIG from ${channel.remoteAddress}: ${[...props].map(([k, v]) => `${k}=${v}`).join(', ')}`);
     let outcome;
     try {

@@ -1,50 +1,49 @@
 /**
- * Parser for RocketMQ's broker.conf / namesrv.conf (Java properties subset): `key=value` or
- * `key: value` lines, `#` and `!` comments, blank lines ignored, surrounding spaces trimmed.
- * `${user.home}` expands to the user's home directory, as RocketMQ's defaults do.
+ * RocketMQ's broker.conf / namesrv.conf files (`-c`): read with Java `Properties.load` semantics
+ * (properties-text.ts), `${user.home}` in a value expanded to the user's home directory (a tsmq
+ * convenience; RocketMQ's defaults mean the same path), and keys updated in place.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { formatPropertyLine, naturalLines, readPropertiesEntries } from './properties-text.js';
 
-export function parsePropertiesText(text: string): Record<string, string> {
+/**
+ * Key → value of a properties file (a later duplicate wins), `${user.home}` expanded.
+ * @throws the read error, or PropertiesSyntaxError (malformed `\uXXXX`).
+ */
+export function readPropertiesFile(path: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const rawLine of text.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
-    const m = /^([^=:\s]+)\s*[=:]\s*(.*)$/.exec(line);
-    if (!m) throw new Error(`malformed config line: ${JSON.stringify(rawLine)}`);
-    out[m[1]!] = m[2]!.replace(/\$\{user\.home\}/g, homedir());
-  }
+  for (const e of readPropertiesEntries(readFileSync(path, 'utf8'))) out[e.key] = e.value.replace(/\$\{user\.home\}/g, homedir());
   return out;
 }
 
-export function readPropertiesFile(path: string): Record<string, string> {
-  return parsePropertiesText(readFileSync(path, 'utf8'));
-}
-
 /**
- * `text` with the given keys set: a `key=value` / `key: value` line of a given key is replaced by
- * `key=value` (every such line, so a later duplicate cannot win over the update), keys not found
- * are appended at the end; comments, blank lines, order and every other line stay as they were.
- * @throws Error when a key or value contains a line break (it would become another line).
+ * `text` with the given keys set: the lines of every entry of a given key (all natural lines of
+ * a continued entry, and every duplicate, so a later duplicate cannot win over the update) are
+ * replaced by one `formatPropertyLine` line; keys not found are appended at the end; comments,
+ * blank lines, order and every other line stay as they were. Values that need escaping
+ * (backslashes, line breaks, non-ASCII...) are escaped, so `Properties.load` reads them back
+ * exactly (Apache's properties2String writes them raw).
+ * @throws PropertiesSyntaxError when `text` itself is malformed.
  */
 export function setPropertiesInText(text: string, updates: ReadonlyMap<string, string>): string {
-  for (const [k, v] of updates) {
-    if (/[\r\n]/.test(k) || /[\r\n]/.test(v)) throw new Error(`config key ${JSON.stringify(k)}: a key or value with a line break cannot be written to a properties file`);
-  }
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  const lines = text === '' ? [] : text.split(/\r?\n/);
-  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  const eol = text.includes('\r\n') ? '\r\n' : text.includes('\r') ? '\r' : '\n';
+  const lines = naturalLines(text);
+  const replaced = new Map<number, string | null>(); // line → new text, null = dropped
   const written = new Set<string>();
-  const out = lines.map((rawLine) => {
-    const line = rawLine.trim();
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) return rawLine;
-    const m = /^([^=:\s]+)\s*[=:]/.exec(line);
-    if (!m || !updates.has(m[1]!)) return rawLine;
-    written.add(m[1]!);
-    return `${m[1]!}=${updates.get(m[1]!)!}`;
+  for (const e of readPropertiesEntries(text)) {
+    if (!updates.has(e.key)) continue;
+    written.add(e.key);
+    replaced.set(e.firstLine, formatPropertyLine(e.key, updates.get(e.key)!));
+    for (let i = e.firstLine + 1; i <= e.lastLine; i++) replaced.set(i, null);
+  }
+  const out: string[] = [];
+  lines.forEach((line, i) => {
+    const r = replaced.get(i);
+    if (r === undefined) out.push(line);
+    else if (r !== null) out.push(r);
   });
-  for (const [k, v] of updates) if (!written.has(k)) out.push(`${k}=${v}`);
+  for (const [k, v] of updates) if (!written.has(k)) out.push(formatPropertyLine(k, v));
   return out.join(eol) + eol;
 }
 

@@ -8,6 +8,8 @@
  * are recorded. tsmq reads none of them after start (Apache's NamesrvConfig fields are also read
  * at start, except a few booleans tsmq does not have), so an update shows in 319 and nowhere else.
  */
+import { formatPropertiesText } from '../../common/config/properties-text.js';
+
 export const NAMESRV_CONFIG_BLACK_LIST = ['configBlackList', 'configStorePath', 'kvConfigPath'];
 
 export class NamesrvConfigTable {
@@ -22,11 +24,9 @@ export class NamesrvConfigTable {
     return new Map([...this.values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
-  /** Java Properties text, "key=value\n" per key. */
+  /** Java Properties text, "key=value\n" per key (escaped where needed: formatPropertiesText). */
   formatAll(): string {
-    let text = '';
-    for (const [k, v] of this.all()) text += `${k}=${v}\n`;
-    return text;
+    return formatPropertiesText(this.all());
   }
 
   /** Records known keys; returns the refusal reason for a black-listed key, else null. */

@@ -4,7 +4,6 @@
  * BrokerPathConfigHelper at the -c file); without one, into <store>/config/broker.properties.
  */
 import { afterEach, describe, it } from 'node:test';
-import { BrokerProperties } from '../../../src/broker/config-file/broker-properties.js';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,11 +21,17 @@ describe('setPropertiesInText', () => {
     assert.equal(out, '# my broker\nbrokerName=broker-b\n\n! old\nflushConsumerOffsetInterval=4000\nlistenPort=10911\nbrokerName=broker-b\nautoCreateTopicEnable=false\n');
   });
 
-  it('keeps CRLF line ends, writes into an empty text, refuses a value with a line break', () => {
+  it('keeps CRLF line ends, writes into an empty text, escapes a value with a line break or backslash', () => {
     assert.equal(setPropertiesInText('a=1\r\nb=2\r\n', new Map([['b', '3']])), 'a=1\r\nb=3\r\n');
     assert.equal(setPropertiesInText('', new Map([['a', '1']])), 'a=1\n');
     assert.equal(setPropertiesInText('a=1', new Map([['c', '2']])), 'a=1\nc=2\n');
-    assert.throws(() => setPropertiesInText('a=1\n', new Map([['a', '1\nbrokerPermission=2']])), /line break/);
+    assert.equal(setPropertiesInText('a=1\n', new Map([['a', 'C:\\x\nbrokerPermission=2']])), 'a=C:\\\\x\\nbrokerPermission=2\n');
+  });
+
+  it('replaces every natural line of a continued entry, and only entries (a key inside a continuation is not one)', () => {
+    const text = '# c\nlistenPort=10911\nnamesrvAddr=127.0.0.1:9876;\\\n    127.0.0.2:9876\nmsg=x\\\nnamesrvAddr=not-a-key\n';
+    const out = setPropertiesInText(text, new Map([['namesrvAddr', '127.0.0.3:9876']]));
+    assert.equal(out, '# c\nlistenPort=10911\nnamesrvAddr=127.0.0.3:9876\nmsg=x\\\nnamesrvAddr=not-a-key\n');
   });
 });
 
@@ -62,18 +67,29 @@ describe('UPDATE_BROKER_CONFIG persistence', () => {
     assert.match(shown, /^flushConsumerOffsetInterval=4000$/m);
   });
 
-  it('a value with a line break is refused and the file is unchanged', async () => {
+  it('a value with a backslash and an escaped line break round-trips through broker.conf and injects no key', async () => {
     dir = mkdtempSync(join(tmpdir(), 'tsmq-conf-'));
     const confFile = join(dir, 'broker.conf');
-    writeFileSync(confFile, 'brokerName=broker-a\n');
-    h = await BrokerHarness.create({ dir: join(dir, 'store'), config: withBrokerConfigPath(mergeConfig({}, confFile, {}, []), confFile) });
-    // A remoting body cannot carry such a value (its Properties text is split into lines), so
-    // this goes through the properties object the handler uses.
-    const props = new Map([['brokerName', 'b\nbrokerPermission=2']]);
-    const bp = new BrokerProperties(h.ctx.config, { brokerConfigPath: confFile, brokerName: 'broker-a' }, h.clock);
-    const r = bp.update(props);
-    assert.deepEqual(r, { ok: false, code: 'INVALID', remark: 'the value of brokerName contains a line break' });
-    assert.equal(readFileSync(confFile, 'utf8'), 'brokerName=broker-a\n');
+    writeFileSync(confFile, 'brokerName=broker-a\nmyNote=x\n');
+    const storeDir = join(dir, 'store');
+    h = await BrokerHarness.create({ dir: storeDir, config: withBrokerConfigPath(mergeConfig({ storePathRootDir: storeDir }, confFile, {}, []), confFile) });
+    // the body as Java's Properties text: "C:\\data" is C:\data, "\n" a line break
+    const up = await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('myNote=C:\\\\data\\nbrokerPermission=2\n'));
+    assert.equal(up.code, ResponseCode.SUCCESS);
+    assert.equal(readFileSync(confFile, 'utf8'), 'brokerName=broker-a\nmyNote=C:\\\\data\\nbrokerPermission=2\n');
+    const reread = mergeConfig({}, confFile, {}, []);
+    assert.equal(reread.myNote, 'C:\\data\nbrokerPermission=2');
+    assert.equal(reread.brokerPermission, undefined);
+    const shown = (await h.call(RequestCode.GET_BROKER_CONFIG, null)).body!.toString();
+    assert.match(shown, /^myNote=C:\\\\data\\nbrokerPermission=2$/m, 'GET_BROKER_CONFIG escapes it too');
+  });
+
+  it('an unparsable body (malformed \\uXXXX) → SYSTEM_ERROR "string2Properties error", as Apache', async () => {
+    h = await BrokerHarness.create();
+    const up = await h.call(RequestCode.UPDATE_BROKER_CONFIG, null, Buffer.from('autoCreateTopicEnable=\\u12\n'));
+    assert.equal(up.code, ResponseCode.SYSTEM_ERROR);
+    assert.equal(up.remark, 'string2Properties error');
+    assert.equal(h.ctx.config.autoCreateTopicEnable, true);
   });
 
   it('started without a config file: the whole configuration goes to <store>/config/broker.properties', async () => {
