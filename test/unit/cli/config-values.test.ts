@@ -51,3 +51,11 @@ test('ports: a fraction must be a whole number; out of range names the range', (
   assert.equal(parsePortValue('listenPort', ' 9876 '), 9876);
   assert.equal(wholeNumberIn(1, 3, 'in 1..3')(2), null);
 });
+
+test('registration timing defaults are Apache 5.3.3 ones: registerBrokerTimeoutMills 24000 (4.9: 6000), registerNameServerPeriod 30000; namesrv expires a silent broker after 120000', async () => {
+  const c = resolveBrokerConfig({});
+  assert.equal(c.registerBrokerTimeoutMills, 24000);
+  assert.equal(c.registerNameServerPeriod, 30000);
+  const { DEFAULT_BROKER_EXPIRED_MS } = await import('../../../src/namesrv/route/route-info-manager.js');
+  assert.equal(DEFAULT_BROKER_EXPIRED_MS, 120_000);
+});
