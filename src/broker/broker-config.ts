@@ -52,6 +52,7 @@ export const BROKER_CONFIG_SPEC = {
   traceOn: key<boolean>({ name: 'traceOn', type: 'boolean', default: true, doc: 'TRACE_ON reply field' }),
   longPollingEnable: key<boolean>({ name: 'longPollingEnable', type: 'boolean', default: true, doc: 'hold pulls for suspendTimeoutMillis when nothing is found' }),
   shortPollingTimeMills: key<number>({ name: 'shortPollingTimeMills', type: 'number', default: 1000, doc: 'hold time when long polling is disabled (ms)', validate: nonNegative }),
+  maxLongPollingTimeMills: key<number>({ name: 'maxLongPollingTimeMills', type: 'number', default: 60000, doc: 'longest a PULL (suspendTimeoutMillis), POP_MESSAGE or NOTIFICATION (pollTime) is held for long polling (ms); a longer client value is cut to it (tsmq bound; Apache holds the client value, its clients send 15000-20000)', validate: positive }),
   flushConsumerOffsetInterval: key<number>({ name: 'flushConsumerOffsetInterval', type: 'number', default: 5000, doc: 'consumerOffset.json persist period (ms)', validate: positive }),
   flushDelayOffsetInterval: key<number>({ name: 'flushDelayOffsetInterval', type: 'number', default: 10000, doc: 'delayOffset.json persist period (ms)', validate: positive }),
   estimateAccumulation: key<boolean>({ name: 'estimateAccumulation', type: 'boolean', default: true, doc: 'consumer lag metrics of a group online with a tag subscription count only the messages its tags pass (Apache BrokerConfig key; metrics/consumer-lag.ts)' }),

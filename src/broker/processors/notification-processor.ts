@@ -7,7 +7,7 @@
  * Checks: pop-access.ts (16 / 17 / 16 / 29 / 26 / 16).
  * Reply: always SUCCESS (0) with header hasMsg (a pop could hand out a message now:
  * PopService.hasVisibleMessage, filters not applied) and pollingFull. With nothing to pop the
- * request waits up to pollTime for a put on the topic, an ack / change, or an in-flight message
+ * request waits up to pollTime (at most maxLongPollingTimeMills) for a put on the topic, an ack / change, or an in-flight message
  * becoming visible, then answers hasMsg=false; with `maxPopPollingSize` requests already waiting it
  * answers at once with pollingFull=true.
  */
@@ -39,7 +39,7 @@ export class NotificationProcessor {
     const pollTime = getOptionalLong(ext, 'pollTime') ?? 0;
     const target = checkPopTarget(this.ctx, 'peeking', group, topic, queueId, channel.remoteAddress);
     if (isRefusal(target)) return createResponseCommand(request, target.code, target.remark, { hasMsg: false, pollingFull: false });
-    const endAt = Date.now() + Math.max(0, pollTime);
+    const endAt = Date.now() + Math.min(Math.max(0, pollTime), this.ctx.config.maxLongPollingTimeMills);
     for (;;) {
       if (this.pop.hasVisibleMessage(group, topic, queueId)) return this.reply(request, true, false);
       const left = endAt - Date.now();

@@ -19,7 +19,8 @@
  * orderCountInfo (order=true) — see extra-info.ts. The client builds each message's `POP_CK`
  * extra info from them.
  * Nothing to hand out: the request waits (long polling) until a put on the topic, an ack / change
- * that may free something, an in-flight message becoming visible again, or pollTime ends; then
+ * that may free something, an in-flight message becoming visible again, or pollTime (at most
+ * maxLongPollingTimeMills) ends; then
  * POLLING_TIMEOUT (210), remark "NO_MESSAGE_IN_QUEUE", same header with empty offset infos. With
  * `maxPopPollingSize` requests already waiting → POLLING_FULL (209). Apache's 5.3.3 client maps
  * both (and PULL_NOT_FOUND) to "no new message" and pops again.
@@ -145,7 +146,7 @@ export class PopMessageProcessor {
     const filter = popFilterOf(this.ctx, h.topic, h.expType, h.exp);
     if ('code' in filter) return fail(filter.code, filter.remark);
 
-    const endAt = Date.now() + Math.max(0, h.pollTime);
+    const endAt = Date.now() + Math.min(Math.max(0, h.pollTime), this.ctx.config.maxLongPollingTimeMills);
     for (;;) {
       const r = await this.pop.pop({
         group: h.consumerGroup,

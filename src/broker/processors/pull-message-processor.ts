@@ -24,7 +24,8 @@
  * Reply extFields always: nextBeginOffset, minOffset, maxOffset, suggestWhichBrokerId.
  * Body (code 0): the raw records concatenated, no padding.
  * 19 with suspend allowed (sysFlag bit 1) → held by PullRequestHoldService for
- * suspendTimeoutMillis (shortPollingTimeMills without long polling) and answered later.
+ * suspendTimeoutMillis, at most maxLongPollingTimeMills (shortPollingTimeMills without long
+ * polling) and answered later.
  * sysFlag bit 0 with commitOffset ≥ 0 → stored as the group's offset (not on a slave, not on
  * a woken re-run).
  */
@@ -181,7 +182,7 @@ export class PullMessageProcessor {
     }
 
     if (code === ResponseCode.PULL_NOT_FOUND && brokerAllowSuspend && hasSuspendFlag(h.sysFlag) && this.holdService) {
-      const timeoutMillis = cfg.longPollingEnable ? h.suspendTimeoutMillis : cfg.shortPollingTimeMills;
+      const timeoutMillis = cfg.longPollingEnable ? Math.min(h.suspendTimeoutMillis, cfg.maxLongPollingTimeMills) : cfg.shortPollingTimeMills;
       if (timeoutMillis > 0) {
         this.holdService.suspendPullRequest({
           channel,
