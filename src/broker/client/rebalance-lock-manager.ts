@@ -9,6 +9,12 @@
  *   clients refresh every 20 s (`rocketmq.client.rebalance.lockInterval`). A closed connection
  *   does not free its locks (as in Apache): the owner's locks simply expire.
  * - `unlockBatch`: only the owner's unlock releases a queue; other unlocks are ignored.
+ * - Any queue is lockable, whether or not its topic or queue id exists here (as in Apache, which
+ *   validates nothing). Unlike Apache, which keeps an expired entry until its owner unlocks it (so
+ *   a client locking ever new names grows the table without bound), expired entries are swept:
+ *   `tryLockBatch` drops every expired lock at most once per `lockMaxLiveTimeMs`, so the table
+ *   holds at most the queues locked or refreshed within the last two live times. Answers are the
+ *   same as Apache's (an expired entry and no entry both grant the lock).
  * State is in memory only, so a broker restart frees every lock (as in Apache).
  */
 import type { Clock } from '../../common/time/clock.js';
@@ -36,6 +42,7 @@ export class RebalanceLockManager {
   /** group → queue key → lock. */
   private readonly table = new Map<string, Map<string, LockEntry>>();
   private readonly logger: Logger;
+  private lastSweepMs: number;
 
   constructor(
     private readonly clock: Clock,
@@ -44,11 +51,30 @@ export class RebalanceLockManager {
   ) {
     if (!(lockMaxLiveTimeMs > 0)) throw new RangeError(`lockMaxLiveTimeMs must be > 0, got ${lockMaxLiveTimeMs}`);
     this.logger = logger ?? silentLogger;
+    this.lastSweepMs = clock.nowMs();
+  }
+
+  /** Number of lock entries held (expired ones not yet swept included). */
+  get size(): number {
+    let n = 0;
+    for (const locks of this.table.values()) n += locks.size;
+    return n;
+  }
+
+  /** Drops every expired lock when the last sweep is `lockMaxLiveTimeMs` old (see the file comment). */
+  private sweepExpired(now: number): void {
+    if (now - this.lastSweepMs < this.lockMaxLiveTimeMs) return;
+    this.lastSweepMs = now;
+    for (const [group, locks] of this.table) {
+      for (const [key, entry] of locks) if (this.expired(entry, now)) locks.delete(key);
+      if (locks.size === 0) this.table.delete(group);
+    }
   }
 
   /** Locks what can be locked for `clientId`; returns the queues it now holds (input order, no duplicates). */
   tryLockBatch(group: string, mqs: Iterable<LockedQueue>, clientId: string): LockedQueue[] {
     const now = this.clock.nowMs();
+    this.sweepExpired(now);
     const locked: LockedQueue[] = [];
     const seen = new Set<string>();
     let locks = this.table.get(group);

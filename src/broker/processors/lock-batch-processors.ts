@@ -10,6 +10,8 @@
  *       the request now held by clientId (possibly none).
  *   42: no header; body `UnlockBatchRequestBody` (same fields) → SUCCESS, no body. The client
  *       sends it oneway on shutdown (no reply then) and sync on rebalance.
+ * Queues of topics or queue ids unknown here are locked all the same (Apache validates nothing);
+ * expired locks are swept (rebalance-lock-manager.ts), so this cannot grow the broker without bound.
  * A missing or malformed body answers SYSTEM_ERROR (1) with a remark naming the problem.
  */
 import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';

@@ -73,4 +73,20 @@ describe('RebalanceLockManager (Apache RebalanceLockManager semantics)', () => {
   it('rejects a non-positive live time', () => {
     assert.throws(() => new RebalanceLockManager(new ManualClock(0), 0), RangeError);
   });
+
+  it('locks any queue, topic known or not (as Apache); expired entries are swept, so ever new names do not grow the table (Apache keeps them)', () => {
+    const clock = new ManualClock(0);
+    const m = new RebalanceLockManager(clock);
+    const junk = Array.from({ length: 1000 }, (_, i) => q(i % 7, `NoSuchTopic-${i}`));
+    assert.equal(m.tryLockBatch('G', junk, 'A').length, 1000, 'every queue granted, as Apache answers');
+    assert.equal(m.size, 1000);
+    clock.advance(30_000);
+    m.tryLockBatch('G2', [q(0, 'Kept')], 'B');
+    assert.equal(m.size, 1001, 'nothing expired yet');
+    clock.advance(31_000); // junk last refreshed 61 s ago, Kept 31 s ago
+    assert.deepEqual(ids(m.tryLockBatch('G3', [q(1, 'Other')], 'C')), [1]);
+    assert.equal(m.size, 2, 'the 1000 expired locks are gone; Kept and Other stay');
+    assert.equal(m.lockHolder('G2', q(0, 'Kept')), 'B');
+    assert.deepEqual(ids(m.tryLockBatch('G', [q(0, 'NoSuchTopic-0')], 'Z')), [0], 'a swept queue is free, as an expired one was');
+  });
 });
