@@ -16,6 +16,11 @@
  * out while an earlier message of the same group is in flight or waiting; one batch may carry
  * several messages of a group, in queue order.
  *
+ * Start position of a queue (Apache `getPopOffset`): the larger of the pop state's ack offset and
+ * the group's committed consumer offset, so offsets committed by others (a pull consumer of the
+ * same group, UPDATE_CONSUMER_OFFSET, a reset forward) are not handed out again; in-flight
+ * deliveries below it count as consumed.
+ *
  * Each decision (check state, record) runs without an `await` in between, so concurrent pops of the
  * same group never hand out a message twice.
  *
@@ -194,7 +199,7 @@ export class PopService {
       const store = this.broker.store;
       const st = this.opts.state.table.get(group, topic, q);
       const committed = this.broker.committedOffset(group, topic, q);
-      let offset = Math.max(st?.ackOffset ?? (committed >= 0 ? committed : 0), store.getMinOffsetInQueue(topic, q));
+      let offset = Math.max(st?.ackOffset ?? 0, committed, store.getMinOffsetInQueue(topic, q));
       const maxOffset = store.getMaxOffsetInQueue(topic, q);
       while (out.length < max && offset < maxOffset) {
         const got = await store.getMessage(group, topic, q, offset, Math.min(READ_CHUNK, max - out.length), filter);
@@ -224,7 +229,7 @@ export class PopService {
         if (maxOffset > Math.max(0, this.broker.committedOffset(group, topic, q), this.opts.config.popInitFromMin ? this.broker.store.getMinOffsetInQueue(topic, q) : maxOffset)) return true;
         continue;
       }
-      let cursor = Math.max(st.ackOffset, this.broker.store.getMinOffsetInQueue(topic, q));
+      let cursor = Math.max(st.ackOffset, this.committedAhead(group, topic, q, st.ackOffset) ?? 0, this.broker.store.getMinOffsetInQueue(topic, q));
       for (let e = st.entries.get(cursor); cursor < maxOffset && e && (e.acked || e.invisibleUntilMs > now); e = st.entries.get(cursor)) cursor++;
       if (cursor < maxOffset) return true;
     }
@@ -249,6 +254,10 @@ export class PopService {
     let st = this.queueState(group, topic, queueId, req.initFromMin);
     const minOffset = store.getMinOffsetInQueue(topic, queueId);
     if (st.ackOffset < minOffset) this.move(group, topic, queueId, minOffset);
+    // Apache getPopOffset: the larger of the committed consumer offset and the pop's own progress.
+    // A pull consumer or UPDATE_CONSUMER_OFFSET that committed further is not re-delivered.
+    const ahead = this.committedAhead(group, topic, queueId, st.ackOffset);
+    if (ahead !== null) this.move(group, topic, queueId, ahead);
     let cursor = st.ackOffset;
     let frontDone = true;
     const blocked = new Set<string>();
@@ -506,6 +515,15 @@ export class PopService {
   /** A put landed on `topic`: wake parked receives. */
   notifyMessageArrived(topic: string): void {
     this.waitQueue.notifyTopic(topic);
+  }
+
+  /**
+   * The group's committed consumer offset of the queue when it is beyond `ackOffset` (capped at
+   * the queue's max offset, as Apache corrects an overflowing pop offset), else null.
+   */
+  private committedAhead(group: string, topic: string, queueId: number, ackOffset: number): number | null {
+    const committed = Math.min(this.broker.committedOffset(group, topic, queueId), this.broker.store.getMaxOffsetInQueue(topic, queueId));
+    return committed > ackOffset ? committed : null;
   }
 
   private move(group: string, topic: string, queueId: number, offset: number): void {

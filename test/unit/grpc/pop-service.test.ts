@@ -264,3 +264,33 @@ test('role: a slave pops and writes nothing; a promoted replica starts from the 
     await r.close();
   }
 });
+
+test('a committed consumer offset beyond the pop state (a pull consumer of the group went further) is where the next pop starts (Apache getPopOffset)', async () => {
+  const r = rig();
+  try {
+    r.broker.createTopic('T', 1);
+    for (const b of ['m0', 'm1', 'm2', 'm3', 'm4', 'm5']) r.broker.send('T', 0, b);
+    const first = await r.pop.pop(req({ batchSize: 2 }));
+    assert.deepEqual(bodies(first), ['m0', 'm1']);
+    for (const m of first.messages) assert.equal((await r.pop.ack('G', m.receiptHandle)).ok, true);
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 2);
+    // the group is then consumed by pull elsewhere, which commits offset 4
+    r.broker.commitOffset('G', 'T', 0, 4);
+    assert.equal(r.pop.hasVisibleMessage('G', 'T', 0), true);
+    assert.deepEqual(bodies(await r.pop.peek('G', 'T', 0, 10, null)), ['m4', 'm5'], 'peek starts there too');
+    const next = await r.pop.pop(req());
+    assert.deepEqual(bodies(next), ['m4', 'm5'], 'm2, m3 were consumed by the pull consumer: not re-delivered');
+    for (const m of next.messages) assert.equal((await r.pop.ack('G', m.receiptHandle)).ok, true);
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 6);
+    assert.equal(r.pop.hasVisibleMessage('G', 'T', 0), false);
+    // a committed offset past the queue end is corrected to the max offset (Apache: OFFSET_OVERFLOW_BADLY → max)
+    r.broker.send('T', 0, 'm6');
+    r.broker.commitOffset('G', 'T', 0, 100);
+    assert.deepEqual(bodies(await r.pop.pop(req())), []);
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 7);
+    r.broker.send('T', 0, 'm7');
+    assert.deepEqual(bodies(await r.pop.pop(req())), ['m7']);
+  } finally {
+    await r.close();
+  }
+});
