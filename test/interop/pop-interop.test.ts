@@ -137,4 +137,21 @@ describe('Apache RocketMQ 5.3.3 remoting client in POP mode against tsmq start',
     assert.equal(rpc.responses['200051:0'], holdKeys.length, explain(second));
     assert.ok(!rpc.pulledTopics.includes(topic), explain(second));
   });
+
+  it('pop, then PULL mode committing further, then pop again: the pop starts at the committed offset, nothing is re-delivered (Apache getPopOffset)', async () => {
+    const topic = 'PopIopC';
+    const group = 'GPopIopC';
+    const n = 8;
+    const popped = await popPeer({ topic, group, n, expect: n, idleMs: 800, timeoutMs: 20_000 });
+    assert.equal(deliveriesByKey(popped).size, n, explain(popped));
+    // the same group in PULL mode: pulls the next n (from the offsets the pops committed) and commits past them
+    const pulled = await popPeer({ topic, group, n, mode: 'PULL', expect: n, idleMs: 800, timeoutMs: 20_000 });
+    assert.match(linesOf(pulled, 'mode')[0]?.output as string, /set consume mode to .* success/);
+    assert.equal(linesOf(pulled, 'recv').length, n, explain(pulled));
+    assert.ok(rpcOf(pulled).pulledTopics.includes(topic), `PULL mode pulled ${topic}${explain(pulled)}`);
+    // back to POP: nothing left to hand out
+    const again = await popPeer({ topic, group, produce: false, expect: 0, idleMs: 3000, timeoutMs: 6000 });
+    assert.deepEqual(linesOf(again, 'recv').map((l) => l.key), [], `pulled messages re-delivered by pop${explain(again)}`);
+    assert.ok((rpcOf(again).requests['200050'] ?? 0) >= 1, `the consumer popped${explain(again)}`);
+  });
 });

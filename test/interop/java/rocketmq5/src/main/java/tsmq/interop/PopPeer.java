@@ -34,7 +34,7 @@ import tsmq.interop.common.Json;
  * <pre>
  *   PopPeer &lt;namesrv&gt; run topic=T group=G cluster=C n=40 failKeys=k1,k2 holdKeys=k3,k4
  *                         invisibleMs=5000 expect=N timeoutMs=30000 idleMs=1500 share=0
- *                         setMode=true produce=true
+ *                         setMode=true produce=true mode=POP (PULL: setConsumeMode -m PULL, the consumer pulls)
  * </pre>
  * Steps, each optional: (1) n sync sends with keys &lt;T&gt;-0 .. &lt;T&gt;-(n-1) (they also create the
  * topic); (2) `mqadmin setConsumeMode -c C -g G -t T -m POP -q share` through MQAdminStartup in
@@ -108,17 +108,17 @@ public final class PopPeer {
         String topic = o.get("topic");
         String group = o.get("group");
         if (Boolean.parseBoolean(o.getOrDefault("produce", "true"))) produce(namesrv, topic, Integer.parseInt(o.getOrDefault("n", "20")), hook);
-        if (Boolean.parseBoolean(o.getOrDefault("setMode", "true"))) setMode(namesrv, o.getOrDefault("cluster", "DefaultCluster"), topic, group, o.getOrDefault("share", "0"), hook);
+        if (Boolean.parseBoolean(o.getOrDefault("setMode", "true"))) setMode(namesrv, o.getOrDefault("cluster", "DefaultCluster"), topic, group, o.getOrDefault("share", "0"), o.getOrDefault("mode", "POP"), hook);
         consume(namesrv, topic, group, o, hook);
     }
 
-    static void setMode(String namesrv, String cluster, String topic, String group, String share, Recorder hook) {
+    static void setMode(String namesrv, String cluster, String topic, String group, String share, String mode, Recorder hook) {
         PrintStream real = System.out;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         synchronized (real) {
             System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
             try {
-                MQAdminStartup.main0(new String[] {"setConsumeMode", "-n", namesrv, "-c", cluster, "-g", group, "-t", topic, "-m", "POP", "-q", share}, hook);
+                MQAdminStartup.main0(new String[] {"setConsumeMode", "-n", namesrv, "-c", cluster, "-g", group, "-t", topic, "-m", mode, "-q", share}, hook);
             } finally {
                 System.setOut(real);
             }
