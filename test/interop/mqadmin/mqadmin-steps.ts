@@ -33,6 +33,9 @@ export function mqadminSteps(v: Version, brokerAddr: string, storeDir: string, m
     m('getBrokerConfig', 'getBrokerConfig', '-b', brokerAddr),
     m('updateBrokerConfig', 'updateBrokerConfig', '-b', brokerAddr, '-k', 'flushConsumerOffsetInterval', '-v', '4000'),
     m('getBrokerConfigAfter', 'getBrokerConfig', '-b', brokerAddr),
+    // the tool sends `regionId=Region\East` unescaped (MixAll.properties2String): Properties.load reads RegionEast
+    m('updateBrokerConfigEscape', 'updateBrokerConfig', '-b', brokerAddr, '-k', 'regionId', '-v', 'Region\\East'),
+    m('getBrokerConfigEscape', 'getBrokerConfig', '-b', brokerAddr),
     // 5.x only: cold-data flow control (2003 info, 2001 update / 2002 remove a group threshold),
     // CommitLog read-ahead mode (2004), RESET_MASTER_FLUSH_OFFSET (908), POP_ROLLBACK (200056)
     ...(v === 5

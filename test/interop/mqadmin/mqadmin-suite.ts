@@ -170,6 +170,13 @@ export function defineMqadminSuite(version: Version): void {
       assert.match(persisted, /^flushConsumerOffsetInterval=4000$/m);
     });
 
+    it('updateBrokerConfig: the body is read as Java Properties.load reads it (Region\\East → RegionEast, as Apache)', () => {
+      assert.match(cmd('updateBrokerConfigEscape').out, new RegExp(`update broker config success, ${broker.brokerAddr}`));
+      assert.equal(keyValues(cmd('getBrokerConfigEscape').out, '=').get('regionId'), 'RegionEast');
+      const persisted = readFileSync(join(storeDir, 'config', 'broker.properties'), 'utf8');
+      assert.match(persisted, /^regionId=RegionEast$/m);
+    });
+
     it('topicList: created, auto-created and retry topics', () => {
       const names = cmd('topicList').out.split('\n').map((l) => l.trim());
       for (const t of [TOPIC, TOPIC2, `%RETRY%${GROUP}`, 'TBW102']) assert.ok(names.includes(t), `${t} missing from ${names.join(',')}`);
