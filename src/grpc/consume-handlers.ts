@@ -11,7 +11,9 @@
  * grpcMaxPollingTimeMs and by the call deadline minus grpcPollingReserveMs, so the server always
  * ends the stream first. Reply stream: status OK, delivery_timestamp, then the messages; or a
  * single status MESSAGE_NOT_FOUND.
- * Invisible time: invisible_duration, else grpcDefaultInvisibleTimeMs (push consumers send none).
+ * Invisible time: invisible_duration, else grpcDefaultInvisibleTimeMs (push consumers send none);
+ * outside [grpcMinInvisibleTimeMs, grpcMaxInvisibleTimeMs] (ChangeInvisibleDuration: [0, max]) →
+ * ILLEGAL_INVISIBLE_TIME with Apache's text (invisibleTimeProblem).
  * Deliveries of `auto_renew` requests (push consumers) are renewed while the client is alive
  * (receipt-renewer.ts).
  * Every RPC here checks its topic and group first (resource-validator.ts): illegal names and
@@ -52,6 +54,16 @@ function deadlineMs(call: ReceiveCall): number {
   return Number.isFinite(ms) && ms > 0 ? ms : Date.now() + 30_000;
 }
 
+/**
+ * Apache GrpcValidator.validateInvisibleTime: null when `ms` is within [minMs, maxMs], else its
+ * text ("the invisibleTime is too small. min is 10000" / "... too large. max is 43200000").
+ */
+export function invisibleTimeProblem(ms: number, minMs: number, maxMs: number): string | null {
+  if (ms < minMs) return `the invisibleTime is too small. min is ${minMs}`;
+  if (ms > maxMs) return `the invisibleTime is too large. max is ${maxMs}`;
+  return null;
+}
+
 async function receive(s: GrpcServices, call: ReceiveCall): Promise<void> {
   const req = call.request;
   const finish = (items: Array<Record<string, unknown>>): void => {
@@ -73,9 +85,8 @@ async function receive(s: GrpcServices, call: ReceiveCall): Promise<void> {
   const filter = messageFilterOf(s.ctx.config.enablePropertyFilter, tc.topicName, req.filter_expression);
   if (filter && 'code' in filter) return fail(filter);
   const invisibleMs = req.invisible_duration ? durationMs(req.invisible_duration) : s.config.grpcDefaultInvisibleTimeMs;
-  if (invisibleMs < s.config.grpcMinInvisibleTimeMs || invisibleMs > s.config.grpcMaxInvisibleTimeMs) {
-    return fail(status(Code.ILLEGAL_INVISIBLE_TIME, `invisible time ${invisibleMs} ms is outside [${s.config.grpcMinInvisibleTimeMs}, ${s.config.grpcMaxInvisibleTimeMs}]`));
-  }
+  const badInvisible = invisibleTimeProblem(invisibleMs, s.config.grpcMinInvisibleTimeMs, s.config.grpcMaxInvisibleTimeMs);
+  if (badInvisible) return fail(status(Code.ILLEGAL_INVISIBLE_TIME, badInvisible));
   const batchSize = Math.min(Math.max(req.batch_size || 1, 1), MAX_BATCH);
   const pollMs = Math.min(durationMs(req.long_polling_timeout), s.config.grpcMaxPollingTimeMs);
   const endAt = Math.min(Date.now() + pollMs, deadlineMs(call) - s.config.grpcPollingReserveMs);
@@ -154,7 +165,8 @@ export function consumeHandlers(s: GrpcServices): Record<string, grpc.UntypedHan
         const refused = checkTopicAndGroup(req.topic?.name, group);
         if (refused) return { status: refused, receipt_handle: '' };
         const ms = durationMs(req.invisible_duration);
-        if (ms < 0 || ms > s.config.grpcMaxInvisibleTimeMs) return { status: status(Code.ILLEGAL_INVISIBLE_TIME, `invisible time ${ms} ms is out of range`), receipt_handle: '' };
+        const bad = invisibleTimeProblem(ms, 0, s.config.grpcMaxInvisibleTimeMs);
+        if (bad) return { status: status(Code.ILLEGAL_INVISIBLE_TIME, bad), receipt_handle: '' };
         const r = await s.pop.changeInvisibleDuration(group, req.receipt_handle, ms);
         return r.ok ? { status: OK_STATUS, receipt_handle: r.receiptHandle! } : { status: status(Code.INVALID_RECEIPT_HANDLE, r.reason), receipt_handle: '' };
       },

@@ -102,7 +102,7 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     const ack = await call<{ status: { code: string } }>(client, 'AckMessage', { group: { name: 'RAW_G' }, topic: { name: 'RAW_T' }, entries: [{ message_id: 'x', receipt_handle: 'garbage' }] });
     assert.equal(ack.status.code, 'INVALID_RECEIPT_HANDLE');
     const recv = await stream<Record<string, unknown>>(client, 'ReceiveMessage', { group: { name: 'RAW_G' }, message_queue: mq('RAW_T', 0), batch_size: 1, invisible_duration: { seconds: 100_000, nanos: 0 } });
-    assert.equal((recv[0]!.status as { code: string }).code, 'ILLEGAL_INVISIBLE_TIME');
+    assert.deepEqual(recv[0]!.status, { code: 'ILLEGAL_INVISIBLE_TIME', message: 'the invisibleTime is too large. max is 43200000' }, 'Apache GrpcValidator text');
     const unknown = await stream<Record<string, unknown>>(client, 'ReceiveMessage', { group: { name: 'RAW_G' }, message_queue: mq('NO_SUCH_TOPIC', 0), batch_size: 1 });
     assert.equal((unknown[0]!.status as { code: string }).code, 'TOPIC_NOT_FOUND');
     const end = await call<{ status: { code: string } }>(client, 'EndTransaction', { topic: { name: 'RAW_T' }, message_id: 'x', transaction_id: 'nope', resolution: 'COMMIT', source: 'SOURCE_CLIENT' });
