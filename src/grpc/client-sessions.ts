@@ -8,7 +8,11 @@
 import type { Settings, TelemetryCommand } from './proto/v2-types.js';
 
 export interface TelemetryWriter {
-  write(cmd: TelemetryCommand): void;
+  /**
+   * Queues `cmd` on the stream; false when it was dropped: the stream is closed, or its client
+   * has not read the commands already queued (telemetry-handler.ts TELEMETRY_MAX_PENDING_COMMANDS).
+   */
+  write(cmd: TelemetryCommand): boolean;
   readonly closed: boolean;
 }
 

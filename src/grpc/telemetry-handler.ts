@@ -13,6 +13,13 @@
  * Server → client: the settings reply, and RecoverOrphanedTransactionCommand for transaction
  * check-backs (grpcTransactionChecker). The stream stays open until the client ends it; the
  * server then ends its side.
+ * Back-pressure: a client that stops reading its stream (while still sending settings, or while
+ * check-backs are due) would make grpc-js buffer every command for it without bound. With
+ * TELEMETRY_MAX_PENDING_COMMANDS commands not yet taken by the client, further commands are
+ * dropped (rate-limited warning): a settings reply is not sent (a client that reads again gets the
+ * replies to the settings it sends then), a check-back goes to another producer of the topic or
+ * waits for the next check round (the half message is checked again after
+ * transactionCheckInterval). Apache's proxy writes without such a check.
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { CheckRequest, TransactionChecker } from '../broker/transaction/transactional-message-service.js';
@@ -23,8 +30,12 @@ import { settingsReply, type GroupPolicy } from './settings-reply.js';
 import { checkGroupName, checkTopicName } from './resource-validator.js';
 import { checkSqlExpression } from './filter-expression.js';
 import { Code, status, type Settings, type Status, type TelemetryCommand } from './proto/v2-types.js';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 
 type TelemetryCall = grpc.ServerDuplexStream<TelemetryCommand, TelemetryCommand>;
+
+/** Commands queued on one Telemetry stream and not yet taken by its client before more are dropped. */
+export const TELEMETRY_MAX_PENDING_COMMANDS = 64;
 
 function groupPolicy(s: GrpcServices): (group: string) => GroupPolicy {
   return (group) => {
@@ -71,12 +82,19 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
     receiveBatchSize: s.config.grpcReceiveBatchSize,
     pushLongPollingTimeoutMs: s.config.grpcPushLongPollingTimeoutMs,
   };
+  const backedUp = new RateLimitedLog(s.logger);
   return (call: TelemetryCall) => {
     const clientId = clientIdOf(call);
     let closed = false;
     const writer: TelemetryWriter = {
       write: (cmd) => {
-        if (!closed && !call.cancelled) call.write(cmd);
+        if (closed || call.cancelled) return false;
+        if (call.writableLength >= TELEMETRY_MAX_PENDING_COMMANDS) {
+          backedUp.warn(`telemetry-backed-up:${clientId}`, `telemetry stream of ${clientId}: ${call.writableLength} commands not read by the client; command dropped`);
+          return false;
+        }
+        call.write(cmd);
+        return true;
       },
       get closed() {
         return closed || call.cancelled;
@@ -122,7 +140,10 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
   };
 }
 
-/** Check-backs to gRPC producers: RecoverOrphanedTransactionCommand on a producer's Telemetry stream. */
+/**
+ * Check-backs to gRPC producers: RecoverOrphanedTransactionCommand on a producer's Telemetry
+ * stream, producers publishing the topic first, round robin; false when no producer took it.
+ */
 export function grpcTransactionChecker(sessions: ClientSessions): TransactionChecker {
   let rr = 0;
   return (req: CheckRequest) => {
@@ -130,8 +151,10 @@ export function grpcTransactionChecker(sessions: ClientSessions): TransactionChe
     if (targets.length === 0) return false;
     const preferred = targets.filter((t) => t.session.settings?.publishing?.topics?.some((x) => x.name === req.message.topic));
     const pool = preferred.length > 0 ? preferred : targets;
-    const target = pool[rr++ % pool.length]!;
-    target.stream.write({ recover_orphaned_transaction_command: { message: toProtoMessage(req.message), transaction_id: req.transactionId } });
-    return true;
+    const first = rr++;
+    const cmd = { recover_orphaned_transaction_command: { message: toProtoMessage(req.message), transaction_id: req.transactionId } };
+    // round robin; a producer not reading its stream is skipped (its write drops the command)
+    for (let i = 0; i < pool.length; i++) if (pool[(first + i) % pool.length]!.stream.write(cmd)) return true;
+    return false;
   };
 }
