@@ -502,6 +502,10 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
       `broker ${broker} has no config key flushconsumeroffsetinterval (keys are case-sensitive; get-broker-config lists them); nothing changed`,
     );
     assert.equal((await runCli(['update-broker-config', '-b', broker, '-k', 'a=b', '-v', '1'])).error?.message, `-k/--key must be a config key (no spaces, '=', ':', '#', '!'), got "a=b"`);
+    // the value goes as escaped Properties text, so a backslash arrives (mqadmin's raw body drops it)
+    const r = await runCli(['update-broker-config', '-b', broker, '-k', 'regionId', '-v', 'C:\\region\\a']);
+    assert.deepEqual(r.out, [`update broker config success, ${broker}`], 'the value read back is the value sent (no note)');
+    assert.match(readFileSync(join(storeDir, 'config', 'broker.properties'), 'utf8'), /^regionId=C:\\\\region\\\\a$/m);
   });
 
   it('update-sub-group / delete-sub-group: orderly, retry and broadcast settings read back from the broker and subscriptionGroup.json; only the options given change', async () => {

@@ -16,7 +16,7 @@
  */
 import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
-import { parsePropertiesText } from '../../common/config/properties-text.js';
+import { formatPropertyLine, parsePropertiesText } from '../../common/config/properties-text.js';
 import { addressList, adminCommand, invokeAdmin, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
 import { fetchClusterInfo, masterAddrsOfCluster, type ClusterInfo } from './admin-nameserver.js';
 
@@ -95,13 +95,21 @@ export async function runGetBrokerConfig(opts: GetBrokerConfigOptions): Promise<
   });
 }
 
-/** Checks -k/-v: a key without spaces, `=` or `:`, a value on one line. @throws Error naming the option. */
+/** Checks -k/-v (both trimmed, as mqadmin): a key without spaces, `=`, `:`, `#` or `!`. @throws Error naming the option. */
 export function configEntryOf(key: string, value: string): { key: string; value: string } {
   const k = key.trim();
   const v = value.trim();
   if (!/^[^\s=:#!]+$/.test(k)) throw new Error(`-k/--key must be a config key (no spaces, '=', ':', '#', '!'), got "${key}"`);
-  if (/[\r\n]/.test(v)) throw new Error('-v/--value must be on one line');
   return { key: k, value: v };
+}
+
+/**
+ * The UPDATE_BROKER_CONFIG body of one key: Java Properties text escaped where the value needs it
+ * (formatPropertyLine), so the broker reads back exactly `value`. mqadmin sends `key=value` raw,
+ * which loses a backslash (`C:\data` arrives as `C:data`).
+ */
+export function updateBrokerConfigBody(key: string, value: string): Buffer {
+  return Buffer.from(`${formatPropertyLine(key, value)}\n`, 'utf8');
 }
 
 export async function runUpdateBrokerConfig(opts: UpdateBrokerConfigOptions): Promise<void> {
@@ -113,7 +121,7 @@ export async function runUpdateBrokerConfig(opts: UpdateBrokerConfigOptions): Pr
     // Apache's broker ignores a key it does not have: refuse before sending anything
     const before = await fetchBrokerConfig(t.addr, timeoutMs);
     if (!before.has(key)) throw new Error(`broker ${t.addr} has no config key ${key} (keys are case-sensitive; get-broker-config lists them); nothing changed`);
-    const { addr, response } = await invokeAdmin([t.addr], RequestCode.UPDATE_BROKER_CONFIG, null, timeoutMs, Buffer.from(`${key}=${value}\n`, 'utf8'));
+    const { addr, response } = await invokeAdmin([t.addr], RequestCode.UPDATE_BROKER_CONFIG, null, timeoutMs, updateBrokerConfigBody(key, value));
     successBody(addr, response);
     const after = (await fetchBrokerConfig(addr, timeoutMs)).get(key) ?? '';
     results.push({ brokerAddr: addr, key, value: after });
