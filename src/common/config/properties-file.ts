@@ -5,15 +5,22 @@
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { formatPropertyLine, naturalLines, readPropertiesEntries } from './properties-text.js';
+import { formatPropertyLine, naturalLines, PropertiesSyntaxError, readPropertiesEntries } from './properties-text.js';
 
 /**
  * Key → value of a properties file (a later duplicate wins), `${user.home}` expanded.
- * @throws the read error, or PropertiesSyntaxError (malformed `\uXXXX`).
+ * @throws the read error, or PropertiesSyntaxError naming the file and line (malformed `\uXXXX`).
  */
 export function readPropertiesFile(path: string): Record<string, string> {
+  let entries;
+  try {
+    entries = readPropertiesEntries(readFileSync(path, 'utf8'));
+  } catch (e) {
+    if (e instanceof PropertiesSyntaxError) throw new PropertiesSyntaxError(`${path}: ${e.message}`);
+    throw e;
+  }
   const out: Record<string, string> = {};
-  for (const e of readPropertiesEntries(readFileSync(path, 'utf8'))) out[e.key] = e.value.replace(/\$\{user\.home\}/g, homedir());
+  for (const e of entries) out[e.key] = e.value.replace(/\$\{user\.home\}/g, homedir());
   return out;
 }
 

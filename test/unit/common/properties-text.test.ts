@@ -68,3 +68,22 @@ describe('formatPropertyLine', () => {
     });
   }
 });
+
+describe('readPropertiesFile (broker.conf / -c)', () => {
+  it('reads a file with Java semantics, expands ${user.home}, and names the file and line of a malformed escape', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir, homedir } = await import('node:os');
+    const { readPropertiesFile } = await import('../../../src/common/config/properties-file.js');
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-props-'));
+    try {
+      const f = join(dir, 'broker.conf');
+      writeFileSync(f, '# broker\r\nbrokerName : broker-a\r\nnamesrvAddr=127.0.0.1:9876;\\\r\n    127.0.0.2:9876\r\nstorePathRootDir=${user.home}/store\r\nlistenPort 10911\r\n');
+      assert.deepEqual(readPropertiesFile(f), { brokerName: 'broker-a', namesrvAddr: '127.0.0.1:9876;127.0.0.2:9876', storePathRootDir: `${homedir()}/store`, listenPort: '10911' });
+      writeFileSync(f, 'a=1\nb=\\uZZZZ\n');
+      assert.throws(() => readPropertiesFile(f), (e: unknown) => e instanceof PropertiesSyntaxError && (e as Error).message === `${f}: line 2: Malformed \\uxxxx encoding.`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
