@@ -4,11 +4,11 @@
  *
  *   0   int32  size            whole record in bytes, this field included
  *   4   int32  crc             CRC-32 (unsigned, stored as int32 bits) of bytes [8, size)
- *   8   int8   type            1 POP, 2 ACK, 3 MOVE
- *   9   int64  version         delivery version (0 for MOVE)
+ *   8   int8   type            1 POP, 2 ACK, 3 MOVE, 4 RESET (ackOffset := offset, entries dropped)
+ *   9   int64  version         delivery version (0 for MOVE and RESET)
  *   17  int64  offset          queue offset
- *   25  int64  invisibleUntilMs  (0 for ACK and MOVE)
- *   33  int32  attempts        (0 for ACK and MOVE)
+ *   25  int64  invisibleUntilMs  (0 for ACK, MOVE and RESET)
+ *   33  int32  attempts        (0 for ACK, MOVE and RESET)
  *   37  int32  queueId
  *   41  int16  group length G, then G bytes UTF-8
  *       int16  topic length T, then T bytes UTF-8
@@ -22,7 +22,7 @@ import type { PopRecord } from './pop-state-table.js';
 const HEADER_BYTES = 41;
 export const POP_RECORD_MAX_BYTES = HEADER_BYTES + 4 + 2 * 32767;
 
-const TYPE_CODE = { POP: 1, ACK: 2, MOVE: 3 } as const;
+const TYPE_CODE = { POP: 1, ACK: 2, MOVE: 3, RESET: 4 } as const;
 
 export function encodePopRecord(rec: PopRecord): Buffer {
   const group = Buffer.from(rec.group, 'utf8');
@@ -32,7 +32,7 @@ export function encodePopRecord(rec: PopRecord): Buffer {
   const buf = Buffer.alloc(size);
   buf.writeInt32BE(size, 0);
   buf.writeInt8(TYPE_CODE[rec.type], 8);
-  buf.writeBigInt64BE(BigInt(rec.type === 'MOVE' ? 0 : rec.version), 9);
+  buf.writeBigInt64BE(BigInt(rec.type === 'POP' || rec.type === 'ACK' ? rec.version : 0), 9);
   buf.writeBigInt64BE(BigInt(rec.offset), 17);
   buf.writeBigInt64BE(BigInt(rec.type === 'POP' ? rec.invisibleUntilMs : 0), 25);
   buf.writeInt32BE(rec.type === 'POP' ? rec.attempts : 0, 33);
@@ -96,6 +96,8 @@ function decodeOne(buf: Buffer, at: number): { record: PopRecord; size: number }
       return { record: { type: 'ACK', ...ref, version }, size };
     case 3:
       return { record: { type: 'MOVE', ...ref }, size };
+    case 4:
+      return { record: { type: 'RESET', ...ref }, size };
     default:
       return `unknown type ${typeCode}`;
   }

@@ -24,6 +24,14 @@
  * Each decision (check state, record) runs without an `await` in between, so concurrent pops of the
  * same group never hand out a message twice.
  *
+ * Offset reset (`resetOffset`; Apache `ConsumerOffsetManager.assignResetOffset`, taken by the next
+ * pop's `resetPopOffset`): the queue's pop start becomes exactly the new offset, backwards or
+ * forwards, and the group's committed offset with it. Deliveries in flight are forgotten: from
+ * the new offset on every message is handed out again as a first delivery, and the receipt handles
+ * / extra info issued before no longer match (their ack or change answers "stale", nothing
+ * changes). Apache keeps the old checkpoints and revives what was not acked through its retry
+ * topic, a second copy; tsmq hands each message out once from the new start instead.
+ *
  * Role (Apache `BrokerController.changeSpecialServiceStatus` → `setPopReviveServiceStatus`, which
  * runs the revive service only on a master): tsmq has no revive thread — its revive is the pop
  * itself (redelivery, dead-lettering) plus the ack/change writes — so `setMaster(false)` (classic
@@ -124,6 +132,8 @@ export class PopService {
   private readonly fifoGroups = new Set<string>();
   /** Apache `shouldRunPopRevive`: true on a master (see the file comment). */
   private master = true;
+  /** Bumped by every resetOffset: a pop that read the log across a reset stops there. */
+  private resetEpoch = 0;
 
   constructor(private readonly opts: PopServiceOptions) {
     this.logger = opts.logger ?? silentLogger;
@@ -158,6 +168,41 @@ export class PopService {
     this.logger.info(on ? `pop: master now; ${moved} queue ack offsets raised to the replicated consumer offsets` : 'pop: this broker is not the master; pops hand out nothing and pop state is not written');
     this.waitQueue.notifyAll();
     return moved;
+  }
+
+  /**
+   * True when the group has pop state on the topic (it consumed it by POP, or a reset placed it):
+   * admin resets then go to the pop state (see `resetOffset`).
+   */
+  hasPopState(group: string, topic: string): boolean {
+    return this.opts.state.table.queuesOf(group, topic).size > 0;
+  }
+
+  /** Where the next pop of the queue starts (ack offset, or the committed offset ahead of it); -1 without pop state. */
+  popStartOffset(group: string, topic: string, queueId: number): number {
+    const st = this.opts.state.table.get(group, topic, queueId);
+    if (!st) return -1;
+    return this.committedAhead(group, topic, queueId, st.ackOffset) ?? st.ackOffset;
+  }
+
+  /**
+   * Moves the pop start of (group, topic, queueId) to `offset`, backwards or forwards, durably (a
+   * RESET record), commits it as the group's consumer offset and wakes parked pops (see the file
+   * comment for what happens to deliveries in flight). Resolves when the record is written (after
+   * its fdatasync with `popSyncFlush`).
+   * @throws Error when this broker is not the master (Apache: "Can not reset offset in slave
+   * broker") or the offset is not a non-negative integer.
+   */
+  async resetOffset(group: string, topic: string, queueId: number, offset: number): Promise<void> {
+    if (!this.master) throw new Error('Can not reset offset in slave broker');
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new Error(`reset offset must be a non-negative integer, got ${offset}`);
+    if (!Number.isSafeInteger(queueId) || queueId < 0) throw new Error(`reset queue id must be a non-negative integer, got ${queueId}`);
+    this.resetEpoch++;
+    const written = this.opts.state.record({ type: 'RESET', group, topic, queueId, offset });
+    this.broker.commitOffset(group, topic, queueId, offset);
+    this.logger.info(`pop: offset of ${group} on ${topic} queue ${queueId} reset to ${offset}`);
+    this.waitQueue.notifyTopic(topic);
+    await written;
   }
 
   /** Pops up to `batchSize` messages over all readable queues of the topic (or the one `req.queueId`). */
@@ -264,6 +309,7 @@ export class PopService {
     const maxAttempts = this.broker.maxDeliveryAttempts(group);
     let scanned = 0;
     let cursorAfterLast = -1;
+    const epoch = this.resetEpoch;
     while (result.messages.length < req.batchSize && scanned < this.opts.config.popMaxScanMessages) {
       const maxOffset = store.getMaxOffsetInQueue(topic, queueId);
       if (!req.fifo) {
@@ -280,6 +326,7 @@ export class PopService {
       if (cursor >= maxOffset) break;
       const got = await store.getMessage(group, topic, queueId, cursor, READ_CHUNK, req.filter);
       if (!this.master) break; // demoted while reading
+      if (epoch !== this.resetEpoch) break; // offset reset while reading: the next pop starts at the new offset
       st = this.opts.state.table.get(group, topic, queueId)!;
       if (got.status === 'OFFSET_TOO_SMALL') {
         this.move(group, topic, queueId, got.nextBeginOffset);
@@ -355,7 +402,9 @@ export class PopService {
     this.record({ type: 'POP', group, topic, queueId, offset, attempts, invisibleUntilMs: this.opts.clock.nowMs() + DLQ_CLAIM_MS, version });
     void this.putDlq(group, message, attempts)
       .then((ok) => {
-        if (ok) this.record({ type: 'ACK', group, topic, queueId, offset, version });
+        // not when the claim is gone (an offset reset in between): the ack would mark a message done that is to be delivered again
+        const claim = this.opts.state.table.get(group, topic, queueId)?.entries.get(offset);
+        if (ok && claim?.version === version && !claim.acked) void this.record({ type: 'ACK', group, topic, queueId, offset, version });
       })
       .catch((e: Error) => this.logger.error(`dead-lettering ${topic} q${queueId} @${offset} for ${group} failed: ${e.message}`));
   }
@@ -507,7 +556,8 @@ export class PopService {
     if (!again.ok) return again;
     const attempts = this.opts.state.table.get(group, h.topic, h.queueId)!.entries.get(h.queueOffset)!.attempts;
     if (!(await this.putDlq(group, message, attempts))) return { ok: false, reason: 'dead-letter queue put failed' };
-    await this.record({ type: 'ACK', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, version: h.version });
+    // an offset reset during the put dropped the delivery: nothing to ack (the message is delivered again from the new start)
+    if (this.checkHandle(group, text).ok) await this.record({ type: 'ACK', group, topic: h.topic, queueId: h.queueId, offset: h.queueOffset, version: h.version });
     this.waitQueue.notifyTopic(h.topic);
     return c;
   }

@@ -17,6 +17,9 @@
  *   ACK   entry.acked := true (an offset with no entry gets an acked entry)
  *   MOVE  ackOffset := max(ackOffset, offset), dropping entries below; creates the queue state
  *         (this is how a group's start offset is recorded)
+ *   RESET ackOffset := offset (backwards or forwards) and every entry dropped: an operator's
+ *         offset reset (Apache `assignResetOffset` → the pop's `resetPopOffset`). What was in
+ *         flight is forgotten; its receipt handles no longer match any entry.
  * Records for offsets below ackOffset are ignored (they were already done).
  */
 
@@ -44,7 +47,8 @@ interface QueueRef {
 export type PopRecord =
   | (QueueRef & { type: 'POP'; offset: number; attempts: number; invisibleUntilMs: number; version: number })
   | (QueueRef & { type: 'ACK'; offset: number; version: number })
-  | (QueueRef & { type: 'MOVE'; offset: number });
+  | (QueueRef & { type: 'MOVE'; offset: number })
+  | (QueueRef & { type: 'RESET'; offset: number });
 
 /** Snapshot document (JSON) of the whole table. */
 export interface PopSnapshotQueue {
@@ -83,8 +87,12 @@ export class PopStateTable {
       st = { group: rec.group, topic: rec.topic, queueId: rec.queueId, ackOffset: rec.offset, entries: new Map() };
       this.queues.set(key, st);
     }
-    if (rec.type !== 'MOVE' && rec.version > this.maxVersion) this.maxVersion = rec.version;
+    if ((rec.type === 'POP' || rec.type === 'ACK') && rec.version > this.maxVersion) this.maxVersion = rec.version;
     switch (rec.type) {
+      case 'RESET':
+        st.ackOffset = rec.offset;
+        st.entries.clear();
+        break;
       case 'MOVE':
         if (rec.offset > st.ackOffset) {
           st.ackOffset = rec.offset;
