@@ -38,6 +38,7 @@ import { buildStaticTopicAdminHandlers } from '../static-topic/static-topic-admi
 import { wrapStaticTopicHandlers } from '../static-topic/static-topic-handlers.js';
 import type { StaticTopicForwarder } from '../static-topic/static-topic-forwarder.js';
 import { buildPopProcessorTable } from './pop-processor-table.js';
+import { wrapPopResetHandlers } from './pop-reset-handlers.js';
 import { buildProcessorTable } from './processor-table.js';
 import type { PullMessageProcessor } from './pull-message-processor.js';
 
@@ -81,6 +82,7 @@ export function buildBrokerHandlerTable(deps: BrokerHandlerDeps): Map<number, Re
   });
   const popHandlers = buildPopProcessorTable(ctx, deps.popService, { rawConfig, stopping: deps.stopping, ...(deps.fs ? { fs: deps.fs } : {}) });
   for (const [code, h] of popHandlers) handlers.set(code, h);
+  wrapPopResetHandlers(handlers, ctx, deps.popService);
   for (const [code, h] of buildSlaveSyncHandlers(ctx, deps.schedule)) if (!handlers.has(code)) handlers.set(code, h);
   for (const [code, h] of buildAuthAdminHandlers(deps.authMetadata, ctx.logger)) handlers.set(code, h);
   handlers.set(RequestCode.RECALL_MESSAGE, recallMessageHandler(deps.recall, ctx.config.regionId));
