@@ -154,4 +154,31 @@ describe('Apache RocketMQ 5.3.3 remoting client in POP mode against tsmq start',
     assert.deepEqual(linesOf(again, 'recv').map((l) => l.key), [], `pulled messages re-delivered by pop${explain(again)}`);
     assert.ok((rpcOf(again).requests['200050'] ?? 0) >= 1, `the consumer popped${explain(again)}`);
   });
+  it('mqadmin resetOffsetByTime: back to before the sends replays exactly the acked messages, once each; -1 skips what was not consumed', async () => {
+    const topic = 'PopIopD';
+    const group = 'GPopIopD';
+    const n = 10;
+    const keys = range(n).map((i) => `${topic}-${i}`).sort();
+    const t0 = Date.now() - 1;
+    const first = await popPeer({ topic, group, n, expect: n, idleMs: 800, timeoutMs: 20_000 });
+    assert.deepEqual([...deliveriesByKey(first).keys()].sort(), keys, explain(first));
+    assert.equal(rpcOf(first).responses['200051:0'], n, explain(first));
+
+    // INVOKE_BROKER_TO_RESET_OFFSET (222) while no consumer is online: the pop state is reset on the broker
+    const replay = await popPeer({ topic, group, produce: false, setMode: false, reset: t0, expect: n, idleMs: 1000, timeoutMs: 20_000 });
+    const resetOut = linesOf(replay, 'reset')[0]?.output as string;
+    assert.match(resetOut, /start reset consumer offset by specified, group\[GPopIopD\], topic\[PopIopD\], force\[true\]/, resetOut);
+    assert.equal(rpcOf(replay).responses['222:0'], 1, explain(replay));
+    const byKey = deliveriesByKey(replay);
+    assert.deepEqual([...byKey.keys()].sort(), keys, `every message replayed${explain(replay)}`);
+    for (const k of keys) assert.deepEqual(byKey.get(k)!.map((d) => `${d.result as string}:${d.reconsumeTimes as number}`), ['ack:0'], `${k} replayed once, as a first delivery`);
+    assert.equal(rpcOf(replay).responses['200051:0'], n, explain(replay));
+
+    // 4 more messages, then a reset to the end (-1): none of them is handed out
+    const skipped = await popPeer({ topic, group, n: 4, setMode: false, reset: -1, expect: 0, idleMs: 2500, timeoutMs: 5000 });
+    assert.equal(linesOf(skipped, 'sent').length, 4);
+    assert.equal(rpcOf(skipped).responses['222:0'], 1, explain(skipped));
+    assert.deepEqual(linesOf(skipped, 'recv').map((l) => l.key), [], `nothing after a reset to the end${explain(skipped)}`);
+    assert.ok((rpcOf(skipped).requests['200050'] ?? 0) >= 1, `the consumer popped${explain(skipped)}`);
+  });
 });

@@ -35,6 +35,7 @@ import tsmq.interop.common.Json;
  *   PopPeer &lt;namesrv&gt; run topic=T group=G cluster=C n=40 failKeys=k1,k2 holdKeys=k3,k4
  *                         invisibleMs=5000 expect=N timeoutMs=30000 idleMs=1500 share=0
  *                         setMode=true produce=true mode=POP (PULL: setConsumeMode -m PULL, the consumer pulls)
+ *                         reset=&lt;epoch ms | -1&gt; (before consuming: mqadmin resetOffsetByTime -g G -t T -s reset)
  * </pre>
  * Steps, each optional: (1) n sync sends with keys &lt;T&gt;-0 .. &lt;T&gt;-(n-1) (they also create the
  * topic); (2) `mqadmin setConsumeMode -c C -g G -t T -m POP -q share` through MQAdminStartup in
@@ -45,7 +46,7 @@ import tsmq.interop.common.Json;
  * shortened here from 10 s to 1 s); a key in holdKeys is never answered (its consume thread
  * blocks), and the JVM then exits without shutting the consumer down, leaving those deliveries
  * unacked in the broker.
- * Output: JSON lines "mode" (mqadmin's output), "sent", "recv" (every delivery: key, result
+ * Output: JSON lines "mode" (mqadmin's output), "reset" (mqadmin resetOffsetByTime's output), "sent", "recv" (every delivery: key, result
  * ack|fail|hold, reconsumeTimes, queueId, queueOffset, popCk, at), "rpc" (request code → count
  * and response codes, topics of PULL_MESSAGE requests), "summary", "error", "end".
  */
@@ -109,21 +110,32 @@ public final class PopPeer {
         String group = o.get("group");
         if (Boolean.parseBoolean(o.getOrDefault("produce", "true"))) produce(namesrv, topic, Integer.parseInt(o.getOrDefault("n", "20")), hook);
         if (Boolean.parseBoolean(o.getOrDefault("setMode", "true"))) setMode(namesrv, o.getOrDefault("cluster", "DefaultCluster"), topic, group, o.getOrDefault("share", "0"), o.getOrDefault("mode", "POP"), hook);
+        if (o.containsKey("reset")) resetOffset(namesrv, topic, group, o.get("reset"), hook);
         consume(namesrv, topic, group, o, hook);
     }
 
-    static void setMode(String namesrv, String cluster, String topic, String group, String share, String mode, Recorder hook) {
+    static void resetOffset(String namesrv, String topic, String group, String timestamp, Recorder hook) {
+        Json.obj().put("type", "reset").put("output", mqadmin(new String[] {"resetOffsetByTime", "-n", namesrv, "-g", group, "-t", topic, "-s", timestamp}, hook)).println();
+    }
+
+    /** Runs one mqadmin command in this JVM; returns what it printed. */
+    static String mqadmin(String[] args, Recorder hook) {
         PrintStream real = System.out;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         synchronized (real) {
             System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
             try {
-                MQAdminStartup.main0(new String[] {"setConsumeMode", "-n", namesrv, "-c", cluster, "-g", group, "-t", topic, "-m", mode, "-q", share}, hook);
+                MQAdminStartup.main0(args, hook);
             } finally {
                 System.setOut(real);
             }
         }
-        Json.obj().put("type", "mode").put("output", captured.toString(StandardCharsets.UTF_8)).println();
+        return captured.toString(StandardCharsets.UTF_8);
+    }
+
+    static void setMode(String namesrv, String cluster, String topic, String group, String share, String mode, Recorder hook) {
+        String out = mqadmin(new String[] {"setConsumeMode", "-n", namesrv, "-c", cluster, "-g", group, "-t", topic, "-m", mode, "-q", share}, hook);
+        Json.obj().put("type", "mode").put("output", out).println();
     }
 
     static void produce(String namesrv, String topic, int n, Recorder hook) throws Exception {
