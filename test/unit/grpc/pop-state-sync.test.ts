@@ -98,4 +98,19 @@ describe('pop state sync (GET_ALL_POP_STATE)', () => {
     assert.equal(await new PopSlaveSync(old.replica, () => false, silentLogger).sync(old.client, old.addr), false);
     assert.equal(old.replica.table.size, 0);
   });
+  it('a RESET on the master (backwards, entries dropped) reaches the replica and its disk', async () => {
+    const { master, replicaDir, replica, addr, client } = await setup();
+    const v = master.nextVersion();
+    await master.record({ type: 'MOVE', ...q, offset: 7 }, { type: 'POP', ...q, offset: 7, attempts: 2, invisibleUntilMs: 1_700_000_060_000, version: v });
+    const sync = new PopSlaveSync(replica, () => false, silentLogger);
+    assert.equal(await sync.sync(client, addr), true);
+    assert.equal(replica.table.get('G', 'T', 0)!.entries.size, 1);
+    await master.record({ type: 'RESET', ...q, offset: 2 });
+    assert.equal(await sync.sync(client, addr), true, 'a reset changes the stamp');
+    assert.deepEqual([replica.table.get('G', 'T', 0)!.ackOffset, replica.table.get('G', 'T', 0)!.entries.size], [2, 0]);
+    await replica.close();
+    const reopened = openState(replicaDir);
+    cleanups.push(() => reopened.close());
+    assert.deepEqual([reopened.table.get('G', 'T', 0)!.ackOffset, reopened.table.get('G', 'T', 0)!.entries.size], [2, 0]);
+  });
 });
