@@ -18,6 +18,10 @@ import assert from 'node:assert/strict';
 import { silentLogger } from '../../src/common/logging/logger.js';
 import { startHarness, type Harness } from '../integration/grpc/grpc-harness.js';
 import { configureGroup } from '../integration/grpc/grpc-clients.js';
+import { invokeInProcess } from '../../src/console/in-process-request.js';
+import { createRequestCommand } from '../../src/remoting/protocol/commands.js';
+import { RequestCode } from '../../src/remoting/codes/request-code.js';
+import { ResponseCode } from '../../src/remoting/codes/response-code.js';
 import { assertRanOk, buildPeer, javaSkipReason, runJava, type BuiltPeer, type JavaRun } from './support/java-peers.js';
 
 type Line = Record<string, unknown>;
@@ -267,5 +271,22 @@ describe('rocketmq-client-java 5.0.8 (gRPC) against tsmq', { skip: javaSkipReaso
     });
 
     await t.test('no client errors', () => assert.deepEqual(linesOf(run, 'error'), [], explain(run)));
+  });
+  it('SimpleConsumer after an offset reset back to before the sends (INVOKE_BROKER_TO_RESET_OFFSET 222): the same 6 messages again, once each, attempt 1', async () => {
+    const topic = 'G5_RESET';
+    const group = 'G5_RESET_G';
+    const t0 = Date.now() - 1;
+    const first = await java('send-receive', { topic, group, n: 6 });
+    const keys = range(6).map((i) => `sr-${i}`);
+    assert.deepEqual(linesOf(first, 'acked', 'send-receive').map((l) => l.key as string).sort(), keys, explain(first));
+    const reset = await invokeInProcess(h.broker, createRequestCommand(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, { topic, group, timestamp: String(t0), isForce: 'true', offset: '-1' }));
+    assert.equal(reset.code, ResponseCode.SUCCESS, reset.remark ?? '');
+    // ask for one more than was sent: exactly the 6 come back, none twice
+    const again = await java('receive', { topic, group, n: 7, timeoutMs: 6000 });
+    const recv = linesOf(again, 'recv', 'receive');
+    assert.deepEqual(recv.map((l) => l.key as string).sort(), keys, explain(again));
+    assert.deepEqual(recv.map((l) => l.attempt), [1, 1, 1, 1, 1, 1]);
+    assert.equal(linesOf(again, 'acked', 'receive').length, 6, explain(again));
+    assert.deepEqual(linesOf(again, 'error'), [], explain(again));
   });
 });

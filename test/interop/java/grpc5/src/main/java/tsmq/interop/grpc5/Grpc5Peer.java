@@ -44,6 +44,8 @@ import tsmq.interop.common.Json;
  *   push            PushConsumers: tag filter, SQL92 filter, retry after FAILURE, DLQ after max
  *                   attempts (read back from %DLQ%<group> with a SimpleConsumer).
  *   send-receive    topic=T group=G n=N: N sends, then a SimpleConsumer receives and acks N.
+ *   receive         topic=T group=G n=N timeoutMs=M: a SimpleConsumer receives and acks until N
+ *                   arrived or M ms passed (no sends).
  * Option ssl=true: connect with TLS (the client's own enableSsl, trusting any certificate).
  */
 public final class Grpc5Peer {
@@ -72,6 +74,10 @@ public final class Grpc5Peer {
                     break;
                 case "send-receive":
                     sendReceive();
+                    break;
+                case "receive":
+                    drain("receive", startSimple("simple", opts.get("group"), opts.get("topic"), "*"), Integer.parseInt(opts.get("n")),
+                        Long.parseLong(opts.getOrDefault("timeoutMs", "20000")), true);
                     break;
                 default:
                     throw new IllegalArgumentException("unknown scenario " + scenario);
