@@ -18,8 +18,8 @@
  *
  * Start position of a queue (Apache `getPopOffset`): the larger of the pop state's ack offset and
  * the group's committed consumer offset, so offsets committed by others (a pull consumer of the
- * same group, UPDATE_CONSUMER_OFFSET, a reset forward) are not handed out again; in-flight
- * deliveries below it count as consumed.
+ * same group, UPDATE_CONSUMER_OFFSET) are not handed out again; in-flight deliveries below it
+ * count as consumed. Admin resets, backwards or forwards, go through `resetOffset` (below).
  *
  * Each decision (check state, record) runs without an `await` in between, so concurrent pops of the
  * same group never hand out a message twice.

@@ -18,6 +18,8 @@
  *     for C++, {"offsetTable":[{"brokerName","offset","queueId","topic"}]}) goes to every
  *     connection of the group, and the reply is SUCCESS with body ResetOffsetBody.
  * The Java client, on 220, pauses the group for 10 s, then sets and commits the new offsets.
+ * A 222 for a group with pop state on the topic, or naming one queue (5.x `queueId`/`offset`), is
+ * answered before this by pop-reset-handlers.ts (Apache 5.3.3's server-side reset).
  */
 import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
