@@ -180,5 +180,17 @@ describe('Apache RocketMQ 5.3.3 remoting client in POP mode against tsmq start',
     assert.equal(rpcOf(skipped).responses['222:0'], 1, explain(skipped));
     assert.deepEqual(linesOf(skipped, 'recv').map((l) => l.key), [], `nothing after a reset to the end${explain(skipped)}`);
     assert.ok((rpcOf(skipped).requests['200050'] ?? 0) >= 1, `the consumer popped${explain(skipped)}`);
+
+    // one queue by offset (`-b -q -o`: UPDATE_CONSUMER_OFFSET, then 222 with queueId and offset): queue 0 from offset 1 again
+    const sent = [...linesOf(first, 'sent'), ...linesOf(skipped, 'sent')];
+    const want = sent.filter((l) => l.queueId === 0 && (l.queueOffset as number) >= 1).map((l) => l.key as string).sort();
+    assert.ok(want.length >= 2, `queue 0 got ${want.length} messages`);
+    const byQueue = await popPeer({ topic, group, produce: false, setMode: false, resetQueue: `${broker.brokerAddr},0,1`, expect: want.length, idleMs: 1000, timeoutMs: 15_000 });
+    assert.match(linesOf(byQueue, 'reset')[0]?.output as string, /reset consumer offset to 1/);
+    assert.equal(rpcOf(byQueue).responses['15:0'], 1, explain(byQueue));
+    assert.equal(rpcOf(byQueue).responses['222:0'], 1, explain(byQueue));
+    const got = linesOf(byQueue, 'recv');
+    assert.deepEqual(got.map((l) => l.key as string).sort(), want, `queue 0 from offset 1, nothing else${explain(byQueue)}`);
+    assert.ok(got.every((l) => l.queueId === 0 && (l.queueOffset as number) >= 1));
   });
 });

@@ -36,6 +36,8 @@ import tsmq.interop.common.Json;
  *                         invisibleMs=5000 expect=N timeoutMs=30000 idleMs=1500 share=0
  *                         setMode=true produce=true mode=POP (PULL: setConsumeMode -m PULL, the consumer pulls)
  *                         reset=&lt;epoch ms | -1&gt; (before consuming: mqadmin resetOffsetByTime -g G -t T -s reset)
+ *                         resetQueue=&lt;brokerAddr&gt;,&lt;queueId&gt;,&lt;offset&gt; (before consuming: mqadmin
+ *                           resetOffsetByTime -g G -t T -s now -b brokerAddr -q queueId -o offset)
  * </pre>
  * Steps, each optional: (1) n sync sends with keys &lt;T&gt;-0 .. &lt;T&gt;-(n-1) (they also create the
  * topic); (2) `mqadmin setConsumeMode -c C -g G -t T -m POP -q share` through MQAdminStartup in
@@ -111,6 +113,11 @@ public final class PopPeer {
         if (Boolean.parseBoolean(o.getOrDefault("produce", "true"))) produce(namesrv, topic, Integer.parseInt(o.getOrDefault("n", "20")), hook);
         if (Boolean.parseBoolean(o.getOrDefault("setMode", "true"))) setMode(namesrv, o.getOrDefault("cluster", "DefaultCluster"), topic, group, o.getOrDefault("share", "0"), o.getOrDefault("mode", "POP"), hook);
         if (o.containsKey("reset")) resetOffset(namesrv, topic, group, o.get("reset"), hook);
+        if (o.containsKey("resetQueue")) {
+            String[] q = o.get("resetQueue").split(",");
+            String out = mqadmin(new String[] {"resetOffsetByTime", "-n", namesrv, "-g", group, "-t", topic, "-s", "now", "-b", q[0], "-q", q[1], "-o", q[2]}, hook);
+            Json.obj().put("type", "reset").put("output", out).println();
+        }
         consume(namesrv, topic, group, o, hook);
     }
 
