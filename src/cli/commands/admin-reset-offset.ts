@@ -18,6 +18,9 @@
  *   Also taken when the broker answers SYSTEM_ERROR "THe consumer group <g> not exist" (the group
  *   has no committed offset on the topic there): mqadmin stops with that error; here the group's
  *   offsets are set from each queue's min offset, so a group that never consumed can be placed.
+ * - A group that consumes by POP (the broker holds pop state for it on the topic): the broker
+ *   answers 222 itself whether or not a consumer is online (Apache 5.3.3's server-side reset),
+ *   so the online form applies; its pop start moves backwards or forwards.
  * - `-b -q`: one queue of one broker: the offset for the time (29), or -o, committed with 15
  *   when > 0 (as mqadmin; 0 is left alone there, so a reset to the start of a queue uses the
  *   topic-wide form).
