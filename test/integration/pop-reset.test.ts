@@ -147,4 +147,16 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
     assert.equal(upd.header.code, ResponseCode.SUCCESS, upd.header.remark);
     assert.deepEqual((await popAll()).bodies, ['a3', 'a4'], 'queue 0 from the committed offset 3');
   });
+  it('222 naming one queue of a group without pop state commits that queue only and creates no pop state', async () => {
+    const plain = await rawInvoke(addr, { code: RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, extFields: { topic: TOPIC, group: 'PlainG', timestamp: '0', isForce: 'true', queueId: '0', offset: '2' } });
+    assert.equal(plain.header.code, ResponseCode.SUCCESS, plain.header.remark);
+    assert.deepEqual(offsetTable(plain), { 0: 2 });
+    const q = (queueId: string): Promise<RawReply> => rawInvoke(addr, { code: RequestCode.QUERY_CONSUMER_OFFSET, extFields: { consumerGroup: 'PlainG', topic: TOPIC, queueId, setZeroIfNotFound: 'false' } });
+    assert.equal((await q('0')).header.extFields!.offset, '2');
+    assert.equal((await q('1')).header.code, ResponseCode.QUERY_NOT_FOUND);
+    // the whole-topic form still takes the 4.9 path for it (no consumer online)
+    const whole = await rawInvoke(addr, { code: RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, extFields: { topic: TOPIC, group: 'PlainG', timestamp: '0', isForce: 'true' } });
+    assert.equal(whole.header.code, ResponseCode.SYSTEM_ERROR);
+    assert.match(whole.header.remark ?? '', /THe consumer group <PlainG> not exist/);
+  });
 });
