@@ -4,7 +4,7 @@
  * async, oneway and batch sends; ordered send + orderly push consumer; clustering push consumers
  * with a tag expression and a SQL92 selector; broadcasting; delay levels and delivery timestamps;
  * retry after ConsumeRetryLater; transactions (commit, rollback, UNKNOW resolved by the check);
- * PullConsumer (PullFrom and Poll/ACK with committed offsets); the admin API.
+ * PullConsumer (PullFrom and Poll/ACK with committed offsets); request-reply; the admin API.
  *
  * The peer (test/interop/go, one Go process per scenario) prints JSON lines; every assertion is on
  * the values it saw. Skips without `go` outside CI; in CI (CI=true) a missing `go` fails the file.
@@ -233,6 +233,32 @@ describe('Apache RocketMQ Go client (rocketmq-client-go/v2) against tsmq', { ski
     const again = await go('poll', { topic: SEND_TOPIC, group: 'GID_GO_POLL', expect: 0, minMs: 2000 });
     assert.deepEqual(linesOf(again, 'recv').map((r) => r.body), [], 'nothing again after the committed offsets');
     assert.deepEqual(linesOf(again, 'offset').map((l) => l.offset), linesOf(run, 'offset').map((l) => l.offset), 'offsets from the broker');
+  });
+
+  it('request-reply: Request and RequestAsync get the responder\'s CreateReplyMessage answer pushed back (SEND_REPLY_MESSAGE → PUSH_REPLY_MESSAGE_TO_CLIENT)', async () => {
+    const n = 2;
+    const run = await go('request', { topic: 'GoRequestTopic', group: 'GID_GO_REPLY', n, ttlMs: 5000 }, 30_000);
+    const keys = [...Array.from({ length: n }, (_, i) => `request-${i}`), ...Array.from({ length: n }, (_, i) => `request-async-${i}`)];
+    const served = linesOf(run, 'served');
+    assert.deepEqual(sorted(served.map((l) => str(l, 'body'))), sorted(keys), `the responder saw each request once${explainGo(run)}`);
+    assert.deepEqual(served.map((l) => l.replyError ?? l.replyStatus), served.map(() => 0), 'each reply was accepted (SendOK: pushed to the requester)');
+    assert.ok(served.every((l) => l.replyTopic === 'DefaultCluster_REPLY_TOPIC'), 'replies go to <cluster>_REPLY_TOPIC');
+    const replies = linesOf(run, 'reply');
+    assert.deepEqual(sorted(replies.map((l) => str(l, 'key'))), sorted(keys), 'every request got its reply');
+    const requesterId = (served[0]!.props as Record<string, string>).REPLY_TO_CLIENT;
+    assert.match(requesterId ?? '', /@requester-/, 'the request names the requester\'s client id');
+    for (const r of replies) {
+      const props = r.props as Record<string, string>;
+      assert.equal(r.body, `reply-to-${str(r, 'key')}`, 'the reply body');
+      assert.equal(r.topic, 'DefaultCluster_REPLY_TOPIC');
+      assert.equal(props.MSG_TYPE, 'reply');
+      assert.equal(props.REPLY_TO_CLIENT, requesterId);
+      const request = served.find((l) => l.body === r.key)!;
+      assert.equal(props.CORRELATION_ID, (request.props as Record<string, string>).CORRELATION_ID, 'correlation id of its request');
+      assert.ok(Number(props.PUSH_REPLY_TIME) >= num(request, 'bornTimestamp'), 'PUSH_REPLY_TIME set by the broker when it pushed');
+    }
+    // Go client (this version): RequestAsync runs its callback twice per reply (request.go); pinned.
+    assert.equal(linesOf(run, 'async')[0]?.callbacks, 2 * n);
   });
 
   it('admin API: CreateTopic, FetchAllTopicList, FetchPublishMessageQueues, FetchClusterList, GetAllSubscriptionGroup, DeleteTopic', async () => {

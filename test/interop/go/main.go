@@ -121,6 +121,7 @@ var commands = map[string]func(ns []string, o opts){
 	"pull":         cmdPull,
 	"poll":         cmdPoll,
 	"admin":        cmdAdmin,
+	"request":      cmdRequest,
 }
 
 func main() {
