@@ -24,6 +24,7 @@ import { assertGoRanOk, buildGoPeer, explainGo, goSkipReason, linesOf, runGoPeer
 const SEND_TOPIC = 'GoSendTopic';
 const N = 4; // messages per send mode
 const MODES = ['sync', 'async', 'oneway'] as const;
+const BIG = 2; // 10 KiB (compressed) messages sent to the same topic
 
 /** The broker under test: tsmq (default) or, with GO_JUDGE_APACHE=1, Apache 5.3.3. */
 interface Judged {
@@ -112,13 +113,24 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     assert.equal(new Set(acked.map((l) => `${num(l, 'queueId')}@${num(l, 'queueOffset')}`)).size, 2 * N, 'no two sends got the same queue offset');
     assert.equal(new Set(acked.map((l) => str(l, 'msgId'))).size, 2 * N, 'distinct UNIQ_KEY message ids');
 
+    // 10 KiB bodies: the Go producer compresses them (zlib, sysFlag COMPRESSED_FLAG 0x1)
+    const big = await go('send', { topic: SEND_TOPIC, n: BIG, modes: 'big', prefix: 'go' });
+    const bigSent = linesOf(big, 'sent');
+    assert.deepEqual(bigSent.map((l) => l.status), Array(BIG).fill(0), `big sends${explainGo(big)}`);
+    acked.push(...bigSent);
+
     const pull = await go('pull', { topic: SEND_TOPIC, group: 'GID_GO_PULLFROM' });
     const recv = linesOf(pull, 'recv');
     const expected = MODES.flatMap((m) => Array.from({ length: N }, (_, i) => `go-${m}-${i}`));
-    assert.deepEqual(bodies(recv), sorted(expected), `bodies read back${explainGo(pull)}`);
+    const bigBodies = Array.from({ length: BIG }, (_, i) => `go-big-${i}|…`);
+    assert.deepEqual(bodies(recv), sorted([...expected, ...bigBodies]), `bodies read back${explainGo(pull)}`);
+    for (const r of recv.filter((x) => str(x, 'body').startsWith('go-big-'))) {
+      assert.equal(r.bodyLen, 10 * 1024, 'the whole 10 KiB body, decompressed by the client');
+      assert.equal(num(r, 'sysFlag') & 1, 1, 'stored with COMPRESSED_FLAG as the producer sent it');
+    }
     for (const r of recv) {
-      const [, mode, idx] = str(r, 'body').split('-');
-      assert.equal(r.keys, r.body, 'KEYS');
+      const [, mode, idx] = str(r, 'body').replace('|…', '').split('-');
+      assert.equal(r.keys, str(r, 'body').replace('|…', ''), 'KEYS');
       assert.equal(r.tags, `T${mode}`, 'TAGS');
       assert.equal((r.props as Record<string, string>).idx, idx, 'user property idx');
       assert.equal(r.topic, SEND_TOPIC);
@@ -127,7 +139,7 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     // every acknowledged send is found at the queue id and offset its SendResult named, with its msgId
     for (const s of acked) {
       const at = recv.find((r) => r.queueId === s.queueId && r.queueOffset === s.queueOffset);
-      assert.equal(at?.body, s.key, `message at ${String(s.queueId)}@${String(s.queueOffset)}`);
+      assert.equal(String(at?.body).replace('|…', ''), s.key, `message at ${String(s.queueId)}@${String(s.queueOffset)}`);
       assert.equal(at?.msgId, s.msgId, 'msgId (UNIQ_KEY) read back = SendResult.MsgID');
       assert.equal(at?.offsetMsgId, s.offsetMsgId, 'offsetMsgId read back = SendResult.OffsetMsgID');
     }
@@ -136,7 +148,7 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     for (const q of new Set(recv.map((r) => num(r, 'queueId')))) {
       const offsets = recv.filter((r) => r.queueId === q).map((r) => num(r, 'queueOffset'));
       assert.deepEqual(offsets, offsets.map((_, i) => i), `queue ${q} offsets in order from 0`);
-      assert.equal(pulled.find((p) => p.queueId === q && p.found as number > 0)?.maxOffset, offsets.length, `queue ${q} maxOffset`);
+      assert.equal(pulled.find((p) => p.queueId === q && (p.found as number) > 0)?.maxOffset, offsets.length, `queue ${q} maxOffset`);
     }
   });
 
@@ -250,6 +262,21 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     }
   });
 
+  it('WithMaxReconsumeTimes(1): a message that keeps failing goes to %DLQ%<group> after its retry, readable there with its msgId', async () => {
+    const send = await go('send', { topic: 'GoDlqTopic', n: 1, modes: 'sync', prefix: 'dlq' });
+    const sentLine = linesOf(send, 'sent')[0]!;
+    const run = await go('push', { topic: 'GoDlqTopic', group: 'GID_GO_DLQ', retryLater: 99, retryDelayLevel: 1, maxReconsumeTimes: 1, expect: 0, minMs: AGAINST_APACHE ? 40_000 : 2500, idleMs: 1000, timeoutMs: 60_000 }, 90_000);
+    assert.deepEqual(linesOf(run, 'recv').map((r) => [r.body, r.reconsumeTimes, r.result]), [['dlq-sync-0', 0, 'retry'], ['dlq-sync-0', 1, 'retry']], `deliveries${explainGo(run)}`);
+    const pull = await go('pull', { topic: '%DLQ%GID_GO_DLQ', group: 'GID_GO_DLQ_READER', queues: 0 });
+    const [dead] = linesOf(pull, 'recv');
+    assert.equal(dead?.body, 'dlq-sync-0', `the dead letter${explainGo(pull)}`);
+    assert.equal(dead!.topic, '%DLQ%GID_GO_DLQ');
+    assert.equal(dead!.msgId, sentLine.msgId, 'same msgId (UNIQ_KEY)');
+    assert.equal(dead!.keys, 'dlq-sync-0');
+    assert.equal(dead!.queueOffset, 0);
+    assert.equal((dead!.props as Record<string, string>).RETRY_TOPIC, 'GoDlqTopic', 'RETRY_TOPIC names the original topic');
+  });
+
   it('transactions: commit is delivered, rollback never, UNKNOW after the broker checks back (CheckLocalTransaction → commit)', async () => {
     const run = await go('tx', { topic: 'GoTxTopic', prefix: 'tx', waitCheckMs: 15_000 }, 30_000);
     const sentBy = new Map(linesOf(run, 'sent').map((l) => [str(l, 'key'), l]));
@@ -267,12 +294,13 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
   });
 
   it('PullConsumer.Poll + ACK reads every message once and commits the offsets; a second run of the group resumes at the end', async () => {
-    const run = await go('poll', { topic: SEND_TOPIC, group: 'GID_GO_POLL', expect: 3 * N, timeoutMs: 15_000 });
+    const total = 3 * N + BIG;
+    const run = await go('poll', { topic: SEND_TOPIC, group: 'GID_GO_POLL', expect: total, timeoutMs: 15_000 });
     const recv = linesOf(run, 'recv');
-    assert.equal(recv.length, 3 * N, `polled${explainGo(run)}`);
-    assert.equal(new Set(recv.map((r) => r.body)).size, 3 * N, 'no message twice');
+    assert.equal(recv.length, total, `polled${explainGo(run)}`);
+    assert.equal(new Set(recv.map((r) => r.body)).size, total, 'no message twice');
     const offsets = linesOf(run, 'offset').map((l) => num(l, 'offset'));
-    assert.equal(offsets.reduce((a, b) => a + b, 0), 3 * N, `CurrentOffset per queue sums to ${3 * N}: ${offsets.join(', ')}`);
+    assert.equal(offsets.reduce((a, b) => a + b, 0), total, `CurrentOffset per queue sums to ${total}: ${offsets.join(', ')}`);
     const again = await go('poll', { topic: SEND_TOPIC, group: 'GID_GO_POLL', expect: 0, minMs: 2000 });
     assert.deepEqual(linesOf(again, 'recv').map((r) => r.body), [], 'nothing again after the committed offsets');
     assert.deepEqual(linesOf(again, 'offset').map((l) => l.offset), linesOf(run, 'offset').map((l) => l.offset), 'offsets from the broker');
@@ -318,7 +346,7 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     assert.deepEqual(op('FetchPublishMessageQueues').queueIds, [0, 1, 2], 'the 3 write queues CreateTopic asked for');
     assert.deepEqual(op('FetchClusterList').clusters, ['DefaultCluster']);
     const groups = op('GetAllSubscriptionGroup');
-    for (const g of ['GID_GO_ORDER', 'GID_GO_TAGS', 'GID_GO_BCAST', 'GID_GO_RETRY', 'GID_GO_TX', 'GID_GO_POLL']) {
+    for (const g of ['GID_GO_ORDER', 'GID_GO_TAGS', 'GID_GO_BCAST', 'GID_GO_RETRY', 'GID_GO_DLQ', 'GID_GO_TX', 'GID_GO_POLL']) {
       assert.ok((groups.groups as string[]).includes(g), `subscription group ${g}`);
     }
     const retryCfg = (groups.configs as Record<string, Record<string, unknown>>).GID_GO_RETRY!;

@@ -34,6 +34,11 @@ func (c *counter) hit() {
 	c.lastMs.Store(time.Now().UnixMilli())
 }
 
+// seen records a delivery that is not counted as a success (ConsumeRetryLater) for the idle time.
+func (c *counter) seen() {
+	c.lastMs.Store(time.Now().UnixMilli())
+}
+
 // waitFor returns when at least expect deliveries were counted and none came for idle, or at the
 // deadline (then with an "error" line).
 func (c *counter) waitFor(op string, expect int, idle, timeout time.Duration) {
@@ -72,11 +77,11 @@ func newPushConsumer(ns []string, o opts, group string, index int) rocketmq.Push
 }
 
 // cmdPush: `push topic=T group=G expect=N [tags=E | sql=E] model=clustering|broadcasting
-// consumers=C orderly=false retryLater=K retryDelayLevel=L idleMs=I timeoutMs=M` — C push
-// consumers (one client instance each) consume from the first offset; a message whose
-// reconsumeTimes < K is answered ConsumeRetryLater with DelayLevelWhenNextConsume=L. One "recv"
-// line per delivery (consumer index, result); stops after N successful deliveries in all and I ms
-// without one.
+// consumers=C orderly=false retryLater=K retryDelayLevel=L maxReconsumeTimes=X minMs=W idleMs=I
+// timeoutMs=M` — C push consumers (one client instance each) consume from the first offset; a
+// message whose reconsumeTimes < K is answered ConsumeRetryLater with DelayLevelWhenNextConsume=L.
+// One "recv" line per delivery (consumer index, result); stops after N successful deliveries in
+// all, at least W ms, and I ms without any delivery.
 func cmdPush(ns []string, o opts) {
 	topic, group := o.str("topic", "GoPushTopic"), o.str("group", "GID_GO_PUSH")
 	retryLater, retryLevel := o.num("retryLater", 0), o.num("retryDelayLevel", 1)
@@ -102,9 +107,11 @@ func cmdPush(ns []string, o opts) {
 				}
 				emit("recv", f)
 			}
-			if result == consumer.ConsumeSuccess {
-				for range msgs {
+			for range msgs {
+				if result == consumer.ConsumeSuccess {
 					c.hit()
+				} else {
+					c.seen()
 				}
 			}
 			return result, nil
@@ -118,6 +125,7 @@ func cmdPush(ns []string, o opts) {
 		consumers = append(consumers, pc)
 	}
 	emit("started", map[string]any{"consumers": len(consumers)})
+	time.Sleep(o.ms("minMs", 0))
 	c.waitFor("push", o.num("expect", 1), o.ms("idleMs", 1000), o.ms("timeoutMs", 20000))
 	for _, pc := range consumers {
 		pc.Shutdown()

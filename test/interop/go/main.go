@@ -74,9 +74,19 @@ func (o opts) ms(k string, def int) time.Duration {
 
 // recvFields describes a received message (MessageExt) for a "recv" line.
 func recvFields(m *primitive.MessageExt) map[string]any {
+	body := string(m.Body)
+	if len(body) > 256 { // big bodies: the part before '|', the length and whether the rest is intact
+		prefix, rest, _ := strings.Cut(body, "|")
+		body = prefix + "|…"
+		if strings.Trim(rest, "x") != "" {
+			body += "CORRUPT"
+		}
+	}
 	f := map[string]any{
 		"topic":           m.Topic,
-		"body":            string(m.Body),
+		"body":            body,
+		"bodyLen":         len(m.Body),
+		"sysFlag":         m.SysFlag,
 		"keys":            m.GetKeys(),
 		"tags":            m.GetTags(),
 		"msgId":           m.MsgId,

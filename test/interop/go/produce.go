@@ -31,9 +31,9 @@ func newProducer(ns []string, o opts, extra ...producer.Option) rocketmq.Produce
 	return p
 }
 
-// cmdSend: `send topic=T n=N modes=sync,async,oneway prefix=P` — for each mode, N messages with
-// body = keys = "<prefix>-<mode>-<i>", tag "T<mode>" and user property idx=<i>; one "sent" line
-// per message (oneway: without a result).
+// cmdSend: `send topic=T n=N modes=sync,async,oneway[,big] prefix=P` — for each mode, N messages
+// with body = keys = "<prefix>-<mode>-<i>" (big: a 10 KiB body starting "<key>|"), tag "T<mode>"
+// and user property idx=<i>; one "sent" line per message (oneway: without a result).
 func cmdSend(ns []string, o opts) {
 	topic, n, prefix := o.str("topic", "GoSendTopic"), o.num("n", 5), o.str("prefix", "go")
 	p := newProducer(ns, o)
@@ -81,6 +81,22 @@ func cmdSend(ns []string, o opts) {
 				}
 			}
 			wg.Wait()
+		case "big":
+			// bodies of 10 KiB ("<key>|" + 'x' padding) are zlib-compressed by the Go producer
+			// (CompressMsgBodyOverHowmuch, default 4096): sysFlag COMPRESSED on the wire and in the store
+			for i := 0; i < n; i++ {
+				key := fmt.Sprintf("%s-%s-%d", prefix, mode, i)
+				m := build(mode, i)
+				m.Body = []byte(key + "|" + strings.Repeat("x", 10*1024-len(key)-1))
+				r, err := p.SendSync(ctx, m)
+				if err != nil {
+					emitError("SendSync(big)", err)
+					continue
+				}
+				f := sentFields(r)
+				f["mode"], f["key"], f["bodyLen"] = mode, key, len(m.Body)
+				emit("sent", f)
+			}
 		case "oneway":
 			for i := 0; i < n; i++ {
 				if err := p.SendOneWay(ctx, build(mode, i)); err != nil {
