@@ -4,7 +4,8 @@
  * async, oneway and batch sends; ordered send + orderly push consumer; clustering push consumers
  * with a tag expression and a SQL92 selector; broadcasting; delay levels and delivery timestamps;
  * retry after ConsumeRetryLater; transactions (commit, rollback, UNKNOW resolved by the check);
- * PullConsumer (PullFrom and Poll/ACK with committed offsets); request-reply; the admin API.
+ * PullConsumer (PullFrom and Poll/ACK with committed offsets); request-reply; message trace; the
+ * admin API.
  *
  * The peer (test/interop/go, one Go process per scenario) prints JSON lines; every assertion is on
  * the values it saw. Skips without `go` outside CI; in CI (CI=true) a missing `go` fails the file.
@@ -330,6 +331,26 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     }
     // Go client (this version): RequestAsync runs its callback twice per reply (request.go); pinned.
     assert.equal(linesOf(run, 'async')[0]?.callbacks, 2 * n);
+  });
+
+  it('message trace (WithTrace, RIP-6): Pub, SubBefore and SubAfter records land in RMQ_SYS_TRACE_TOPIC with the msgIds and keys', async () => {
+    const run = await go('trace', { topic: 'GoTraceTopic', group: 'GID_GO_TRACE', n: 2 }, 30_000);
+    const sentBy = new Map(linesOf(run, 'sent').map((l) => [str(l, 'key'), l]));
+    assert.deepEqual(bodies(linesOf(run, 'recv')), ['trace-0', 'trace-1'], `traced messages consumed${explainGo(run)}`);
+    const traces = await go('poll', { topic: 'RMQ_SYS_TRACE_TOPIC', group: 'GID_GO_TRACE_READER', expect: 1, minMs: 1500 });
+    // a trace message body holds records separated by \u0002, fields by \u0001 (Go's encoding)
+    const records = linesOf(traces, 'recv').flatMap((r) => str(r, 'body').split('\u0002').filter(Boolean).map((rec) => rec.split('\u0001')));
+    for (const [key, sent] of sentBy) {
+      const pub = records.find((f) => f[0] === 'Pub' && f.includes(str(sent, 'msgId')));
+      assert.ok(pub, `a Pub record for ${key}${explainGo(traces)}`);
+      assert.equal(pub[3], 'PID_GO_TRACE', 'producer group');
+      assert.equal(pub[4], 'GoTraceTopic', 'topic');
+      assert.equal(pub[7], key, 'keys');
+      assert.equal(pub[12], sent.offsetMsgId, 'offset msgId');
+      assert.equal(pub[13], 'true', 'success');
+      assert.ok(records.some((f) => f[0] === 'SubBefore' && f.includes(str(sent, 'msgId')) && f[3] === 'GID_GO_TRACE'), `SubBefore for ${key}`);
+      assert.ok(records.some((f) => f[0] === 'SubAfter' && f.includes(str(sent, 'msgId')) && f.includes('true')), `SubAfter for ${key}`);
+    }
   });
 
   it('admin API: CreateTopic, FetchAllTopicList, FetchPublishMessageQueues, FetchClusterList, GetAllSubscriptionGroup, DeleteTopic', async () => {

@@ -55,11 +55,15 @@ func (c *counter) waitFor(op string, expect int, idle, timeout time.Duration) {
 }
 
 func newPushConsumer(ns []string, o opts, group string, index int) rocketmq.PushConsumer {
+	return newPushConsumerWith(ns, o, group, index)
+}
+
+func newPushConsumerWith(ns []string, o opts, group string, index int, extra ...consumer.Option) rocketmq.PushConsumer {
 	model := consumer.Clustering
 	if o.str("model", "clustering") == "broadcasting" {
 		model = consumer.BroadCasting
 	}
-	c, err := rocketmq.NewPushConsumer(
+	c, err := rocketmq.NewPushConsumer(append([]consumer.Option{
 		consumer.WithNameServer(ns),
 		consumer.WithGroupName(group),
 		consumer.WithConsumerModel(model),
@@ -69,7 +73,7 @@ func newPushConsumer(ns []string, o opts, group string, index int) rocketmq.Push
 		consumer.WithMaxReconsumeTimes(int32(o.num("maxReconsumeTimes", 16))),
 		consumer.WithConsumeMessageBatchMaxSize(1),
 		consumer.WithRebalanceLockInterval(o.ms("lockIntervalMs", 2000)),
-	)
+	}, extra...)...)
 	if err != nil {
 		fatal("NewPushConsumer", err)
 	}

@@ -75,12 +75,9 @@ func (o opts) ms(k string, def int) time.Duration {
 // recvFields describes a received message (MessageExt) for a "recv" line.
 func recvFields(m *primitive.MessageExt) map[string]any {
 	body := string(m.Body)
-	if len(body) > 256 { // big bodies: the part before '|', the length and whether the rest is intact
-		prefix, rest, _ := strings.Cut(body, "|")
+	// the big bodies of `send modes=big` ("<key>|xxx…") are shown as "<key>|…" when intact
+	if prefix, rest, found := strings.Cut(body, "|"); found && len(rest) > 256 && strings.Trim(rest, "x") == "" {
 		body = prefix + "|…"
-		if strings.Trim(rest, "x") != "" {
-			body += "CORRUPT"
-		}
 	}
 	f := map[string]any{
 		"topic":           m.Topic,
@@ -132,6 +129,7 @@ var commands = map[string]func(ns []string, o opts){
 	"poll":         cmdPoll,
 	"admin":        cmdAdmin,
 	"request":      cmdRequest,
+	"trace":        cmdTrace,
 }
 
 func main() {
