@@ -26,7 +26,7 @@ export interface BuiltGoPeer {
   /** 'cached' or 'built', and how long it took. */
   how: 'cached' | 'built';
   ms: number;
-  /** `go version` of the toolchain that built it ('' when cached). */
+  /** `go version` of the toolchain on PATH. */
   goVersion: string;
 }
 
@@ -113,11 +113,11 @@ let build: Promise<BuiltGoPeer> | undefined;
 export function buildGoPeer(): Promise<BuiltGoPeer> {
   build ??= (async () => {
     const started = Date.now();
-    const dir = join(tmpdir(), 'tsmq-interop-go', `peer-${sourceHash()}`);
-    const binary = join(dir, 'tsmq-go-peer');
-    if (existsSync(binary)) return { binary, how: 'cached' as const, ms: Date.now() - started, goVersion: '' };
     const version = goVersion();
     if (version === null) throw new Error('`go` is not on PATH: install Go 1.19+ (Debian: apt-get install golang-go) to run the Go client interop test');
+    const dir = join(tmpdir(), 'tsmq-interop-go', `peer-${sourceHash()}`);
+    const binary = join(dir, 'tsmq-go-peer');
+    if (existsSync(binary)) return { binary, how: 'cached' as const, ms: Date.now() - started, goVersion: version };
     mkdirSync(dirname(dir), { recursive: true });
     return withLock(`${dir}.lock`, async () => {
       if (existsSync(binary)) return { binary, how: 'cached' as const, ms: Date.now() - started, goVersion: version };
