@@ -49,6 +49,7 @@ export const BROKER_CONFIG_SPEC = {
   rejectTransactionMessage: key<boolean>({ name: 'rejectTransactionMessage', type: 'boolean', default: false, doc: 'refuse TRAN_MSG sends with NO_PERMISSION' }),
   slaveReadEnable: key<boolean>({ name: 'slaveReadEnable', type: 'boolean', default: false, doc: 'let pulls be redirected to a slave when the consumer lags' }),
   regionId: key<string>({ name: 'regionId', type: 'string', default: 'DefaultRegion', doc: 'MSG_REGION reply field' }),
+  storeReplyMessageEnable: key<boolean>({ name: 'storeReplyMessageEnable', type: 'boolean', default: true, doc: 'also store request-reply answers (SEND_REPLY_MESSAGE 324/325) in their topic, besides pushing them to the requester' }),
   traceOn: key<boolean>({ name: 'traceOn', type: 'boolean', default: true, doc: 'TRACE_ON reply field' }),
   longPollingEnable: key<boolean>({ name: 'longPollingEnable', type: 'boolean', default: true, doc: 'hold pulls for suspendTimeoutMillis when nothing is found' }),
   shortPollingTimeMills: key<number>({ name: 'shortPollingTimeMills', type: 'number', default: 1000, doc: 'hold time when long polling is disabled (ms)', validate: nonNegative }),

@@ -133,6 +133,10 @@ const RULES = new Map<number, Rule>([
   [C.SEND_MESSAGE, sendRule('topic', 'group')],
   [C.SEND_MESSAGE_V2, sendRule('b', 'a')],
   [C.SEND_BATCH_MESSAGE, sendRule('b', 'a')],
+  // request-reply answers: Pub on their topic, like a send (Apache 5.3.3's context builder has no
+  // case for 324/325; tsmq's fallback would ask for Cluster Update)
+  [C.SEND_REPLY_MESSAGE, sendRule('topic', 'producerGroup')],
+  [C.SEND_REPLY_MESSAGE_V2, sendRule('b', 'a')],
   [C.END_TRANSACTION, (ext) => (blank(text(ext, 'topic')) ? [] : [{ resource: topicResource(text(ext, 'topic')!), actions: ['Pub'] }])],
   [C.CONSUMER_SEND_MSG_BACK, (ext) => [{ resource: groupResource(text(ext, 'group') ?? ''), actions: ['Sub'] }]],
   [C.PULL_MESSAGE, topicThenGroup(['Sub'])],

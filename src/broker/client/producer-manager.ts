@@ -1,7 +1,8 @@
 /**
  * Live producers per group (mirrors RocketMQ `ProducerManager`, minimal): registered by
  * HEART_BEAT, removed on UNREGISTER_CLIENT, connection close, or heartbeat expiry. Gives the
- * open channels of a group to the transaction check-back (`channelsOf`).
+ * open channels of a group to the transaction check-back (`channelsOf`) and a client's channel to
+ * the request-reply push (`channelOfClient`).
  */
 import type { RemotingChannel } from '../../remoting/processor/request-processor.js';
 import type { Clock } from '../../common/time/clock.js';
@@ -49,6 +50,19 @@ export class ProducerManager {
   /** Open channels of a producer group (transaction check-back, code 39). */
   channelsOf(group: string): RemotingChannel[] {
     return [...(this.groups.get(group)?.values() ?? [])].map((i) => i.channel).filter((c) => !c.closed);
+  }
+
+  /**
+   * The open connection of the producer client `clientId` (any group), or undefined (Apache
+   * `ProducerManager.findChannel`; the request-reply push, code 326, goes there).
+   */
+  channelOfClient(clientId: string): RemotingChannel | undefined {
+    for (const group of this.groups.names()) {
+      for (const info of this.groups.get(group)?.values() ?? []) {
+        if (info.clientId === clientId && !info.channel.closed) return info.channel;
+      }
+    }
+    return undefined;
   }
 
   doChannelCloseEvent(channel: RemotingChannel): void {

@@ -7,6 +7,7 @@ import type { RequestHandler } from '../../remoting/processor/request-processor.
 import { RequestCode } from '../../remoting/codes/request-code.js';
 import type { BrokerContext } from '../broker-context.js';
 import { ClientManageProcessor } from './client-manage-processor.js';
+import { ReplyMessageProcessor } from './reply-message-processor.js';
 import { OffsetProcessors } from './offset-processors.js';
 import type { PullMessageProcessor } from './pull-message-processor.js';
 import { QueryMessageProcessors } from './query-message-processors.js';
@@ -59,6 +60,7 @@ export function buildProcessorTable(
   const offsets = new OffsetProcessors(ctx);
   const send = new SendMessageProcessor(ctx, transactions);
   const sendBack = new SendBackProcessor(ctx);
+  const replies = new ReplyMessageProcessor(ctx, send);
   const topics = new TopicAdminProcessors(ctx);
   const query = new QueryMessageProcessors(ctx);
   const locks = new LockBatchProcessors(ctx);
@@ -84,6 +86,8 @@ export function buildProcessorTable(
     [RequestCode.SEND_MESSAGE, send.handler],
     [RequestCode.SEND_MESSAGE_V2, send.handler],
     [RequestCode.SEND_BATCH_MESSAGE, send.handler],
+    [RequestCode.SEND_REPLY_MESSAGE, replies.handler],
+    [RequestCode.SEND_REPLY_MESSAGE_V2, replies.handler],
     [RequestCode.PULL_MESSAGE, pull.handler],
     // 5.x DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (sysFlag bit 4); Apache serves it
     // with the same PullMessageProcessor (on its own thread pool).

@@ -1,8 +1,9 @@
 /**
- * SEND_MESSAGE (10) / SEND_MESSAGE_V2 (310) / SEND_BATCH_MESSAGE (320) request header
+ * SEND_MESSAGE (10) / SEND_MESSAGE_V2 (310) / SEND_BATCH_MESSAGE (320) request header, also
+ * the header of SEND_REPLY_MESSAGE (324, V1) / SEND_REPLY_MESSAGE_V2 (325)
  * (mirrors `SendMessageRequestHeader` and `SendMessageRequestHeaderV2`).
  *
- * V2 (codes 310 and 320) uses one-letter keys: a producerGroup, b topic, c defaultTopic,
+ * V2 (codes 310, 320 and 325) uses one-letter keys: a producerGroup, b topic, c defaultTopic,
  * d defaultTopicQueueNums, e queueId, f sysFlag, g bornTimestamp, h flag, i properties,
  * j reconsumeTimes, k unitMode, l maxReconsumeTimes, m batch, n brokerName.
  * a–h are required; a missing one throws HeaderError (→ SYSTEM_ERROR with the field name).
@@ -60,9 +61,9 @@ type V1Name = (typeof SEND_HEADER_V2_KEYS)[keyof typeof SEND_HEADER_V2_KEYS];
 const V1_KEY_OF = Object.fromEntries(Object.values(SEND_HEADER_V2_KEYS).map((n) => [n, n])) as Record<V1Name, string>;
 const V2_KEY_OF = Object.fromEntries(Object.entries(SEND_HEADER_V2_KEYS).map(([l, n]) => [n, l])) as Record<V1Name, string>;
 
-/** Decodes the header of a send request (V2 letters for 310/320, V1 names for 10). */
+/** Decodes the header of a send request (V2 letters for 310/320/325, V1 names for 10/324). */
 export function decodeSendMessageHeader(request: RemotingCommand): SendMessageRequestHeader {
-  const v2 = request.code === RequestCode.SEND_MESSAGE_V2 || request.code === RequestCode.SEND_BATCH_MESSAGE;
+  const v2 = request.code === RequestCode.SEND_MESSAGE_V2 || request.code === RequestCode.SEND_BATCH_MESSAGE || request.code === RequestCode.SEND_REPLY_MESSAGE_V2;
   const ext: ExtFields = request.extFields;
   const k = v2 ? V2_KEY_OF : V1_KEY_OF;
   const header: SendMessageRequestHeader = {

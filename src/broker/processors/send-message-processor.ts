@@ -72,7 +72,7 @@ export function bornHostOfChannel(channel: RemotingChannel): SocketAddress {
 }
 
 /** What a stored send answers with, ahead of MSG_REGION and TRACE_ON. */
-interface SendReplyFields {
+export interface SendReplyFields {
   msgId: string;
   queueId: number;
   queueOffset: number;
@@ -82,7 +82,8 @@ interface SendReplyFields {
   recallHandle?: string;
 }
 
-type Check = { response: RemotingCommand } | { topicConfig: TopicConfig; queueId: number };
+/** msgCheck's outcome: the error reply, or the topic's config and the queue to write. */
+export type SendCheck = { response: RemotingCommand } | { topicConfig: TopicConfig; queueId: number };
 
 export class SendMessageProcessor {
   constructor(
@@ -143,8 +144,11 @@ export class SendMessageProcessor {
     return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, ...transactionIdOf(msg), ...(recallHandle ? { recallHandle } : {}) });
   }
 
-  /** Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils (the limit applies to the body as received). */
-  private msgCheck(request: RemotingCommand, header: SendMessageRequestHeader, remote: string): Check {
+  /**
+   * Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils (the limit
+   * applies to the body as received). Also the checks of a reply message (ReplyMessageProcessor).
+   */
+  msgCheck(request: RemotingCommand, header: SendMessageRequestHeader, remote: string): SendCheck {
     const cfg = this.ctx.config;
     const topic = header.topic;
     if (!PermName.isWriteable(cfg.brokerPermission)) {
@@ -269,7 +273,8 @@ export class SendMessageProcessor {
     return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId, queueOffset: a.queueOffset });
   }
 
-  private reply(request: RemotingCommand, code: number, remark?: string | null, ext?: SendReplyFields): RemotingCommand {
+  /** A send's response: `ext` (msgId, queueId, queueOffset, …) when stored, then MSG_REGION and TRACE_ON. */
+  reply(request: RemotingCommand, code: number, remark?: string | null, ext?: SendReplyFields): RemotingCommand {
     const cfg = this.ctx.config;
     const extFields: Record<string, string | number> = ext
       ? {
