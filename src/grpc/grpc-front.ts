@@ -47,6 +47,7 @@ import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
 import { guardGrpcHandlers } from './grpc-auth.js';
+import { warnIfOpenWithoutAuth } from '../broker/auth/broker-auth-gate.js';
 import type { AuthConfig } from '../auth/auth-config.js';
 import type { AuthMetadata } from '../auth/auth-evaluator.js';
 import { DEFAULT_BAD_INPUT_LOG_INTERVAL_MS, RateLimitedLog } from '../common/logging/rate-limited-log.js';
@@ -217,6 +218,8 @@ export class GrpcFront {
     this.scanTimer.unref();
     this.renewer.start();
     this.logger.info(`gRPC front listening on ${this.config.grpcListenHost}:${this.boundPort}${tls.mode === 'disabled' ? '' : ` (TLS ${tls.mode})`}`);
+    // as the remoting port: `tsmq broker` keeps Apache's every-interface default, so say when that is open to anyone
+    warnIfOpenWithoutAuth(this.config.grpcListenHost, this.boundPort, { authenticationEnabled: auth?.config.authenticationEnabled ?? false }, this.logger, 'grpc');
   }
 
   /**
