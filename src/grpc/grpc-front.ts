@@ -36,6 +36,7 @@ import { TransactionalMessageService } from '../broker/transaction/transactional
 import { RecallMessageService } from '../broker/timer/recall-message-service.js';
 import { resolveTimerConfig } from '../broker/timer/timer-config.js';
 import { ClientSessions } from './client-sessions.js';
+import { GrpcConsumerRegistration } from './consumer-registration.js';
 import { consumeHandlers } from './consume-handlers.js';
 import { resolveGrpcConfig, type GrpcConfig } from './grpc-config.js';
 import type { GrpcServices } from './grpc-services.js';
@@ -84,6 +85,7 @@ export class GrpcFront {
   readonly recall: RecallMessageService;
   readonly transactions: TransactionalMessageService;
   readonly sessions: ClientSessions;
+  readonly consumerRegistration: GrpcConsumerRegistration;
   readonly renewer: ReceiptRenewer;
   private readonly logger: Logger;
   private server: grpc.Server | null = null;
@@ -104,7 +106,8 @@ export class GrpcFront {
     this.logger = opts.logger ?? createLogger('grpc');
     this.config = resolveGrpcConfig(opts.rawConfig);
     this.pop = opts.pop;
-    this.sessions = new ClientSessions(() => ctx.clock.nowMs());
+    this.consumerRegistration = new GrpcConsumerRegistration(ctx.consumerManager);
+    this.sessions = new ClientSessions(() => ctx.clock.nowMs(), undefined, (session) => this.consumerRegistration.unregister(session));
     this.renewer = new ReceiptRenewer({
       pop: this.pop,
       sessions: this.sessions,
@@ -183,6 +186,7 @@ export class GrpcFront {
       recall: this.recall,
       transactions: this.transactions,
       sessions: this.sessions,
+      consumers: this.consumerRegistration,
       renewer: this.renewer,
       logger: this.logger,
       port: () => this.boundPort,
