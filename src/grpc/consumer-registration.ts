@@ -3,7 +3,8 @@
  * `ClientActivity` heartbeat calls `registerConsumer` with a `GrpcClientChannel`): each live
  * PUSH_CONSUMER / SIMPLE_CONSUMER session is one client entry of its group, with
  * CONSUME_PASSIVELY, CLUSTERING, CONSUME_FROM_LAST_OFFSET, the language of its user agent and the
- * subscriptions of its Telemetry settings. So GET_CONSUMER_CONNECTION_LIST (203, `mqadmin
+ * subscriptions of its Telemetry settings, and the version of its user agent ("5.0.8" → V5_0_8; not
+ * of that form → V5_0_0, as Apache's proxy used to register every gRPC client). So GET_CONSUMER_CONNECTION_LIST (203, `mqadmin
  * consumerConnection`), consumer-progress client columns and the console list gRPC consumers
  * beside remoting ones; without it a group consumed only over gRPC was "not online" (206).
  *
@@ -61,6 +62,19 @@ export function peerText(peer: string): string {
   return peer.replace(/^ipv[46]:/, '').replace(/^\[(.*)\]:(\d+)$/, '$1:$2');
 }
 
+/** MQVersion ordinal of V5_0_0, what Apache's proxy registered gRPC clients with before it parsed their version. */
+const V5_0_0 = 413;
+
+/**
+ * MQVersion ordinal of a user-agent version "4.a.b" / "5.a.b" (a, b single digits: the release
+ * entry, src/remoting/protocol/mq-version.ts); anything else → V5_0_0.
+ */
+export function clientVersionOrdinal(version: string | undefined): number {
+  const m = /^([45])\.(\d)\.(\d)$/.exec(version ?? '');
+  if (!m) return V5_0_0;
+  return (m[1] === '4' ? 213 : 413) + 2 * (10 * Number(m[2]) + Number(m[3]));
+}
+
 /** The SubscriptionData list of a consumer's Telemetry settings (a bad expression is listed as given, TAG or SQL92). */
 function subscriptionsOf(session: ClientSession): SubscriptionData[] {
   const list: SubscriptionData[] = [];
@@ -98,7 +112,7 @@ export class GrpcConsumerRegistration {
     }
     this.consumers.registerConsumer(
       session.group,
-      { channel, clientId: session.clientId, language: session.language, version: 0 },
+      { channel, clientId: session.clientId, language: session.language, version: clientVersionOrdinal(session.settings.user_agent?.version) },
       { consumeType: 'CONSUME_PASSIVELY', messageModel: 'CLUSTERING', consumeFromWhere: 'CONSUME_FROM_LAST_OFFSET', subscriptions: subscriptionsOf(session) },
     );
   }

@@ -8,6 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import type { PushConsumer, SimpleConsumer } from 'rocketmq-client-nodejs';
 import { startHarness, type Harness } from './grpc-harness.js';
 import { startPushConsumer, startSimpleConsumer } from './grpc-clients.js';
@@ -16,6 +17,10 @@ import { createRequestCommand } from '../../../src/remoting/protocol/commands.js
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
 import { silentLogger } from '../../../src/common/logging/logger.js';
+import { clientVersionOrdinal } from '../../../src/grpc/consumer-registration.js';
+import { versionDesc } from '../../../src/remoting/protocol/mq-version.js';
+
+const nodeClientVersion = (createRequire(import.meta.url)('rocketmq-client-nodejs/package.json') as { version: string }).version;
 
 interface ConsumerConnection {
   connectionSet: Array<{ clientAddr: string; clientId: string; language: string; version: number }>;
@@ -58,6 +63,14 @@ describe('gRPC consumers in GET_CONSUMER_CONNECTION_LIST (mqadmin consumerConnec
     }
   };
 
+  it('a user-agent version maps to its MQVersion release entry, anything else to V5_0_0', () => {
+    assert.equal(versionDesc(clientVersionOrdinal('5.0.8')), 'V5_0_8');
+    assert.equal(versionDesc(clientVersionOrdinal('4.9.4')), 'V4_9_4');
+    assert.equal(versionDesc(clientVersionOrdinal('5.3.3')), 'V5_3_3');
+    assert.equal(versionDesc(clientVersionOrdinal('1.0.8')), 'V5_0_0');
+    assert.equal(versionDesc(clientVersionOrdinal(undefined)), 'V5_0_0');
+  });
+
   it('lists a SimpleConsumer and a PushConsumer of one group with their subscription; both leaving → 206', async () => {
     assert.equal((await connections('CC_G')).code, ResponseCode.CONSUMER_NOT_ONLINE);
     simple = await startSimpleConsumer(h, 'CC_G', 'CC_T', 1000, 'TagA || TagB');
@@ -70,6 +83,7 @@ describe('gRPC consumers in GET_CONSUMER_CONNECTION_LIST (mqadmin consumerConnec
       assert.equal(c.language, 'NODE_JS');
       assert.match(c.clientAddr, /^127\.0\.0\.1:\d+$/);
       assert.ok(c.clientId.length > 0);
+      assert.equal(c.version, clientVersionOrdinal(nodeClientVersion), `user agent version ${nodeClientVersion}`);
     }
     assert.equal(new Set(cc.connectionSet.map((c) => c.clientId)).size, 2);
     assert.deepEqual(Object.keys(cc.subscriptionTable), ['CC_T']);
