@@ -3,7 +3,8 @@
  * (spec B1). A session records the client type, its consumer group, the settings it sent over
  * Telemetry and its open Telemetry streams (used to push server commands such as
  * RecoverOrphanedTransactionCommand). Sessions end on NotifyClientTermination, or when a
- * session has no open stream and sent nothing for `expireMs`.
+ * session has no open stream and sent nothing for `expireMs`; `onRemoved` hears both (the front
+ * unregisters the client from the broker's ConsumerManager then).
  */
 import type { Settings, TelemetryCommand } from './proto/v2-types.js';
 
@@ -33,6 +34,7 @@ export class ClientSessions {
   constructor(
     private readonly now: () => number,
     private readonly expireMs = 120_000,
+    private readonly onRemoved: (session: ClientSession) => void = () => {},
   ) {}
 
   /** The session of `clientId`, created when new; refreshes its last-seen time. */
@@ -51,7 +53,10 @@ export class ClientSessions {
   }
 
   remove(clientId: string): void {
+    const s = this.sessions.get(clientId);
+    if (!s) return;
     this.sessions.delete(clientId);
+    this.onRemoved(s);
   }
 
   /** Producer sessions with an open Telemetry stream, those publishing `topic` first. */
@@ -81,6 +86,7 @@ export class ClientSessions {
       for (const w of [...s.streams]) if (w.closed) s.streams.delete(w);
       if (s.streams.size === 0 && now - s.lastSeenMs > this.expireMs) {
         this.sessions.delete(id);
+        this.onRemoved(s);
         n++;
       }
     }

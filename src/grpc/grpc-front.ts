@@ -36,6 +36,7 @@ import { TransactionalMessageService } from '../broker/transaction/transactional
 import { RecallMessageService } from '../broker/timer/recall-message-service.js';
 import { resolveTimerConfig } from '../broker/timer/timer-config.js';
 import { ClientSessions } from './client-sessions.js';
+import { GrpcConsumerRegistration } from './consumer-registration.js';
 import { consumeHandlers } from './consume-handlers.js';
 import { resolveGrpcConfig, type GrpcConfig } from './grpc-config.js';
 import type { GrpcServices } from './grpc-services.js';
@@ -47,6 +48,7 @@ import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
 import { guardGrpcHandlers } from './grpc-auth.js';
+import { warnIfOpenWithoutAuth } from '../broker/auth/broker-auth-gate.js';
 import type { AuthConfig } from '../auth/auth-config.js';
 import type { AuthMetadata } from '../auth/auth-evaluator.js';
 import { DEFAULT_BAD_INPUT_LOG_INTERVAL_MS, RateLimitedLog } from '../common/logging/rate-limited-log.js';
@@ -83,6 +85,7 @@ export class GrpcFront {
   readonly recall: RecallMessageService;
   readonly transactions: TransactionalMessageService;
   readonly sessions: ClientSessions;
+  readonly consumerRegistration: GrpcConsumerRegistration;
   readonly renewer: ReceiptRenewer;
   private readonly logger: Logger;
   private server: grpc.Server | null = null;
@@ -103,7 +106,8 @@ export class GrpcFront {
     this.logger = opts.logger ?? createLogger('grpc');
     this.config = resolveGrpcConfig(opts.rawConfig);
     this.pop = opts.pop;
-    this.sessions = new ClientSessions(() => ctx.clock.nowMs());
+    this.consumerRegistration = new GrpcConsumerRegistration(ctx.consumerManager);
+    this.sessions = new ClientSessions(() => ctx.clock.nowMs(), undefined, (session) => this.consumerRegistration.unregister(session));
     this.renewer = new ReceiptRenewer({
       pop: this.pop,
       sessions: this.sessions,
@@ -182,6 +186,7 @@ export class GrpcFront {
       recall: this.recall,
       transactions: this.transactions,
       sessions: this.sessions,
+      consumers: this.consumerRegistration,
       renewer: this.renewer,
       logger: this.logger,
       port: () => this.boundPort,
@@ -217,6 +222,8 @@ export class GrpcFront {
     this.scanTimer.unref();
     this.renewer.start();
     this.logger.info(`gRPC front listening on ${this.config.grpcListenHost}:${this.boundPort}${tls.mode === 'disabled' ? '' : ` (TLS ${tls.mode})`}`);
+    // as the remoting port: `tsmq broker` keeps Apache's every-interface default, so say when that is open to anyone
+    warnIfOpenWithoutAuth(this.config.grpcListenHost, this.boundPort, { authenticationEnabled: auth?.config.authenticationEnabled ?? false }, this.logger, 'grpc');
   }
 
   /**

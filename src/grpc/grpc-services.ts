@@ -14,6 +14,7 @@ import type { ClientSessions } from './client-sessions.js';
 import type { GrpcConfig } from './grpc-config.js';
 import { Code, status, type Endpoints, type Status } from './proto/v2-types.js';
 import type { ReceiptRenewer } from './receipt-renewer.js';
+import type { GrpcConsumerRegistration } from './consumer-registration.js';
 
 export interface GrpcServices {
   ctx: BrokerContext;
@@ -23,6 +24,8 @@ export interface GrpcServices {
   recall: RecallMessageService;
   transactions: TransactionalMessageService;
   sessions: ClientSessions;
+  /** Mirrors consumer sessions into the broker's ConsumerManager (mqadmin consumerConnection). */
+  consumers: GrpcConsumerRegistration;
   renewer: ReceiptRenewer;
   logger: Logger;
   /** Port the gRPC server listens on (known after bind). */

@@ -112,6 +112,7 @@ export function routeHandlers(s: GrpcServices): Record<string, grpc.UntypedHandl
         if (!s.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group)) {
           return { status: status(Code.CONSUMER_GROUP_NOT_FOUND, `consumer group ${group} does not exist`) };
         }
+        s.consumers.register(session, call.getPeer());
       }
       return { status: OK_STATUS };
     }),

@@ -121,6 +121,7 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
           if (settings.client_type) session.clientType = settings.client_type;
           if (settings.subscription?.group?.name) session.group = settings.subscription.group.name;
           if (settings.user_agent?.language) session.language = settings.user_agent.language;
+          s.consumers.register(session, call.getPeer());
           writer.write({ status: status(Code.OK, 'OK'), settings: settingsReply(settings, values, groupPolicy(s)) });
         } else if (cmd.thread_stack_trace) {
           s.logger.info(`client ${clientId} thread stack trace (nonce ${cmd.thread_stack_trace.nonce})`);

@@ -32,9 +32,20 @@ export function brokerRequestGate(config: AuthConfig, metadata: AuthMetadataMana
   return gate.enabled ? gate : null;
 }
 
-/** Logs a warning when `host:port` is reachable from other hosts while authenticationEnabled=false. */
-export function warnIfOpenWithoutAuth(host: string, port: number, config: AuthConfig, logger: Logger): void {
+/** What an open port lets anyone do, and the key that binds it to loopback, per listener kind. */
+const OPEN_PORT_TEXT = {
+  remoting: { name: 'broker remoting port', can: 'send, consume, delete topics and reset offsets', bindKey: 'bindAddress' },
+  grpc: { name: 'gRPC port', can: 'send and consume', bindKey: 'grpcListenHost' },
+} as const;
+
+/**
+ * Logs a warning when `host:port` is reachable from other hosts (not a loopback address) while
+ * authenticationEnabled=false. `kind` names the listener: the broker's remoting port (fix:
+ * bindAddress=127.0.0.1) or the gRPC front's (fix: grpcListenHost=127.0.0.1).
+ */
+export function warnIfOpenWithoutAuth(host: string, port: number, config: Pick<AuthConfig, 'authenticationEnabled'>, logger: Logger, kind: keyof typeof OPEN_PORT_TEXT = 'remoting'): void {
   if (!isLoopback(host) && !config.authenticationEnabled) {
-    logger.warn(`broker remoting port ${host}:${port} is reachable from other hosts and authenticationEnabled=false: anyone who can reach it can send, consume, delete topics and reset offsets; set authenticationEnabled=true and authorizationEnabled=true (docs/security.md) or bindAddress=127.0.0.1`);
+    const t = OPEN_PORT_TEXT[kind];
+    logger.warn(`${t.name} ${host}:${port} is reachable from other hosts and authenticationEnabled=false: anyone who can reach it can ${t.can}; set authenticationEnabled=true and authorizationEnabled=true (docs/security.md) or ${t.bindKey}=127.0.0.1`);
   }
 }

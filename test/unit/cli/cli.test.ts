@@ -80,7 +80,11 @@ test('tsmq broker: one warning per unknown key, banner with the real binds and t
       ],
     );
     // every interface and no authentication: one warning naming the fix (docs/security.md)
-    assert.ok(lines.some((l) => l.includes('is reachable from other hosts and authenticationEnabled=false') && l.includes('"level":40')), out);
+    assert.ok(lines.some((l) => l.includes(`broker remoting port `) && l.includes(`:${port} is reachable from other hosts and authenticationEnabled=false`) && l.includes('"level":40')), out);
+    // the gRPC front of `tsmq broker` binds every interface too (grpcListenHost 0.0.0.0): warned the same way, naming its own key
+    const grpcWarnings = lines.filter((l) => l.includes(`gRPC port 0.0.0.0:${grpcPort} is reachable from other hosts and authenticationEnabled=false`) && l.includes('"level":40'));
+    assert.equal(grpcWarnings.length, 1, out);
+    assert.match(grpcWarnings[0]!, /anyone who can reach it can send and consume; set authenticationEnabled=true and authorizationEnabled=true \(docs\/security.md\) or grpcListenHost=127.0.0.1/);
     const banner = lines.find((l) => l.startsWith('tsmq broker started'));
     assert.equal(
       banner,
