@@ -14,10 +14,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withBuildLock } from './build-lock.js';
 
 export const GO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'go');
 
@@ -62,29 +63,6 @@ function sourceHash(): string {
   return h.digest('hex').slice(0, 16);
 }
 
-async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 10 * 60_000;
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      break;
-    } catch {
-      try {
-        if (Date.now() - statSync(lockDir).mtimeMs > 10 * 60_000) rmSync(lockDir, { recursive: true, force: true });
-      } catch {
-        /* lock vanished meanwhile */
-      }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for the build lock ${lockDir}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
-}
-
 function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -119,7 +97,7 @@ export function buildGoPeer(): Promise<BuiltGoPeer> {
     const binary = join(dir, 'tsmq-go-peer');
     if (existsSync(binary)) return { binary, how: 'cached' as const, ms: Date.now() - started, goVersion: version };
     mkdirSync(dirname(dir), { recursive: true });
-    return withLock(`${dir}.lock`, async () => {
+    return withBuildLock(`${dir}.lock`, async () => {
       if (existsSync(binary)) return { binary, how: 'cached' as const, ms: Date.now() - started, goVersion: version };
       mkdirSync(dir, { recursive: true });
       const partial = `${binary}.partial-${process.pid}`;

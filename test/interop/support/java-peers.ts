@@ -13,10 +13,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withBuildLock } from './build-lock.js';
 
 export const JAVA_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'java');
 
@@ -119,29 +120,6 @@ function runMaven(cwd: string, args: string[], timeoutMs: number): Promise<{ cod
   });
 }
 
-async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 10 * 60_000;
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      break;
-    } catch {
-      try {
-        if (Date.now() - statSync(lockDir).mtimeMs > 10 * 60_000) rmSync(lockDir, { recursive: true, force: true });
-      } catch {
-        /* lock vanished meanwhile */
-      }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for the build lock ${lockDir}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
-}
-
 const builds = new Map<PeerName, Promise<BuiltPeer>>();
 
 /** Compiles a peer (once per source version, shared by all test processes). @throws Error with Maven's output. */
@@ -168,7 +146,7 @@ async function doBuild(peer: PeerName): Promise<BuiltPeer> {
     ms: Date.now() - started,
   });
   if (existsSync(stamp)) return result('cached');
-  return await withLock(`${buildDir}.lock`, async () => {
+  return await withBuildLock(`${buildDir}.lock`, async () => {
     if (existsSync(stamp)) return result('cached');
     const cwd = dirname(PEER_DIRS[peer].pom);
     const goals = ['-B', '-q', `-Diop.buildDir=${buildDir}`, 'compile', 'dependency:copy-dependencies'];
