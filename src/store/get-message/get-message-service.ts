@@ -215,7 +215,9 @@ export class GetMessageService {
                 if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
                 spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
               }
-            } else if (plan.records > 1) {
+            } else if (plan.records > 1 && (lend === null || chunk === null)) {
+              // (lend mode with the chunk cached: only this record crosses its end; the next
+              // records are lent from the next chunk, not copied out of a span read)
               if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
               if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
               if (this.commitLog.readInto(phy, this.span, 0, plan.spanBytes)) {
