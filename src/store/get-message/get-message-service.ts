@@ -165,13 +165,15 @@ export class GetMessageService {
         if (taken === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
-      // lend mode: the record is lent as a view of this read-cache chunk (not copied into body)
+      // lend mode: the record is lent as a view of this read-cache chunk (not copied into body):
+      // when it continues the pull's last view, or starts a run (or is a record) of at least
+      // minViewBytes; shorter ones are copied at once, as without lend mode
       let lent: CachedChunkRef | null = null;
       let readable = size > 0 && size < 0x7fffffff;
       if (readable && !(phy === aheadPhy && size <= aheadBytes)) {
         if (spanPhy >= 0 && phy >= spanPhy && phy + size <= spanPhy + spanBytes) {
           // inside the span read (or the cached chunk) of an earlier record of this pull
-          if (lend !== null && spanChunk !== null) lent = spanChunk;
+          if (lend !== null && spanChunk !== null && (size >= lend.minViewBytes || result.continuesView(spanChunk.chunk, phy - spanPhy))) lent = spanChunk;
           else {
             if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
             spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
@@ -184,7 +186,7 @@ export class GetMessageService {
           aheadBytes = 0;
           // lend mode, adjacent records within one chunk: lent from the chunk (read whole when
           // missing: a consumer catching up reads on into it), not read into the body
-          const runChunk = lend !== null && plan.spanBytes === plan.recordBytes && plan.records > 1 && Math.floor(phy / chunkBytes) === Math.floor((phy + plan.spanBytes - 1) / chunkBytes) ? this.commitLog.cachedChunkAt(phy) : null;
+          const runChunk = lend !== null && plan.spanBytes === plan.recordBytes && plan.records > 1 && plan.spanBytes >= lend.minViewBytes && Math.floor(phy / chunkBytes) === Math.floor((phy + plan.spanBytes - 1) / chunkBytes) ? this.commitLog.cachedChunkAt(phy) : null;
           if (runChunk !== null && phy >= runChunk.phyStart && phy + plan.spanBytes <= runChunk.phyStart + runChunk.length) {
             spanBuf = runChunk.buf;
             spanChunk = runChunk;
@@ -210,7 +212,7 @@ export class GetMessageService {
               spanChunk = chunk;
               spanPhy = chunk.phyStart;
               spanBytes = chunk.length;
-              if (lend !== null) lent = chunk;
+              if (lend !== null && size >= lend.minViewBytes) lent = chunk;
               else {
                 if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
                 spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
@@ -256,7 +258,7 @@ export class GetMessageService {
       taken++;
       if (lent !== null) result.addView(lent.chunk, phy - lent.phyStart, size);
       else {
-        result.addCopied(used, size);
+        if (lend !== null) result.addCopied(used, size);
         used += size;
       }
       if (aheadPhy === phy && aheadBytes >= size) {
@@ -362,6 +364,10 @@ function nextInSameRegion(entries: Buffer, i: number, count: number, phy: number
   return nSize > 0 && nSize < 0x7fffffff && nPhy >= phy + size && nPhy + nSize - phy <= regionBytes;
 }
 
+/** Shared empty arrays of a result before its first part (never pushed to: replaced first). */
+const NO_PARTS: Array<ReadCacheChunk | null> = [];
+const NO_NUMBERS: number[] = [];
+
 /**
  * The GetMessageResult of one pull. `messages` (a view per record) is made on first use: the
  * pull processor sends `body` (or `bodyParts`) and counts `messageQueueOffsets`, so it never pays
@@ -382,12 +388,12 @@ class PulledMessages implements GetMessageResult {
   /** Size of each record taken, in order (views are made from these). */
   private sizes: number[] = [];
   private views: Buffer[] | null = null;
-  /** Parts under construction: the chunk (null = the body), start and end in it. */
-  private partChunks: Array<ReadCacheChunk | null> = [];
-  private partStarts: number[] = [];
-  private partEnds: number[] = [];
+  /** Lend mode: parts under construction (the chunk, null = the body; start and end in it). Without lend mode the body is the one part. */
+  private partChunks: Array<ReadCacheChunk | null> = NO_PARTS;
+  private partStarts: number[] = NO_NUMBERS;
+  private partEnds: number[] = NO_NUMBERS;
   /** Chunks leased by this result (each once). */
-  private leased: ReadCacheChunk[] = [];
+  private leased: ReadCacheChunk[] = NO_PARTS as ReadCacheChunk[];
   /** The pooled body this result owns (handed back by release()), and the pool's lend id of it. */
   private ownedBody: Buffer | null = null;
   private ownedBodyLendId = 0;
@@ -432,7 +438,13 @@ class PulledMessages implements GetMessageResult {
     this.bufferTotalSizeBytes += size;
   }
 
-  /** The record just taken was copied into the body at [start, start + size). */
+  /** True when chunk bytes starting at `start` would extend the last part (a view of `chunk`). */
+  continuesView(chunk: ReadCacheChunk, start: number): boolean {
+    const n = this.partChunks.length;
+    return n > 0 && this.partChunks[n - 1] === chunk && this.partEnds[n - 1] === start;
+  }
+
+  /** Lend mode: the record just taken was copied into the body at [start, start + size). */
   addCopied(start: number, size: number): void {
     const n = this.partChunks.length;
     if (n > 0 && this.partChunks[n - 1] === null && this.partEnds[n - 1] === start) this.partEnds[n - 1] = start + size;
@@ -446,6 +458,7 @@ class PulledMessages implements GetMessageResult {
       this.partEnds[n - 1] = start + size;
       return;
     }
+    if (this.leased === NO_PARTS) this.leased = [];
     if (!this.leased.includes(chunk)) {
       this.cache.lease(chunk);
       this.leased.push(chunk);
@@ -454,6 +467,11 @@ class PulledMessages implements GetMessageResult {
   }
 
   private pushPart(chunk: ReadCacheChunk | null, start: number, end: number): void {
+    if (this.partChunks === NO_PARTS) {
+      this.partChunks = [];
+      this.partStarts = [];
+      this.partEnds = [];
+    }
     this.partChunks.push(chunk);
     this.partStarts.push(start);
     this.partEnds.push(end);
@@ -467,12 +485,21 @@ class PulledMessages implements GetMessageResult {
    * only part when there is one.
    */
   finish(body: Buffer, used: number, lend: GetMessageLendOptions | null): void {
+    if (lend === null) {
+      // copy mode: the body is the records
+      if (used > 0) {
+        this.ownedBody = body;
+        this.ownedBodyLendId = this.pool.lendIdOf(body);
+        this.body = body.subarray(0, used);
+      } else this.pool.release(body);
+      return;
+    }
     const n = this.partChunks.length;
     if (n === 0) {
       if (body.length > 0) this.pool.release(body);
       return;
     }
-    if (lend !== null && this.leased.length > 0 && (lend.minViewBytes > 0 || n > Math.max(1, lend.maxParts))) {
+    if (this.leased.length > 0 && (lend.minViewBytes > 0 || n > Math.max(1, lend.maxParts))) {
       const chunks: Array<ReadCacheChunk | null> = [];
       const starts: number[] = [];
       const ends: number[] = [];
@@ -542,7 +569,7 @@ class PulledMessages implements GetMessageResult {
       parts[i] = (c === null ? body : c.buf).subarray(this.partStarts[i]!, this.partEnds[i]!);
     }
     if (parts.length === 1) this.body = parts[0]!;
-    if (lend !== null) this.bodyParts = parts;
+    this.bodyParts = parts;
   }
 
   /**
@@ -558,8 +585,10 @@ class PulledMessages implements GetMessageResult {
   private dropHoldings(): void {
     if (this.ownedBody !== null) this.pool.release(this.ownedBody, this.ownedBodyLendId);
     this.ownedBody = null;
-    for (const c of this.leased) this.cache.unlease(c);
-    this.leased = [];
+    if (this.leased.length > 0) {
+      for (const c of this.leased) this.cache.unlease(c);
+      this.leased = NO_PARTS as ReadCacheChunk[];
+    }
   }
 
   /** Forgets everything taken, handing back what it held (a second scan follows). */
@@ -569,9 +598,9 @@ class PulledMessages implements GetMessageResult {
     this.sizes = [];
     this.views = null;
     this.bufferTotalSizeBytes = 0;
-    this.partChunks = [];
-    this.partStarts = [];
-    this.partEnds = [];
+    this.partChunks = NO_PARTS;
+    this.partStarts = NO_NUMBERS;
+    this.partEnds = NO_NUMBERS;
     delete this.body;
     delete this.bodyParts;
   }
