@@ -242,6 +242,8 @@ export interface MessageStore {
    * Hands `GetMessageResult.body` back for reuse by later getMessage calls, once nothing reads it
    * or its record views any more (a pull reply: after the socket's write callback). Anything
    * that is not such a body is ignored. Optional: a store without it lets bodies be collected.
+   * A result with `release()` is better handed back with that (it also ends chunk leases); use
+   * either for a result (both is harmless: the pool tells lendings apart).
    */
   releaseMessageBody?(body: Buffer): void;
   /** Next queue offset to be written (0 if the queue does not exist). */

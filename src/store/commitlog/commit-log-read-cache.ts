@@ -133,15 +133,18 @@ export class CommitLogReadCache {
    * records out of it itself (the pull path's interleaved records: one lookup for the records of
    * a chunk instead of one each). A missing chunk is read whole at once (no second-miss
    * admission: the caller has several records in it, and the other queues' pulls read the same
-   * region); null when the chunk is not all written yet or not readable: read the file yourself.
+   * region), or with `admitNow` false only on its second miss (a run of adjacent records lent
+   * from the chunk: a consumer that comes back to the same chunk reads on in it, while scattered
+   * lagging consumers do not read 256 KiB per pull); null when the chunk is not all written yet,
+   * not admitted or not readable: read the file yourself.
    * `buf[0, length)` holds segment bytes
    * [start, start + length); valid until the next call into this cache (the chunk may then be
    * reused), so callers copy out before anything else reads.
    */
-  chunkAt(mf: MappedFile, position: number): ReadCacheChunk | null {
+  chunkAt(mf: MappedFile, position: number, admitNow = true): ReadCacheChunk | null {
     if (position < 0 || position >= mf.getWrotePosition()) return null;
     const index = Math.floor(position / this.chunkBytes);
-    const ch = this.chunk(mf, index, true);
+    const ch = this.chunk(mf, index, admitNow);
     if (ch === null) {
       this.bypasses++;
       return null;

@@ -571,15 +571,16 @@ export class CommitLog {
   }
 
   /**
-   * The read cache's chunk holding CommitLog byte `offset` (CommitLogReadCache.chunkAt), with
+   * The read cache's chunk holding CommitLog byte `offset` (CommitLogReadCache.chunkAt; a
+   * missing chunk is read at once, or with `admitNow` false on its second miss), with
    * `phyStart` = the CommitLog offset of `buf[0]`; null when not cached (nor admitted now) or
    * not readable. Valid until the next read of this CommitLog (copy out at once), unless
    * `readCache.lease(chunk)` lends it (then until the matching unlease).
    */
-  cachedChunkAt(offset: number): CachedChunkRef | null {
+  cachedChunkAt(offset: number, admitNow = true): CachedChunkRef | null {
     const mf = this.mfq.findMappedFileByOffset(offset);
     if (!mf) return null;
-    const c = this.readCache.chunkAt(mf, offset - mf.fileFromOffset);
+    const c = this.readCache.chunkAt(mf, offset - mf.fileFromOffset, admitNow);
     return c === null ? null : { buf: c.buf, phyStart: mf.fileFromOffset + c.start, length: c.length, chunk: c };
   }
 

@@ -26,9 +26,20 @@
  * that is not readable falls back to reading each record on its own, so the statuses are those of
  * reading record by record.
  *
- * Bodies come from a PullBodyPool: `releaseBody` hands one back once nothing reads it any more
- * (the broker: from the pull reply's socket write callback); `messages` views are made only when
- * first read.
+ * Bodies come from a PullBodyPool: `releaseBody` (or the result's `release()`) hands one back
+ * once nothing reads it any more (the broker: from the pull reply's socket write callback);
+ * `messages` views are made only when first read.
+ *
+ * Lend mode (`lend`, zero-copy; Apache returns `SelectMappedBufferResult` views of its mapped
+ * CommitLog and releases them after the transfer): a record found in a read-cache chunk is not
+ * copied but lent as a view of the chunk, which is leased until the result's `release()` (a
+ * leased chunk is never refilled, CommitLogReadCache). Records adjacent in the CommitLog and in
+ * one chunk are one view; a run of adjacent records that fits one chunk is lent from it (the
+ * chunk read whole on its second miss when all written) instead of read into the body. Records or runs
+ * shorter than `minViewBytes` are copied as before; more than `maxParts` parts are copied into
+ * one body. `bodyParts` are the parts in order. The bytes of a view are those of the record
+ * (CQ entries point only at dispatched records; a chunk holds only bytes below its segment's
+ * write position).
  */
 import * as os from 'node:os';
 import type { CachedChunkRef, CommitLog } from '../commitlog/commit-log.js';
@@ -184,9 +195,10 @@ export class GetMessageService {
           spanChunk = null;
           aheadPhy = -1;
           aheadBytes = 0;
-          // lend mode, adjacent records within one chunk: lent from the chunk (read whole when
-          // missing: a consumer catching up reads on into it), not read into the body
-          const runChunk = lend !== null && plan.spanBytes === plan.recordBytes && plan.records > 1 && plan.spanBytes >= lend.minViewBytes && Math.floor(phy / chunkBytes) === Math.floor((phy + plan.spanBytes - 1) / chunkBytes) ? this.commitLog.cachedChunkAt(phy) : null;
+          // lend mode, adjacent records within one chunk: lent from the chunk (read whole on its
+          // second miss: a consumer catching up comes back for the rest of it), not read into
+          // the body
+          const runChunk = lend !== null && plan.spanBytes === plan.recordBytes && plan.records > 1 && plan.spanBytes >= lend.minViewBytes && Math.floor(phy / chunkBytes) === Math.floor((phy + plan.spanBytes - 1) / chunkBytes) ? this.commitLog.cachedChunkAt(phy, false) : null;
           if (runChunk !== null && phy >= runChunk.phyStart && phy + plan.spanBytes <= runChunk.phyStart + runChunk.length) {
             spanBuf = runChunk.buf;
             spanChunk = runChunk;
