@@ -35,7 +35,6 @@ import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getInt, getLong, getOptionalLong, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
 import { hasCommitOffsetFlag, hasSubscriptionFlag, hasSuspendFlag } from '../../common/message/sysflag.js';
 import type { GetMessageLendOptions, GetMessageResult, GetMessageStatus } from '../../store/message-store.js';
-import { FRAME_BATCH_LARGE_BODY_BYTES } from '../../remoting/protocol/frame-batch.js';
 import { PermName } from '../broker-config.js';
 import type { TopicConfig } from '../topic/topic-config.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -296,13 +295,18 @@ export class PullMessageProcessor {
 }
 
 /**
- * getMessage's lend mode for pull replies: one view of the CommitLog read cache when the records
- * are one run of at least FRAME_BATCH_LARGE_BODY_BYTES in one chunk (the frame then writes that
- * view as its own piece, without a copy), else one pooled body. Smaller views would be copied
- * into the frame's buffer anyway, and a reply of several views would need one socket write piece
- * each, which costs more than copying 1 KiB records (bench/results/store-pull-2026-12-02.md).
+ * getMessage's lend mode for pull replies: none — replies are one pooled body (PullBodyPool),
+ * copied from the read cache's chunk or read straight into it. Measured (bench/broker/pull-ab.ts,
+ * bench/results/store-pull-2026-12-02.md): lending one view of a run of >= 16 KiB (a frame body
+ * that large is written as its own piece, so the view would reach the socket without a copy in
+ * JavaScript) cost more broker CPU per pulled message than the copy, 1.53–2.0 vs 1.2–1.4 µs for
+ * adjacent records in 3 of 3 interleaved rounds: the pooled body is reused last-in first-out
+ * and stays in the CPU cache while the read into it and the socket's copy out of it run, whereas
+ * a 256 KiB chunk of the 16 MiB cache is cold. Views of several records would need one socket
+ * write piece each (smaller ones are copied into the frame batch anyway). Set lend options here
+ * to lend views again (the reply path releases any result from the write callback).
  */
-const PULL_REPLY_LEND: GetMessageLendOptions = { minViewBytes: FRAME_BATCH_LARGE_BODY_BYTES, maxParts: 1 };
+const PULL_REPLY_LEND: GetMessageLendOptions | null = null;
 
 /** Gives back what a getMessage result holds (its body, lent chunks); stores without `release` take the body back. */
 function releaseResult(store: BrokerContext['store'], result: GetMessageResult): void {

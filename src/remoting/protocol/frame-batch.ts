@@ -14,9 +14,7 @@ import type { RemotingCommand } from './remoting-command.js';
 import { encodeFrame, encodeFrameInto } from './frame-codec.js';
 
 const CHUNK_BYTES = 64 * 1024;
-/** Bodies longer than this are written as their own piece (not copied into the batch's chunk). */
-export const FRAME_BATCH_LARGE_BODY_BYTES = 16 * 1024;
-const LARGE_FRAME_BYTES = FRAME_BATCH_LARGE_BODY_BYTES;
+const LARGE_FRAME_BYTES = 16 * 1024;
 
 export class FrameBatch {
   private chunk: Buffer = Buffer.alloc(0);
