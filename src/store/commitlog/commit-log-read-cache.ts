@@ -154,23 +154,7 @@ export class CommitLogReadCache {
   }
 
   /**
-   * The cached chunk holding segment `mf`'s bytes [position, position + len) whole, when it is
-   * cached now (never reads: a run of adjacent records that some pull already brought in); null
-   * otherwise. Same validity as chunkAt.
-   */
-  cachedChunkHolding(mf: MappedFile, position: number, len: number): ReadCacheChunk | null {
-    if (position < 0 || len <= 0 || position + len > mf.getWrotePosition()) return null;
-    const index = Math.floor(position / this.chunkBytes);
-    if (Math.floor((position + len - 1) / this.chunkBytes) !== index) return null;
-    const cached = this.chunks.get(mf.fileFromOffset + index * this.chunkBytes);
-    if (cached === undefined || cached.mf !== mf || cached.epoch !== mf.getContentEpoch() || !mf.isAvailable()) return null;
-    cached.lastUsed = ++this.tick;
-    this.hits++;
-    return cached;
-  }
-
-  /**
-   * Lends views of `chunk` (one returned by chunkAt / cachedChunkHolding of this cache): its
+   * Lends views of `chunk` (one returned by chunkAt of this cache): its
    * buffer is not refilled until a matching unlease. Each lease must be released exactly once.
    */
   lease(chunk: ReadCacheChunk): void {

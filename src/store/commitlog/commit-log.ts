@@ -585,18 +585,6 @@ export class CommitLog {
   }
 
   /**
-   * The read cache's chunk holding CommitLog bytes [offset, offset + size) whole when it is
-   * cached now (CommitLogReadCache.cachedChunkHolding: never reads); null otherwise. Validity as
-   * cachedChunkAt.
-   */
-  cachedChunkHolding(offset: number, size: number): CachedChunkRef | null {
-    const mf = this.mfq.findMappedFileByOffset(offset);
-    if (!mf) return null;
-    const c = this.readCache.cachedChunkHolding(mf, offset - mf.fileFromOffset, size);
-    return c === null ? null : { buf: c.buf, phyStart: mf.fileFromOffset + c.start, length: c.length, chunk: c };
-  }
-
-  /**
    * The raw record at `offset` (TOTALSIZE read first when `size` is absent). Null below min,
    * at/after max, for a blank filler or a size that does not fit.
    */
