@@ -31,6 +31,7 @@ import { recoverAndStart } from './lifecycle/store-startup.js';
 import type {
   BoundaryType,
   ConsumeQueueEntryView,
+  GetMessageLendOptions,
   GetMessageResult,
   MessageArrivingListener,
   MessageFilter,
@@ -297,9 +298,9 @@ export class DefaultMessageStore implements MessageStore {
   }
 
   /** @throws SERVICE_NOT_AVAILABLE */
-  async getMessage(_group: string, topic: string, queueId: number, offset: number, maxMsgNums: number, filter?: MessageFilter | null): Promise<GetMessageResult> {
+  async getMessage(_group: string, topic: string, queueId: number, offset: number, maxMsgNums: number, filter?: MessageFilter | null, lend?: GetMessageLendOptions | null): Promise<GetMessageResult> {
     this.c.state.assertOpen();
-    return this.reads.getMessage(topic, queueId, offset, maxMsgNums, filter ?? null);
+    return this.reads.getMessage(topic, queueId, offset, maxMsgNums, filter ?? null, undefined, lend ?? null);
   }
 
   /**

@@ -129,8 +129,35 @@ export interface GetMessageResult {
    * buffer (then each entry of `messages` is a view into it); absent otherwise.
    */
   body?: Buffer;
+  /**
+   * Lend mode (getMessage's `lend`): the records in order as a few buffers — views of the
+   * CommitLog read cache's chunks (runs of records adjacent in the CommitLog are one view) and of
+   * a pooled body for the records copied — concatenated = `messages` concatenated. Valid until
+   * `release()`. Absent without lend mode.
+   */
+  bodyParts?: Buffer[];
+  /**
+   * Ends the loan of `body`, `bodyParts` and `messages`: the body goes back to the store's pool,
+   * leased read-cache chunks may be reused. Call once nothing reads them any more (a pull reply:
+   * from the socket's write callback). Idempotent; never calling it only costs memory (the GC
+   * takes the buffers, the read cache allocates fresh chunks). Absent on results that hold
+   * nothing to give back (other stores).
+   */
+  release?(): void;
   /** RocketMQ `suggestPullingFromSlave`: the consumer lags more than accessMessageInMemoryMaxRatio of RAM. */
   suggestPullingFromSlave: boolean;
+}
+
+/**
+ * getMessage's lend mode (zero-copy pulls, the analogue of Apache's `SelectMappedBufferResult`
+ * views of the mapped CommitLog, released after the transfer): records found in the CommitLog
+ * read cache are lent as views of its chunks instead of copied (GetMessageResult.bodyParts).
+ */
+export interface GetMessageLendOptions {
+  /** Views shorter than this many bytes are copied into the body instead (0 = lend every view). */
+  minViewBytes: number;
+  /** When more parts than this would remain, everything is copied into one body (≥ 1). */
+  maxParts: number;
 }
 
 /** Server-side filter (RocketMQ `MessageFilter`). */
@@ -197,7 +224,11 @@ export interface MessageStore {
    * wait (skipped when every record's WAIT is "false") for the block. Optional.
    */
   putPreparedMessages?(records: readonly PreparedMessage[]): Promise<PutPreparedResult>;
-  /** Pull path, see store-format.md §7 for statuses and nextBeginOffset rules. */
+  /**
+   * Pull path, see store-format.md §7 for statuses and nextBeginOffset rules. With `lend`
+   * (stores that support it; others ignore it) records may come as views (GetMessageResult
+   * bodyParts) that stay valid until the result's `release()`.
+   */
   getMessage(
     group: string,
     topic: string,
@@ -205,11 +236,14 @@ export interface MessageStore {
     offset: number,
     maxMsgNums: number,
     filter?: MessageFilter | null,
+    lend?: GetMessageLendOptions | null,
   ): Promise<GetMessageResult>;
   /**
    * Hands `GetMessageResult.body` back for reuse by later getMessage calls, once nothing reads it
    * or its record views any more (a pull reply: after the socket's write callback). Anything
    * that is not such a body is ignored. Optional: a store without it lets bodies be collected.
+   * A result with `release()` is better handed back with that (it also ends chunk leases); use
+   * either for a result (both is harmless: the pool tells lendings apart).
    */
   releaseMessageBody?(body: Buffer): void;
   /** Next queue offset to be written (0 if the queue does not exist). */

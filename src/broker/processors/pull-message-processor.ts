@@ -35,7 +35,7 @@ import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { getInt, getLong, getOptionalLong, getOptionalString, getString } from '../../remoting/headers/header-fields.js';
 import { hasCommitOffsetFlag, hasSubscriptionFlag, hasSuspendFlag } from '../../common/message/sysflag.js';
-import type { GetMessageResult, GetMessageStatus } from '../../store/message-store.js';
+import type { GetMessageLendOptions, GetMessageResult, GetMessageStatus } from '../../store/message-store.js';
 import { PermName } from '../broker-config.js';
 import type { TopicConfig } from '../topic/topic-config.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -130,7 +130,7 @@ export class PullMessageProcessor {
     if (response && !req.channel.closed) {
       req.channel.send(response);
       this.ctx.brokerStats.listener?.onRpc(req.request.code, response.code, Math.max(0, this.ctx.clock.nowMs() - req.suspendTimestamp), false, true);
-    }
+    } else response?.onWritten?.(new Error('the pulling channel closed while the pull was suspended'));
   }
 
   /** Returns the reply, or null when the request was parked for long polling. */
@@ -156,8 +156,27 @@ export class PullMessageProcessor {
     const sub = this.resolveSubscription(h);
     if ('code' in sub) return fail(sub.code, sub.remark);
 
-    const result = await ctx.store.getMessage(h.consumerGroup, h.topic, h.queueId, h.queueOffset, h.maxMsgNums, createMessageFilter(sub.data));
+    const result = await ctx.store.getMessage(h.consumerGroup, h.topic, h.queueId, h.queueOffset, h.maxMsgNums, createMessageFilter(sub.data), PULL_REPLY_LEND);
     if (!result) return fail(ResponseCode.SYSTEM_ERROR, 'store getMessage return null');
+    const reply = this.answer(request, channel, h, sub.data, sgc.whichBrokerWhenConsumeSlowly, brokerAllowSuspend, result);
+    // a result that does not become a reply body gives back what it holds at once
+    if (reply === null || reply.onWritten === undefined) releaseResult(ctx.store, result);
+    return reply;
+  }
+
+  /** The reply to a pull whose store result is `result` (null: suspended for long polling). */
+  private answer(
+    request: RemotingCommand,
+    channel: RemotingChannel,
+    h: PullMessageRequestHeader,
+    subscription: SubscriptionData | null,
+    whichBrokerWhenConsumeSlowly: number,
+    brokerAllowSuspend: boolean,
+    result: GetMessageResult,
+  ): RemotingCommand | null {
+    const ctx = this.ctx;
+    const cfg = ctx.config;
+    const fail = (code: number, remark: string): RemotingCommand => createResponseCommand(request, code, remark);
 
     let code = pullResponseCode(result.status, h.queueOffset);
     let nextBeginOffset = result.nextBeginOffset;
@@ -192,12 +211,12 @@ export class PullMessageProcessor {
           pullFromThisOffset: h.queueOffset,
           suspendTimestamp: ctx.clock.nowMs(),
           timeoutMillis,
-          subscription: sub.data,
+          subscription,
         });
         return null;
       }
     }
-    return this.buildResponse(request, code, nextBeginOffset, result, sgc.whichBrokerWhenConsumeSlowly);
+    return this.buildResponse(request, code, nextBeginOffset, result, whichBrokerWhenConsumeSlowly);
   }
 
   private resolveSubscription(h: PullMessageRequestHeader): { data: SubscriptionData | null } | { code: number; remark: string } {
@@ -263,15 +282,35 @@ export class PullMessageProcessor {
       maxOffset: result.maxOffset,
       suggestWhichBrokerId: suggest,
     };
-    const body = code === ResponseCode.SUCCESS ? (result.body ?? Buffer.concat(result.messages)) : null;
+    const body = code === ResponseCode.SUCCESS ? (result.body ?? Buffer.concat(result.bodyParts ?? result.messages)) : null;
     const response = createResponseCommand(request, code, null, ext, body);
     const store = this.ctx.store;
-    if (result.body !== undefined && store.releaseMessageBody) {
-      // the store's body goes back to it once the kernel has the reply (or the write failed):
-      // the next pulls fill the same memory instead of a fresh buffer each
-      const used = result.body;
-      response.onWritten = () => store.releaseMessageBody!(used);
+    if (body !== null && result.body !== undefined && (result.release !== undefined || store.releaseMessageBody !== undefined)) {
+      // the store's body (a pooled buffer or a view of its read cache) goes back to it once the
+      // kernel has the reply (or the write failed): the next pulls fill the same memory instead
+      // of a fresh buffer each, and a lent read-cache chunk may be reused
+      response.onWritten = () => releaseResult(store, result);
     }
     return response;
   }
+}
+
+/**
+ * getMessage's lend mode for pull replies: none — replies are one pooled body (PullBodyPool),
+ * copied from the read cache's chunk or read straight into it. Measured (bench/broker/pull-ab.ts,
+ * bench/results/store-pull-2026-12-02.md): lending one view of a run of >= 16 KiB (a frame body
+ * that large is written as its own piece, so the view would reach the socket without a copy in
+ * JavaScript) cost more broker CPU per pulled message than the copy, 1.53–2.0 vs 1.2–1.4 µs for
+ * adjacent records in 3 of 3 interleaved rounds: the pooled body is reused last-in first-out
+ * and stays in the CPU cache while the read into it and the socket's copy out of it run, whereas
+ * a 256 KiB chunk of the 16 MiB cache is cold. Views of several records would need one socket
+ * write piece each (smaller ones are copied into the frame batch anyway). Set lend options here
+ * to lend views again (the reply path releases any result from the write callback).
+ */
+const PULL_REPLY_LEND: GetMessageLendOptions | null = null;
+
+/** Gives back what a getMessage result holds (its body, lent chunks); stores without `release` take the body back. */
+function releaseResult(store: BrokerContext['store'], result: GetMessageResult): void {
+  if (result.release) result.release();
+  else if (result.body !== undefined) store.releaseMessageBody?.(result.body);
 }

@@ -24,6 +24,13 @@
  *   (MappedFile.setPositions, truncateTo — crash recovery, HA truncation) move on; a segment that
  *   is shut down is not served.
  * - At most `capacityChunks` chunks (least recently used replaced); memory is taken on first use.
+ * - Leases (zero-copy pulls, GetMessageService lend mode): `lease(chunk)` lends views of a
+ *   chunk's bytes to a reader (a pull reply until its socket write is done). A leased chunk's
+ *   buffer is never refilled: when it is evicted (or invalidated, or the cache cleared) it leaves
+ *   the cache ("retired") and a fresh buffer takes its slot; the retired buffer is reused (free
+ *   list, at most `capacityChunks / 4`) only once its last lease is released. A chunk's bytes are
+ *   a copy in process memory, so a segment deleted by retention while views are lent frees no
+ *   memory under a reader (as Apache's reference-counted mapped files guarantee for its views).
  */
 import type { MappedFile } from '../mapped-file/mapped-file.js';
 
@@ -35,15 +42,28 @@ export const READ_CACHE_MAX_READ_BYTES = 8 * 1024;
 /** Missed chunks remembered for admission (a chunk is cached on its second miss among these). */
 export const READ_CACHE_GHOST_ENTRIES = 1024;
 
-interface Chunk {
+/** A cached chunk as lent to the pull path: `buf[0, length)` holds segment bytes [start, start + length). */
+export interface ReadCacheChunk {
+  readonly buf: Buffer;
+  /** Position of `buf[0]` in its segment. */
+  readonly start: number;
+  readonly length: number;
+}
+
+interface Chunk extends ReadCacheChunk {
   /** CommitLog offset of the chunk's first byte (the cache key). */
   offset: number;
+  start: number;
   mf: MappedFile;
   epoch: number;
   /** Valid bytes in `buf`. */
   length: number;
   buf: Buffer;
   lastUsed: number;
+  /** Views lent out (lease() minus unlease()); the buffer is not refilled while > 0. */
+  leases: number;
+  /** Out of the cache (evicted, invalidated or cleared) while leased: its buffer is freed on the last unlease. */
+  retired: boolean;
 }
 
 export interface CommitLogReadCacheOptions {
@@ -63,10 +83,18 @@ export class CommitLogReadCache {
   /** Chunk offsets that missed once recently (insertion order = age). */
   private readonly ghosts = new Set<number>();
   private tick = 0;
+  /** Buffers of retired chunks whose last lease was released, for the next fills. */
+  private readonly freeBufs: Buffer[] = [];
   /** Counters for tests and diagnostics. */
   hits = 0;
   fills = 0;
   bypasses = 0;
+  /** Chunks taken out of the cache while leased (their buffer was not reused). */
+  retiredLeased = 0;
+  /** Leases held now (all chunks). */
+  leasesHeld = 0;
+  /** Leases granted since creation. */
+  leasesGranted = 0;
 
   constructor(opts: CommitLogReadCacheOptions = {}) {
     this.chunkBytes = opts.chunkBytes ?? READ_CACHE_CHUNK_BYTES;
@@ -105,27 +133,57 @@ export class CommitLogReadCache {
    * records out of it itself (the pull path's interleaved records: one lookup for the records of
    * a chunk instead of one each). A missing chunk is read whole at once (no second-miss
    * admission: the caller has several records in it, and the other queues' pulls read the same
-   * region); null when the chunk is not all written yet or not readable: read the file yourself.
+   * region), or with `admitNow` false only on its second miss (a run of adjacent records lent
+   * from the chunk: a consumer that comes back to the same chunk reads on in it, while scattered
+   * lagging consumers do not read 256 KiB per pull); null when the chunk is not all written yet,
+   * not admitted or not readable: read the file yourself.
    * `buf[0, length)` holds segment bytes
    * [start, start + length); valid until the next call into this cache (the chunk may then be
    * reused), so callers copy out before anything else reads.
    */
-  chunkAt(mf: MappedFile, position: number): { buf: Buffer; start: number; length: number } | null {
+  chunkAt(mf: MappedFile, position: number, admitNow = true): ReadCacheChunk | null {
     if (position < 0 || position >= mf.getWrotePosition()) return null;
     const index = Math.floor(position / this.chunkBytes);
-    const ch = this.chunk(mf, index, true);
+    const ch = this.chunk(mf, index, admitNow);
     if (ch === null) {
       this.bypasses++;
       return null;
     }
     this.hits++;
-    return { buf: ch.buf, start: index * this.chunkBytes, length: ch.length };
+    return ch;
   }
 
-  /** Drops every chunk (tests; a store that wants the memory back). */
+  /**
+   * Lends views of `chunk` (one returned by chunkAt of this cache): its
+   * buffer is not refilled until a matching unlease. Each lease must be released exactly once.
+   */
+  lease(chunk: ReadCacheChunk): void {
+    (chunk as Chunk).leases++;
+    this.leasesHeld++;
+    this.leasesGranted++;
+  }
+
+  /**
+   * Ends one lease of `chunk`; the last one of a retired chunk frees its buffer for reuse. A
+   * chunk without leases (a second release) or not of this cache is ignored.
+   */
+  unlease(chunk: ReadCacheChunk): void {
+    const ch = chunk as Chunk;
+    if (!(ch.leases > 0)) return;
+    ch.leases--;
+    this.leasesHeld--;
+    if (ch.leases === 0 && ch.retired) {
+      ch.retired = false;
+      this.recycle(ch);
+    }
+  }
+
+  /** Drops every chunk (tests; a store that wants the memory back); leased ones are retired. */
   clear(): void {
+    for (const ch of this.chunks.values()) this.retire(ch);
     this.chunks.clear();
     this.ghosts.clear();
+    this.freeBufs.length = 0;
   }
 
   /** Chunks held now. */
@@ -144,6 +202,7 @@ export class CommitLogReadCache {
         return cached;
       }
       this.chunks.delete(key);
+      this.retire(cached);
     }
     const start = index * c;
     const length = Math.min(c, mf.fileSize - start);
@@ -157,6 +216,7 @@ export class CommitLogReadCache {
     const slot = this.takeSlot();
     if (!mf.readInto(start, slot.buf, 0, length)) return null;
     slot.offset = key;
+    slot.start = start;
     slot.mf = mf;
     slot.epoch = mf.getContentEpoch();
     slot.length = length;
@@ -166,14 +226,43 @@ export class CommitLogReadCache {
     return slot;
   }
 
-  /** A chunk object to fill: a new one while below capacity, else the least recently used one (removed). */
+  /**
+   * A chunk object to fill: a new one while below capacity, else the least recently used one
+   * without leases (removed); when every chunk is leased, the least recently used is retired and
+   * a new chunk takes its place. A leased buffer is never handed out here.
+   */
   private takeSlot(): Chunk {
-    if (this.chunks.size < this.capacity) {
-      return { offset: -1, mf: null as unknown as MappedFile, epoch: -1, length: 0, buf: Buffer.allocUnsafe(this.chunkBytes), lastUsed: 0 };
-    }
+    if (this.chunks.size < this.capacity) return this.newChunk();
     let victim: Chunk | null = null;
-    for (const ch of this.chunks.values()) if (victim === null || ch.lastUsed < victim.lastUsed) victim = ch;
-    this.chunks.delete(victim!.offset);
-    return victim!;
+    let leased: Chunk | null = null;
+    for (const ch of this.chunks.values()) {
+      if (ch.leases > 0) {
+        if (leased === null || ch.lastUsed < leased.lastUsed) leased = ch;
+      } else if (victim === null || ch.lastUsed < victim.lastUsed) victim = ch;
+    }
+    if (victim !== null) {
+      this.chunks.delete(victim.offset);
+      return victim;
+    }
+    this.chunks.delete(leased!.offset);
+    this.retire(leased!);
+    return this.newChunk();
+  }
+
+  private newChunk(): Chunk {
+    const buf = this.freeBufs.pop() ?? Buffer.allocUnsafe(this.chunkBytes);
+    return { offset: -1, start: 0, mf: null as unknown as MappedFile, epoch: -1, length: 0, buf, lastUsed: 0, leases: 0, retired: false };
+  }
+
+  /** A chunk leaving the cache: kept whole while leased (freed on the last unlease), else its buffer is recycled. */
+  private retire(ch: Chunk): void {
+    if (ch.leases > 0) {
+      ch.retired = true;
+      this.retiredLeased++;
+    } else this.recycle(ch);
+  }
+
+  private recycle(ch: Chunk): void {
+    if (this.freeBufs.length < Math.max(1, this.capacity >> 2) && ch.buf.length === this.chunkBytes) this.freeBufs.push(ch.buf);
   }
 }

@@ -46,7 +46,16 @@ import type { PrewriteOptions } from '../mapped-file/segment-prewriter.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import { buildDispatchRequest, dispatchTagsCode } from '../dispatch/build-dispatch-request.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
-import { CommitLogReadCache, type CommitLogReadCacheOptions } from './commit-log-read-cache.js';
+import { CommitLogReadCache, type CommitLogReadCacheOptions, type ReadCacheChunk } from './commit-log-read-cache.js';
+
+/** A read-cache chunk located in the CommitLog: `buf[0, length)` holds CommitLog bytes [phyStart, phyStart + length). */
+export interface CachedChunkRef {
+  buf: Buffer;
+  phyStart: number;
+  length: number;
+  /** The cache's chunk (for readCache.lease / unlease). */
+  chunk: ReadCacheChunk;
+}
 
 /** Extra room a record may take beyond maxMessageSize (headers, topic, properties). */
 export const RECORD_SIZE_SLACK_BYTES = 64 * 1024;
@@ -562,15 +571,17 @@ export class CommitLog {
   }
 
   /**
-   * The read cache's chunk holding CommitLog byte `offset` (CommitLogReadCache.chunkAt), with
+   * The read cache's chunk holding CommitLog byte `offset` (CommitLogReadCache.chunkAt; a
+   * missing chunk is read at once, or with `admitNow` false on its second miss), with
    * `phyStart` = the CommitLog offset of `buf[0]`; null when not cached (nor admitted now) or
-   * not readable. Valid until the next read of this CommitLog: copy out at once.
+   * not readable. Valid until the next read of this CommitLog (copy out at once), unless
+   * `readCache.lease(chunk)` lends it (then until the matching unlease).
    */
-  cachedChunkAt(offset: number): { buf: Buffer; phyStart: number; length: number } | null {
+  cachedChunkAt(offset: number, admitNow = true): CachedChunkRef | null {
     const mf = this.mfq.findMappedFileByOffset(offset);
     if (!mf) return null;
-    const c = this.readCache.chunkAt(mf, offset - mf.fileFromOffset);
-    return c === null ? null : { buf: c.buf, phyStart: mf.fileFromOffset + c.start, length: c.length };
+    const c = this.readCache.chunkAt(mf, offset - mf.fileFromOffset, admitNow);
+    return c === null ? null : { buf: c.buf, phyStart: mf.fileFromOffset + c.start, length: c.length, chunk: c };
   }
 
   /**

@@ -26,16 +26,28 @@
  * that is not readable falls back to reading each record on its own, so the statuses are those of
  * reading record by record.
  *
- * Bodies come from a PullBodyPool: `releaseBody` hands one back once nothing reads it any more
- * (the broker: from the pull reply's socket write callback); `messages` views are made only when
- * first read.
+ * Bodies come from a PullBodyPool: `releaseBody` (or the result's `release()`) hands one back
+ * once nothing reads it any more (the broker: from the pull reply's socket write callback);
+ * `messages` views are made only when first read.
+ *
+ * Lend mode (`lend`, zero-copy; Apache returns `SelectMappedBufferResult` views of its mapped
+ * CommitLog and releases them after the transfer): a record found in a read-cache chunk is not
+ * copied but lent as a view of the chunk, which is leased until the result's `release()` (a
+ * leased chunk is never refilled, CommitLogReadCache). Records adjacent in the CommitLog and in
+ * one chunk are one view; a run of adjacent records that fits one chunk is lent from it (the
+ * chunk read whole on its second miss when all written) instead of read into the body. Records or runs
+ * shorter than `minViewBytes` are copied as before; more than `maxParts` parts are copied into
+ * one body. `bodyParts` are the parts in order. The bytes of a view are those of the record
+ * (CQ entries point only at dispatched records; a chunk holds only bytes below its segment's
+ * write position).
  */
 import * as os from 'node:os';
-import type { CommitLog } from '../commitlog/commit-log.js';
+import type { CachedChunkRef, CommitLog } from '../commitlog/commit-log.js';
+import type { CommitLogReadCache, ReadCacheChunk } from '../commitlog/commit-log-read-cache.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import { CQ_STORE_UNIT_SIZE } from '../consumequeue/consume-queue.js';
 import { cqEntryPhyOffset, cqEntrySize, cqEntryTagsCode } from '../consumequeue/consume-queue-entry.js';
-import type { GetMessageResult, GetMessageStatus, MessageFilter } from '../message-store.js';
+import type { GetMessageLendOptions, GetMessageResult, GetMessageStatus, MessageFilter } from '../message-store.js';
 import type { StoreConfig } from '../store-config.js';
 import { PullBodyPool } from './pull-body-pool.js';
 
@@ -43,6 +55,9 @@ import { PullBodyPool } from './pull-body-pool.js';
 const MAX_SPAN_BYTES = 1024 * 1024;
 /** A span read is used while its bytes stay within this many times the bytes of its records. */
 const SPAN_WASTE_RATIO = 8;
+
+/** The body of a lend-mode pull before anything was copied. */
+const NO_BODY = Buffer.alloc(0);
 
 /** Default maxTotalMsgSize of a pull (RocketMQ: 128 MiB). */
 export const DEFAULT_MAX_TOTAL_MSG_SIZE = 128 * 1024 * 1024;
@@ -86,6 +101,7 @@ export class GetMessageService {
     maxMsgNums: number,
     filter: MessageFilter | null,
     maxTotalMsgSize = DEFAULT_MAX_TOTAL_MSG_SIZE,
+    lend: GetMessageLendOptions | null = null,
   ): GetMessageResult {
     const correctOffsets = this.limits.brokerRole !== 'SLAVE' || this.limits.offsetCheckInSlave;
     // a missing queue behaves like an empty one (RocketMQ creates it on lookup; we do not, so
@@ -93,7 +109,7 @@ export class GetMessageService {
     const cq = this.cqStore.find(topic, queueId);
     const minOffset = cq?.getMinOffsetInQueue() ?? 0;
     const maxOffset = cq?.getMaxOffsetInQueue() ?? 0;
-    const result = new PulledMessages(offset, minOffset, maxOffset);
+    const result = new PulledMessages(offset, minOffset, maxOffset, this.bodies, this.commitLog.readCache);
     if (!cq || maxOffset === 0) return result.done('NO_MESSAGE_IN_QUEUE', correctOffsets ? 0 : offset);
     if (offset < minOffset) return result.done('OFFSET_TOO_SMALL', correctOffsets ? minOffset : offset);
     if (offset === maxOffset) return result.done('OFFSET_OVERFLOW_ONE', offset);
@@ -107,13 +123,12 @@ export class GetMessageService {
     const firstEntries = filter === null ? Math.min(windowEntries, Math.max(1, maxMsgNums)) : windowEntries;
     const slice = cq.readEntries(offset, Math.max(1, firstEntries));
     if (!slice) return result.done('OFFSET_FOUND_NULL', correctOffsets ? cq.rollNextFile(offset) : offset);
-    this.scan(result, slice.buf, slice.count, offset, maxMsgNums, filter, maxTotalMsgSize);
+    this.scan(result, slice.buf, slice.count, offset, maxMsgNums, filter, maxTotalMsgSize, lend);
     if (firstEntries < windowEntries && slice.count === firstEntries && result.nextBeginOffset === offset + slice.count && result.messageQueueOffsets.length < maxMsgNums) {
       const whole = cq.readEntries(offset, windowEntries);
       if (whole && whole.count > slice.count) {
-        if (result.body) this.bodies.release(result.body);
         result.reset();
-        this.scan(result, whole.buf, whole.count, offset, maxMsgNums, filter, maxTotalMsgSize);
+        this.scan(result, whole.buf, whole.count, offset, maxMsgNums, filter, maxTotalMsgSize, lend);
       }
     }
     return result;
@@ -127,22 +142,25 @@ export class GetMessageService {
     maxMsgNums: number,
     filter: MessageFilter | null,
     maxTotalMsgSize: number,
+    lend: GetMessageLendOptions | null,
   ): void {
     const maxPhy = this.commitLog.getMaxOffset();
     let status: GetMessageStatus = 'NO_MATCHED_MESSAGE';
     let nextBeginOffset = offset;
     let nextPhyFileStart = -1;
     let maxPhyPulled = 0;
-    // the body under construction; bytes [0, used) are the records taken so far
-    let body: Buffer = this.bodies.acquire(this.initialBodyBytes(entries, Math.min(count, maxMsgNums)));
+    // the body under construction; bytes [0, used) are the records copied so far
+    // (lend mode: taken from the pool only when a record is copied)
+    let body: Buffer = lend === null ? this.bodies.acquire(this.initialBodyBytes(entries, Math.min(count, maxMsgNums))) : NO_BODY;
     let used = 0;
     // bytes [used, used + aheadBytes) of body already hold CommitLog [aheadPhy, aheadPhy + aheadBytes)
     let aheadPhy = -1;
     let aheadBytes = 0;
     // spanBuf[0, spanBytes) holds CommitLog [spanPhy, spanPhy + spanBytes): this.span after a
-    // span read, or a read-cache chunk (valid until the next CommitLog read: spanPhy is reset
-    // before any)
+    // span read, or a read-cache chunk (`spanChunk`; valid until the next CommitLog read unless
+    // leased: spanPhy is reset before any)
     let spanBuf: Buffer = this.span;
+    let spanChunk: CachedChunkRef | null = null;
     let spanPhy = -1;
     let spanBytes = 0;
     let taken = 0;
@@ -158,20 +176,38 @@ export class GetMessageService {
         if (taken === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
+      // lend mode: the record is lent as a view of this read-cache chunk (not copied into body):
+      // when it continues the pull's last view, or starts a run (or is a record) of at least
+      // minViewBytes; shorter ones are copied at once, as without lend mode
+      let lent: CachedChunkRef | null = null;
       let readable = size > 0 && size < 0x7fffffff;
       if (readable && !(phy === aheadPhy && size <= aheadBytes)) {
-        if (used + size > body.length) body = this.grow(body, used, used + size);
         if (spanPhy >= 0 && phy >= spanPhy && phy + size <= spanPhy + spanBytes) {
           // inside the span read (or the cached chunk) of an earlier record of this pull
-          spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
+          if (lend !== null && spanChunk !== null && (size >= lend.minViewBytes || result.continuesView(spanChunk.chunk, phy - spanPhy))) lent = spanChunk;
+          else {
+            if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+            spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
+          }
         } else {
-          const plan = this.planRead(entries, i, count, phy, size, Math.min(maxMsgNums - taken, 1 << 30), Math.min(maxTotalMsgSize - used, this.transferCapBytes));
+          const plan = this.planRead(entries, i, count, phy, size, Math.min(maxMsgNums - taken, 1 << 30), Math.min(maxTotalMsgSize - result.bufferTotalSizeBytes, this.transferCapBytes));
           spanPhy = -1;
+          spanChunk = null;
           aheadPhy = -1;
           aheadBytes = 0;
-          if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
+          // lend mode, adjacent records within one chunk: lent from the chunk (read whole on its
+          // second miss: a consumer catching up comes back for the rest of it), not read into
+          // the body
+          const runChunk = lend !== null && plan.spanBytes === plan.recordBytes && plan.records > 1 && plan.spanBytes >= lend.minViewBytes && Math.floor(phy / chunkBytes) === Math.floor((phy + plan.spanBytes - 1) / chunkBytes) ? this.commitLog.cachedChunkAt(phy, false) : null;
+          if (runChunk !== null && phy >= runChunk.phyStart && phy + plan.spanBytes <= runChunk.phyStart + runChunk.length) {
+            spanBuf = runChunk.buf;
+            spanChunk = runChunk;
+            spanPhy = runChunk.phyStart;
+            spanBytes = runChunk.length;
+            lent = runChunk;
+          } else if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
             // adjacent records: straight into the body
-            if (used + plan.spanBytes > body.length) body = this.grow(body, used, used + plan.spanBytes);
+            if (used + plan.spanBytes > body.length) body = this.grow(body, used, used + plan.spanBytes, entries, count, maxMsgNums);
             if (this.commitLog.readInto(phy, body, used, plan.spanBytes)) {
               aheadPhy = phy;
               aheadBytes = plan.spanBytes;
@@ -179,16 +215,24 @@ export class GetMessageService {
           } else if (plan.records > 1 || nextInSameRegion(entries, i, count, phy, size, chunkBytes)) {
             // records of this queue with others' in between (a few, or so many that a span read
             // would waste too much: the next record of this pull is still within one chunk):
-            // copied out of the read cache's chunk when it holds them (the other queues' pulls
-            // read the same region: one chunk read serves them all), else one read of the span,
-            // then copies
+            // copied out of (or lent from) the read cache's chunk when it holds them (the other
+            // queues' pulls read the same region: one chunk read serves them all), else one read
+            // of the span, then copies
             const chunk = this.commitLog.cachedChunkAt(phy);
             if (chunk !== null && phy + size <= chunk.phyStart + chunk.length) {
               spanBuf = chunk.buf;
+              spanChunk = chunk;
               spanPhy = chunk.phyStart;
               spanBytes = chunk.length;
-              spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
-            } else if (plan.records > 1) {
+              if (lend !== null && size >= lend.minViewBytes) lent = chunk;
+              else {
+                if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+                spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
+              }
+            } else if (plan.records > 1 && (lend === null || chunk === null)) {
+              // (lend mode with the chunk cached: only this record crosses its end; the next
+              // records are lent from the next chunk, not copied out of a span read)
+              if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
               if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
               if (this.commitLog.readInto(phy, this.span, 0, plan.spanBytes)) {
                 spanBuf = this.span;
@@ -196,8 +240,14 @@ export class GetMessageService {
                 spanBytes = plan.spanBytes;
                 spanBuf.copy(body, used, 0, size);
               } else readable = this.commitLog.readInto(phy, body, used, size);
-            } else readable = this.commitLog.readInto(phy, body, used, size);
-          } else readable = this.commitLog.readInto(phy, body, used, size);
+            } else {
+              if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+              readable = this.commitLog.readInto(phy, body, used, size);
+            }
+          } else {
+            if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+            readable = this.commitLog.readInto(phy, body, used, size);
+          }
         }
       }
       if (!readable) {
@@ -206,16 +256,23 @@ export class GetMessageService {
         nextPhyFileStart = this.commitLog.rollNextFile(phy);
         continue;
       }
-      if (filter?.isMatchedByCommitLog && !filter.isMatchedByCommitLog(body.subarray(used, used + size))) {
-        if (taken === 0) status = 'NO_MATCHED_MESSAGE';
-        // the next record is not at `used` any more: what was read ahead no longer lines up
-        aheadPhy = -1;
-        aheadBytes = 0;
-        continue;
+      if (filter?.isMatchedByCommitLog) {
+        const record = lent !== null ? lent.buf.subarray(phy - lent.phyStart, phy - lent.phyStart + size) : body.subarray(used, used + size);
+        if (!filter.isMatchedByCommitLog(record)) {
+          if (taken === 0) status = 'NO_MATCHED_MESSAGE';
+          // the next record is not at `used` any more: what was read ahead no longer lines up
+          aheadPhy = -1;
+          aheadBytes = 0;
+          continue;
+        }
       }
       result.take(offset + i, size);
       taken++;
-      used += size;
+      if (lent !== null) result.addView(lent.chunk, phy - lent.phyStart, size);
+      else {
+        if (lend !== null) result.addCopied(used, size);
+        used += size;
+      }
       if (aheadPhy === phy && aheadBytes >= size) {
         aheadPhy += size;
         aheadBytes -= size;
@@ -230,8 +287,7 @@ export class GetMessageService {
     result.status = status;
     result.nextBeginOffset = nextBeginOffset;
     result.suggestPullingFromSlave = maxPhy - maxPhyPulled > this.memoryBytes;
-    if (used > 0) result.body = body.subarray(0, used);
-    else this.bodies.release(body);
+    result.finish(body, used, lend);
   }
 
   /**
@@ -244,8 +300,12 @@ export class GetMessageService {
     this.bodies.release(body);
   }
 
-  /** A bigger body holding `buf`'s first `used` bytes; `buf` goes back to the pool (nothing refers to it). */
-  private grow(buf: Buffer, used: number, needBytes: number): Buffer {
+  /**
+   * A bigger body holding `buf`'s first `used` bytes; `buf` goes back to the pool (nothing refers
+   * to it). The first body of a lend-mode pull (`buf` = NO_BODY) is sized as copy mode's.
+   */
+  private grow(buf: Buffer, used: number, needBytes: number, entries: Buffer, count: number, maxMsgNums: number): Buffer {
+    if (buf.length === 0) return this.bodies.acquire(Math.max(needBytes, this.initialBodyBytes(entries, Math.min(count, maxMsgNums))));
     const next = this.bodies.acquire(Math.max(needBytes, buf.length * 2));
     buf.copy(next, 0, 0, used);
     this.bodies.release(buf);
@@ -316,35 +376,62 @@ function nextInSameRegion(entries: Buffer, i: number, count: number, phy: number
   return nSize > 0 && nSize < 0x7fffffff && nPhy >= phy + size && nPhy + nSize - phy <= regionBytes;
 }
 
+/** Shared empty arrays of a result before its first part (never pushed to: replaced first). */
+const NO_PARTS: Array<ReadCacheChunk | null> = [];
+const NO_NUMBERS: number[] = [];
+
 /**
- * The GetMessageResult of one pull. `messages` (a view into `body` per record) is made on first
- * use: the pull processor sends `body` and counts `messageQueueOffsets`, so it never pays for the
- * views.
+ * The GetMessageResult of one pull. `messages` (a view per record) is made on first use: the
+ * pull processor sends `body` (or `bodyParts`) and counts `messageQueueOffsets`, so it never pays
+ * for the views.
+ *
+ * While scanning, each record taken is either copied into the pull's body (a PullBodyPool buffer,
+ * bytes [0, used)) or, in lend mode, lent as a view of a read-cache chunk (leased at once, so
+ * later reads of the same pull cannot refill it). Parts are kept as (chunk or body, start, end),
+ * records adjacent in the same buffer merged into one part; finish() turns them into `bodyParts`.
  */
 class PulledMessages implements GetMessageResult {
   status: GetMessageStatus = 'NO_MESSAGE_IN_QUEUE';
   messageQueueOffsets: number[] = [];
   bufferTotalSizeBytes = 0;
   body?: Buffer;
+  bodyParts?: Buffer[];
   suggestPullingFromSlave = false;
-  /** Size of each record taken, in order (views into `body` are made from these). */
+  /** Size of each record taken, in order (views are made from these). */
   private sizes: number[] = [];
   private views: Buffer[] | null = null;
+  /** Lend mode: parts under construction (the chunk, null = the body; start and end in it). Without lend mode the body is the one part. */
+  private partChunks: Array<ReadCacheChunk | null> = NO_PARTS;
+  private partStarts: number[] = NO_NUMBERS;
+  private partEnds: number[] = NO_NUMBERS;
+  /** Chunks leased by this result (each once). */
+  private leased: ReadCacheChunk[] = NO_PARTS as ReadCacheChunk[];
+  /** The pooled body this result owns (handed back by release()), and the pool's lend id of it. */
+  private ownedBody: Buffer | null = null;
+  private ownedBodyLendId = 0;
+  private released = false;
 
   constructor(
     public nextBeginOffset: number,
     public minOffset: number,
     public maxOffset: number,
+    private readonly pool: PullBodyPool,
+    private readonly cache: CommitLogReadCache,
   ) {}
 
   get messages(): Buffer[] {
     if (this.views === null) {
       const views: Buffer[] = new Array<Buffer>(this.sizes.length);
-      const body = this.body;
+      const parts = this.bodyParts ?? (this.body ? [this.body] : []);
+      let p = 0;
       let at = 0;
       for (let i = 0; i < this.sizes.length; i++) {
         const size = this.sizes[i]!;
-        views[i] = body!.subarray(at, at + size);
+        while (at >= parts[p]!.length) {
+          p++;
+          at = 0;
+        }
+        views[i] = parts[p]!.subarray(at, at + size);
         at += size;
       }
       this.views = views;
@@ -356,20 +443,178 @@ class PulledMessages implements GetMessageResult {
     this.views = list;
   }
 
-  /** Records the record at queue offset `queueOffset` (`size` bytes, appended to the body). */
+  /** Records the record at queue offset `queueOffset` (`size` bytes; its bytes follow through addCopied / addView). */
   take(queueOffset: number, size: number): void {
     this.messageQueueOffsets.push(queueOffset);
     this.sizes.push(size);
     this.bufferTotalSizeBytes += size;
   }
 
-  /** Forgets everything taken (a second scan follows). */
+  /** True when chunk bytes starting at `start` would extend the last part (a view of `chunk`). */
+  continuesView(chunk: ReadCacheChunk, start: number): boolean {
+    const n = this.partChunks.length;
+    return n > 0 && this.partChunks[n - 1] === chunk && this.partEnds[n - 1] === start;
+  }
+
+  /** Lend mode: the record just taken was copied into the body at [start, start + size). */
+  addCopied(start: number, size: number): void {
+    const n = this.partChunks.length;
+    if (n > 0 && this.partChunks[n - 1] === null && this.partEnds[n - 1] === start) this.partEnds[n - 1] = start + size;
+    else this.pushPart(null, start, start + size);
+  }
+
+  /** The record just taken is lent as chunk bytes [start, start + size); leases the chunk on its first use here. */
+  addView(chunk: ReadCacheChunk, start: number, size: number): void {
+    const n = this.partChunks.length;
+    if (n > 0 && this.partChunks[n - 1] === chunk && this.partEnds[n - 1] === start) {
+      this.partEnds[n - 1] = start + size;
+      return;
+    }
+    if (this.leased === NO_PARTS) this.leased = [];
+    if (!this.leased.includes(chunk)) {
+      this.cache.lease(chunk);
+      this.leased.push(chunk);
+    }
+    this.pushPart(chunk, start, start + size);
+  }
+
+  private pushPart(chunk: ReadCacheChunk | null, start: number, end: number): void {
+    if (this.partChunks === NO_PARTS) {
+      this.partChunks = [];
+      this.partStarts = [];
+      this.partEnds = [];
+    }
+    this.partChunks.push(chunk);
+    this.partStarts.push(start);
+    this.partEnds.push(end);
+  }
+
+  /**
+   * Ends the scan: `body[0, used)` holds the copied records. Without `lend`, `body` is the
+   * records. In lend mode, views shorter than `lend.minViewBytes` are copied into the body (in
+   * order, merged with neighbouring copies), then, when more than `lend.maxParts` parts remain,
+   * every part is copied into one fresh body; `bodyParts` are the parts in order and `body` the
+   * only part when there is one.
+   */
+  finish(body: Buffer, used: number, lend: GetMessageLendOptions | null): void {
+    if (lend === null) {
+      // copy mode: the body is the records
+      if (used > 0) {
+        this.ownedBody = body;
+        this.ownedBodyLendId = this.pool.lendIdOf(body);
+        this.body = body.subarray(0, used);
+      } else this.pool.release(body);
+      return;
+    }
+    const n = this.partChunks.length;
+    if (n === 0) {
+      if (body.length > 0) this.pool.release(body);
+      return;
+    }
+    if (this.leased.length > 0 && (lend.minViewBytes > 0 || n > Math.max(1, lend.maxParts))) {
+      const chunks: Array<ReadCacheChunk | null> = [];
+      const starts: number[] = [];
+      const ends: number[] = [];
+      for (let i = 0; i < n; i++) {
+        let chunk: ReadCacheChunk | null = this.partChunks[i]!;
+        let start = this.partStarts[i]!;
+        let end = this.partEnds[i]!;
+        if (chunk !== null && end - start < lend.minViewBytes) {
+          const len = end - start;
+          if (used + len > body.length) {
+            const bigger = this.pool.acquire(Math.max(used + len, body.length * 2));
+            body.copy(bigger, 0, 0, used);
+            this.pool.release(body);
+            body = bigger;
+          }
+          chunk.buf.copy(body, used, start, end);
+          chunk = null;
+          start = used;
+          end = used + len;
+          used += len;
+        }
+        const m = chunks.length;
+        if (chunk === null && m > 0 && chunks[m - 1] === null && ends[m - 1] === start) ends[m - 1] = end;
+        else {
+          chunks.push(chunk);
+          starts.push(start);
+          ends.push(end);
+        }
+      }
+      if (chunks.length > Math.max(1, lend.maxParts)) {
+        // too many parts: one body of everything, in order
+        const total = this.bufferTotalSizeBytes;
+        const flat = this.pool.acquire(total);
+        let at = 0;
+        for (let i = 0; i < chunks.length; i++) {
+          const c = chunks[i]!;
+          at += (c === null ? body : c.buf).copy(flat, at, starts[i]!, ends[i]!);
+        }
+        this.pool.release(body);
+        body = flat;
+        used = total;
+        chunks.length = 1;
+        chunks[0] = null;
+        starts.length = 1;
+        starts[0] = 0;
+        ends.length = 1;
+        ends[0] = total;
+      }
+      // chunks no part refers to any more
+      for (let i = this.leased.length - 1; i >= 0; i--) {
+        if (!chunks.includes(this.leased[i]!)) {
+          this.cache.unlease(this.leased[i]!);
+          this.leased.splice(i, 1);
+        }
+      }
+      this.partChunks = chunks;
+      this.partStarts = starts;
+      this.partEnds = ends;
+    }
+    if (used > 0) {
+      this.ownedBody = body;
+      this.ownedBodyLendId = this.pool.lendIdOf(body);
+    } else if (body.length > 0) this.pool.release(body);
+    const parts: Buffer[] = new Array<Buffer>(this.partChunks.length);
+    for (let i = 0; i < parts.length; i++) {
+      const c = this.partChunks[i]!;
+      parts[i] = (c === null ? body : c.buf).subarray(this.partStarts[i]!, this.partEnds[i]!);
+    }
+    if (parts.length === 1) this.body = parts[0]!;
+    this.bodyParts = parts;
+  }
+
+  /**
+   * Ends the loan of this result's bytes: the body goes back to the pool, chunk leases end.
+   * Idempotent; nothing may read `body`, `bodyParts` or `messages` afterwards.
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.dropHoldings();
+  }
+
+  private dropHoldings(): void {
+    if (this.ownedBody !== null) this.pool.release(this.ownedBody, this.ownedBodyLendId);
+    this.ownedBody = null;
+    if (this.leased.length > 0) {
+      for (const c of this.leased) this.cache.unlease(c);
+      this.leased = NO_PARTS as ReadCacheChunk[];
+    }
+  }
+
+  /** Forgets everything taken, handing back what it held (a second scan follows). */
   reset(): void {
+    this.dropHoldings();
     this.messageQueueOffsets = [];
     this.sizes = [];
     this.views = null;
     this.bufferTotalSizeBytes = 0;
+    this.partChunks = NO_PARTS;
+    this.partStarts = NO_NUMBERS;
+    this.partEnds = NO_NUMBERS;
     delete this.body;
+    delete this.bodyParts;
   }
 
   done(status: GetMessageStatus, nextBeginOffset: number): this {
@@ -378,4 +623,3 @@ class PulledMessages implements GetMessageResult {
     return this;
   }
 }
-

@@ -31,7 +31,9 @@ export const PULL_BODY_POOL_MAX_FREE_BYTES = 8 * 1024 * 1024;
 export class PullBodyPool {
   /** Free buffers per size class, index = log2(class / MIN_CLASS_BYTES). */
   private readonly free: Buffer[][] = [];
-  private readonly lent = new WeakSet<ArrayBuffer>();
+  /** Lent buffers → the id of their current lending (weakly held). */
+  private readonly lent = new WeakMap<ArrayBuffer, number>();
+  private lendSeq = 0;
   private freeBytes = 0;
   /** Counters for tests and diagnostics. */
   reused = 0;
@@ -60,17 +62,28 @@ export class PullBodyPool {
       buf = Buffer.allocUnsafeSlow(bytes);
       this.allocated++;
     }
-    this.lent.add(buf.buffer as ArrayBuffer);
+    this.lent.set(buf.buffer as ArrayBuffer, ++this.lendSeq);
     return buf;
   }
 
   /**
-   * Takes back the buffer `view` belongs to, when this pool lent it and has not got it back;
-   * true when taken. Nothing may read `view` (or any view of its buffer) afterwards.
+   * The id of the current lending of the buffer `view` belongs to (0 when not lent by this
+   * pool): a holder that passes it to release() cannot hand back a later lending of the same
+   * memory by mistake.
    */
-  release(view: Buffer): boolean {
+  lendIdOf(view: Buffer): number {
+    return this.lent.get(view.buffer as ArrayBuffer) ?? 0;
+  }
+
+  /**
+   * Takes back the buffer `view` belongs to, when this pool lent it and has not got it back
+   * (and, with `lendId`, only when that is still the current lending); true when taken. Nothing
+   * may read `view` (or any view of its buffer) afterwards.
+   */
+  release(view: Buffer, lendId?: number): boolean {
     const ab = view.buffer as ArrayBuffer;
-    if (!this.lent.has(ab)) return false;
+    const id = this.lent.get(ab);
+    if (id === undefined || (lendId !== undefined && lendId !== id)) return false;
     this.lent.delete(ab);
     this.released++;
     const bytes = ab.byteLength;

@@ -16,7 +16,7 @@ import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import type { StoreTimeLookup } from '../consumequeue/consume-queue-time-search.js';
 import type { GetMessageService } from '../get-message/get-message-service.js';
 import type { IndexLookup } from '../index/index-plugin.js';
-import type { BoundaryType, ConsumeQueueEntryView, GetMessageResult, MessageFilter, QueryMessageResult } from '../message-store.js';
+import type { BoundaryType, ConsumeQueueEntryView, GetMessageLendOptions, GetMessageResult, MessageFilter, QueryMessageResult } from '../message-store.js';
 import { queryMessage } from './query-message-service.js';
 
 export interface StoreReadParts {
@@ -40,8 +40,8 @@ export class StoreReads {
   }
 
   /** Pull path (get-message-service.ts); `maxTotalMsgSize` in bytes (default 128 MiB). */
-  getMessage(topic: string, queueId: number, offset: number, maxMsgNums: number, filter: MessageFilter | null, maxTotalMsgSize?: number): GetMessageResult {
-    return this.p.getMessageService.getMessage(topic, queueId, offset, maxMsgNums, filter, maxTotalMsgSize);
+  getMessage(topic: string, queueId: number, offset: number, maxMsgNums: number, filter: MessageFilter | null, maxTotalMsgSize?: number, lend: GetMessageLendOptions | null = null): GetMessageResult {
+    return this.p.getMessageService.getMessage(topic, queueId, offset, maxMsgNums, filter, maxTotalMsgSize, lend);
   }
 
   /** A pull's body back for reuse (GetMessageService.releaseBody). */

@@ -94,4 +94,47 @@ describe('pull reply bodies recycled after the write', { timeout: 60_000 }, () =
     assert.ok(stats.reused >= 5 * QUEUES * (PER_QUEUE / BATCH) * 0.5, JSON.stringify(stats));
     assert.ok(stats.allocated <= 2 * QUEUES * (PER_QUEUE / BATCH), JSON.stringify(stats));
   });
+
+  it('records of one queue adjacent in the CommitLog: replies are pooled bodies (no read-cache views lent: the copy measured cheaper), each handed back once written; every record is the one sent', async () => {
+    const store = broker.ctx.store as DefaultMessageStore;
+    const cache = store.commitLog.readCache;
+    const LEND_TOPIC = 'BodyLend';
+    const N = 640;
+    const lendBody = (i: number): Buffer => Buffer.from(`lend-m${i}-`.padEnd(1024, String.fromCharCode(97 + (i % 26))));
+    for (let i = 0; i < N; i += 64) {
+      // one queue: the records are adjacent in the CommitLog in arrival order
+      const sent = await Promise.all(
+        Array.from({ length: 64 }, (_, k) => call(RequestCode.SEND_MESSAGE_V2, { a: 'PID_REUSE', b: LEND_TOPIC, c: 'TBW102', d: 1, e: 0, f: 0, g: Date.now(), h: 0, i: '', j: 0, k: false }, lendBody(i + k))),
+      );
+      for (const r of sent) assert.equal(r.code, ResponseCode.SUCCESS, r.remark ?? '');
+    }
+    const granted = cache.leasesGranted;
+    const released = store.getMessageBodyPoolStats().released;
+    const pullLend = (offset: number): Promise<RemotingCommand> =>
+      call(RequestCode.PULL_MESSAGE, {
+        consumerGroup: 'GID_LEND', topic: LEND_TOPIC, queueId: 0, queueOffset: offset, maxMsgNums: BATCH,
+        sysFlag: 4, commitOffset: 0, suspendTimeoutMillis: 0, subscription: '*', subVersion: 1, expressionType: 'TAG',
+      });
+    for (let round = 0; round < 3; round++) {
+      const offsets = Array.from({ length: N / BATCH }, (_, k) => k * BATCH);
+      const replies = await Promise.all(offsets.map((o) => pullLend(o)));
+      replies.forEach((r, k) => {
+        assert.equal(r.code, ResponseCode.SUCCESS, r.remark ?? '');
+        const body = r.body!;
+        let at = 0;
+        for (let i = 0; i < BATCH; i++) {
+          const m = decodeRecord(body, at);
+          assert.equal(m.queueOffset, offsets[k]! + i);
+          assert.ok(m.body.equals(lendBody(offsets[k]! + i)), `round ${round} @${offsets[k]! + i}: ${m.body.subarray(0, 12).toString()}…`);
+          at += readRecordTotalSize(body, at);
+        }
+        assert.equal(at, body.length);
+      });
+    }
+    assert.equal(cache.leasesGranted, granted, 'pull replies lend no read-cache views (PULL_REPLY_LEND)');
+    const deadline = Date.now() + 5000;
+    while (store.getMessageBodyPoolStats().released - released < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(store.getMessageBodyPoolStats().released - released, 60, 'every reply body was handed back from its write callback');
+    assert.equal(cache.leasesHeld, 0);
+  });
 });

@@ -226,3 +226,90 @@ test('store: pulls of 4 interleaved queues copy the records out of read-cache ch
     removeDir(root);
   }
 });
+
+test('read cache leases: a leased chunk is never refilled — eviction takes an unleased one, or retires the leased one and fills a fresh buffer; its buffer is reused only after the last unlease; a second unlease is ignored', () => {
+  const root = tempDir();
+  try {
+    const data = randomBytes(40 * 1024);
+    const mf = segmentWith(root, 'a', data);
+    const cache = new CommitLogReadCache({ chunkBytes: CHUNK, capacityChunks: 2 });
+    const a = cache.chunkAt(mf, 10)!;
+    const aBuf = a.buf;
+    cache.lease(a);
+    assert.equal(cache.leasesHeld, 1);
+    const b = cache.chunkAt(mf, CHUNK + 10)!;
+    const bBuf = b.buf;
+    // chunk 2: the least recently used is the leased chunk 0, but the unleased chunk 1 is taken
+    const c = cache.chunkAt(mf, 2 * CHUNK + 10)!;
+    assert.equal(c.buf, bBuf, 'the unleased chunk 1 was replaced');
+    assert.equal(cache.chunkAt(mf, 20)?.buf, aBuf, 'the leased chunk 0 is still cached');
+    assert.equal(cache.retiredLeased, 0);
+    // every chunk leased: the least recently used leased one (chunk 2: chunk 0 was used since)
+    // leaves the cache, a fresh buffer is filled
+    cache.lease(c);
+    const cBuf = c.buf;
+    const fills = cache.fills;
+    const d = cache.chunkAt(mf, 3 * CHUNK + 10)!;
+    assert.equal(cache.fills, fills + 1);
+    assert.equal(cache.retiredLeased, 1);
+    assert.notEqual(d.buf, aBuf);
+    assert.notEqual(d.buf, cBuf);
+    // the retired chunk's bytes stay intact although chunk 2 is filled again elsewhere
+    const c2 = cache.chunkAt(mf, 2 * CHUNK + 10)!;
+    assert.notEqual(c2.buf, cBuf, 'chunk 2 read again into another buffer');
+    assert.equal(cache.chunkAt(mf, 3 * CHUNK + 10)!.buf, d.buf);
+    assert.deepEqual(cBuf.subarray(0, CHUNK), data.subarray(2 * CHUNK, 3 * CHUNK));
+    assert.deepEqual(aBuf.subarray(0, CHUNK), data.subarray(0, CHUNK));
+    // a second unlease changes nothing; the last unlease of the retired chunk frees its buffer
+    cache.unlease(c);
+    cache.unlease(c);
+    assert.equal(cache.leasesHeld, 1, 'only chunk 0 is still leased');
+    cache.unlease(a);
+    cache.unlease(a);
+    assert.equal(cache.leasesHeld, 0);
+    cache.unlease({ buf: Buffer.alloc(1), start: 0, length: 1 });
+    assert.equal(cache.leasesHeld, 0, 'a foreign chunk is ignored');
+    cache.clear();
+    const e = cache.chunkAt(mf, 5 * CHUNK + 10)!;
+    assert.notEqual(e.buf, aBuf, 'clear() drops the free buffers too');
+    mf.close();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('read cache leases: a retired buffer goes back to the free list on its last unlease and is filled again only then; an invalidated (truncated) leased chunk keeps its bytes', () => {
+  const root = tempDir();
+  try {
+    const data = randomBytes(40 * 1024);
+    const mf = segmentWith(root, 'a', data);
+    const cache = new CommitLogReadCache({ chunkBytes: CHUNK, capacityChunks: 4 });
+    const a = cache.chunkAt(mf, 10)!;
+    const aBuf = a.buf;
+    cache.lease(a);
+    cache.lease(a);
+    // truncation moves the content epoch: chunk 0 is invalid, retired while leased twice
+    mf.truncateTo(2 * CHUNK);
+    const other = randomBytes(3 * CHUNK);
+    mf.append(other);
+    mf.commitNow();
+    const a2 = cache.chunkAt(mf, 10)!;
+    assert.notEqual(a2.buf, aBuf);
+    assert.equal(cache.retiredLeased, 1);
+    assert.deepEqual(aBuf.subarray(0, CHUNK), data.subarray(0, CHUNK), 'lent bytes unchanged');
+    cache.unlease(a);
+    // one lease left: chunks filled now must not get the retired buffer
+    for (let i = 1; i < 5; i++) assert.notEqual(cache.chunkAt(mf, i * CHUNK + 1)!.buf, aBuf);
+    assert.deepEqual(aBuf.subarray(0, CHUNK), data.subarray(0, CHUNK));
+    cache.unlease(a);
+    assert.equal(cache.leasesHeld, 0);
+    // now free: the next chunk object made (a cached chunk found invalid leaves room) is filled into it
+    mf.truncateTo(2 * CHUNK);
+    mf.append(randomBytes(3 * CHUNK));
+    mf.commitNow();
+    assert.equal(cache.chunkAt(mf, CHUNK + 1)!.buf, aBuf, 'the freed buffer is reused');
+    mf.close();
+  } finally {
+    removeDir(root);
+  }
+});

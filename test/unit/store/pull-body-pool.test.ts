@@ -1,4 +1,4 @@
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PULL_BODY_MAX_CLASS_BYTES, PULL_BODY_MIN_CLASS_BYTES, PullBodyPool } from '../../../src/store/get-message/pull-body-pool.js';
 
@@ -38,4 +38,18 @@ describe('PullBodyPool', () => {
     assert.equal(pool.freeByteCount, 2 * PULL_BODY_MIN_CLASS_BYTES, 'the third release was dropped');
     assert.equal(pool.released, 3);
   });
+});
+
+test('pull body pool: a release with the lend id of an earlier lending is ignored once the buffer was lent again', () => {
+  const pool = new PullBodyPool();
+  const a = pool.acquire(1000);
+  const id = pool.lendIdOf(a);
+  assert.ok(id > 0);
+  assert.equal(pool.lendIdOf(Buffer.alloc(10)), 0, 'not lent by this pool');
+  assert.equal(pool.release(a.subarray(0, 10)), true);
+  const b = pool.acquire(1000);
+  assert.equal(b.buffer, a.buffer, 'the same memory lent again');
+  assert.equal(pool.release(b, id), false, 'the holder of the first lending cannot hand back the second');
+  assert.equal(pool.release(b, pool.lendIdOf(b)), true);
+  assert.equal(pool.release(b), false, 'a second release is ignored');
 });
