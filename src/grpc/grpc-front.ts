@@ -15,7 +15,8 @@
  * through the broker's put path and its durable timer wheel (src/broker/timer); RecallMessage uses
  * the broker's RecallMessageService when given. start(): transaction service (when owned), gRPC
  * server (accepting any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery
- * auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
+ * auto-renewal and release of the deliveries of departed clients. shutdown(): release held push
+ * deliveries (visible after invisibleTimeMillisWhenClear), stop accepting calls (in-flight long polls are answered
  * MESSAGE_NOT_FOUND), transactions (when owned).
  */
 import net from 'node:net';
@@ -77,7 +78,8 @@ export interface GrpcFrontOptions {
   badInputLogIntervalMs?: number;
 }
 
-const SESSION_SCAN_MS = 10_000;
+/** Period of the session expiry scan (ms): bounds how late a departed client is noticed. */
+const SESSION_SCAN_MS = 1000;
 
 export class GrpcFront {
   readonly config: GrpcConfig;
@@ -107,7 +109,15 @@ export class GrpcFront {
     this.config = resolveGrpcConfig(opts.rawConfig);
     this.pop = opts.pop;
     this.consumerRegistration = new GrpcConsumerRegistration(ctx.consumerManager);
-    this.sessions = new ClientSessions(() => ctx.clock.nowMs(), undefined, (session) => this.consumerRegistration.unregister(session));
+    this.sessions = new ClientSessions(
+      () => ctx.clock.nowMs(),
+      undefined,
+      (session) => {
+        this.consumerRegistration.unregister(session);
+        this.renewer.clearClient(session.clientId).catch((e: Error) => this.logger.error(`clearing deliveries of ${session.clientId}: ${e.message}`));
+      },
+      this.config.grpcClientStreamLostExpireMs,
+    );
     this.renewer = new ReceiptRenewer({
       pop: this.pop,
       sessions: this.sessions,
@@ -115,6 +125,7 @@ export class GrpcFront {
       intervalMs: this.config.grpcRenewIntervalMs,
       invisibleMs: this.config.grpcDefaultInvisibleTimeMs,
       maxRenewMs: this.config.grpcMaxRenewMs,
+      invisibleMsWhenClear: this.config.invisibleTimeMillisWhenClear,
       logger: this.logger,
     });
     this.recall = opts.recall ?? new RecallMessageService(ctx, resolveTimerConfig(opts.rawConfig));
@@ -270,7 +281,7 @@ export class GrpcFront {
     if (this.stopped) return;
     this.stopped = true;
     if (this.scanTimer) clearInterval(this.scanTimer);
-    this.renewer.stop();
+    await this.renewer.stop().catch((e: Error) => this.logger.error(`releasing held deliveries: ${e.message}`));
     // our listener stops accepting at once; its close callback waits for every connection it
     // accepted, i.e. for the injected sessions below to end, so it is awaited last (bounded)
     const listener = this.listener;
