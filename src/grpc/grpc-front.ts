@@ -48,6 +48,11 @@ import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
+import { ClusterRoutes } from './cluster-route.js';
+import { RemotingClient } from '../remoting/transport/remoting-client.js';
+import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
+import { innerRequestSigner } from '../broker/auth/inner-request-signer.js';
+import { splitNamesrvAddr } from '../broker/broker-config.js';
 import { guardGrpcHandlers } from './grpc-auth.js';
 import { warnIfOpenWithoutAuth } from '../broker/auth/broker-auth-gate.js';
 import type { AuthConfig } from '../auth/auth-config.js';
@@ -98,6 +103,9 @@ export class GrpcFront {
   private readonly sniffing = new Set<net.Socket>();
   private boundPort = 0;
   private scanTimer: NodeJS.Timeout | null = null;
+  /** Nameserver client of the cluster routes (null without namesrvAddr). */
+  private routeClient: RemotingClient | null = null;
+  private clusterRoutes: ClusterRoutes | undefined;
   private stopped = false;
 
   private constructor(
@@ -128,6 +136,12 @@ export class GrpcFront {
       invisibleMsWhenClear: this.config.invisibleTimeMillisWhenClear,
       logger: this.logger,
     });
+    const namesrvAddrs = splitNamesrvAddr(ctx.config.namesrvAddr);
+    if (namesrvAddrs.length > 0) {
+      const tls = resolveTlsClientOptions(opts.rawConfig);
+      this.routeClient = new RemotingClient({ logger: this.logger, ...(tls ? { tls } : {}), ...(opts.auth ? innerRequestSigner(opts.auth.config) : {}) });
+      this.clusterRoutes = new ClusterRoutes({ client: this.routeClient, namesrvAddrs: () => namesrvAddrs, localBrokerName: ctx.config.brokerName, now: () => ctx.clock.nowMs(), logger: this.logger });
+    }
     this.recall = opts.recall ?? new RecallMessageService(ctx, resolveTimerConfig(opts.rawConfig));
     this.transactions =
       opts.transactions ??
@@ -199,6 +213,7 @@ export class GrpcFront {
       sessions: this.sessions,
       consumers: this.consumerRegistration,
       renewer: this.renewer,
+      ...(this.clusterRoutes ? { clusterRoutes: this.clusterRoutes } : {}),
       logger: this.logger,
       port: () => this.boundPort,
       stopping: () => this.stopped,
@@ -305,6 +320,7 @@ export class GrpcFront {
       });
     }
     await Promise.race([listenerClosed, new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
+    await this.routeClient?.close().catch(() => {});
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
     this.logger.info('gRPC front stopped');
   }
