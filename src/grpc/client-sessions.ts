@@ -2,9 +2,15 @@
  * gRPC clients known to this server, keyed by the `x-mq-client-id` metadata every call carries
  * (spec B1). A session records the client type, its consumer group, the settings it sent over
  * Telemetry and its open Telemetry streams (used to push server commands such as
- * RecoverOrphanedTransactionCommand). Sessions end on NotifyClientTermination, or when a
- * session has no open stream and sent nothing for `expireMs`; `onRemoved` hears both (the front
- * unregisters the client from the broker's ConsumerManager then).
+ * RecoverOrphanedTransactionCommand). Sessions end on NotifyClientTermination, or on expiry:
+ * - a session that had a Telemetry stream and has none open any more (the client's process died,
+ *   or its connection broke: grpc-js cancels the stream when the TCP connection closes), with no
+ *   call since the stream closed, for `streamLostExpireMs`. rocketmq-client-java reopens a broken
+ *   Telemetry stream about a second later, so a live client is not caught by this;
+ * - any session without an open stream that sent nothing for `expireMs` (120 s, as the broker's
+ *   channelExpiredTimeout).
+ * `onRemoved` hears every end (the front unregisters the client from the broker's ConsumerManager
+ * and releases the push deliveries it still held, receipt-renewer.ts).
  */
 import type { Settings, TelemetryCommand } from './proto/v2-types.js';
 
@@ -24,8 +30,11 @@ export interface ClientSession {
   settings?: Settings;
   /** Language from the user agent ('NODE_JS', 'JAVA', ...). */
   language: string;
+  /** Last call, stream message or stream close of this client (ms, the sessions' clock). */
   lastSeenMs: number;
   streams: Set<TelemetryWriter>;
+  /** True once the client opened a Telemetry stream (stream-loss expiry applies only then). */
+  hadStream: boolean;
 }
 
 export class ClientSessions {
@@ -35,17 +44,32 @@ export class ClientSessions {
     private readonly now: () => number,
     private readonly expireMs = 120_000,
     private readonly onRemoved: (session: ClientSession) => void = () => {},
+    private readonly streamLostExpireMs = Number.POSITIVE_INFINITY,
   ) {}
 
   /** The session of `clientId`, created when new; refreshes its last-seen time. */
   touch(clientId: string): ClientSession {
     let s = this.sessions.get(clientId);
     if (!s) {
-      s = { clientId, clientType: 'CLIENT_TYPE_UNSPECIFIED', language: 'LANGUAGE_UNSPECIFIED', lastSeenMs: this.now(), streams: new Set() };
+      s = { clientId, clientType: 'CLIENT_TYPE_UNSPECIFIED', language: 'LANGUAGE_UNSPECIFIED', lastSeenMs: this.now(), streams: new Set(), hadStream: false };
       this.sessions.set(clientId, s);
     }
     s.lastSeenMs = this.now();
     return s;
+  }
+
+  /** Adds an open Telemetry stream to the session of `clientId` (created when new). */
+  addStream(clientId: string, stream: TelemetryWriter): ClientSession {
+    const s = this.touch(clientId);
+    s.streams.add(stream);
+    s.hadStream = true;
+    return s;
+  }
+
+  /** A Telemetry stream of `session` closed (ended, cancelled or broken): stream-loss expiry counts from now. */
+  streamClosed(session: ClientSession, stream: TelemetryWriter): void {
+    session.streams.delete(stream);
+    session.lastSeenMs = this.now();
   }
 
   get(clientId: string): ClientSession | undefined {
@@ -78,13 +102,17 @@ export class ClientSessions {
     return [...this.sessions.values()].filter((s) => s.group === group && s.clientType !== 'PRODUCER').map((s) => s.clientId);
   }
 
-  /** Drops sessions without an open stream that were silent longer than the expiry. */
+  /**
+   * Drops sessions without an open stream that were silent longer than their expiry
+   * (`streamLostExpireMs` when they had a stream, else `expireMs`); returns how many.
+   */
   expire(): number {
     const now = this.now();
     let n = 0;
     for (const [id, s] of [...this.sessions]) {
       for (const w of [...s.streams]) if (w.closed) s.streams.delete(w);
-      if (s.streams.size === 0 && now - s.lastSeenMs > this.expireMs) {
+      const limitMs = s.hadStream ? Math.min(this.streamLostExpireMs, this.expireMs) : this.expireMs;
+      if (s.streams.size === 0 && now - s.lastSeenMs > limitMs) {
         this.sessions.delete(id);
         this.onRemoved(s);
         n++;

@@ -15,7 +15,8 @@
  * through the broker's put path and its durable timer wheel (src/broker/timer); RecallMessage uses
  * the broker's RecallMessageService when given. start(): transaction service (when owned), gRPC
  * server (accepting any grpc-timeout, see grpc-timeout-header.ts), session expiry, push-delivery
- * auto-renewal. shutdown(): stop accepting calls (in-flight long polls are answered
+ * auto-renewal and release of the deliveries of departed clients. shutdown(): release held push
+ * deliveries (visible after invisibleTimeMillisWhenClear), stop accepting calls (in-flight long polls are answered
  * MESSAGE_NOT_FOUND), transactions (when owned).
  */
 import net from 'node:net';
@@ -47,6 +48,11 @@ import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
+import { ClusterRoutes } from './cluster-route.js';
+import { RemotingClient } from '../remoting/transport/remoting-client.js';
+import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
+import { innerRequestSigner } from '../broker/auth/inner-request-signer.js';
+import { splitNamesrvAddr } from '../broker/broker-config.js';
 import { guardGrpcHandlers } from './grpc-auth.js';
 import { warnIfOpenWithoutAuth } from '../broker/auth/broker-auth-gate.js';
 import type { AuthConfig } from '../auth/auth-config.js';
@@ -77,7 +83,8 @@ export interface GrpcFrontOptions {
   badInputLogIntervalMs?: number;
 }
 
-const SESSION_SCAN_MS = 10_000;
+/** Period of the session expiry scan (ms): bounds how late a departed client is noticed. */
+const SESSION_SCAN_MS = 1000;
 
 export class GrpcFront {
   readonly config: GrpcConfig;
@@ -96,6 +103,9 @@ export class GrpcFront {
   private readonly sniffing = new Set<net.Socket>();
   private boundPort = 0;
   private scanTimer: NodeJS.Timeout | null = null;
+  /** Nameserver client of the cluster routes (null without namesrvAddr). */
+  private routeClient: RemotingClient | null = null;
+  private clusterRoutes: ClusterRoutes | undefined;
   private stopped = false;
 
   private constructor(
@@ -107,7 +117,15 @@ export class GrpcFront {
     this.config = resolveGrpcConfig(opts.rawConfig);
     this.pop = opts.pop;
     this.consumerRegistration = new GrpcConsumerRegistration(ctx.consumerManager);
-    this.sessions = new ClientSessions(() => ctx.clock.nowMs(), undefined, (session) => this.consumerRegistration.unregister(session));
+    this.sessions = new ClientSessions(
+      () => ctx.clock.nowMs(),
+      undefined,
+      (session) => {
+        this.consumerRegistration.unregister(session);
+        this.renewer.clearClient(session.clientId).catch((e: Error) => this.logger.error(`clearing deliveries of ${session.clientId}: ${e.message}`));
+      },
+      this.config.grpcClientStreamLostExpireMs,
+    );
     this.renewer = new ReceiptRenewer({
       pop: this.pop,
       sessions: this.sessions,
@@ -115,8 +133,15 @@ export class GrpcFront {
       intervalMs: this.config.grpcRenewIntervalMs,
       invisibleMs: this.config.grpcDefaultInvisibleTimeMs,
       maxRenewMs: this.config.grpcMaxRenewMs,
+      invisibleMsWhenClear: this.config.invisibleTimeMillisWhenClear,
       logger: this.logger,
     });
+    const namesrvAddrs = splitNamesrvAddr(ctx.config.namesrvAddr);
+    if (namesrvAddrs.length > 0) {
+      const tls = resolveTlsClientOptions(opts.rawConfig);
+      this.routeClient = new RemotingClient({ logger: this.logger, ...(tls ? { tls } : {}), ...(opts.auth ? innerRequestSigner(opts.auth.config) : {}) });
+      this.clusterRoutes = new ClusterRoutes({ client: this.routeClient, namesrvAddrs: () => namesrvAddrs, localBrokerName: ctx.config.brokerName, now: () => ctx.clock.nowMs(), logger: this.logger });
+    }
     this.recall = opts.recall ?? new RecallMessageService(ctx, resolveTimerConfig(opts.rawConfig));
     this.transactions =
       opts.transactions ??
@@ -188,6 +213,7 @@ export class GrpcFront {
       sessions: this.sessions,
       consumers: this.consumerRegistration,
       renewer: this.renewer,
+      ...(this.clusterRoutes ? { clusterRoutes: this.clusterRoutes } : {}),
       logger: this.logger,
       port: () => this.boundPort,
       stopping: () => this.stopped,
@@ -270,7 +296,7 @@ export class GrpcFront {
     if (this.stopped) return;
     this.stopped = true;
     if (this.scanTimer) clearInterval(this.scanTimer);
-    this.renewer.stop();
+    await this.renewer.stop().catch((e: Error) => this.logger.error(`releasing held deliveries: ${e.message}`));
     // our listener stops accepting at once; its close callback waits for every connection it
     // accepted, i.e. for the injected sessions below to end, so it is awaited last (bounded)
     const listener = this.listener;
@@ -294,6 +320,7 @@ export class GrpcFront {
       });
     }
     await Promise.race([listenerClosed, new Promise<void>((resolve) => setTimeout(resolve, 2000).unref())]);
+    await this.routeClient?.close().catch(() => {});
     if (this.ownsTransactions) await this.transactions.shutdown().catch((e: Error) => this.logger.error(`transactions shutdown: ${e.message}`));
     this.logger.info('gRPC front stopped');
   }

@@ -15,6 +15,7 @@ import type { GrpcConfig } from './grpc-config.js';
 import { Code, status, type Endpoints, type Status } from './proto/v2-types.js';
 import type { ReceiptRenewer } from './receipt-renewer.js';
 import type { GrpcConsumerRegistration } from './consumer-registration.js';
+import type { ClusterRoutes } from './cluster-route.js';
 
 export interface GrpcServices {
   ctx: BrokerContext;
@@ -27,6 +28,8 @@ export interface GrpcServices {
   /** Mirrors consumer sessions into the broker's ConsumerManager (mqadmin consumerConnection). */
   consumers: GrpcConsumerRegistration;
   renewer: ReceiptRenewer;
+  /** The topic's queues on the other brokers (from the nameservers); absent without a nameserver. */
+  clusterRoutes?: ClusterRoutes;
   logger: Logger;
   /** Port the gRPC server listens on (known after bind). */
   port(): number;

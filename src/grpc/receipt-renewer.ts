@@ -1,14 +1,24 @@
 /**
- * Auto-renewal of push-consumer deliveries (ReceiveMessage with `auto_renew: true`), as the
- * Apache proxy does: while the consumer that received a message is alive (an open Telemetry
- * stream, or a call within the session expiry), its invisible time is extended before it runs
- * out, so slow handlers and local FIFO retries do not cause duplicate deliveries. The handle
- * keeps its version (PopService.renew), so the client's ack still matches.
+ * Receipt handles held by push consumers (ReceiveMessage with `auto_renew: true`), as the Apache
+ * proxy's DefaultReceiptHandleManager (enableProxyAutoRenew):
  *
- * Every `intervalMs`, a tracked delivery whose invisibility ends within `2 × intervalMs` is renewed
- * by `invisibleMs`. Tracking stops when the handle is no longer current (acked, nacked with
- * ChangeInvisibleDuration, dead-lettered, redelivered), when the client is gone, or after
- * `maxRenewMs` in total (then the message becomes visible again as usual).
+ * - Renewal: while the consumer that received a message is alive (its session exists and has an
+ *   open Telemetry stream or made a call within 30 s), the delivery's invisible time is extended
+ *   before it runs out, so a slow listener and local FIFO retries do not cause a redelivery to
+ *   another consumer. Every `intervalMs` (Apache renewSchedulePeriodMillis, 5 s) a tracked
+ *   delivery whose invisibility ends within `2 × intervalMs` (Apache renewAheadTimeMillis, 10 s) is
+ *   renewed by `invisibleMs` (Apache renewSliceTimeMillis, 60 s). The handle keeps its version
+ *   (PopService.renew), so the client's ack still matches. Tracking stops when the handle is no
+ *   longer current (acked, nacked with ChangeInvisibleDuration, dead-lettered, redelivered) or
+ *   after `maxRenewMs` in total (Apache renewMaxTimeMillis; Apache then nacks with the group's
+ *   retry delay, tsmq lets the delivery run out).
+ * - Clear: when the client is gone (NotifyClientTermination, session expiry, or found dead by a
+ *   renewal pass), every delivery it still holds is made visible again after `invisibleMsWhenClear`
+ *   (Apache invisibleTimeMillisWhenClear, 1 s) with PopService.changeInvisibleDuration: a pop
+ *   state change, logged, flushed and replicated like any other. Apache's CLIENT_UNREGISTER /
+ *   clientIsOffline → clearGroup. Deliveries of simple consumers (`auto_renew: false`) are not
+ *   tracked, so they are neither renewed nor cleared (as in Apache): they come back when their
+ *   invisible_duration ends.
  */
 import type { Logger } from '../common/logging/logger.js';
 import type { PopService } from '../broker/pop/pop-service.js';
@@ -28,8 +38,13 @@ export interface ReceiptRenewerOptions {
   intervalMs: number;
   invisibleMs: number;
   maxRenewMs: number;
+  /** Invisible time given to the deliveries of a departed client (ms). */
+  invisibleMsWhenClear: number;
   logger: Logger;
 }
+
+/** A live client that made no call for this long and has no open stream is not renewed (ms). */
+const SILENT_CLIENT_MS = 30_000;
 
 export class ReceiptRenewer {
   private readonly tracked = new Map<string, Tracked>();
@@ -43,10 +58,13 @@ export class ReceiptRenewer {
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Stops the timer and releases every tracked delivery (Apache clears all handles on shutdown). */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    const all = [...this.tracked.values()];
     this.tracked.clear();
+    await this.release(all);
   }
 
   track(clientId: string, group: string, handle: string): void {
@@ -58,24 +76,55 @@ export class ReceiptRenewer {
     return this.tracked.size;
   }
 
+  /**
+   * The client is gone: its tracked deliveries become visible after `invisibleMsWhenClear`.
+   * Returns how many were released (handles already acked or redelivered are skipped).
+   */
+  async clearClient(clientId: string): Promise<number> {
+    const mine = [...this.tracked.values()].filter((t) => t.clientId === clientId);
+    for (const t of mine) this.tracked.delete(t.handle);
+    return this.release(mine);
+  }
+
+  private async release(list: Tracked[]): Promise<number> {
+    let n = 0;
+    for (const t of list) {
+      try {
+        const r = await this.opts.pop.changeInvisibleDuration(t.group, t.handle, this.opts.invisibleMsWhenClear);
+        if (r.ok) n++;
+      } catch (e) {
+        this.opts.logger.error(`releasing a delivery of ${t.clientId} (group ${t.group}) failed: ${(e as Error).message}`);
+      }
+    }
+    if (n > 0) this.opts.logger.info(`released ${n} push deliveries of departed client(s): visible again in ${this.opts.invisibleMsWhenClear} ms`);
+    return n;
+  }
+
   /** One renewal pass (also run by the timer). */
   async renewDue(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
       const now = this.opts.now();
+      const departed: Tracked[] = [];
       for (const t of [...this.tracked.values()]) {
         const until = this.opts.pop.invisibleUntilOf(t.group, t.handle);
-        const session = this.opts.sessions.get(t.clientId);
-        const alive = session !== undefined && ([...session.streams].some((w) => !w.closed) || now - session.lastSeenMs < 30_000);
-        if (until === undefined || !alive || now - t.sinceMs > this.opts.maxRenewMs) {
+        if (until === undefined || now - t.sinceMs > this.opts.maxRenewMs) {
           this.tracked.delete(t.handle);
+          continue;
+        }
+        const session = this.opts.sessions.get(t.clientId);
+        const alive = session !== undefined && ([...session.streams].some((w) => !w.closed) || now - session.lastSeenMs < SILENT_CLIENT_MS);
+        if (!alive) {
+          this.tracked.delete(t.handle);
+          departed.push(t);
           continue;
         }
         if (until - now > 2 * this.opts.intervalMs) continue;
         const r = await this.opts.pop.renew(t.group, t.handle, this.opts.invisibleMs);
         if (!r.ok) this.tracked.delete(t.handle);
       }
+      await this.release(departed);
     } catch (e) {
       this.opts.logger.error(`receipt renewal failed: ${(e as Error).message}`);
     } finally {

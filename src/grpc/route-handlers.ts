@@ -8,6 +8,10 @@
  * topic is auto-created from TBW102 when autoCreateTopicEnable is on (else TOPIC_NOT_FOUND).
  * QueryAssignment: one assignment per readable broker with queue id -1, meaning "all queues"
  * (pop consumption spreads over them, as Apache's proxy does).
+ * With a nameserver, both also list the topic's queues on the OTHER brokers of the cluster, each
+ * with that broker's endpoint `<its brokerIP1>:<this gRPC port>` (cluster-route.ts, Apache's
+ * LOCAL-mode proxy); the client then sends to and receives from each broker's own front. A topic
+ * only other brokers hold is answered with their queues (no local auto-creation then).
  * Topics and groups are checked first (resource-validator.ts): system topics and illegal names
  * → ILLEGAL_TOPIC, illegal or system groups → ILLEGAL_CONSUMER_GROUP.
  */
@@ -19,6 +23,8 @@ import { checkGroupName, checkTopicAndGroup, checkTopicName } from './resource-v
 import { acceptedMessageTypes } from './topic-message-type.js';
 import { advertisedEndpoints, clientIdOf, unary, type GrpcServices, type StatusOnly } from './grpc-services.js';
 import { Code, OK_STATUS, status, type Endpoints, type MessageQueue, type Resource, type Status } from './proto/v2-types.js';
+import type { RemoteBrokerQueues } from './cluster-route.js';
+import { ALL_MESSAGE_TYPES } from './topic-message-type.js';
 
 
 /**
@@ -43,10 +49,32 @@ export function isStatus(v: unknown): v is Status {
   return typeof v === 'object' && v !== null && 'code' in v && 'message' in v && !('topicName' in v);
 }
 
-function permissionOf(tc: TopicConfig, queueId: number): string {
+function permissionOf(tc: { readQueueNums: number; writeQueueNums: number; perm: number }, queueId: number): string {
   const r = queueId < tc.readQueueNums && PermName.isReadable(tc.perm);
   const w = queueId < tc.writeQueueNums && PermName.isWriteable(tc.perm);
   return r && w ? 'READ_WRITE' : r ? 'READ' : w ? 'WRITE' : 'NONE';
+}
+
+/** Where another broker's front is: its brokerIP1 with this front's gRPC port (Apache's convention). */
+function remoteEndpoints(s: GrpcServices, b: RemoteBrokerQueues): Endpoints {
+  const scheme = /^\d{1,3}(\.\d{1,3}){3}$/.test(b.host) ? 'IPv4' : b.host.includes(':') ? 'IPv6' : 'DOMAIN_NAME';
+  return { scheme, addresses: [{ host: b.host, port: s.port() }] };
+}
+
+function remoteQueue(s: GrpcServices, topic: Resource, b: RemoteBrokerQueues, id: number, permission: string, accept: readonly string[]): MessageQueue {
+  return {
+    topic: { name: topic.name, resource_namespace: topic.resource_namespace ?? '' },
+    id,
+    permission,
+    broker: { name: b.brokerName, id: 0, endpoints: remoteEndpoints(s, b) },
+    accept_message_types: [...accept],
+  };
+}
+
+/** Other brokers of the topic from the nameservers ([] without a nameserver or a bad name). */
+async function otherBrokers(s: GrpcServices, topic: string | undefined): Promise<RemoteBrokerQueues[]> {
+  if (!s.clusterRoutes || !topic || checkTopicName(topic)) return [];
+  return s.clusterRoutes.otherBrokers(topic);
 }
 
 export function messageQueue(s: GrpcServices, topic: Resource, tc: TopicConfig, id: number, permission: string, endpoints: Endpoints): MessageQueue {
@@ -77,26 +105,42 @@ interface HeartbeatRequest {
 
 export function routeHandlers(s: GrpcServices): Record<string, grpc.UntypedHandleCall> {
   return {
-    QueryRoute: unary<QueryRouteRequest, { status: Status; message_queues: MessageQueue[] }>(s, 'QueryRoute', (req, call) => {
+    QueryRoute: unary<QueryRouteRequest, { status: Status; message_queues: MessageQueue[] }>(s, 'QueryRoute', async (req, call) => {
       s.sessions.touch(clientIdOf(call));
-      const tc = findTopic(s, req.topic?.name, true);
-      if (isStatus(tc)) return { status: tc, message_queues: [] };
-      const endpoints = advertisedEndpoints(s, req.endpoints);
-      const n = Math.max(tc.readQueueNums, tc.writeQueueNums);
+      const others = await otherBrokers(s, req.topic?.name);
+      const tc = findTopic(s, req.topic?.name, others.length === 0);
+      if (isStatus(tc) && (tc.code !== Code.TOPIC_NOT_FOUND || others.length === 0)) return { status: tc, message_queues: [] };
       const queues: MessageQueue[] = [];
-      for (let id = 0; id < n; id++) queues.push(messageQueue(s, req.topic!, tc, id, permissionOf(tc, id), endpoints));
+      if (!isStatus(tc)) {
+        const endpoints = advertisedEndpoints(s, req.endpoints);
+        const n = Math.max(tc.readQueueNums, tc.writeQueueNums);
+        for (let id = 0; id < n; id++) queues.push(messageQueue(s, req.topic!, tc, id, permissionOf(tc, id), endpoints));
+      }
+      const accept = isStatus(tc) ? ALL_MESSAGE_TYPES : acceptedMessageTypes(tc);
+      for (const b of others) {
+        const n = Math.max(b.readQueueNums, b.writeQueueNums);
+        for (let id = 0; id < n; id++) queues.push(remoteQueue(s, req.topic!, b, id, permissionOf(b, id), accept));
+      }
       return { status: OK_STATUS, message_queues: queues };
     }),
 
-    QueryAssignment: unary<QueryAssignmentRequest, { status: Status; assignments: Array<{ message_queue: MessageQueue }> }>(s, 'QueryAssignment', (req, call) => {
+    QueryAssignment: unary<QueryAssignmentRequest, { status: Status; assignments: Array<{ message_queue: MessageQueue }> }>(s, 'QueryAssignment', async (req, call) => {
       s.sessions.touch(clientIdOf(call));
       const refused = checkTopicAndGroup(req.topic?.name, req.group?.name);
       if (refused) return { status: refused, assignments: [] };
+      const others = await otherBrokers(s, req.topic?.name);
       const tc = findTopic(s, req.topic?.name, false);
-      if (isStatus(tc)) return { status: tc, assignments: [] };
-      if (!PermName.isReadable(tc.perm) || tc.readQueueNums <= 0) return { status: OK_STATUS, assignments: [] };
-      const mq = messageQueue(s, req.topic!, tc, -1, PermName.isWriteable(tc.perm) ? 'READ_WRITE' : 'READ', advertisedEndpoints(s, req.endpoints));
-      return { status: OK_STATUS, assignments: [{ message_queue: mq }] };
+      if (isStatus(tc) && others.length === 0) return { status: tc, assignments: [] };
+      const assignments: Array<{ message_queue: MessageQueue }> = [];
+      if (!isStatus(tc) && PermName.isReadable(tc.perm) && tc.readQueueNums > 0) {
+        assignments.push({ message_queue: messageQueue(s, req.topic!, tc, -1, PermName.isWriteable(tc.perm) ? 'READ_WRITE' : 'READ', advertisedEndpoints(s, req.endpoints)) });
+      }
+      const accept = isStatus(tc) ? ALL_MESSAGE_TYPES : acceptedMessageTypes(tc);
+      for (const b of others) {
+        if (!PermName.isReadable(b.perm) || b.readQueueNums <= 0) continue;
+        assignments.push({ message_queue: remoteQueue(s, req.topic!, b, -1, PermName.isWriteable(b.perm) ? 'READ_WRITE' : 'READ', accept) });
+      }
+      return { status: OK_STATUS, assignments };
     }),
 
     Heartbeat: unary<HeartbeatRequest, StatusOnly>(s, 'Heartbeat', (req, call) => {

@@ -100,12 +100,11 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
         return closed || call.cancelled;
       },
     };
-    const session = s.sessions.touch(clientId);
-    session.streams.add(writer);
+    const session = s.sessions.addStream(clientId, writer);
     const close = (): void => {
       if (closed) return;
       closed = true;
-      session.streams.delete(writer);
+      s.sessions.streamClosed(session, writer);
     };
     call.on('data', (cmd: TelemetryCommand) => {
       try {

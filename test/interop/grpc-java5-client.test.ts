@@ -272,6 +272,55 @@ describe('rocketmq-client-java 5.0.8 (gRPC) against tsmq', { skip: javaSkipReaso
 
     await t.test('no client errors', () => assert.deepEqual(linesOf(run, 'error'), [], explain(run)));
   });
+  it('departed clients: a SIGKILLed PushConsumer\'s held messages come back within seconds; a closed SimpleConsumer\'s only after their invisible time (as Apache)', async (t) => {
+    // PushConsumer (auto_renew): holds 3 messages in a listener that never returns, then kill -9
+    // of its own JVM. The front notices the dropped Telemetry stream (grpcClientStreamLostExpireMs
+    // 5 s + a 1 s scan), releases the held deliveries with invisibleTimeMillisWhenClear (1 s), and
+    // another consumer of the group gets them long before the 60 s push invisible time.
+    const die = await runJava(peer, MAIN, [h.endpoints, 'push-die', 'topic=G5_DIE', 'group=G5_DIE_G', 'n=3'], { timeoutMs: 40_000 });
+    const dying = linesOf(die, 'dying');
+    assert.equal(dying.length, 1, `push-die did not reach its kill${explain(die)}`);
+    assert.equal(dying[0]!.held, 3, explain(die));
+    assert.notEqual(die.code, 0, 'the JVM was killed');
+    assert.equal(linesOf(die, 'end').length, 0, 'no orderly shutdown (no NotifyClientTermination)');
+    const dieKeys = ['die-0', 'die-1', 'die-2'];
+    assert.deepEqual(linesOf(die, 'recv', 'push-die').map((l) => l.key as string).sort(), dieKeys, explain(die));
+    const killedAt = dying[0]!.at as number;
+    const again = await java('receive', { topic: 'G5_DIE', group: 'G5_DIE_G', n: 3, timeoutMs: 15_000 });
+    const recv = linesOf(again, 'recv', 'receive');
+    await t.test('another consumer of the group gets exactly the 3 held messages, attempt 2', () => {
+      assert.deepEqual(recv.map((l) => l.key as string).sort(), dieKeys, explain(again));
+      assert.deepEqual(recv.map((l) => l.attempt), [2, 2, 2]);
+    });
+    await t.test('within stream-loss detection (5 s) + scan (1 s) + invisibleTimeMillisWhenClear (1 s) of the kill, not after the 60 s invisible time', () => {
+      t.diagnostic(`redelivered ${recv.map((l) => (l.at as number) - killedAt).join(', ')} ms after the kill`);
+      for (const l of recv) {
+        const afterKillMs = (l.at as number) - killedAt;
+        assert.ok(afterKillMs >= 1000 && afterKillMs <= 9500, `${l.key as string} redelivered ${afterKillMs} ms after the kill`);
+      }
+    });
+
+    // SimpleConsumer (auto_renew false): Apache's proxy tracks no handles of simple consumers, so
+    // close() (NotifyClientTermination) does not release them: they come back when their own
+    // invisible_duration (4 s here) ends.
+    const INVIS_MS = 4000;
+    const closeRun = await java('simple-close', { topic: 'G5_CLOSE', group: 'G5_CLOSE_G', n: 2, invisibleMs: INVIS_MS, timeoutMs: 12_000 });
+    await t.test(`a closed SimpleConsumer's unacked messages come back after their ${INVIS_MS} ms invisible time, not at close`, () => {
+      const first = linesOf(closeRun, 'recv', 'simple-close-first');
+      const second = linesOf(closeRun, 'recv', 'simple-close-second');
+      assert.deepEqual(first.map((l) => l.key as string).sort(), ['close-0', 'close-1'], explain(closeRun));
+      assert.deepEqual(second.map((l) => l.key as string).sort(), ['close-0', 'close-1'], explain(closeRun));
+      assert.deepEqual(second.map((l) => l.attempt), [2, 2]);
+      t.diagnostic(`back ${second.map((l) => (l.at as number) - (first.find((f) => f.key === l.key)!.at as number)).join(', ')} ms after the first delivery`);
+      for (const l of second) {
+        const firstAt = first.find((f) => f.key === l.key)!.at as number;
+        const gap = (l.at as number) - firstAt;
+        assert.ok(gap >= INVIS_MS - 100 && gap <= INVIS_MS + 3000, `${l.key as string} back ${gap} ms after its first delivery`);
+      }
+      assert.equal(linesOf(closeRun, 'acked', 'simple-close-second').length, 2);
+      assert.deepEqual(linesOf(closeRun, 'error'), [], explain(closeRun));
+    });
+  });
   it('SimpleConsumer after an offset reset back to before the sends (INVOKE_BROKER_TO_RESET_OFFSET 222): the same 6 messages again, once each, attempt 1', async () => {
     const topic = 'G5_RESET';
     const group = 'G5_RESET_G';

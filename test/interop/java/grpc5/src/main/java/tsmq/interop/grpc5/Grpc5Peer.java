@@ -46,6 +46,13 @@ import tsmq.interop.common.Json;
  *   send-receive    topic=T group=G n=N: N sends, then a SimpleConsumer receives and acks N.
  *   receive         topic=T group=G n=N timeoutMs=M: a SimpleConsumer receives and acks until N
  *                   arrived or M ms passed (no sends).
+ *   push-die        topic=T group=G n=N: a PushConsumer whose listener never returns receives the
+ *                   N messages a producer sends, prints {"type":"dying","at":...} and SIGKILLs its
+ *                   own JVM (no NotifyClientTermination, no ack: the connection just drops).
+ *   simple-close    topic=T group=G n=N invisibleMs=I timeoutMs=M: sends N, a SimpleConsumer
+ *                   receives them with invisible time I and closes without acking (prints
+ *                   {"type":"closed","at":...}); a second SimpleConsumer of G then receives and acks
+ *                   until N arrived or M ms passed.
  * Option ssl=true: connect with TLS (the client's own enableSsl, trusting any certificate).
  */
 public final class Grpc5Peer {
@@ -79,6 +86,12 @@ public final class Grpc5Peer {
                     drain("receive", startSimple("simple", opts.get("group"), opts.get("topic"), "*"), Integer.parseInt(opts.get("n")),
                         Long.parseLong(opts.getOrDefault("timeoutMs", "20000")), true);
                     break;
+                case "push-die":
+                    pushDie();
+                    break;
+                case "simple-close":
+                    simpleClose();
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown scenario " + scenario);
             }
@@ -109,6 +122,60 @@ public final class Grpc5Peer {
         }
         SimpleConsumer c = startSimple("simple", opts.get("group"), topic, "TagS");
         drain("send-receive", c, n, 20_000, true);
+    }
+
+    // ------------------------------------------------------------------ departed clients
+
+    private static void pushDie() throws Exception {
+        String topic = opts.get("topic");
+        int n = Integer.parseInt(opts.get("n"));
+        java.util.Set<String> held = ConcurrentHashMap.newKeySet();
+        long t0 = System.currentTimeMillis();
+        PushConsumer c = P.newPushConsumerBuilder().setClientConfiguration(cfg).setConsumerGroup(opts.get("group"))
+            .setSubscriptionExpressions(Collections.singletonMap(topic, new FilterExpression("*", FilterExpressionType.TAG)))
+            .setMessageListener(mv -> {
+                recv("push-die", mv).println();
+                held.add(key(mv));
+                sleep(600_000); // never acks: the JVM is killed while the listener holds the message
+                return ConsumeResult.SUCCESS;
+            }).build();
+        clients.add(c);
+        Json.obj().put("type", "started").put("client", "pushDie").put("ms", System.currentTimeMillis() - t0).println();
+        Producer producer = startProducer("producer", null, topic);
+        for (int i = 0; i < n; i++) {
+            send(producer, "push-die", P.newMessageBuilder().setTopic(topic).setKeys("die-" + i)
+                .setBody(("die body " + i).getBytes(StandardCharsets.UTF_8)).build(), null);
+        }
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (held.size() < n && System.currentTimeMillis() < deadline) Thread.sleep(20);
+        Json.obj().put("type", "dying").put("held", held.size()).put("at", System.currentTimeMillis()).println();
+        System.out.flush();
+        new ProcessBuilder("kill", "-9", String.valueOf(ProcessHandle.current().pid())).inheritIO().start().waitFor();
+        Thread.sleep(10_000);
+        throw new IllegalStateException("kill -9 of the own JVM did not end it");
+    }
+
+    private static void simpleClose() throws Exception {
+        String topic = opts.get("topic");
+        String group = opts.get("group");
+        int n = Integer.parseInt(opts.get("n"));
+        Producer producer = startProducer("producer", null, topic);
+        for (int i = 0; i < n; i++) {
+            send(producer, "simple-close", P.newMessageBuilder().setTopic(topic).setKeys("close-" + i)
+                .setBody(("close body " + i).getBytes(StandardCharsets.UTF_8)).build(), null);
+        }
+        SimpleConsumer first = startSimple("simpleFirst", group, topic, "*");
+        clients.remove(first);
+        Duration invisible = Duration.ofMillis(Long.parseLong(opts.get("invisibleMs")));
+        int got = 0;
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (got < n && System.currentTimeMillis() < deadline) {
+            got += receiveSome("simple-close-first", first, 16, invisible, deadline - System.currentTimeMillis()).size();
+        }
+        first.close(); // NotifyClientTermination, receipts not acked
+        Json.obj().put("type", "closed").put("held", got).put("at", System.currentTimeMillis()).println();
+        SimpleConsumer second = startSimple("simpleSecond", group, topic, "*");
+        drain("simple-close-second", second, n, Long.parseLong(opts.getOrDefault("timeoutMs", "15000")), true);
     }
 
     // ------------------------------------------------------------------ produce-simple
