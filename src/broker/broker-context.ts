@@ -195,8 +195,8 @@ export class BrokerContext {
    */
   private applyTimerHookToBatch(msgs: readonly MessageInner[]): PutMessagesResult | null {
     if (!this.timerPutHook || msgs.length === 0) return null;
-    for (const [i, m] of msgs.entries()) {
-      const refused = this.timerPutHook.apply(m);
+    for (let i = 0; i < msgs.length; i++) {
+      const refused = this.timerPutHook.apply(msgs[i]!);
       if (refused) return { ...refused, remark: `batch message ${i}: ${refused.remark ?? refused.status}` };
     }
     const first = msgs[0]!;

@@ -35,7 +35,7 @@ import {
 import { LazyRecordProperties } from '../dispatch/lazy-record-properties.js';
 import { tagsCode } from '../../common/message/java-hash.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
-import { createMessageId } from '../../common/message/msgid.js';
+import { createMessageId, createMessageIdList } from '../../common/message/msgid.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import { validateTopic } from '../../common/message/topic-validator.js';
@@ -101,7 +101,15 @@ export type AppendOutcome =
  * batch order; the records are contiguous, so `wroteBytes` is their summed size from `wroteOffset`.
  */
 export type BatchAppendOutcome =
-  | { status: 'PUT_OK'; wroteOffset: number; wroteBytes: number; appendResults: AppendResult[]; dispatches: DispatchRequest[] }
+  | {
+      status: 'PUT_OK';
+      wroteOffset: number;
+      wroteBytes: number;
+      appendResults: AppendResult[];
+      /** The appendResults' msgIds joined with ',' (what a batch send answers). */
+      msgIds: string;
+      dispatches: DispatchRequest[];
+    }
   | {
       status: Exclude<PutMessageStatus, 'PUT_OK'>;
       remark: string;
@@ -182,6 +190,8 @@ export class CommitLog {
    * batch seen, at most maxMessageSize / the smallest record; appendBatch is synchronous).
    */
   private readonly batchPlans: RecordPlan[] = [];
+  /** CommitLog offsets of appendBatch's records (reused, as batchPlans). */
+  private readonly batchOffsets: number[] = [];
   private readonly validTopics = new Set<string>();
   /** Chunks of recently pulled CommitLog bytes (readInto). */
   readonly readCache: CommitLogReadCache;
@@ -368,15 +378,16 @@ export class CommitLog {
     const at = mf.reserve(total);
     const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
     const base = at >= 0 ? at : 0;
-    const appendResults: AppendResult[] = new Array<AppendResult>(n);
+    const offsets = this.batchOffsets;
     let pos = 0;
     for (let i = 0; i < n; i++) {
       const plan = plans[i]!;
       const offset = wroteOffset + pos;
       writeRecord(target, base + pos, plan, firstQueueOffset + i, offset, storeTimestamp);
-      appendResults[i] = { wroteOffset: offset, wroteBytes: plan.size, msgId: createMessageId(msgs[i]!.storeHost, offset), queueOffset: firstQueueOffset + i, storeTimestamp };
+      offsets[i] = offset;
       pos += plan.size;
     }
+    const { msgIds, appendResults } = batchAppendResults(msgs, plans, offsets, firstQueueOffset, storeTimestamp);
     if (at >= 0) mf.advance(total);
     else mf.append(target);
     // written: only now are the queue offsets taken (a throw above leaves the table untouched)
@@ -385,7 +396,7 @@ export class CommitLog {
     this.lastStoreTimestamp = storeTimestamp;
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
     for (let i = 0; i < n; i++) dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
-    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, dispatches };
+    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, msgIds, dispatches };
   }
 
   /**
@@ -622,4 +633,47 @@ export class CommitLog {
   getLastStoreTimestamp(): number {
     return this.lastStoreTimestamp;
   }
+}
+
+/**
+ * The AppendResults of a batch written at `offsets` (one per message, in order) and their
+ * comma-joined msgIds. When every message has the first one's store host (a broker's batch) the
+ * ids are one string built at once (createMessageIdList) and each result's msgId is a slice of it;
+ * otherwise each id is made on its own.
+ */
+function batchAppendResults(
+  msgs: readonly MessageInner[],
+  plans: readonly RecordPlan[],
+  offsets: readonly number[],
+  firstQueueOffset: number,
+  storeTimestamp: number,
+): { msgIds: string; appendResults: AppendResult[] } {
+  const n = msgs.length;
+  const host = msgs[0]!.storeHost;
+  let oneHost = true;
+  for (let i = 1; i < n && oneHost; i++) oneHost = sameSocketAddress(msgs[i]!.storeHost, host);
+  const appendResults: AppendResult[] = new Array<AppendResult>(n);
+  if (oneHost) {
+    const msgIds = createMessageIdList(host, offsets, n);
+    const step = (msgIds.length + 1) / n;
+    for (let i = 0; i < n; i++) {
+      appendResults[i] = { wroteOffset: offsets[i]!, wroteBytes: plans[i]!.size, msgId: msgIds.substring(i * step, i * step + step - 1), queueOffset: firstQueueOffset + i, storeTimestamp };
+    }
+    return { msgIds, appendResults };
+  }
+  let msgIds = '';
+  for (let i = 0; i < n; i++) {
+    const msgId = createMessageId(msgs[i]!.storeHost, offsets[i]!);
+    appendResults[i] = { wroteOffset: offsets[i]!, wroteBytes: plans[i]!.size, msgId, queueOffset: firstQueueOffset + i, storeTimestamp };
+    msgIds = i === 0 ? msgId : msgIds + ',' + msgId;
+  }
+  return { msgIds, appendResults };
+}
+
+/** Same IP bytes and port (the same object, mostly). */
+function sameSocketAddress(a: MessageInner['storeHost'], b: MessageInner['storeHost']): boolean {
+  if (a === b) return true;
+  if (a.port !== b.port || a.ip.length !== b.ip.length) return false;
+  for (let i = 0; i < a.ip.length; i++) if (a.ip[i] !== b.ip[i]) return false;
+  return true;
 }

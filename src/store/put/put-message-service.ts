@@ -131,9 +131,7 @@ export class PutMessageService {
     if (out.status !== 'PUT_OK') return this.appendRefusal(out);
     const results = out.appendResults;
     const first = results[0]!;
-    let msgIds = first.msgId;
-    for (let i = 1; i < results.length; i++) msgIds += ',' + results[i]!.msgId;
-    const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: msgIds, queueOffset: first.queueOffset, storeTimestamp: first.storeTimestamp };
+    const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: out.msgIds, queueOffset: first.queueOffset, storeTimestamp: first.storeTimestamp };
     for (const d of out.dispatches) this.p.dispatch.enqueue(d);
     const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
     return put instanceof Promise ? put.then((p) => ({ ...p, appendResults: results })) : { ...put, appendResults: results };
