@@ -248,6 +248,7 @@ export class SendMessageProcessor {
       const item = items[i]!;
       // item.properties is a fresh Map per item (decodeBatchBody), completed in place
       const encodedProperties = completion.complete(item);
+      const encodedPropertiesTail = completion.tail;
       msgs[i] = {
         topic: header.topic,
         queueId,
@@ -261,6 +262,7 @@ export class SendMessageProcessor {
         reconsumeTimes: 0,
         preparedTransactionOffset: 0,
         encodedProperties,
+        encodedPropertiesTail,
       };
     }
     const result = await this.ctx.putMessages(msgs);

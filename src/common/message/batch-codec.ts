@@ -85,20 +85,26 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
  * other text is re-encoded from the Map). For many items of one batch use BatchPropertyCompletion.
  */
 export function completeBatchItemProperties(item: BatchItem, batchProps: ReadonlyMap<string, string>, setKey: string, setValue: string): string {
-  return new BatchPropertyCompletion(batchProps, setKey, setValue).complete(item);
+  const completion = new BatchPropertyCompletion(batchProps, setKey, setValue);
+  const head = completion.complete(item);
+  return head + completion.tail;
 }
 
 /**
  * completeBatchItemProperties for the items of one batch: the batch's entries are read out of
  * `batchProps` once (a snapshot: later changes to the Map are not seen), and the text of the
  * entry `setKey` adds is built once, so completing an item allocates no iterator, entry pair or
- * suffix string in the common case (the item lacks only `setKey`).
+ * string in the common case (the item lacks only `setKey`). The text to store is returned in
+ * two parts, `complete(item)` + `tail` (MessageInner encodedProperties / encodedPropertiesTail),
+ * so the item's text is not concatenated and copied again.
  */
 export class BatchPropertyCompletion {
   private readonly keys: string[] = [];
   private readonly values: string[] = [];
   /** `setKey\x01setValue\x02`, flat. */
   private readonly setEntryText: string;
+  /** What the last `complete` call's text continues with ('' when it returned all of it). */
+  tail = '';
 
   constructor(
     batchProps: ReadonlyMap<string, string>,
@@ -112,7 +118,10 @@ export class BatchPropertyCompletion {
     this.setEntryText = flat(setKey + '\x01' + setValue + '\x02');
   }
 
-  /** Completes `item` (see completeBatchItemProperties) and returns the text to store. */
+  /**
+   * Completes `item` (see completeBatchItemProperties) and returns the first part of the text to
+   * store; `tail` is then set to the rest.
+   */
   complete(item: BatchItem): string {
     const props = item.properties;
     const raw = item.propertiesText;
@@ -137,7 +146,12 @@ export class BatchPropertyCompletion {
       props.set(setKey, setValue);
       if (reuse) suffix += this.setEntryText;
     }
-    return reuse ? raw + suffix : encodeProperties(props);
+    if (!reuse) {
+      this.tail = '';
+      return encodeProperties(props);
+    }
+    this.tail = suffix;
+    return raw;
   }
 }
 
