@@ -105,9 +105,14 @@ export type BatchAppendOutcome =
       status: 'PUT_OK';
       wroteOffset: number;
       wroteBytes: number;
-      appendResults: AppendResult[];
-      /** The appendResults' msgIds joined with ',' (what a batch send answers). */
+      /** Queue offset of the first message (the others follow it). */
+      firstQueueOffset: number;
+      /** The batch's one store time. */
+      storeTimestamp: number;
+      /** The records' offset msgIds joined with ',' (what a batch send answers). */
       msgIds: string;
+      /** One AppendResult per message, in order (made on each call: callers that need them call it once). */
+      makeAppendResults: () => AppendResult[];
       dispatches: DispatchRequest[];
     }
   | {
@@ -387,7 +392,10 @@ export class CommitLog {
       offsets[i] = offset;
       pos += plan.size;
     }
-    const { msgIds, appendResults } = batchAppendResults(msgs, plans, offsets, firstQueueOffset, storeTimestamp);
+    const msgIds = batchMessageIds(msgs, offsets);
+    const recordOffsets = offsets.slice(0, n);
+    const end = wroteOffset + total;
+    const makeAppendResults = (): AppendResult[] => appendResultsOf(recordOffsets, end, msgIds, firstQueueOffset, storeTimestamp);
     if (at >= 0) mf.advance(total);
     else mf.append(target);
     // written: only now are the queue offsets taken (a throw above leaves the table untouched)
@@ -395,8 +403,15 @@ export class CommitLog {
     mf.storeTimestamp = storeTimestamp;
     this.lastStoreTimestamp = storeTimestamp;
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
-    for (let i = 0; i < n; i++) dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
-    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, msgIds, dispatches };
+    const r: AppendResult = { wroteOffset: 0, wroteBytes: 0, msgId: '', queueOffset: 0, storeTimestamp };
+    for (let i = 0; i < n; i++) {
+      // buildDispatchRequest copies what it reads of `r` (the msgId is not read)
+      r.wroteOffset = offsets[i]!;
+      r.wroteBytes = plans[i]!.size;
+      r.queueOffset = firstQueueOffset + i;
+      dispatches[i] = buildDispatchRequest(msgs[i]!, r, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
+    }
+    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, firstQueueOffset, storeTimestamp, msgIds, makeAppendResults, dispatches };
   }
 
   /**
@@ -636,38 +651,31 @@ export class CommitLog {
 }
 
 /**
- * The AppendResults of a batch written at `offsets` (one per message, in order) and their
- * comma-joined msgIds. When every message has the first one's store host (a broker's batch) the
- * ids are one string built at once (createMessageIdList) and each result's msgId is a slice of it;
- * otherwise each id is made on its own.
+ * The comma-joined offset msgIds of a batch written at `offsets` (the first msgs.length entries).
+ * When every message has the first one's store host (a broker's batch) the list is built at once
+ * (createMessageIdList), otherwise id by id.
  */
-function batchAppendResults(
-  msgs: readonly MessageInner[],
-  plans: readonly RecordPlan[],
-  offsets: readonly number[],
-  firstQueueOffset: number,
-  storeTimestamp: number,
-): { msgIds: string; appendResults: AppendResult[] } {
+function batchMessageIds(msgs: readonly MessageInner[], offsets: readonly number[]): string {
   const n = msgs.length;
   const host = msgs[0]!.storeHost;
   let oneHost = true;
   for (let i = 1; i < n && oneHost; i++) oneHost = sameSocketAddress(msgs[i]!.storeHost, host);
-  const appendResults: AppendResult[] = new Array<AppendResult>(n);
-  if (oneHost) {
-    const msgIds = createMessageIdList(host, offsets, n);
-    const step = (msgIds.length + 1) / n;
-    for (let i = 0; i < n; i++) {
-      appendResults[i] = { wroteOffset: offsets[i]!, wroteBytes: plans[i]!.size, msgId: msgIds.substring(i * step, i * step + step - 1), queueOffset: firstQueueOffset + i, storeTimestamp };
-    }
-    return { msgIds, appendResults };
-  }
+  if (oneHost) return createMessageIdList(host, offsets, n);
   let msgIds = '';
+  for (let i = 0; i < n; i++) msgIds = i === 0 ? createMessageId(msgs[i]!.storeHost, offsets[i]!) : msgIds + ',' + createMessageId(msgs[i]!.storeHost, offsets[i]!);
+  return msgIds;
+}
+
+/** The AppendResults of contiguous records starting at `offsets` (the last one ending at `end`), whose ids are `msgIds` (comma-joined). */
+function appendResultsOf(offsets: readonly number[], end: number, msgIds: string, firstQueueOffset: number, storeTimestamp: number): AppendResult[] {
+  const ids = msgIds.split(',');
+  const n = offsets.length;
+  const out: AppendResult[] = new Array<AppendResult>(n);
   for (let i = 0; i < n; i++) {
-    const msgId = createMessageId(msgs[i]!.storeHost, offsets[i]!);
-    appendResults[i] = { wroteOffset: offsets[i]!, wroteBytes: plans[i]!.size, msgId, queueOffset: firstQueueOffset + i, storeTimestamp };
-    msgIds = i === 0 ? msgId : msgIds + ',' + msgId;
+    const next = i + 1 < n ? offsets[i + 1]! : end;
+    out[i] = { wroteOffset: offsets[i]!, wroteBytes: next - offsets[i]!, msgId: ids[i]!, queueOffset: firstQueueOffset + i, storeTimestamp };
   }
-  return { msgIds, appendResults };
+  return out;
 }
 
 /** Same IP bytes and port (the same object, mostly). */
