@@ -97,8 +97,10 @@ export type AppendOutcome =
     };
 
 /**
- * Outcome of `appendBatch`: on PUT_OK one AppendResult and one DispatchRequest per message, in
- * batch order; the records are contiguous, so `wroteBytes` is their summed size from `wroteOffset`.
+ * Outcome of `appendBatch`: on PUT_OK the block (`wroteOffset`, `wroteBytes`: the records are
+ * contiguous), the first queue offset, the one store time, the joined msgIds, one DispatchRequest
+ * per message in batch order, and `makeAppendResults` for the per-message AppendResults (made
+ * only when a caller asks: the broker's remoting path answers from the summary).
  */
 export type BatchAppendOutcome =
   | {
