@@ -16,6 +16,9 @@
  *        [--profile-dir <dir>] (children run with --cpu-prof; profiles in <dir>/<label>-<round>/)
  *        [--node-arg <flag>]… (node/V8 flags for both children, e.g. --single-threaded-gc: all GC work on
  *        the main thread, so its CPU counts in the main-thread column)
+ *        [--node-arg-a <flag>]… [--node-arg-b <flag>]… (flags for one side only, e.g. the same tree with and
+ *        without --max-semi-space-size)
+ * Env: BATCH_AB_STORE_CONF (JSON of extra store config for both sides, e.g. {"messageIndexEnable":false}).
  * Output: one `AB {json}` line per side and round (msgs/s, process and main-thread CPU µs per
  * message, load average), then a table of medians and minima (on a shared machine the minimum is
  * the run least disturbed).
@@ -28,13 +31,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { nowMs } from '../lib/stats.js';
 
-interface Opts { a: string; b: string; rounds: number; messages: number; batch: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null; nodeArgs: string[] }
+interface Opts { a: string; b: string; rounds: number; messages: number; batch: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null; nodeArgs: string[]; nodeArgsA: string[]; nodeArgsB: string[] }
 interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
 
 const QUEUES = 8;
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 3, messages: 320_000, batch: 32, size: 1024, window: 16, labelA: 'A', labelB: 'B', profileDir: null, nodeArgs: [] };
+  const o: Opts = { a: '', b: '', rounds: 3, messages: 320_000, batch: 32, size: 1024, window: 16, labelA: 'A', labelB: 'B', profileDir: null, nodeArgs: [], nodeArgsA: [], nodeArgsB: [] };
   for (let i = 0; i < argv.length; i += 2) {
     const k = argv[i]!;
     const v = argv[i + 1];
@@ -50,6 +53,8 @@ function parseArgs(argv: string[]): Opts {
     else if (k === '--label-b') o.labelB = v;
     else if (k === '--profile-dir') o.profileDir = v;
     else if (k === '--node-arg') o.nodeArgs.push(v);
+    else if (k === '--node-arg-a') o.nodeArgsA.push(v);
+    else if (k === '--node-arg-b') o.nodeArgsB.push(v);
     else throw new Error(`unknown flag ${k}`);
   }
   if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
@@ -87,7 +92,8 @@ async function child(root: string, messages: number, batch: number, size: number
   const { DefaultMessageStore } = await imp<typeof import('../../src/store/default-message-store.js')>('src/store/default-message-store.ts');
   const { silentLogger } = await imp<typeof import('../../src/common/logging/logger.js')>('src/common/logging/logger.ts');
   const dir = mkdtempSync(join(tmpdir(), 'tsmq-batch-put-ab-'));
-  const store = await DefaultMessageStore.open({ storePathRootDir: join(dir, 'store'), flushDiskType: 'ASYNC_FLUSH' }, { logger: silentLogger });
+  const extraConf = JSON.parse(process.env.BATCH_AB_STORE_CONF ?? '{}') as Record<string, unknown>;
+  const store = await DefaultMessageStore.open({ storePathRootDir: join(dir, 'store'), flushDiskType: 'ASYNC_FLUSH', ...extraConf }, { logger: silentLogger });
   const h = await BrokerHarness.create({ store, dir: join(dir, 'broker') });
   try {
     const bodies = Array.from({ length: 64 }, () => batchBody(batch, size));
@@ -123,8 +129,8 @@ async function child(root: string, messages: number, batch: number, size: number
   }
 }
 
-function runSide(o: Opts, root: string, label: string, round: number): Promise<SideResult> {
-  const args = [...o.nodeArgs, '--import', 'tsx'];
+function runSide(o: Opts, root: string, label: string, round: number, sideArgs: string[]): Promise<SideResult> {
+  const args = [...o.nodeArgs, ...sideArgs, '--import', 'tsx'];
   if (o.profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`);
   args.push(new URL(import.meta.url).pathname, '--child', root, String(o.messages), String(o.batch), String(o.size), String(o.window));
   return new Promise((resolve, reject) => {
@@ -151,12 +157,12 @@ async function main(): Promise<void> {
     return;
   }
   const o = parseArgs(argv);
-  const sides = [{ label: o.labelA, root: o.a }, { label: o.labelB, root: o.b }];
+  const sides = [{ label: o.labelA, root: o.a, args: o.nodeArgsA }, { label: o.labelB, root: o.b, args: o.nodeArgsB }];
   const results = new Map<string, SideResult[]>(sides.map((s) => [s.label, []]));
   for (let round = 1; round <= o.rounds; round++) {
     const order = round % 2 === 1 ? sides : [...sides].reverse();
     for (const side of order) {
-      const r = await runSide(o, side.root, side.label, round);
+      const r = await runSide(o, side.root, side.label, round, side.args);
       results.get(side.label)!.push(r);
       console.log(`AB ${JSON.stringify({ label: side.label, round, ...r })}`);
     }

@@ -175,12 +175,14 @@ export class BrokerContext {
     const put = refused
       ? Promise.resolve(refused)
       : this.store.putMessages(msgs).then((result) => {
-          const appended = result.appendResults ?? [];
-          if (appended.length > 0) {
-            const sizeBytes = appended.reduce((sum, a) => sum + a.wroteBytes, 0);
+          // appended (stored, whatever the wait's outcome) when the summary is there: it spans all
+          // msgs (appendResults, made on demand, is not read here)
+          const summary = result.appendResult;
+          if (summary !== undefined && msgs.length > 0) {
+            const sizeBytes = summary.wroteBytes;
             const stored = msgs[0]!.topic; // after the timer hook (Apache counts the stored topic)
-            this.brokerStats.recordPut(stored, appended.length, sizeBytes);
-            if (!isRetryOrDlqTopic(stored)) this.brokerStats.listener?.onPut(stored, metricsMessageType(messageProperties), appended.length, sizeBytes);
+            this.brokerStats.recordPut(stored, msgs.length, sizeBytes);
+            if (!isRetryOrDlqTopic(stored)) this.brokerStats.listener?.onPut(stored, metricsMessageType(messageProperties), msgs.length, sizeBytes);
           } else this.brokerStats.recordPutFailed();
           return result;
         });
@@ -195,8 +197,8 @@ export class BrokerContext {
    */
   private applyTimerHookToBatch(msgs: readonly MessageInner[]): PutMessagesResult | null {
     if (!this.timerPutHook || msgs.length === 0) return null;
-    for (const [i, m] of msgs.entries()) {
-      const refused = this.timerPutHook.apply(m);
+    for (let i = 0; i < msgs.length; i++) {
+      const refused = this.timerPutHook.apply(msgs[i]!);
       if (refused) return { ...refused, remark: `batch message ${i}: ${refused.remark ?? refused.status}` };
     }
     const first = msgs[0]!;

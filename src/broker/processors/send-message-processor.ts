@@ -34,7 +34,7 @@ import { MessageConst } from '../../common/message/message-const.js';
 import { getTransactionValue, MessageSysFlag } from '../../common/message/sysflag.js';
 import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
-import { completeBatchItemProperties, decodeBatchBody } from '../../common/message/batch-codec.js';
+import { BatchPropertyCompletion, decodeBatchBody } from '../../common/message/batch-codec.js';
 import { recallHandleOf } from '../timer/recall-handle.js';
 import { compressedBodyProblem } from '../../common/message/compressed-body.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
@@ -231,7 +231,8 @@ export class SendMessageProcessor {
       return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, (e as Error).message);
     }
     if (items.length === 0) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, 'batch body holds no message');
-    for (const [i, item] of items.entries()) {
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
       if (item.body.length > this.ctx.config.maxMessageSize) {
         return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `batch item ${i}: body size ${item.body.length} exceeds maxMessageSize ${this.ctx.config.maxMessageSize}`);
       }
@@ -245,12 +246,13 @@ export class SendMessageProcessor {
     const sysFlag = this.sysFlagFor(header, tc);
     const bornHost = bornHostOfChannel(channel);
     const storeHost = this.ctx.storeHost;
-    const cluster = this.ctx.config.brokerClusterName;
+    const completion = new BatchPropertyCompletion(batchProps, MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
     const msgs: MessageInner[] = new Array<MessageInner>(items.length);
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!;
       // item.properties is a fresh Map per item (decodeBatchBody), completed in place
-      const encodedProperties = completeBatchItemProperties(item, batchProps, MessageConst.CLUSTER, cluster);
+      const encodedProperties = completion.complete(item);
+      const encodedPropertiesTail = completion.tail;
       msgs[i] = {
         topic: header.topic,
         queueId,
@@ -264,6 +266,7 @@ export class SendMessageProcessor {
         reconsumeTimes: 0,
         preparedTransactionOffset: 0,
         encodedProperties,
+        encodedPropertiesTail,
       };
     }
     const result = await this.ctx.putMessages(msgs);

@@ -33,11 +33,17 @@ export interface MessageInner {
   preparedTransactionOffset: number;
   /**
    * `encodeProperties(properties)`, when the sender already has it (the broker's batch path
-   * builds it from the bytes the client sent, see batch-codec.ts `storedBatchProperties`): the
+   * builds it from the bytes the client sent, see batch-codec.ts `BatchPropertyCompletion`): the
    * record encoder then skips serialising the Map. Whoever changes `properties` after it is set
    * must delete it (the put hooks do).
    */
   encodedProperties?: string;
+  /**
+   * More of the encoded properties, stored right after `encodedProperties` (the entries the
+   * broker adds to a batch item's text: one shared string, so the item's text is not
+   * concatenated and copied again). Read only together with `encodedProperties`.
+   */
+  encodedPropertiesTail?: string;
 }
 
 /** A message decoded from a CommitLog record (RocketMQ `MessageExt`). */

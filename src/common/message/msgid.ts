@@ -156,6 +156,52 @@ export function createMessageId(storeHost: SocketAddress, commitLogOffset: numbe
   return hostPrefix(storeHost) + hex8(Math.floor(commitLogOffset / TWO_POW_32)) + hex8(commitLogOffset >>> 0);
 }
 
+/** Upper-case hex digits as Latin-1 bytes. */
+const HEX_DIGIT_BYTES = Buffer.from('0123456789ABCDEF', 'latin1');
+/** Scratch of createMessageIdList (grown to the longest list; the text is copied out by latin1Slice). */
+let idListScratch = Buffer.allocUnsafe(33 * 64);
+
+/** Writes `v` (uint32) as 8 upper-case hex digits at `b[p]`; returns the end. */
+function writeHex8(b: Buffer, p: number, v: number): number {
+  for (let shift = 28; shift >= 0; shift -= 4) b[p++] = HEX_DIGIT_BYTES[(v >>> shift) & 15]!;
+  return p;
+}
+
+/**
+ * The offset msgIds of `count` records of one store host, comma-joined (what a batch send answers:
+ * Apache joins the batch's msgIds with ','): record `i` is at `commitLogOffsets[i]`, its id is
+ * `createMessageId(storeHost, commitLogOffsets[i])`, i.e. the text at
+ * `[i * (len + 1), i * (len + 1) + len)` with len = 32 (IPv4) or 56 (IPv6). One flat string,
+ * built in a byte scratch instead of concatenating per-record strings.
+ * @throws RangeError as createMessageId (host width, an offset that is not a safe integer ≥ 0).
+ */
+export function createMessageIdList(storeHost: SocketAddress, commitLogOffsets: ArrayLike<number>, count: number): string {
+  if (count <= 0) return '';
+  const prefix = hostPrefix(storeHost);
+  const ipLen = storeHost.ip.length;
+  if (ipLen !== 4 && ipLen !== 16) throw new RangeError(`createMessageId: store host has ${ipLen} address bytes (4 or 16 expected)`);
+  const idLen = prefix.length + 16;
+  const bytes = count * (idLen + 1) - 1;
+  if (idListScratch.length < bytes) idListScratch = Buffer.allocUnsafe(bytes);
+  const b = idListScratch;
+  (b as unknown as { latin1Write(text: string, offset: number, length: number): number }).latin1Write(prefix, 0, prefix.length);
+  let p = 0;
+  for (let i = 0; i < count; i++) {
+    const offset = commitLogOffsets[i]!;
+    if (!Number.isSafeInteger(offset) || offset < 0) {
+      throw new RangeError(`createMessageId: commit-log offset ${offset} is not a safe integer >= 0`);
+    }
+    if (i > 0) {
+      b[p++] = 0x2c; // ,
+      for (let k = 0; k < prefix.length; k++) b[p + k] = b[k]!;
+    }
+    p += prefix.length;
+    p = writeHex8(b, p, Math.floor(offset / TWO_POW_32));
+    p = writeHex8(b, p, offset >>> 0);
+  }
+  return (b as unknown as { latin1Slice(start: number, end: number): string }).latin1Slice(0, p);
+}
+
 /**
  * Decodes an offset message id (32 hex chars = IPv4, 56 = IPv6; case-insensitive).
  * @throws Error with the reason for a wrong length, non-hex characters, a negative or

@@ -108,6 +108,11 @@ export interface RecordPlan {
   /** UTF-8 bytes of the topic (shared, cached per topic: never modify). */
   topicBytes: Buffer;
   propsText: string;
+  /** UTF-8 bytes of propsText. */
+  propsTextLen: number;
+  /** Stored after propsText (MessageInner.encodedPropertiesTail; '' when none). */
+  propsTail: string;
+  /** PROPERTIES length: propsTextLen + UTF-8 bytes of propsTail. */
   propsLen: number;
 }
 
@@ -126,6 +131,8 @@ export function newRecordPlan(): RecordPlan {
     topicLen: 0,
     topicBytes: NO_TOPIC_BYTES,
     propsText: '',
+    propsTextLen: 0,
+    propsTail: '',
     propsLen: 0,
   };
 }
@@ -158,8 +165,11 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
   }
   const body = msg.body;
   if (!Buffer.isBuffer(body)) throw new RecordEncodeError('MESSAGE_ILLEGAL', 'message body is missing');
-  const propsText = msg.encodedProperties ?? encodeProperties(msg.properties);
-  const propsLen = propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
+  const encoded = msg.encodedProperties;
+  const propsText = encoded ?? encodeProperties(msg.properties);
+  const propsTail = encoded !== undefined ? (msg.encodedPropertiesTail ?? '') : '';
+  const propsTextLen = propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
+  const propsLen = propsTail.length === 0 ? propsTextLen : propsTextLen + Buffer.byteLength(propsTail, 'utf8');
   if (propsLen > MAX_PROPERTIES_LENGTH) {
     throw new RecordEncodeError(
       'PROPERTIES_SIZE_EXCEEDED',
@@ -183,6 +193,8 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
   plan.topicLen = topicLen;
   plan.topicBytes = tb;
   plan.propsText = propsText;
+  plan.propsTextLen = propsTextLen;
+  plan.propsTail = propsTail;
   plan.propsLen = propsLen;
   return plan;
 }
@@ -273,7 +285,8 @@ export function writeRecord(buf: Buffer, at: number, plan: RecordPlan, queueOffs
   buf[p] = propsLen >>> 8;
   buf[p + 1] = propsLen;
   p += 2;
-  if (propsLen > 0) p += writeText(buf, p, plan.propsText, propsLen);
+  if (plan.propsTextLen > 0) p += writeText(buf, p, plan.propsText, plan.propsTextLen);
+  if (propsLen > plan.propsTextLen) p += writeText(buf, p, plan.propsTail, propsLen - plan.propsTextLen);
   if (p !== at + size) throw new Error(`writeRecord: internal size mismatch ${p - at} != ${size}`);
 }
 

@@ -35,7 +35,7 @@ import {
 import { LazyRecordProperties } from '../dispatch/lazy-record-properties.js';
 import { tagsCode } from '../../common/message/java-hash.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
-import { createMessageId } from '../../common/message/msgid.js';
+import { createMessageId, createMessageIdList } from '../../common/message/msgid.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import { validateTopic } from '../../common/message/topic-validator.js';
@@ -106,11 +106,26 @@ export type AppendOutcome =
     };
 
 /**
- * Outcome of `appendBatch`: on PUT_OK one AppendResult and one DispatchRequest per message, in
- * batch order; the records are contiguous, so `wroteBytes` is their summed size from `wroteOffset`.
+ * Outcome of `appendBatch`: on PUT_OK the block (`wroteOffset`, `wroteBytes`: the records are
+ * contiguous), the first queue offset, the one store time, the joined msgIds, one DispatchRequest
+ * per message in batch order, and `makeAppendResults` for the per-message AppendResults (made
+ * only when a caller asks: the broker's remoting path answers from the summary).
  */
 export type BatchAppendOutcome =
-  | { status: 'PUT_OK'; wroteOffset: number; wroteBytes: number; appendResults: AppendResult[]; dispatches: DispatchRequest[] }
+  | {
+      status: 'PUT_OK';
+      wroteOffset: number;
+      wroteBytes: number;
+      /** Queue offset of the first message (the others follow it). */
+      firstQueueOffset: number;
+      /** The batch's one store time. */
+      storeTimestamp: number;
+      /** The records' offset msgIds joined with ',' (what a batch send answers). */
+      msgIds: string;
+      /** One AppendResult per message, in order (made on each call: callers that need them call it once). */
+      makeAppendResults: () => AppendResult[];
+      dispatches: DispatchRequest[];
+    }
   | {
       status: Exclude<PutMessageStatus, 'PUT_OK'>;
       remark: string;
@@ -191,6 +206,8 @@ export class CommitLog {
    * batch seen, at most maxMessageSize / the smallest record; appendBatch is synchronous).
    */
   private readonly batchPlans: RecordPlan[] = [];
+  /** CommitLog offsets of appendBatch's records (reused, as batchPlans). */
+  private readonly batchOffsets: number[] = [];
   private readonly validTopics = new Set<string>();
   /** Chunks of recently pulled CommitLog bytes (readInto). */
   readonly readCache: CommitLogReadCache;
@@ -377,15 +394,19 @@ export class CommitLog {
     const at = mf.reserve(total);
     const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
     const base = at >= 0 ? at : 0;
-    const appendResults: AppendResult[] = new Array<AppendResult>(n);
+    const offsets = this.batchOffsets;
     let pos = 0;
     for (let i = 0; i < n; i++) {
       const plan = plans[i]!;
       const offset = wroteOffset + pos;
       writeRecord(target, base + pos, plan, firstQueueOffset + i, offset, storeTimestamp);
-      appendResults[i] = { wroteOffset: offset, wroteBytes: plan.size, msgId: createMessageId(msgs[i]!.storeHost, offset), queueOffset: firstQueueOffset + i, storeTimestamp };
+      offsets[i] = offset;
       pos += plan.size;
     }
+    const msgIds = batchMessageIds(msgs, offsets);
+    const recordOffsets = offsets.slice(0, n);
+    const end = wroteOffset + total;
+    const makeAppendResults = (): AppendResult[] => appendResultsOf(recordOffsets, end, msgIds, firstQueueOffset, storeTimestamp);
     if (at >= 0) mf.advance(total);
     else mf.append(target);
     // written: only now are the queue offsets taken (a throw above leaves the table untouched)
@@ -393,8 +414,15 @@ export class CommitLog {
     mf.storeTimestamp = storeTimestamp;
     this.lastStoreTimestamp = storeTimestamp;
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
-    for (let i = 0; i < n; i++) dispatches[i] = buildDispatchRequest(msgs[i]!, appendResults[i]!, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
-    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, appendResults, dispatches };
+    const r: AppendResult = { wroteOffset: 0, wroteBytes: 0, msgId: '', queueOffset: 0, storeTimestamp };
+    for (let i = 0; i < n; i++) {
+      // buildDispatchRequest copies what it reads of `r` (the msgId is not read)
+      r.wroteOffset = offsets[i]!;
+      r.wroteBytes = plans[i]!.size;
+      r.queueOffset = firstQueueOffset + i;
+      dispatches[i] = buildDispatchRequest(msgs[i]!, r, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
+    }
+    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, firstQueueOffset, storeTimestamp, msgIds, makeAppendResults, dispatches };
   }
 
   /**
@@ -633,4 +661,40 @@ export class CommitLog {
   getLastStoreTimestamp(): number {
     return this.lastStoreTimestamp;
   }
+}
+
+/**
+ * The comma-joined offset msgIds of a batch written at `offsets` (the first msgs.length entries).
+ * When every message has the first one's store host (a broker's batch) the list is built at once
+ * (createMessageIdList), otherwise id by id.
+ */
+function batchMessageIds(msgs: readonly MessageInner[], offsets: readonly number[]): string {
+  const n = msgs.length;
+  const host = msgs[0]!.storeHost;
+  let oneHost = true;
+  for (let i = 1; i < n && oneHost; i++) oneHost = sameSocketAddress(msgs[i]!.storeHost, host);
+  if (oneHost) return createMessageIdList(host, offsets, n);
+  let msgIds = '';
+  for (let i = 0; i < n; i++) msgIds = i === 0 ? createMessageId(msgs[i]!.storeHost, offsets[i]!) : msgIds + ',' + createMessageId(msgs[i]!.storeHost, offsets[i]!);
+  return msgIds;
+}
+
+/** The AppendResults of contiguous records starting at `offsets` (the last one ending at `end`), whose ids are `msgIds` (comma-joined). */
+function appendResultsOf(offsets: readonly number[], end: number, msgIds: string, firstQueueOffset: number, storeTimestamp: number): AppendResult[] {
+  const ids = msgIds.split(',');
+  const n = offsets.length;
+  const out: AppendResult[] = new Array<AppendResult>(n);
+  for (let i = 0; i < n; i++) {
+    const next = i + 1 < n ? offsets[i + 1]! : end;
+    out[i] = { wroteOffset: offsets[i]!, wroteBytes: next - offsets[i]!, msgId: ids[i]!, queueOffset: firstQueueOffset + i, storeTimestamp };
+  }
+  return out;
+}
+
+/** Same IP bytes and port (the same object, mostly). */
+function sameSocketAddress(a: MessageInner['storeHost'], b: MessageInner['storeHost']): boolean {
+  if (a === b) return true;
+  if (a.port !== b.port || a.ip.length !== b.ip.length) return false;
+  for (let i = 0; i < a.ip.length; i++) if (a.ip[i] !== b.ip[i]) return false;
+  return true;
 }

@@ -129,14 +129,12 @@ export class PutMessageService {
       return this.refuseAfterWriteError(e);
     }
     if (out.status !== 'PUT_OK') return this.appendRefusal(out);
-    const results = out.appendResults;
-    const first = results[0]!;
-    let msgIds = first.msgId;
-    for (let i = 1; i < results.length; i++) msgIds += ',' + results[i]!.msgId;
-    const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: msgIds, queueOffset: first.queueOffset, storeTimestamp: first.storeTimestamp };
-    for (const d of out.dispatches) this.p.dispatch.enqueue(d);
+    const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: out.msgIds, queueOffset: out.firstQueueOffset, storeTimestamp: out.storeTimestamp };
+    const dispatches = out.dispatches;
+    for (let i = 0; i < dispatches.length; i++) this.p.dispatch.enqueue(dispatches[i]!);
     const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
-    return put instanceof Promise ? put.then((p) => ({ ...p, appendResults: results })) : { ...put, appendResults: results };
+    const make = out.makeAppendResults;
+    return put instanceof Promise ? put.then((p) => withAppendResults(p, make)) : withAppendResults(put, make);
   }
 
   /**
@@ -272,4 +270,19 @@ export class PutMessageService {
     this.p.flags.setWriteError(reason);
     return reason;
   }
+}
+
+/**
+ * `put` with `appendResults` (one AppendResult per message) made on first read: the broker's
+ * remoting batch path reads only the summary, and a batch's per-message results cost an object
+ * and an id string per message. An own enumerable getter, so spreading or serialising the result
+ * still gives the array (made once).
+ */
+function withAppendResults(put: PutMessageResult, make: () => AppendResult[]): PutMessagesResult {
+  let results: AppendResult[] | undefined;
+  return Object.defineProperty(put as PutMessagesResult, 'appendResults', {
+    get: () => (results ??= make()),
+    enumerable: true,
+    configurable: true,
+  });
 }

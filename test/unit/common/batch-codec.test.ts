@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BatchDecodeError, completeBatchItemProperties, decodeBatchBody, encodeBatchBody, type BatchItem } from '../../../src/common/message/batch-codec.js';
+import { BatchDecodeError, BatchPropertyCompletion, completeBatchItemProperties, decodeBatchBody, encodeBatchBody, type BatchItem } from '../../../src/common/message/batch-codec.js';
 import { decodeProperties, encodeProperties } from '../../../src/common/message/properties.js';
 
 const items = [
@@ -97,4 +97,29 @@ test('completeBatchItemProperties stores exactly what encoding the completed Map
   // without the sent text (an item built in memory) the Map is encoded
   const built: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: new Map([['TAGS', 'b']]) };
   assert.equal(completeBatchItemProperties(built, new Map(), 'CLUSTER', 'c1'), 'TAGS\x01b\x02CLUSTER\x01c1\x02');
+});
+
+test('BatchPropertyCompletion: one per batch gives every item the same text as completeBatchItemProperties, as the sent text + a tail', () => {
+  const batchProps = new Map([['WAIT', 'false'], ['X', 'y']]);
+  const completion = new BatchPropertyCompletion(batchProps, 'CLUSTER', 'DefaultCluster');
+  batchProps.set('LATER', 'ignored'); // a snapshot: the batch's entries were read at construction
+  const texts = ['TAGS\x01a\x02WAIT\x01true\x02X\x01z\x02', 'TAGS\x01a\x02', 'A\x011\x02A\x012\x02', '', 'KEYS\x01k\x02CLUSTER\x01mine\x02'];
+  for (const text of texts) {
+    const a: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(text), propertiesText: text };
+    const b: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(text), propertiesText: text };
+    const head = completion.complete(a);
+    const expected = completeBatchItemProperties(b, new Map([['WAIT', 'false'], ['X', 'y']]), 'CLUSTER', 'DefaultCluster');
+    assert.equal(head + completion.tail, expected, JSON.stringify(text));
+    assert.deepEqual([...a.properties], [...b.properties]);
+  }
+  // the common case: the head is the client's text itself, the tail the broker's CLUSTER entry
+  const sent = 'TAGS\x01a\x02WAIT\x01true\x02X\x01z\x02';
+  const item: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(sent), propertiesText: sent };
+  assert.equal(completion.complete(item), sent);
+  assert.equal(completion.tail, 'CLUSTER\x01DefaultCluster\x02');
+  // a text that is not the Map's encoding is encoded from the Map, with no tail
+  const dup = 'A\x011\x02A\x012\x02';
+  const dupItem: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(dup), propertiesText: dup };
+  assert.equal(completion.complete(dupItem), 'A\x012\x02WAIT\x01false\x02X\x01y\x02CLUSTER\x01DefaultCluster\x02');
+  assert.equal(completion.tail, '');
 });

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   createMessageId,
+  createMessageIdList,
   decodeMessageId,
   ipToBytes,
   ipToString,
@@ -79,4 +80,25 @@ test('socket address parsing rejects bad input', () => {
   assert.throws(() => socketAddressFromString('[::1:1'), /\[ipv6\]:port/);
   assert.throws(() => socketAddressFromString('localhost:1'), /not a valid host:port/);
   assert.throws(() => ipv4Address(256, 0, 0, 1, 1), RangeError);
+});
+
+test('createMessageIdList joins the same ids createMessageId gives (IPv4, IPv6, offsets past 2^32, growing scratch)', () => {
+  const v4 = ipv4Address(10, 0, 0, 1, 10911);
+  const v6 = socketAddressFromString('[fe80::1:2]:10911');
+  const offsets = [0, 0x1000, 2 ** 32 + 5, 2 ** 53 - 1, 123_456_789_012];
+  for (const host of [v4, v6]) {
+    const joined = createMessageIdList(host, offsets, offsets.length);
+    assert.equal(joined, offsets.map((o) => createMessageId(host, o)).join(','));
+    // only the first `count` offsets
+    assert.equal(createMessageIdList(host, offsets, 2), `${createMessageId(host, 0)},${createMessageId(host, 0x1000)}`);
+  }
+  assert.equal(createMessageIdList(v4, offsets, 5).split(',')[2], '0A00000100002A9F0000000100000005');
+  assert.equal(createMessageIdList(v4, [], 0), '');
+  // longer than the initial scratch (64 ids): the text is still exact
+  const many = Array.from({ length: 300 }, (_, i) => i * 1237);
+  assert.equal(createMessageIdList(v6, many, many.length), many.map((o) => createMessageId(v6, o)).join(','));
+  // then a different host: its own prefix
+  assert.equal(createMessageIdList(v4, [7], 1), createMessageId(v4, 7));
+  assert.throws(() => createMessageIdList(v4, [1, -1], 2), /not a safe integer/);
+  assert.throws(() => createMessageIdList(v4, [1.5], 1), /not a safe integer/);
 });

@@ -39,3 +39,19 @@ test('decodeProperties: shortest accepted piece is 3 chars, later duplicates win
   assert.deepEqual(decodeProperties('\x02\x02\x02'), new Map());
   assert.deepEqual(decodeProperties(''), new Map());
 });
+
+test('decodeProperties: keys and short values that share a cache slot (same length, first and last char) are never mixed up', () => {
+  // 'AxB' and 'AyB' (and the values 'v1z' / 'v2z') hash to the same recent-text slot
+  for (let round = 0; round < 3; round++) {
+    const a = decodeProperties('AxB\x01v1z\x02AyB\x01v2z\x02');
+    assert.deepEqual([...a], [['AxB', 'v1z'], ['AyB', 'v2z']]);
+    const b = decodeProperties('AyB\x01v2z\x02AxB\x01v1z\x02TAGS\x01TagA\x02UNIQ_KEY\x017F0000010000276B0000000000000400\x02');
+    assert.deepEqual([...b], [['AyB', 'v2z'], ['AxB', 'v1z'], ['TAGS', 'TagA'], ['UNIQ_KEY', '7F0000010000276B0000000000000400']]);
+  }
+  // a value that is a prefix of a cached one, and one the cached one is a prefix of
+  assert.equal(decodeProperties('K\x01abc\x02').get('K'), 'abc');
+  assert.equal(decodeProperties('K\x01abcc\x02').get('K'), 'abcc');
+  assert.equal(decodeProperties('K\x01ac\x02').get('K'), 'ac');
+  // non-ASCII keys and values
+  assert.deepEqual([...decodeProperties('ké\x01vé\x02kè\x01vè\x02')], [['ké', 'vé'], ['kè', 'vè']]);
+});

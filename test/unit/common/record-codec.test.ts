@@ -252,3 +252,27 @@ test('properties text: ASCII and non-ASCII (UTF-8, surrogate pairs) values are s
     assert.equal(decodeRecord(buf, 0, { checkCrc: true }).properties.get('K'), value);
   }
 });
+
+test('encodedProperties + encodedPropertiesTail store the same bytes as the whole text; the tail is ignored without encodedProperties', () => {
+  const head = 'KEYS\x011700000000123\x02TAGS\x01TAG1\x02';
+  const tail = 'CLUSTER\x01DefaultCluster\x02';
+  const whole = encodeRecord(fooBarMessage({ encodedProperties: head + tail }));
+  assert.deepEqual(encodeRecord(fooBarMessage({ encodedProperties: head, encodedPropertiesTail: tail })), whole);
+  assert.equal(decodeRecord(whole, 0).properties.get('CLUSTER'), 'DefaultCluster');
+  // multi-byte UTF-8 in both parts: PROPERTIES length counts bytes of both
+  const headU = 'TAGS\x01é\x02';
+  const tailU = 'CLUSTER\x01集群\x02';
+  const split = encodeRecord(fooBarMessage({ encodedProperties: headU, encodedPropertiesTail: tailU }));
+  assert.deepEqual(split, encodeRecord(fooBarMessage({ encodedProperties: headU + tailU })));
+  assert.equal(decodeRecord(split, 0).properties.get('CLUSTER'), '集群');
+  // an empty head with a tail
+  assert.deepEqual(encodeRecord(fooBarMessage({ encodedProperties: '', encodedPropertiesTail: tail })), encodeRecord(fooBarMessage({ encodedProperties: tail })));
+  // a hook that changed the Map drops encodedProperties: the Map is encoded and the tail not stored
+  const fromMap = encodeRecord(fooBarMessage({ encodedPropertiesTail: tail }));
+  assert.deepEqual(fromMap, encodeRecord(fooBarMessage()));
+  // the size limit applies to both parts together
+  assert.throws(
+    () => encodeRecord(fooBarMessage({ encodedProperties: 'K\x01' + 'v'.repeat(20000) + '\x02', encodedPropertiesTail: 'L\x01' + 'w'.repeat(12800) + '\x02' })),
+    (e: unknown) => e instanceof RecordEncodeError && e.status === 'PROPERTIES_SIZE_EXCEEDED',
+  );
+});

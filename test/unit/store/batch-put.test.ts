@@ -15,6 +15,7 @@ import type { Clock } from '../../../src/common/time/clock.js';
 import type { DefaultMessageStore } from '../../../src/store/default-message-store.js';
 import type { StoreConfig } from '../../../src/store/store-config.js';
 import type { PutMessagesResult } from '../../../src/store/message-store.js';
+import { createMessageId } from '../../../src/common/message/msgid.js';
 
 const SEGMENT = 4096;
 const BODY = Buffer.alloc(100, 0x61);
@@ -171,6 +172,38 @@ test('putMessages: a block over maxMessageSize + 64 KiB is refused whole', async
     assert.match(r.remark!, /^batch of 80 records totals \d+ bytes, exceeding maxMessageSize 1024 \+ 65536$/);
     assert.equal(store.getMaxPhyOffset(), 0);
     assert.equal(store.getMaxOffsetInQueue('T', 0), 0);
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('putMessages: msgIds of one store host and of mixed hosts; appendResults made on first read, the same on every read and in a copy', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root, {}));
+    const size = encodeRecord(makeMessage({ body: BODY, keys: 'B-00' })).length;
+    const one = await store.putMessages(batchOf(4, 'B'));
+    assert.equal(one.status, 'PUT_OK');
+    const first = one.appendResults!;
+    assert.equal(one.appendResults, first, 'made once');
+    assert.deepEqual(first.map((a) => a.wroteOffset), [0, 1, 2, 3].map((i) => i * size));
+    assert.deepEqual(first.map((a) => a.wroteBytes), [size, size, size, size]);
+    assert.deepEqual(first.map((a) => a.msgId), [0, 1, 2, 3].map((i) => createMessageId({ ip: Buffer.from([127, 0, 0, 1]), port: 10911 }, i * size)));
+    assert.equal(one.appendResult!.msgId, first.map((a) => a.msgId).join(','));
+    assert.ok(first.every((a) => a.storeTimestamp === one.appendResult!.storeTimestamp));
+    assert.deepEqual({ ...one }.appendResults, first, 'a spread copy holds them');
+    assert.deepEqual(JSON.parse(JSON.stringify(one)).appendResults.map((a: { queueOffset: number }) => a.queueOffset), [0, 1, 2, 3]);
+
+    // store hosts differ within the batch: each id names its own host
+    const mixed = batchOf(3, 'M');
+    mixed[1]!.storeHost = { ip: Buffer.from([10, 0, 0, 2]), port: 10911 };
+    mixed[2]!.storeHost = { ip: Buffer.from([127, 0, 0, 1]), port: 10999 };
+    const m = await store.putMessages(mixed);
+    assert.equal(m.status, 'PUT_OK');
+    const ids = m.appendResults!.map((a) => a.msgId);
+    assert.deepEqual(ids, mixed.map((msg, i) => createMessageId(msg.storeHost, 4 * size + i * size)));
+    assert.equal(m.appendResult!.msgId, ids.join(','));
     await store.shutdown();
   } finally {
     removeDir(root);
