@@ -20,6 +20,8 @@ import { objectField, parseFastjson } from '../../src/cli/commands/admin-support
 
 const TOPIC = 'PopResetT';
 const GROUP = 'PopResetG';
+/** consumerOffset.json flushed every second: the first test waits for one flush before its reset. */
+const OPTIONS = { flushConsumerOffsetInterval: '1000' };
 
 function records(body: Buffer): MessageExt[] {
   const out: MessageExt[] = [];
@@ -34,7 +36,7 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
 
   before(async () => {
     storeDir = mkdtempSync(join(tmpdir(), 'tsmq-popreset-'));
-    broker = await TsmqProcess.start({ storeDir });
+    broker = await TsmqProcess.start({ storeDir, options: OPTIONS });
     addr = broker.brokerAddr;
     const created = await rawInvoke(addr, { code: RequestCode.UPDATE_AND_CREATE_TOPIC, extFields: { topic: TOPIC, readQueueNums: '2', writeQueueNums: '2', perm: '6' } });
     assert.equal(created.header.code, 0, created.header.remark);
@@ -48,7 +50,7 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
   const restart = async (how: 'kill' | 'stop'): Promise<void> => {
     if (how === 'kill') await broker.kill();
     else assert.equal(await broker.stop(), 0);
-    broker = await TsmqProcess.start({ storeDir, namesrvPort: broker.namesrvPort, listenPort: broker.listenPort, grpcPort: broker.grpcPort });
+    broker = await TsmqProcess.start({ storeDir, namesrvPort: broker.namesrvPort, listenPort: broker.listenPort, grpcPort: broker.grpcPort, options: OPTIONS });
     addr = broker.brokerAddr;
   };
 
@@ -105,6 +107,9 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
     const inFlight = first.acks.filter((a) => a.offset === 2); // a2 and b2 are left unacked
     for (const a of first.acks.filter((x) => x.offset !== 2)) assert.equal((await ack(a)).header.code, ResponseCode.SUCCESS);
     assert.deepEqual((await popAll()).bodies, [], 'a2 and b2 are in flight');
+    // a periodic flush persists the committed offsets 2 (as acked) before the reset, the SIGKILL
+    // follows at once: the reset must not depend on the next flush
+    await new Promise((resolve) => setTimeout(resolve, 1500));
 
     const r = await reset({ timestamp: String(t0) });
     assert.equal(r.header.code, ResponseCode.SUCCESS, r.header.remark);
