@@ -159,6 +159,21 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
     const q = (queueId: string): Promise<RawReply> => rawInvoke(addr, { code: RequestCode.QUERY_CONSUMER_OFFSET, extFields: { consumerGroup: 'PlainG', topic: TOPIC, queueId, setZeroIfNotFound: 'false' } });
     assert.equal((await q('0')).header.extFields!.offset, '2');
     assert.equal((await q('1')).header.code, ResponseCode.QUERY_NOT_FOUND);
+    // an online pull consumer learns it as in Apache 5.3.3 (useServerSideResetOffset): its next pull
+    // of the queue, from its own position 3, answers PULL_OFFSET_MOVED with nextBeginOffset 2, once
+    const pull = (offset: number): Promise<RawReply> =>
+      rawInvoke(addr, {
+        code: RequestCode.PULL_MESSAGE,
+        extFields: { consumerGroup: 'PlainG', topic: TOPIC, queueId: '0', queueOffset: String(offset), maxMsgNums: '32', sysFlag: '5', commitOffset: '3', suspendTimeoutMillis: '0', subscription: '*', subVersion: '1', expressionType: 'TAG' },
+      });
+    const moved = await pull(3);
+    assert.equal(moved.header.code, ResponseCode.PULL_OFFSET_MOVED, moved.header.remark);
+    assert.equal(moved.header.extFields!.nextBeginOffset, '2');
+    assert.equal((await q('0')).header.extFields!.offset, '2', 'the stale commitOffset riding on that pull is not stored');
+    const from2 = await pull(2);
+    assert.equal(from2.header.code, ResponseCode.SUCCESS, from2.header.remark);
+    assert.deepEqual(records(from2.body).map((m) => m.queueOffset)[0], 2);
+    assert.equal((await pull(3)).header.code, ResponseCode.SUCCESS, 'the reset is taken once');
     // the whole-topic form still takes the 4.9 path for it (no consumer online)
     const whole = await rawInvoke(addr, { code: RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, extFields: { topic: TOPIC, group: 'PlainG', timestamp: '0', isForce: 'true' } });
     assert.equal(whole.header.code, ResponseCode.SYSTEM_ERROR);
