@@ -90,7 +90,8 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
       write: (cmd) => {
         if (closed || call.cancelled) return false;
         if (call.writableLength >= TELEMETRY_MAX_PENDING_COMMANDS) {
-          backedUp.warn(`telemetry-backed-up:${clientId}`, `telemetry stream of ${clientId}: ${call.writableLength} commands not read by the client; command dropped`);
+          // one fixed key: RateLimitedLog keeps one entry per key, and the client id is the peer's choice
+          backedUp.warn('telemetry-backed-up', `telemetry stream of ${clientId}: ${call.writableLength} commands not read by the client; command dropped`);
           return false;
         }
         call.write(cmd);

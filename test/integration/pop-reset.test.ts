@@ -20,6 +20,8 @@ import { objectField, parseFastjson } from '../../src/cli/commands/admin-support
 
 const TOPIC = 'PopResetT';
 const GROUP = 'PopResetG';
+/** consumerOffset.json flushed every second: the first test waits for one flush before its reset. */
+const OPTIONS = { flushConsumerOffsetInterval: '1000' };
 
 function records(body: Buffer): MessageExt[] {
   const out: MessageExt[] = [];
@@ -34,7 +36,7 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
 
   before(async () => {
     storeDir = mkdtempSync(join(tmpdir(), 'tsmq-popreset-'));
-    broker = await TsmqProcess.start({ storeDir });
+    broker = await TsmqProcess.start({ storeDir, options: OPTIONS });
     addr = broker.brokerAddr;
     const created = await rawInvoke(addr, { code: RequestCode.UPDATE_AND_CREATE_TOPIC, extFields: { topic: TOPIC, readQueueNums: '2', writeQueueNums: '2', perm: '6' } });
     assert.equal(created.header.code, 0, created.header.remark);
@@ -48,7 +50,7 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
   const restart = async (how: 'kill' | 'stop'): Promise<void> => {
     if (how === 'kill') await broker.kill();
     else assert.equal(await broker.stop(), 0);
-    broker = await TsmqProcess.start({ storeDir, namesrvPort: broker.namesrvPort, listenPort: broker.listenPort, grpcPort: broker.grpcPort });
+    broker = await TsmqProcess.start({ storeDir, namesrvPort: broker.namesrvPort, listenPort: broker.listenPort, grpcPort: broker.grpcPort, options: OPTIONS });
     addr = broker.brokerAddr;
   };
 
@@ -105,6 +107,9 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
     const inFlight = first.acks.filter((a) => a.offset === 2); // a2 and b2 are left unacked
     for (const a of first.acks.filter((x) => x.offset !== 2)) assert.equal((await ack(a)).header.code, ResponseCode.SUCCESS);
     assert.deepEqual((await popAll()).bodies, [], 'a2 and b2 are in flight');
+    // a periodic flush persists the committed offsets 2 (as acked) before the reset, the SIGKILL
+    // follows at once: the reset must not depend on the next flush
+    await new Promise((resolve) => setTimeout(resolve, 1500));
 
     const r = await reset({ timestamp: String(t0) });
     assert.equal(r.header.code, ResponseCode.SUCCESS, r.header.remark);
@@ -154,6 +159,21 @@ describe('pop consumer group offset reset (tsmq start, raw frames)', { timeout: 
     const q = (queueId: string): Promise<RawReply> => rawInvoke(addr, { code: RequestCode.QUERY_CONSUMER_OFFSET, extFields: { consumerGroup: 'PlainG', topic: TOPIC, queueId, setZeroIfNotFound: 'false' } });
     assert.equal((await q('0')).header.extFields!.offset, '2');
     assert.equal((await q('1')).header.code, ResponseCode.QUERY_NOT_FOUND);
+    // an online pull consumer learns it as in Apache 5.3.3 (useServerSideResetOffset): its next pull
+    // of the queue, from its own position 3, answers PULL_OFFSET_MOVED with nextBeginOffset 2, once
+    const pull = (offset: number): Promise<RawReply> =>
+      rawInvoke(addr, {
+        code: RequestCode.PULL_MESSAGE,
+        extFields: { consumerGroup: 'PlainG', topic: TOPIC, queueId: '0', queueOffset: String(offset), maxMsgNums: '32', sysFlag: '5', commitOffset: '3', suspendTimeoutMillis: '0', subscription: '*', subVersion: '1', expressionType: 'TAG' },
+      });
+    const moved = await pull(3);
+    assert.equal(moved.header.code, ResponseCode.PULL_OFFSET_MOVED, moved.header.remark);
+    assert.equal(moved.header.extFields!.nextBeginOffset, '2');
+    assert.equal((await q('0')).header.extFields!.offset, '2', 'the stale commitOffset riding on that pull is not stored');
+    const from2 = await pull(2);
+    assert.equal(from2.header.code, ResponseCode.SUCCESS, from2.header.remark);
+    assert.deepEqual(records(from2.body).map((m) => m.queueOffset)[0], 2);
+    assert.equal((await pull(3)).header.code, ResponseCode.SUCCESS, 'the reset is taken once');
     // the whole-topic form still takes the 4.9 path for it (no consumer online)
     const whole = await rawInvoke(addr, { code: RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, extFields: { topic: TOPIC, group: 'PlainG', timestamp: '0', isForce: 'true' } });
     assert.equal(whole.header.code, ResponseCode.SYSTEM_ERROR);

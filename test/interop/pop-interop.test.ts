@@ -193,4 +193,23 @@ describe('Apache RocketMQ 5.3.3 remoting client in POP mode against tsmq start',
     assert.deepEqual(got.map((l) => l.key as string).sort(), want, `queue 0 from offset 1, nothing else${explain(byQueue)}`);
     assert.ok(got.every((l) => l.queueId === 0 && (l.queueOffset as number) >= 1));
   });
+
+  it('PULL mode, online: mqadmin resetOffsetByTime -b -q 0 -o 1 while the consumer runs: its next pull of queue 0 answers PULL_OFFSET_MOVED and queue 0 is consumed again from 1', async () => {
+    const topic = 'PopIopE';
+    const group = 'GPopIopE';
+    const n = 12;
+    const run = await popPeer(
+      { topic, group, n, mode: 'PULL', expect: n, idleMs: 1500, timeoutMs: 25_000, onlineResetQueue: `${broker.brokerAddr},0,1`, expectAfter: 1, rebalanceIntervalMs: 1000 },
+      90_000,
+    );
+    const sent = linesOf(run, 'sent');
+    const queue0 = sent.filter((l) => l.queueId === 0 && (l.queueOffset as number) >= 1 && l.key !== `${topic}-wake`).map((l) => l.key as string).sort();
+    assert.ok(queue0.length >= 1, `queue 0 got ${queue0.length} messages from offset 1`);
+    assert.match(linesOf(run, 'reset')[0]?.output as string, /reset consumer offset to 1/);
+    assert.equal(rpcOf(run).responses['222:0'], 1, explain(run));
+    const resetAt = linesOf(run, 'reset')[0]!.at as number;
+    const after = linesOf(run, 'recv').filter((l) => (l.at as number) > resetAt);
+    assert.deepEqual(after.map((l) => l.key as string).sort(), [...queue0, `${topic}-wake`].sort(), `queue 0 again from offset 1, then the wake message${explain(run)}`);
+    assert.ok((rpcOf(run).responses['11:21'] ?? 0) >= 1, `a pull was answered PULL_OFFSET_MOVED${explain(run)}`);
+  });
 });

@@ -39,6 +39,8 @@ export class ConsumerOffsetManager extends ConfigManager {
 
   /** topic@group → queueId → end of the last pull (not persisted). */
   private readonly pullOffsets = new Map<string, Map<number, number>>();
+  /** topic@group → queueId → offset of a server-side reset not yet taken by a pull (not persisted). */
+  private readonly resetOffsets = new Map<string, Map<number, number>>();
 
   constructor(filePath: string, opts: ConsumerOffsetManagerOptions) {
     super(filePath, opts);
@@ -65,6 +67,35 @@ export class ConsumerOffsetManager extends ConfigManager {
     }
     queues.set(queueId, offset);
     return true;
+  }
+
+  /**
+   * Apache 5.x `assignResetOffset` (server-side reset, `useServerSideResetOffset`): commits
+   * `offset` and remembers it for the queue's next pull, which answers PULL_OFFSET_MOVED with it
+   * (`queryThenEraseResetOffset`), so a consumer that is online moves there instead of committing
+   * its own position over the reset. In memory only, as Apache's resetOffsetTable. Negative
+   * offsets or queue ids are ignored.
+   */
+  assignResetOffset(clientHost: string, group: string, topic: string, queueId: number, offset: number): void {
+    if (!(queueId >= 0) || !this.commitOffset(clientHost, group, topic, queueId, offset)) return;
+    const key = ConsumerOffsetManager.key(topic, group);
+    let queues = this.resetOffsets.get(key);
+    if (!queues) {
+      queues = new Map();
+      this.resetOffsets.set(key, queues);
+    }
+    queues.set(queueId, offset);
+  }
+
+  /** The pending reset of the queue (assignResetOffset), forgotten as it is returned; undefined when none. */
+  queryThenEraseResetOffset(group: string, topic: string, queueId: number): number | undefined {
+    const key = ConsumerOffsetManager.key(topic, group);
+    const queues = this.resetOffsets.get(key);
+    const offset = queues?.get(queueId);
+    if (offset === undefined) return undefined;
+    queues!.delete(queueId);
+    if (queues!.size === 0) this.resetOffsets.delete(key);
+    return offset;
   }
 
   /** Committed offset, or -1 when none. */

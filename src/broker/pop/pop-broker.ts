@@ -25,6 +25,11 @@ export interface PopBroker {
   committedOffset(group: string, topic: string, queueId: number): number;
   /** Mirrors the pop ack offset into the consumer offset table (admin tools, remoting consumers). */
   commitOffset(group: string, topic: string, queueId: number, offset: number): void;
+  /**
+   * Makes the committed consumer offsets durable now (consumerOffset.json) instead of at the next
+   * periodic flush. Optional (fakes). @throws the write error.
+   */
+  persistOffsets?(): Promise<void>;
 }
 
 /** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
@@ -53,5 +58,6 @@ export function popBrokerOf(ctx: BrokerContext): PopBroker {
     },
     committedOffset: (group, topic, queueId) => ctx.consumerOffsetManager.queryOffset(group, topic, queueId),
     commitOffset: (group, topic, queueId, offset) => void ctx.consumerOffsetManager.commitOffset('pop', group, topic, queueId, offset),
+    persistOffsets: () => ctx.consumerOffsetManager.persist(),
   };
 }

@@ -189,7 +189,7 @@ export class PopService {
    * Moves the pop start of (group, topic, queueId) to `offset`, backwards or forwards, durably (a
    * RESET record), commits it as the group's consumer offset and wakes parked pops (see the file
    * comment for what happens to deliveries in flight). Resolves when the record is written (after
-   * its fdatasync with `popSyncFlush`).
+   * its fdatasync with `popSyncFlush`) and the consumer offsets are persisted.
    * @throws Error when this broker is not the master (Apache: "Can not reset offset in slave
    * broker") or the offset is not a non-negative integer.
    */
@@ -203,6 +203,9 @@ export class PopService {
     this.logger.info(`pop: offset of ${group} on ${topic} queue ${queueId} reset to ${offset}`);
     this.waitQueue.notifyTopic(topic);
     await written;
+    // the pop start is max(ack offset, committed offset): a committed offset left higher on disk
+    // (the periodic flush ran before this reset) would undo a backward reset after a crash
+    await this.broker.persistOffsets?.();
   }
 
   /** Pops up to `batchSize` messages over all readable queues of the topic (or the one `req.queueId`). */

@@ -16,7 +16,9 @@
  *     queueId < 0: every read queue, by `timestamp` as above (`isForce` is not looked at, as in
  *       Apache 5.3.3's server-side reset: backwards and forwards alike).
  *   Each queue then gets `PopService.resetOffset` when the group pops the topic (durable RESET
- *   record, consumer offset committed), else just the committed offset; the reply is SUCCESS with
+ *   record, consumer offset committed), else the committed offset plus Apache's one-shot reset
+ *   (`ConsumerOffsetManager.assignResetOffset`: the queue's next pull answers PULL_OFFSET_MOVED with
+ *   it, so an online pull/push consumer moves there); the reply is SUCCESS with
  *   ResetOffsetBody {"offsetTable":{<mq>:<offset>}}.
  *   Any other 222 (a group that only pulls / pushes) keeps tsmq's 4.9 behaviour
  *   (reset-offset-processor.ts: commit + 220 to the online clients).
@@ -87,7 +89,7 @@ async function invokeBrokerToResetOffset(rc: RequestContext, inner: RequestHandl
   try {
     for (const [q, offset] of targets) {
       if (pops) await pop.resetOffset(group, topic, q, offset);
-      else ctx.consumerOffsetManager.commitOffset(rc.channel.remoteAddress, group, topic, q, offset);
+      else ctx.consumerOffsetManager.assignResetOffset(rc.channel.remoteAddress, group, topic, q, offset);
       table.push([{ topic, brokerName: ctx.config.brokerName, queueId: q }, offset]);
     }
   } catch (e) {

@@ -28,6 +28,9 @@
  * polling) and answered later.
  * sysFlag bit 0 with commitOffset ≥ 0 → stored as the group's offset (not on a slave, not on
  * a woken re-run).
+ * A pending server-side reset of the queue (ConsumerOffsetManager.assignResetOffset, Apache
+ * 5.x useServerSideResetOffset) → 21 PULL_OFFSET_MOVED with nextBeginOffset = the reset offset,
+ * once; the pull's commitOffset is not stored then.
  */
 import type { RemotingChannel, RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
@@ -155,6 +158,23 @@ export class PullMessageProcessor {
     }
     const sub = this.resolveSubscription(h);
     if ('code' in sub) return fail(sub.code, sub.remark);
+    // Apache 5.x server-side reset (useServerSideResetOffset; 222 naming a queue of a group that
+    // does not pop): this pull answers PULL_OFFSET_MOVED with the reset offset, once, and the
+    // consumer moves there. The commitOffset riding on this pull is the consumer's position from
+    // before the reset and is not stored (Apache stores it; the client then commits the reset
+    // offset itself, so a crash in between loses the reset there).
+    if (cfg.brokerRole !== 'SLAVE') {
+      const resetTo = ctx.consumerOffsetManager.queryThenEraseResetOffset(h.consumerGroup, h.topic, h.queueId);
+      if (resetTo !== undefined) {
+        ctx.logger.info(`pull offset moved: group ${h.consumerGroup} ${h.topic}/${h.queueId} requested ${h.queueOffset}, reset to ${resetTo} by an admin`);
+        return createResponseCommand(request, ResponseCode.PULL_OFFSET_MOVED, null, {
+          nextBeginOffset: resetTo,
+          minOffset: ctx.store.getMinOffsetInQueue(h.topic, h.queueId),
+          maxOffset: ctx.store.getMaxOffsetInQueue(h.topic, h.queueId),
+          suggestWhichBrokerId: 0,
+        });
+      }
+    }
 
     const result = await ctx.store.getMessage(h.consumerGroup, h.topic, h.queueId, h.queueOffset, h.maxMsgNums, createMessageFilter(sub.data), PULL_REPLY_LEND);
     if (!result) return fail(ResponseCode.SYSTEM_ERROR, 'store getMessage return null');

@@ -28,7 +28,8 @@ export function readPropertiesFile(path: string): Record<string, string> {
  * `text` with the given keys set: the lines of every entry of a given key (all natural lines of
  * a continued entry, and every duplicate, so a later duplicate cannot win over the update) are
  * replaced by one `formatPropertyLine` line; keys not found are appended at the end; comments,
- * blank lines, order and every other line stay as they were. Values that need escaping
+ * blank lines, order and every other line stay as they were (except an entry whose continuation
+ * runs into the end of the text, rewritten as one line so an appended key stays a key). Values that need escaping
  * (backslashes, line breaks, non-ASCII...) are escaped, so `Properties.load` reads them back
  * exactly (Apache's properties2String writes them raw).
  * @throws PropertiesSyntaxError when `text` itself is malformed.
@@ -39,7 +40,15 @@ export function setPropertiesInText(text: string, updates: ReadonlyMap<string, s
   const replaced = new Map<number, string | null>(); // line → new text, null = dropped
   const written = new Set<string>();
   for (const e of readPropertiesEntries(text)) {
-    if (!updates.has(e.key)) continue;
+    if (!updates.has(e.key)) {
+      // The text ends inside this entry's continuation (a final odd backslash, which Java drops):
+      // a line appended after it would be read as part of its value, so it is rewritten whole.
+      if (e.lastLine === lines.length - 1 && /(^|[^\\])(\\\\)*\\$/.test(lines[e.lastLine]!)) {
+        replaced.set(e.firstLine, formatPropertyLine(e.key, e.value));
+        for (let i = e.firstLine + 1; i <= e.lastLine; i++) replaced.set(i, null);
+      }
+      continue;
+    }
     written.add(e.key);
     replaced.set(e.firstLine, formatPropertyLine(e.key, updates.get(e.key)!));
     for (let i = e.firstLine + 1; i <= e.lastLine; i++) replaced.set(i, null);

@@ -9,7 +9,9 @@
  *   blank lines and lines whose first other character is `#` or `!` are comments;
  * - a line ending in an odd number of backslashes continues on the next natural line, whose
  *   leading whitespace is dropped (a continued line is never a comment; a blank line ends it;
- *   a trailing backslash at the end of the text is dropped);
+ *   a trailing backslash at the end of the text is dropped); as in Java, a line that is only a
+ *   backslash continues into nothing: the next natural line is read as a new line (comment and
+ *   blank rules apply);
  * - the key ends at the first unescaped `=`, `:`, space, tab or form feed; whitespace after it,
  *   then one `=` or `:`, then whitespace are skipped; the rest, trailing whitespace included, is
  *   the value; a line with only a key has the value "";
@@ -120,16 +122,29 @@ export function readPropertiesEntries(text: string): PropertiesEntry[] {
     if (segment === '' || segment[0] === '#' || segment[0] === '!') continue;
     const firstLine = i;
     let logical = '';
+    let nothingYet = false;
     for (;;) {
       if (trailingBackslashes(segment) % 2 === 0) {
         logical += segment;
         break;
       }
       logical += segment.slice(0, -1);
-      if (i + 1 >= lines.length) break;
+      if (i + 1 >= lines.length) {
+        // Java's LineReader quirk: a lone `\` line ended by `\r\n` at the end of the text reads
+        // as nothing, ended by `\n`, `\r` or nothing as the key "".
+        nothingYet = logical === '' && text.endsWith('\r\n');
+        break;
+      }
+      if (logical === '') {
+        // Java: nothing read yet, so the next natural line starts a new logical line (it can be
+        // a comment or blank), not the continuation of an empty key.
+        nothingYet = true;
+        break;
+      }
       i++;
       segment = stripLeading(lines[i]!);
     }
+    if (nothingYet) continue;
     const [rawKey, rawValue] = splitKeyValue(logical);
     out.push({ key: unescape(rawKey, firstLine), value: unescape(rawValue, firstLine), firstLine, lastLine: i });
   }

@@ -4,7 +4,8 @@
  * - handler throws (HeaderError included): SYSTEM_ERROR (1), remark = the error message;
  * - a returned response gets the request's opaque, the response flag and the request's
  *   serialize type; null means "no reply now" (the handler may answer later via the channel);
- * - requests flagged oneway never get a reply;
+ * - requests flagged oneway never get a reply (a response's `onWritten` hook then runs at once
+ *   with an error, so what the response holds is given back);
  * - a RequestGate (request-gate.ts), when set, runs after the handler lookup and before the
  *   handler; its refusal is answered instead;
  * - a ResponseObserver, when set, hears each handler's answer with its latency (ms from the
@@ -83,7 +84,12 @@ export class ProcessorTable {
       if (!oneway) channel.send(createResponseCommand(request, ResponseCode.SYSTEM_ERROR, message));
       return;
     }
-    if (!response || oneway) return;
+    if (!response) return;
+    if (oneway) {
+      // never written: its write hook (a pull reply's store body, read-cache leases) still runs once
+      response.onWritten?.(new Error('response to a oneway request is not sent'));
+      return;
+    }
     // createResponseCommand already sets all three; copy only a response built some other way
     if (
       response.opaque === request.opaque &&

@@ -501,8 +501,8 @@ class PulledMessages implements GetMessageResult {
       // copy mode: the body is the records
       if (used > 0) {
         this.ownedBody = body;
-        this.ownedBodyLendId = this.pool.lendIdOf(body);
         this.body = body.subarray(0, used);
+        this.ownedBodyLendId = this.pool.tieView(this.body);
       } else this.pool.release(body);
       return;
     }
@@ -579,6 +579,7 @@ class PulledMessages implements GetMessageResult {
     for (let i = 0; i < parts.length; i++) {
       const c = this.partChunks[i]!;
       parts[i] = (c === null ? body : c.buf).subarray(this.partStarts[i]!, this.partEnds[i]!);
+      if (c === null) this.pool.tieView(parts[i]!);
     }
     if (parts.length === 1) this.body = parts[0]!;
     this.bodyParts = parts;

@@ -34,6 +34,8 @@ export class PullBodyPool {
   /** Lent buffers → the id of their current lending (weakly held). */
   private readonly lent = new WeakMap<ArrayBuffer, number>();
   private lendSeq = 0;
+  /** Views tied to one lending (tieView), weakly held. */
+  private readonly viewLends = new WeakMap<Buffer, number>();
   private freeBytes = 0;
   /** Counters for tests and diagnostics. */
   reused = 0;
@@ -67,6 +69,17 @@ export class PullBodyPool {
   }
 
   /**
+   * Ties `view` (a body handed to a caller, e.g. GetMessageResult.body) to the current lending of
+   * its buffer and returns that lending's id: a later release(view) without a lend id then hands
+   * back only that lending, never a later lending of the same memory (a stale second release).
+   */
+  tieView(view: Buffer): number {
+    const id = this.lendIdOf(view);
+    if (id !== 0) this.viewLends.set(view, id);
+    return id;
+  }
+
+  /**
    * The id of the current lending of the buffer `view` belongs to (0 when not lent by this
    * pool): a holder that passes it to release() cannot hand back a later lending of the same
    * memory by mistake.
@@ -83,7 +96,8 @@ export class PullBodyPool {
   release(view: Buffer, lendId?: number): boolean {
     const ab = view.buffer as ArrayBuffer;
     const id = this.lent.get(ab);
-    if (id === undefined || (lendId !== undefined && lendId !== id)) return false;
+    const want = lendId ?? this.viewLends.get(view);
+    if (id === undefined || (want !== undefined && want !== id)) return false;
     this.lent.delete(ab);
     this.released++;
     const bytes = ab.byteLength;

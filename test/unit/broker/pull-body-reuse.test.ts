@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
+import { jsonFrame } from '../../support/raw-remoting.js';
 import { join } from 'node:path';
 import { BrokerController } from '../../../src/broker/broker-controller.js';
 import { RemotingClient } from '../../../src/remoting/transport/remoting-client.js';
@@ -136,5 +138,34 @@ describe('pull reply bodies recycled after the write', { timeout: 60_000 }, () =
     while (store.getMessageBodyPoolStats().released - released < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     assert.equal(store.getMessageBodyPoolStats().released - released, 60, 'every reply body was handed back from its write callback');
     assert.equal(cache.leasesHeld, 0);
+  });
+
+  it('a client that closes its connection with 40 pull replies unread, and oneway pulls: every body lent is handed back exactly once', async () => {
+    const store = broker.ctx.store as DefaultMessageStore;
+    const lends = (): number => store.getMessageBodyPoolStats().allocated + store.getMessageBodyPoolStats().reused;
+    const lentBefore = lends();
+    const releasedBefore = store.getMessageBodyPoolStats().released;
+    const frame = (opaque: number, offset: number, oneway: boolean): Buffer =>
+      jsonFrame({
+        code: RequestCode.PULL_MESSAGE, language: 'JAVA', version: 401, opaque, flag: oneway ? 2 : 0, serializeTypeCurrentRPC: 'JSON',
+        extFields: { consumerGroup: 'GID_CLOSE', topic: TOPIC, queueId: '0', queueOffset: String(offset), maxMsgNums: String(BATCH), sysFlag: '4', commitOffset: '0', suspendTimeoutMillis: '0', subscription: '*', subVersion: '1', expressionType: 'TAG' },
+      });
+    const [host, port] = addr.split(':');
+    const sock = connect(Number(port), host!);
+    await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+    sock.pause(); // read nothing
+    const frames: Buffer[] = [];
+    for (let k = 0; k < 40; k++) frames.push(frame(1000 + k, (k % 5) * BATCH, false));
+    for (let k = 0; k < 5; k++) frames.push(frame(2000 + k, k * BATCH, true));
+    sock.write(Buffer.concat(frames));
+    // the broker answers all 45 (40 replies, 5 oneway results without a reply)
+    const deadline = Date.now() + 5000;
+    while (lends() - lentBefore < 45 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    sock.destroy();
+    const settle = Date.now() + 5000;
+    while (store.getMessageBodyPoolStats().released - releasedBefore < lends() - lentBefore && Date.now() < settle) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(lends() - lentBefore, 45);
+    assert.equal(store.getMessageBodyPoolStats().released - releasedBefore, 45, 'each body lent came back once (none kept, none twice)');
   });
 });

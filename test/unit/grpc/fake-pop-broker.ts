@@ -46,6 +46,19 @@ export class FakePopBroker implements PopBroker {
     this.committed.set(`${group}/${topic}/${queueId}`, offset);
   }
 
+  /** The committed offsets as last made durable (consumerOffset.json): what a crash leaves. */
+  persisted = new Map<string, number>();
+
+  async persistOffsets(): Promise<void> {
+    this.persisted = new Map(this.committed);
+  }
+
+  /** A crash: the committed offsets are those last persisted. */
+  crashOffsets(): void {
+    this.committed.clear();
+    for (const [k, v] of this.persisted) this.committed.set(k, v);
+  }
+
   /** Appends a simple message; returns its queue offset. */
   send(topic: string, queueId: number, body: string, props: Record<string, string> = {}): number {
     const r = this.append({

@@ -89,6 +89,8 @@ interface Rig {
   state: PopStateStore;
   pop: PopService;
   reopen(): Promise<void>;
+  /** SIGKILL: the pop state store is not closed, the committed offsets are the persisted ones. */
+  crash(): void;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,11 @@ function rig(): Rig {
     pop: undefined as unknown as PopService,
     async reopen() {
       await r.state.close();
+      r.state = openState();
+      r.pop = make(r.state);
+    },
+    crash() {
+      r.broker.crashOffsets();
       r.state = openState();
       r.pop = make(r.state);
     },
@@ -173,6 +180,25 @@ test('a reset survives a broker restart; a reset on a slave is refused', async (
     await assert.rejects(r.pop.resetOffset('G', 'T', 1, 0), /Can not reset offset in slave broker/);
     r.pop.setMaster(true);
     await assert.rejects(r.pop.resetOffset('G', 'T', 1, -1), /non-negative/);
+  } finally {
+    await r.close();
+  }
+});
+
+test('a backward reset survives a crash right after it: the committed offset is made durable with the RESET record (else the stale, higher one on disk wins the pop start)', async () => {
+  const r = rig();
+  try {
+    r.broker.createTopic('T', 1);
+    for (let i = 0; i < 3; i++) r.broker.send('T', 0, `m${i}`);
+    const got = await r.pop.pop(req());
+    for (const m of got.messages) assert.equal((await r.pop.ack('G', m.receiptHandle)).ok, true);
+    assert.equal(r.broker.committedOffset('G', 'T', 0), 3);
+    await r.broker.persistOffsets(); // the periodic consumerOffset.json flush, before the reset
+    await r.pop.resetOffset('G', 'T', 0, 0);
+    await r.state.flush();
+    r.crash();
+    assert.equal(r.pop.popStartOffset('G', 'T', 0), 0);
+    assert.deepEqual(bodies(await r.pop.pop(req())), ['m0', 'm1', 'm2']);
   } finally {
     await r.close();
   }

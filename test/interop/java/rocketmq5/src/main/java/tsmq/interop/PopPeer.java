@@ -38,6 +38,10 @@ import tsmq.interop.common.Json;
  *                         reset=&lt;epoch ms | -1&gt; (before consuming: mqadmin resetOffsetByTime -g G -t T -s reset)
  *                         resetQueue=&lt;brokerAddr&gt;,&lt;queueId&gt;,&lt;offset&gt; (before consuming: mqadmin
  *                           resetOffsetByTime -g G -t T -s now -b brokerAddr -q queueId -o offset)
+ *                         onlineResetQueue=&lt;brokerAddr&gt;,&lt;queueId&gt;,&lt;offset&gt; expectAfter=M (after the
+ *                           first `expect` acks, while consuming: the same mqadmin reset, then one
+ *                           message with key &lt;T&gt;-wake sent to that queue, then M more acks awaited)
+ *                         rebalanceIntervalMs=R (the client's rocketmq.client.rebalance.waitInterval)
  * </pre>
  * Steps, each optional: (1) n sync sends with keys &lt;T&gt;-0 .. &lt;T&gt;-(n-1) (they also create the
  * topic); (2) `mqadmin setConsumeMode -c C -g G -t T -m POP -q share` through MQAdminStartup in
@@ -90,6 +94,8 @@ public final class PopPeer {
             int eq = args[i].indexOf('=');
             o.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
+        // read once by the client's RebalanceService class: set before any client class loads
+        if (o.containsKey("rebalanceIntervalMs")) System.setProperty("rocketmq.client.rebalance.waitInterval", o.get("rebalanceIntervalMs"));
         Recorder hook = new Recorder();
         try {
             if (!"run".equals(args[1])) throw new IllegalArgumentException("unknown command " + args[1]);
@@ -143,6 +149,23 @@ public final class PopPeer {
     static void setMode(String namesrv, String cluster, String topic, String group, String share, String mode, Recorder hook) {
         String out = mqadmin(new String[] {"setConsumeMode", "-n", namesrv, "-c", cluster, "-g", group, "-t", topic, "-m", mode, "-q", share}, hook);
         Json.obj().put("type", "mode").put("output", out).println();
+    }
+
+    /** One message with `key` to queue `queueId` of `topic`. */
+    static void sendToQueue(String namesrv, String topic, int queueId, String key, Recorder hook) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer("PID_IOP_POP_WAKE", hook);
+        p.setNamesrvAddr(namesrv);
+        p.setInstanceName("iop-pop-wake-" + System.nanoTime());
+        p.start();
+        try {
+            SendResult r = p.send(new Message(topic, "TagA", key, ("body-" + key).getBytes(StandardCharsets.UTF_8)), (mqs, msg, arg) -> {
+                for (org.apache.rocketmq.common.message.MessageQueue mq : mqs) if (mq.getQueueId() == queueId) return mq;
+                return mqs.get(0);
+            }, null);
+            Json.obj().put("type", "sent").put("key", key).put("status", r.getSendStatus().name()).put("queueId", r.getMessageQueue().getQueueId()).put("queueOffset", r.getQueueOffset()).println();
+        } finally {
+            p.shutdown();
+        }
     }
 
     static void produce(String namesrv, String topic, int n, Recorder hook) throws Exception {
@@ -217,6 +240,19 @@ public final class PopPeer {
             long now = System.currentTimeMillis();
             if (acked.get() >= expect && now - lastDelivery.get() >= idleMs) break;
             Thread.sleep(100);
+        }
+        if (o.containsKey("onlineResetQueue")) {
+            String[] q = o.get("onlineResetQueue").split(",");
+            String out = mqadmin(new String[] {"resetOffsetByTime", "-n", namesrv, "-g", group, "-t", topic, "-s", "now", "-b", q[0], "-q", q[1], "-o", q[2]}, hook);
+            Json.obj().put("type", "reset").put("output", out).put("at", System.currentTimeMillis()).println();
+            sendToQueue(namesrv, topic, Integer.parseInt(q[1]), topic + "-wake", hook);
+            int target = expect + Integer.parseInt(o.getOrDefault("expectAfter", "0"));
+            deadline = System.currentTimeMillis() + timeoutMs;
+            while (System.currentTimeMillis() < deadline) {
+                long now = System.currentTimeMillis();
+                if (acked.get() >= target && now - lastDelivery.get() >= idleMs) break;
+                Thread.sleep(100);
+            }
         }
         // let the last acks leave the client (they are sent asynchronously)
         Thread.sleep(300);
