@@ -22,7 +22,8 @@
  *   { "role": "ceiling", "root", "count", "bodyBytes", "brokerExtra"? }
  *     Only the store ceiling (below) in a fresh broker: the due-time append path in seconds.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { BrokerController } from '../../src/broker/broker-controller.js';
 import { silentLogger } from '../../src/common/logging/logger.js';
@@ -31,7 +32,7 @@ import type { PreparedMessage } from '../../src/store/message-store.js';
 import { readStoreTimestamp } from '../../src/common/message/record-codec.js';
 
 type Args =
-  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string>; leadMs?: number }
+  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string>; leadMs?: number; profileDueWindow?: string }
   | { role: 'pending'; root: string; count: number; bodyBytes: number; spreadMs: number }
   | { role: 'recover'; root: string }
   | { role: 'ceiling'; root: string; count: number; bodyBytes: number; brokerExtra?: Record<string, string> };
@@ -64,6 +65,39 @@ function message(body: Buffer, props: [string, string][], i: number): MessageInn
     storeHost: host,
     reconsumeTimes: 0,
     preparedTransactionOffset: 0,
+  };
+}
+
+/**
+ * CPU time (user + system, ms) of the main (event-loop) thread alone, from /proc (Linux; null
+ * elsewhere): process.cpuUsage also counts the libuv pool's threads, which run on the other core.
+ */
+function mainThreadCpuMs(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the command name
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** The main thread's CPU profile (node:inspector) from now to `stop()` (`profileDueWindow`: the due window only). */
+async function startProfiler(): Promise<{ stop: () => Promise<unknown> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 500 });
+  await post('Profiler.start');
+  return {
+    stop: async () => {
+      const r = (await post('Profiler.stop')) as { profile: unknown };
+      session.disconnect();
+      return r.profile;
+    },
   };
 }
 
@@ -130,6 +164,8 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   if (dueMs - Date.now() > 2000) gcNow?.();
   const mem = process.memoryUsage();
   const cpuBeforeDue = process.cpuUsage();
+  const mainBeforeDue = mainThreadCpuMs();
+  const profiler = a.profileDueWindow ? await startProfiler() : null;
   const beforeDue = { atMsBeforeDue: dueMs - Date.now(), rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, arrayBuffersBytes: mem.arrayBuffers, prefetch: timer.prefetchStats ?? null };
   const delivered = () => {
     let n = 0;
@@ -141,6 +177,8 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   // less sensitive than wall time to the other work on the shared cores
   const cpu = process.cpuUsage(cpuBeforeDue);
   const deliveryCpuMs = Math.round((cpu.user + cpu.system) / 1000);
+  const deliveryMainThreadCpuMs = mainBeforeDue === null ? null : mainThreadCpuMs()! - mainBeforeDue;
+  if (profiler) writeFileSync(a.profileDueWindow!, JSON.stringify(await profiler.stop()));
   const lateness = new Float64Array(a.count);
   let k = 0;
   let first = Infinity;
@@ -176,6 +214,7 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     deliveredPerSec: Math.round((k / Math.max(1, last - Math.max(first, dueMs))) * 1000),
     deliveryCpuMs,
     deliveryCpuSystemMs: Math.round(cpu.system / 1000),
+    deliveryMainThreadCpuMs,
     rssBytes: process.memoryUsage().rss,
     stats: timer.stats,
     prefetch: timer.prefetchStats ?? null,
