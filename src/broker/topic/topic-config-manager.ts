@@ -12,7 +12,8 @@
  *   <brokerClusterName>_REPLY_TOPIC 1/1 perm 6.
  * Every change bumps the data version, persists (coalesced: a burst of changes is one write;
  * `durable(topic)` is the write a request that created the topic waits for before answering),
- * and notifies change listeners (the controller re-registers with the nameservers, coalesced too).
+ * and notifies change listeners with the topic's name ('' for `touch()`): the broker registers the
+ * changed topics with the nameservers (an increment, coalesced too; namesrv-client/namesrv-registrar.ts).
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
@@ -230,6 +231,23 @@ export class TopicConfigManager extends ConfigManager {
     const topicConfigTable: Record<string, TopicConfig> = {};
     for (const [name, tc] of this.table) topicConfigTable[name] = permOverride === undefined ? tc : { ...tc, perm: permOverride };
     return { topicConfigTable, dataVersion: this.dataVersion.toJSON() };
+  }
+
+  /**
+   * The same wrapper holding only the named topics that still exist (Apache
+   * `registerIncrementBrokerData`'s TopicConfigAndMappingSerializeWrapper), with the current
+   * dataVersion; null when none exists.
+   */
+  buildIncrementWrapper(topicNames: Iterable<string>, permOverride?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } | null {
+    const topicConfigTable: Record<string, TopicConfig> = {};
+    let n = 0;
+    for (const name of topicNames) {
+      const tc = this.table.get(name);
+      if (!tc) continue;
+      topicConfigTable[name] = permOverride === undefined ? tc : { ...tc, perm: permOverride };
+      n++;
+    }
+    return n === 0 ? null : { topicConfigTable, dataVersion: this.dataVersion.toJSON() };
   }
 
   override encode(): object {
