@@ -74,7 +74,6 @@ async function runOne(label: string, root: string): Promise<Record<string, unkno
     const ns = await startServer(root, ['namesrv']);
     const br = await startServer(root, ['broker', `127.0.0.1:${ns.port}`, store]);
     const client = await RawRemotingClient.connect(`127.0.0.1:${br.port}`);
-    const nsClient = await RawRemotingClient.connect(`127.0.0.1:${ns.port}`);
     await sleep(1000);
     const idle0 = [cpuMs(br.proc), cpuMs(ns.proc)];
     const idleStart = Date.now();
@@ -119,18 +118,22 @@ async function runOne(label: string, root: string): Promise<Record<string, unkno
     };
     await timedCreate(Math.min(1000, TOTAL));
     await create('BenchUpdated');
+    console.error(`${label}: ${JSON.stringify(create5000)} for the first 1000`);
     result.at1000 = { paced: await updateLoop(PAUSE_MS), tight: await updateLoop(0) };
     await timedCreate(Math.min(5000, TOTAL));
     result.create5000 = create5000;
+    console.error(`${label}: ${JSON.stringify(result)}`);
     await createUpTo(TOTAL);
     result.atTotal = { paced: await updateLoop(PAUSE_MS), tight: await updateLoop(0) };
     // route check: every created topic is served by the nameserver
+    const nsClient = await RawRemotingClient.connect(`127.0.0.1:${ns.port}`); // now: an idle connection is closed after 120 s
     let missing = 0;
     for (let i = 0; i < TOTAL; i += Math.max(1, Math.floor(TOTAL / 200))) {
       const r = await nsClient.invoke(105, { topic: `BenchTopic${i}` });
       if (r.code !== 0) missing++;
     }
     result.routesMissingOfSampled = missing;
+    console.error(`${label}: ${JSON.stringify(result)}`);
     client.close();
     nsClient.close();
     return result;

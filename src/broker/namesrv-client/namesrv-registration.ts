@@ -5,8 +5,8 @@
  * - create(): null when namesrvAddr is empty; otherwise a RemotingClient (tls.client.*, requests
  *   signed with innerClientAuthenticationCredentials), a BrokerOuterApi over every nameserver
  *   and a NamesrvRegistrar that registers every topic every registerNameServerPeriod ms and,
- *   on a topic create/update, only the changed topics (Apache registerIncrementBrokerData). The identity's haServerAddr and the registration-reply hook come from the
- *   replication role.
+ *   on a topic create/update, only the changed topics (Apache registerIncrementBrokerData).
+ *   The identity's haServerAddr and the registration-reply hook come from the replication role.
  * - start(): the first registration, awaited once (failures are logged, not fatal).
  * - Stop order (owned by BrokerController): unregister() first in shutdown; closeClient() near
  *   the end, after the metadata files are persisted.
