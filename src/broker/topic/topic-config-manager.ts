@@ -59,6 +59,8 @@ export class TopicConfigManager extends ConfigManager {
   private readonly logger: Logger;
   private readonly autoCreateTopicEnable: () => boolean;
   private readonly listeners: Array<(topic: string) => void> = [];
+  /** renderDocument's cache: topic → the TopicConfig object it rendered and its text. */
+  private readonly renderedEntries = new Map<string, { tc: TopicConfig; text: string }>();
 
   constructor(filePath: string, private readonly opts: TopicConfigManagerOptions) {
     super(filePath, opts);
@@ -252,6 +254,28 @@ export class TopicConfigManager extends ConfigManager {
 
   override encode(): object {
     return this.buildSerializeWrapper();
+  }
+
+  /**
+   * The same text as `JSON.stringify(encode(), null, 2)`, built from a per-topic cache: a topic's
+   * entry is rendered again only when its TopicConfig object was replaced (every change stores a
+   * new object), so a change costs one entry's rendering plus the join, not the whole table's
+   * (topics.json is rewritten whole on every change, as Apache does).
+   */
+  protected override renderDocument(): string {
+    const dataVersion = JSON.stringify(this.dataVersion.toJSON(), null, 2).replaceAll('\n', '\n  ');
+    if (this.table.size === 0) return `{\n  "topicConfigTable": {},\n  "dataVersion": ${dataVersion}\n}`;
+    if (this.renderedEntries.size > this.table.size * 2) this.renderedEntries.clear(); // forget deleted topics now and then
+    const parts: string[] = [];
+    for (const [name, tc] of this.table) {
+      let cached = this.renderedEntries.get(name);
+      if (cached?.tc !== tc) {
+        cached = { tc, text: `    ${JSON.stringify(name)}: ${JSON.stringify(tc, null, 2).replaceAll('\n', '\n    ')}` };
+        this.renderedEntries.set(name, cached);
+      }
+      parts.push(cached.text);
+    }
+    return `{\n  "topicConfigTable": {\n${parts.join(',\n')}\n  },\n  "dataVersion": ${dataVersion}\n}`;
   }
 
   protected override decode(doc: Record<string, unknown>): void {
