@@ -100,10 +100,13 @@ export abstract class ConfigManager {
   /** Entries changed by requests whose write has not completed yet → that write. */
   private readonly pendingKeys = new Map<string, Promise<void>>();
 
-  private readonly render = (): string => this.renderDocument();
+  private readonly render = (): string | Buffer => this.renderDocument();
 
-  /** The text written to disk: `encode()` as JSON with 2-space indentation. A manager may render the same text faster. */
-  protected renderDocument(): string {
+  /**
+   * What is written to disk: `encode()` as JSON with 2-space indentation, as text or as its UTF-8
+   * bytes. A manager may render the same bytes faster.
+   */
+  protected renderDocument(): string | Buffer {
     return JSON.stringify(this.encode(), null, 2);
   }
 }

@@ -26,6 +26,9 @@ import { decodeTopicConfig, newTopicConfig, type TopicConfig } from './topic-con
 
 /** Queue count of TBW102 (Apache's BrokerConfig.defaultTopicQueueNums = 8). */
 export const AUTO_CREATE_TOPIC_QUEUE_NUMS = 8;
+const TABLE_OPEN = Buffer.from('{\n  "topicConfigTable": {\n', 'utf8');
+const ENTRY_SEPARATOR = Buffer.from(',\n', 'utf8');
+
 /** Queue count of SCHEDULE_TOPIC_XXXX with the default 18 delay levels. */
 export const SCHEDULE_TOPIC_QUEUE_NUM = 18;
 
@@ -59,8 +62,8 @@ export class TopicConfigManager extends ConfigManager {
   private readonly logger: Logger;
   private readonly autoCreateTopicEnable: () => boolean;
   private readonly listeners: Array<(topic: string) => void> = [];
-  /** renderDocument's cache: topic → the TopicConfig object it rendered and its text. */
-  private readonly renderedEntries = new Map<string, { tc: TopicConfig; text: string }>();
+  /** renderDocument's cache: topic → the TopicConfig object it rendered and its bytes. */
+  private readonly renderedEntries = new Map<string, { tc: TopicConfig; bytes: Buffer }>();
 
   constructor(filePath: string, private readonly opts: TopicConfigManagerOptions) {
     super(filePath, opts);
@@ -257,25 +260,29 @@ export class TopicConfigManager extends ConfigManager {
   }
 
   /**
-   * The same text as `JSON.stringify(encode(), null, 2)`, built from a per-topic cache: a topic's
-   * entry is rendered again only when its TopicConfig object was replaced (every change stores a
-   * new object), so a change costs one entry's rendering plus the join, not the whole table's
-   * (topics.json is rewritten whole on every change, as Apache does).
+   * The UTF-8 bytes of `JSON.stringify(encode(), null, 2)`, assembled from a per-topic cache: a
+   * topic's entry is rendered again only when its TopicConfig object was replaced (every change
+   * stores a new object), so a change costs one entry's rendering plus a copy of the bytes, not a
+   * stringify of the whole table (topics.json is rewritten whole on every change, as in Apache).
    */
-  protected override renderDocument(): string {
+  protected override renderDocument(): Buffer {
     const dataVersion = JSON.stringify(this.dataVersion.toJSON(), null, 2).replaceAll('\n', '\n  ');
-    if (this.table.size === 0) return `{\n  "topicConfigTable": {},\n  "dataVersion": ${dataVersion}\n}`;
+    if (this.table.size === 0) return Buffer.from(`{\n  "topicConfigTable": {},\n  "dataVersion": ${dataVersion}\n}`, 'utf8');
     if (this.renderedEntries.size > this.table.size * 2) this.renderedEntries.clear(); // forget deleted topics now and then
-    const parts: string[] = [];
+    const parts: Buffer[] = [TABLE_OPEN];
+    let first = true;
     for (const [name, tc] of this.table) {
       let cached = this.renderedEntries.get(name);
       if (cached?.tc !== tc) {
-        cached = { tc, text: `    ${JSON.stringify(name)}: ${JSON.stringify(tc, null, 2).replaceAll('\n', '\n    ')}` };
+        cached = { tc, bytes: Buffer.from(`    ${JSON.stringify(name)}: ${JSON.stringify(tc, null, 2).replaceAll('\n', '\n    ')}`, 'utf8') };
         this.renderedEntries.set(name, cached);
       }
-      parts.push(cached.text);
+      if (!first) parts.push(ENTRY_SEPARATOR);
+      first = false;
+      parts.push(cached.bytes);
     }
-    return `{\n  "topicConfigTable": {\n${parts.join(',\n')}\n  },\n  "dataVersion": ${dataVersion}\n}`;
+    parts.push(Buffer.from(`\n  },\n  "dataVersion": ${dataVersion}\n}`, 'utf8'));
+    return Buffer.concat(parts);
   }
 
   protected override decode(doc: Record<string, unknown>): void {
