@@ -54,10 +54,10 @@ interface WriteTicket {
   resolve(): void;
   reject(e: Error): void;
   /** Renders the document when the write starts (latest state wins). */
-  render: () => string;
+  render: () => string | Buffer;
 }
 
-function newTicket(render: () => string): WriteTicket {
+function newTicket(render: () => string | Buffer): WriteTicket {
   let resolve!: () => void;
   let reject!: (e: Error) => void;
   const promise = new Promise<void>((res, rej) => {
@@ -80,7 +80,7 @@ export class ConfigFile {
   /** The write queued behind it, if any; renders when it starts. */
   private queued: WriteTicket | null = null;
   /** Render of the last write that failed, kept until a later write succeeds. */
-  private failedRender: (() => string) | null = null;
+  private failedRender: (() => string | Buffer) | null = null;
   /** Where the last `load` found its document. */
   lastLoadSource: ConfigFileSource = 'none';
   /** Writes completed successfully since construction (for tests and metrics). */
@@ -136,12 +136,12 @@ export class ConfigFile {
 
   /**
    * Durably replaces the document (see the persist order above). `document` is the text, or a
-   * function rendering it, called when the write starts: when a write is already queued, this
+   * function rendering it (as text, or as its UTF-8 bytes), called when the write starts: when a write is already queued, this
    * call joins it (its render replaces the queued one) and no new write is added.
    * Resolves once a write that includes the state at the time of this call is durable;
    * rejects with the file-system error of that write (the previous document stays intact).
    */
-  persist(document: string | (() => string)): Promise<void> {
+  persist(document: string | (() => string | Buffer)): Promise<void> {
     const render = typeof document === 'string' ? () => document : document;
     if (this.queued) {
       this.queued.render = render;
@@ -184,7 +184,8 @@ export class ConfigFile {
     this.running = ticket;
     let data: Buffer;
     try {
-      data = Buffer.from(ticket.render(), 'utf8');
+      const rendered = ticket.render();
+      data = typeof rendered === 'string' ? Buffer.from(rendered, 'utf8') : rendered;
     } catch (e) {
       this.finish(ticket, e as Error);
       return;

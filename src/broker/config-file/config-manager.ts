@@ -100,7 +100,15 @@ export abstract class ConfigManager {
   /** Entries changed by requests whose write has not completed yet → that write. */
   private readonly pendingKeys = new Map<string, Promise<void>>();
 
-  private readonly render = (): string => JSON.stringify(this.encode(), null, 2);
+  private readonly render = (): string | Buffer => this.renderDocument();
+
+  /**
+   * What is written to disk: `encode()` as JSON with 2-space indentation, as text or as its UTF-8
+   * bytes. A manager may render the same bytes faster.
+   */
+  protected renderDocument(): string | Buffer {
+    return JSON.stringify(this.encode(), null, 2);
+  }
 }
 
 /** A plain JSON object (not null, not an array), else throws naming `what`. */

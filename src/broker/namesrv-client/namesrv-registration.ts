@@ -4,15 +4,15 @@
  *
  * - create(): null when namesrvAddr is empty; otherwise a RemotingClient (tls.client.*, requests
  *   signed with innerClientAuthenticationCredentials), a BrokerOuterApi over every nameserver
- *   and a NamesrvRegistrar that registers every registerNameServerPeriod ms and again on every
- *   topic change. The identity's haServerAddr and the registration-reply hook come from the
- *   replication role.
+ *   and a NamesrvRegistrar that registers every topic every registerNameServerPeriod ms and,
+ *   on a topic create/update, only the changed topics (Apache registerIncrementBrokerData).
+ *   The identity's haServerAddr and the registration-reply hook come from the replication role.
  * - start(): the first registration, awaited once (failures are logged, not fatal).
  * - Stop order (owned by BrokerController): unregister() first in shutdown; closeClient() near
  *   the end, after the metadata files are persisted.
  *
- * The topic table sent is the whole topic config; when the broker is not read-write, every
- * topic's perm is replaced by brokerPermission (Apache).
+ * The topic table sent is the whole topic config (or the changed topics); when the broker is
+ * not read-write, every topic's perm is replaced by brokerPermission (Apache 4.9).
  */
 import type { Logger } from '../../common/logging/logger.js';
 import { resolveTlsClientOptions } from '../../common/tls/tls-client-config.js';
@@ -61,11 +61,18 @@ export class NamesrvRegistration {
         haServerAddr: deps.haServerAddr(),
       }),
       topics: () => topicsForRegistration(config, ctx),
+      topicsIncrement: (names) => topicsIncrementForRegistration(config, ctx, names),
       periodMs: config.registerNameServerPeriod,
       logger: deps.logger,
       onRegistered: deps.onRegistered,
     });
-    ctx.topicConfigManager.onChange(() => void registrar.registerNow());
+    ctx.topicConfigManager.onChange((topic) => {
+      // '' = touch (brokerPermission, a promoted replica's recovered topics): everything again.
+      // A deleted topic sends nothing (Apache: DELETE_TOPIC_IN_NAMESRV removes the route; the
+      // next periodic registration carries the new dataVersion).
+      if (topic === '') void registrar.registerNow();
+      else if (ctx.topicConfigManager.selectTopicConfig(topic)) void registrar.registerTopics([topic]);
+    });
     return new NamesrvRegistration(client, registrar);
   }
 
@@ -97,4 +104,14 @@ function topicsForRegistration(config: BrokerConfig, ctx: BrokerContext): object
   const wrapper = ctx.topicConfigManager.buildSerializeWrapper(rw ? undefined : perm);
   // Apache TopicConfigAndMappingSerializeWrapper: the static topics' route form
   return ctx.topicQueueMappingManager.isEmpty ? wrapper : { ...wrapper, topicQueueMappingInfoMap: ctx.topicQueueMappingManager.mappingInfoMap() };
+}
+
+/** The changed topics only (Apache registerIncrementBrokerData); null when none exists any more. */
+function topicsIncrementForRegistration(config: BrokerConfig, ctx: BrokerContext, names: string[]): object | null {
+  const perm = config.brokerPermission;
+  const rw = PermName.isReadable(perm) && PermName.isWriteable(perm);
+  const wrapper = ctx.topicConfigManager.buildIncrementWrapper(names, rw ? undefined : perm);
+  if (!wrapper || ctx.topicQueueMappingManager.isEmpty) return wrapper;
+  const mapping = ctx.topicQueueMappingManager.mappingInfoMapOf(names);
+  return Object.keys(mapping).length === 0 ? wrapper : { ...wrapper, topicQueueMappingInfoMap: mapping };
 }

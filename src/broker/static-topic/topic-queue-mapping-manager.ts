@@ -78,6 +78,16 @@ export class TopicQueueMappingManager extends ConfigManager {
     return out;
   }
 
+  /** `mappingInfoMap()` restricted to the named topics (an incremental registration). */
+  mappingInfoMapOf(topicNames: Iterable<string>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const topic of topicNames) {
+      const d = this.table.get(topic);
+      if (d) out[topic] = encodeMappingInfo(toMappingInfo(d));
+    }
+    return out;
+  }
+
   override encode(): object {
     const map: Record<string, unknown> = {};
     for (const [topic, d] of this.table) map[topic] = encodeMappingDetail(d);

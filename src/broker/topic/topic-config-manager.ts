@@ -12,7 +12,8 @@
  *   <brokerClusterName>_REPLY_TOPIC 1/1 perm 6.
  * Every change bumps the data version, persists (coalesced: a burst of changes is one write;
  * `durable(topic)` is the write a request that created the topic waits for before answering),
- * and notifies change listeners (the controller re-registers with the nameservers, coalesced too).
+ * and notifies change listeners with the topic's name ('' for `touch()`): the broker registers the
+ * changed topics with the nameservers (an increment, coalesced too; namesrv-client/namesrv-registrar.ts).
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
@@ -25,6 +26,9 @@ import { decodeTopicConfig, newTopicConfig, type TopicConfig } from './topic-con
 
 /** Queue count of TBW102 (Apache's BrokerConfig.defaultTopicQueueNums = 8). */
 export const AUTO_CREATE_TOPIC_QUEUE_NUMS = 8;
+const TABLE_OPEN = Buffer.from('{\n  "topicConfigTable": {\n', 'utf8');
+const ENTRY_SEPARATOR = Buffer.from(',\n', 'utf8');
+
 /** Queue count of SCHEDULE_TOPIC_XXXX with the default 18 delay levels. */
 export const SCHEDULE_TOPIC_QUEUE_NUM = 18;
 
@@ -58,6 +62,8 @@ export class TopicConfigManager extends ConfigManager {
   private readonly logger: Logger;
   private readonly autoCreateTopicEnable: () => boolean;
   private readonly listeners: Array<(topic: string) => void> = [];
+  /** renderDocument's cache: topic → the TopicConfig object it rendered and its bytes. */
+  private readonly renderedEntries = new Map<string, { tc: TopicConfig; bytes: Buffer }>();
 
   constructor(filePath: string, private readonly opts: TopicConfigManagerOptions) {
     super(filePath, opts);
@@ -232,8 +238,51 @@ export class TopicConfigManager extends ConfigManager {
     return { topicConfigTable, dataVersion: this.dataVersion.toJSON() };
   }
 
+  /**
+   * The same wrapper holding only the named topics that still exist (Apache
+   * `registerIncrementBrokerData`'s TopicConfigAndMappingSerializeWrapper), with the current
+   * dataVersion; null when none exists.
+   */
+  buildIncrementWrapper(topicNames: Iterable<string>, permOverride?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } | null {
+    const topicConfigTable: Record<string, TopicConfig> = {};
+    let n = 0;
+    for (const name of topicNames) {
+      const tc = this.table.get(name);
+      if (!tc) continue;
+      topicConfigTable[name] = permOverride === undefined ? tc : { ...tc, perm: permOverride };
+      n++;
+    }
+    return n === 0 ? null : { topicConfigTable, dataVersion: this.dataVersion.toJSON() };
+  }
+
   override encode(): object {
     return this.buildSerializeWrapper();
+  }
+
+  /**
+   * The UTF-8 bytes of `JSON.stringify(encode(), null, 2)`, assembled from a per-topic cache: a
+   * topic's entry is rendered again only when its TopicConfig object was replaced (every change
+   * stores a new object), so a change costs one entry's rendering plus a copy of the bytes, not a
+   * stringify of the whole table (topics.json is rewritten whole on every change, as in Apache).
+   */
+  protected override renderDocument(): Buffer {
+    const dataVersion = JSON.stringify(this.dataVersion.toJSON(), null, 2).replaceAll('\n', '\n  ');
+    if (this.table.size === 0) return Buffer.from(`{\n  "topicConfigTable": {},\n  "dataVersion": ${dataVersion}\n}`, 'utf8');
+    if (this.renderedEntries.size > this.table.size * 2) this.renderedEntries.clear(); // forget deleted topics now and then
+    const parts: Buffer[] = [TABLE_OPEN];
+    let first = true;
+    for (const [name, tc] of this.table) {
+      let cached = this.renderedEntries.get(name);
+      if (cached?.tc !== tc) {
+        cached = { tc, bytes: Buffer.from(`    ${JSON.stringify(name)}: ${JSON.stringify(tc, null, 2).replaceAll('\n', '\n    ')}`, 'utf8') };
+        this.renderedEntries.set(name, cached);
+      }
+      if (!first) parts.push(ENTRY_SEPARATOR);
+      first = false;
+      parts.push(cached.bytes);
+    }
+    parts.push(Buffer.from(`\n  },\n  "dataVersion": ${dataVersion}\n}`, 'utf8'));
+    return Buffer.concat(parts);
   }
 
   protected override decode(doc: Record<string, unknown>): void {

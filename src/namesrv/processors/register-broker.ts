@@ -6,6 +6,8 @@
  * Body: RegisterBrokerBody JSON (register-broker-body.ts). The compressed binary form is not
  * supported (SYSTEM_ERROR). A body above registerBrokerMaxBodyBytes or with more than
  * registerBrokerMaxTopicNums topics is refused with SYSTEM_ERROR (route/registration-limits.ts).
+ * The body may carry every topic of the broker or only changed ones (Apache 5
+ * registerIncrementBrokerData); RouteInfoManager.registerBroker merges per topic.
  * Reply: SUCCESS; extFields haServerAddr and masterAddr (a slave's master; absent for a master);
  * body KVTable of the ORDER_TOPIC_CONFIG namespace, `{"table":{}}` when empty.
  */

@@ -73,12 +73,29 @@ export class RouteInfoManager {
   }
 
   /**
-   * Adds/refreshes a broker. A master (id 0) whose dataVersion changed, or that registers for
-   * the first time, replaces its queue data for every topic in the body. One address keeps one
-   * id: an older entry for the same address under another id is removed (slave -> master switch).
+   * Adds/refreshes a broker and merges its topics (Apache 5.3.3 RouteInfoManager.registerBroker).
+   * The body may hold every topic (the broker's periodic registerBrokerAll) or only the changed
+   * ones (registerIncrementBrokerData); both merge per topic, so topics absent from the body are
+   * kept, unless deleteTopicWithBrokerRegistration (then a master's body is its whole topic set
+   * and absent topics are removed; skipped when the body carries static-topic mappings, as Apache).
+   *
+   * From a master (id 0), a topic's queue data is (re)written when the broker registers first,
+   * when its dataVersion differs from the stored one, or when this broker has no queue data for
+   * the topic yet (Apache isTopicConfigChanged); with an unchanged dataVersion nothing else is
+   * touched. Static-topic mappings are merged only on a first registration or a new dataVersion.
+   * The stored dataVersion becomes the body's.
+   *
+   * Differs from Apache 5.3.3: a one-topic body from a broker id not registered yet is accepted
+   * (Apache refuses it, "register single topic route info should be after the broker completes
+   * the first registration", and Apache 4.9 accepts it); tsmq's broker follows a failed
+   * increment with a full registration, so it works with either nameserver.
+   *
+   * One address keeps one id: an older entry for the same address under another id is removed
+   * (slave -> master switch).
    */
   registerBroker(req: RegisterBrokerRequest): RegisterBrokerResult {
     const { clusterName, brokerAddr, brokerName, brokerId } = req;
+    const wrapper = req.topicConfigWrapper;
     let names = this.clusterAddrTable.get(clusterName);
     if (!names) this.clusterAddrTable.set(clusterName, (names = new Set()));
     names.add(brokerName);
@@ -97,13 +114,16 @@ export class RouteInfoManager {
     brokerData.brokerAddrs.set(brokerId, brokerAddr);
     registerFirst ||= oldAddr === undefined;
 
-    const wrapper = req.topicConfigWrapper;
     if (wrapper && brokerId === MASTER_ID) {
-      if (registerFirst || this.isBrokerTopicConfigChanged(brokerAddr, wrapper.dataVersion)) {
-        for (const tc of wrapper.topicConfigTable.values()) this.createAndUpdateQueueData(brokerName, tc);
-        if (this.deleteTopicWithBrokerRegistration) this.removeTopicsMissingFrom(brokerName, wrapper.topicConfigTable);
+      const versionChanged = registerFirst || this.isBrokerTopicConfigChanged(brokerAddr, wrapper.dataVersion);
+      const mappings = wrapper.topicQueueMappingInfoMap;
+      if (this.deleteTopicWithBrokerRegistration && (!mappings || mappings.size === 0)) this.removeTopicsMissingFrom(brokerName, wrapper.topicConfigTable);
+      for (const tc of wrapper.topicConfigTable.values()) {
+        if (versionChanged || !this.topicQueueTable.get(tc.topicName)?.has(brokerName)) this.createAndUpdateQueueData(brokerName, tc);
+      }
+      if (versionChanged) {
         // Apache 5: keyed by the info's own bname
-        for (const [topic, info] of wrapper.topicQueueMappingInfoMap ?? []) {
+        for (const [topic, info] of mappings ?? []) {
           let byBroker = this.topicQueueMappingInfoTable.get(topic);
           if (!byBroker) this.topicQueueMappingInfoTable.set(topic, (byBroker = new Map()));
           byBroker.set(info.bname, info);

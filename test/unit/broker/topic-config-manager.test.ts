@@ -227,3 +227,29 @@ describe('TopicConfigManager.recoverFromConsumeQueues (topics.json behind the da
     assert.ok('NewTopic' in onDisk.topicConfigTable);
   });
 });
+
+describe('TopicConfigManager topics.json rendering (per-topic cache)', () => {
+  it('writes exactly JSON.stringify(encode(), null, 2) through creates, updates, deletes, recoveries and a reload', async () => {
+    const m = manager();
+    const file = join(dir, 'topics.json');
+    const check = async (what: string) => {
+      await m.persist();
+      assert.equal(readFileSync(file, 'utf8'), JSON.stringify(m.encode(), null, 2), what);
+    };
+    await check('system topics only');
+    for (let i = 0; i < 5; i++) m.updateTopicConfig({ ...m.selectTopicConfig('TBW102')!, topicName: `Ren"\\${i}`, perm: 6, attributes: { '+message.type': 'NORMAL' } });
+    await check('created, names needing escapes, attributes');
+    m.updateTopicConfig({ ...m.selectTopicConfig('Ren"\\2')!, writeQueueNums: 3, attributes: {} });
+    await check('updated one');
+    assert.ok(readFileSync(file, 'utf8').includes('"writeQueueNums": 3'));
+    assert.equal(m.deleteTopicConfig('Ren"\\1'), true);
+    await check('deleted one');
+    m.createTopicInSendMessageMethod('AutoRen', 'TBW102', 4, 0);
+    m.recoverFromConsumeQueues(new Map([['FromCq', new Map([[2, 10]])]]));
+    await check('auto-created and recovered');
+    const reloaded = manager();
+    assert.equal(reloaded.load(), true);
+    await reloaded.persist();
+    assert.equal(readFileSync(file, 'utf8'), JSON.stringify(m.encode(), null, 2), 'a reloaded manager writes the same text');
+  });
+});

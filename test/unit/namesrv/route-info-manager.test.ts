@@ -62,13 +62,15 @@ test('one address keeps one broker id (slave promoted to master)', () => {
   assert.deepEqual([...m.brokerAddrTable.get('broker-a')!.brokerAddrs], [[0, '10.0.0.5:10911']]);
 });
 
-test('queue data only changes when the dataVersion changes', () => {
+test('with an unchanged dataVersion only topics new to this broker are added (Apache 5 isTopicConfigChanged)', () => {
   const m = new RouteInfoManager();
   const dv = { stateVersion: 0, timestamp: 5, counter: 1 };
   m.registerBroker(reg({ dv }));
   m.registerBroker(reg({ dv, table: topics(['TopicA', 16], ['TopicB', 1]) }));
-  assert.equal(m.pickupTopicRouteData('TopicA')!.queueDatas[0]!.readQueueNums, 4);
-  assert.equal(m.pickupTopicRouteData('TopicB'), null);
+  assert.equal(m.pickupTopicRouteData('TopicA')!.queueDatas[0]!.readQueueNums, 4, 'a known topic is not rewritten');
+  assert.equal(m.pickupTopicRouteData('TopicB')!.queueDatas[0]!.readQueueNums, 1, 'a topic missing for this broker is added');
+  m.registerBroker(reg({ dv, table: topics(['TopicA', 16], ['TopicB', 8]) }));
+  assert.equal(m.pickupTopicRouteData('TopicB')!.queueDatas[0]!.readQueueNums, 1);
   assert.equal(m.isBrokerTopicConfigChanged('10.0.0.1:10911', dv), false);
   const dv2 = { ...dv, counter: 2 };
   assert.equal(m.isBrokerTopicConfigChanged('10.0.0.1:10911', dv2), true);
@@ -202,4 +204,56 @@ test('wipe / add write perm of a broker group; topics by cluster', () => {
   assert.deepEqual(m.getTopicsByCluster('DefaultCluster'), ['T1', 'T2']);
   assert.deepEqual(m.getTopicsByCluster('C2'), ['T3']);
   assert.deepEqual(m.getTopicsByCluster('none'), []);
+});
+
+test('an incremental (one-topic) registration with a new dataVersion changes that topic and keeps the others', () => {
+  const m = new RouteInfoManager();
+  const full = topics(['TBW102', 8, 7], ['T1', 4], ['T2', 4], ['T3', 4]);
+  m.registerBroker(reg({ table: full, dv: { stateVersion: 0, timestamp: 10, counter: 1 } }));
+  m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:1', table: topics(['T1', 2]) }));
+  m.registerBroker(reg({ table: topics(['T2', 16]), dv: { stateVersion: 0, timestamp: 11, counter: 2 } }));
+  m.registerBroker(reg({ table: topics(['T4', 1, 2]), dv: { stateVersion: 0, timestamp: 12, counter: 3 } }));
+  assert.deepEqual(m.getAllTopicList(), ['T1', 'T2', 'T3', 'T4', 'TBW102']);
+  assert.deepEqual(m.pickupTopicRouteData('T1')!.queueDatas.map((q) => [q.brokerName, q.writeQueueNums]), [['broker-a', 4], ['broker-b', 2]]);
+  assert.equal(m.pickupTopicRouteData('T2')!.queueDatas[0]!.writeQueueNums, 16);
+  assert.deepEqual(m.pickupTopicRouteData('T4')!.queueDatas[0], { brokerName: 'broker-a', readQueueNums: 1, writeQueueNums: 1, perm: 2, topicSysFlag: 0 });
+  assert.deepEqual(m.queryBrokerTopicConfig('10.0.0.1:10911'), { stateVersion: 0, timestamp: 12, counter: 3 }, 'the increment\'s dataVersion is stored');
+  // the next periodic full registration with that same dataVersion rewrites nothing but adds what is missing
+  const after = topics(['TBW102', 8, 7], ['T1', 4], ['T2', 16], ['T3', 4], ['T4', 1, 2], ['T5', 3]);
+  after.get('T3')!.writeQueueNums = 99; // not applied: same dataVersion and T3 known (Apache)
+  m.registerBroker(reg({ table: after, dv: { stateVersion: 0, timestamp: 12, counter: 3 } }));
+  assert.equal(m.pickupTopicRouteData('T3')!.queueDatas[0]!.writeQueueNums, 4);
+  assert.equal(m.pickupTopicRouteData('T5')!.queueDatas[0]!.writeQueueNums, 3);
+  // a full registration with a new dataVersion rewrites every topic in it and keeps absent ones
+  m.registerBroker(reg({ table: topics(['T3', 99]), dv: { stateVersion: 0, timestamp: 13, counter: 4 } }));
+  assert.equal(m.pickupTopicRouteData('T3')!.queueDatas[0]!.writeQueueNums, 99);
+  assert.deepEqual(m.getAllTopicList(), ['T1', 'T2', 'T3', 'T4', 'T5', 'TBW102']);
+});
+
+test('a deleted topic stays deleted across increments of other topics; its own re-registration brings it back', () => {
+  const m = new RouteInfoManager();
+  m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['Gone', 2], ['Kept', 2]), dv: { stateVersion: 0, timestamp: 1, counter: 1 } }));
+  m.deleteTopic('Gone');
+  m.registerBroker(reg({ table: topics(['Other', 1]), dv: { stateVersion: 0, timestamp: 2, counter: 2 } }));
+  assert.equal(m.pickupTopicRouteData('Gone'), null);
+  assert.equal(m.pickupAutoCreateRouteData('Gone'), null);
+  assert.deepEqual(m.getAllTopicList(), ['Kept', 'Other', 'TBW102']);
+  // the broker's next full registration no longer carries it (deleted in the broker too)
+  m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['Kept', 2], ['Other', 1]), dv: { stateVersion: 0, timestamp: 3, counter: 3 } }));
+  assert.equal(m.pickupTopicRouteData('Gone'), null);
+  m.registerBroker(reg({ table: topics(['Gone', 5]), dv: { stateVersion: 0, timestamp: 4, counter: 4 } }));
+  assert.equal(m.pickupTopicRouteData('Gone')!.queueDatas[0]!.writeQueueNums, 5);
+  assert.equal(m.isDeletedTopic('Gone'), false);
+});
+
+test('deleteTopicWithBrokerRegistration: applied even with an unchanged dataVersion, skipped when the body carries static-topic mappings (Apache)', () => {
+  const m = new RouteInfoManager({ deleteTopicWithBrokerRegistration: true });
+  const dv = { stateVersion: 0, timestamp: 1, counter: 1 };
+  m.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1], ['T3', 1]), dv }));
+  m.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1]), dv }));
+  assert.deepEqual(m.getAllTopicList(), ['T1', 'T2']);
+  const withMapping = reg({ table: topics(['T1', 1]), dv: { ...dv, counter: 2 } });
+  withMapping.topicConfigWrapper!.topicQueueMappingInfoMap = new Map([['T1', { bname: 'broker-a', topic: 'T1' }]]);
+  m.registerBroker(withMapping);
+  assert.deepEqual(m.getAllTopicList(), ['T1', 'T2']);
 });

@@ -1,0 +1,86 @@
+/**
+ * NamesrvRegistrar scheduling: a topic change sends only that topic; changes arriving during a
+ * registration fold into one follow-up increment; a pending full registration absorbs them; a
+ * failed increment is followed by a full registration. The BrokerOuterApi is a recording
+ * stand-in whose replies the test releases one by one.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { NamesrvRegistrar } from '../../../../src/broker/namesrv-client/namesrv-registrar.js';
+import type { BrokerOuterApi, RegisterOutcome } from '../../../../src/broker/namesrv-client/broker-outer-api.js';
+
+interface Sent { topics: string[]; release(ok: boolean): void }
+
+function harness(): { registrar: NamesrvRegistrar; sent: Sent[]; table: Set<string> } {
+  const sent: Sent[] = [];
+  const table = new Set(['A', 'B', 'C', 'D']);
+  const wrap = (names: string[]) => ({ topicConfigTable: Object.fromEntries(names.map((n) => [n, { topicName: n }])), dataVersion: {} });
+  const api = {
+    registerBrokerAll: (_id: unknown, wrapper: { topicConfigTable: Record<string, unknown> }) =>
+      new Promise<RegisterOutcome[]>((resolve) => {
+        sent.push({ topics: Object.keys(wrapper.topicConfigTable).sort(), release: (ok) => resolve([{ namesrvAddr: 'ns', ok }]) });
+      }),
+    unregisterBrokerAll: async () => undefined,
+  } as unknown as BrokerOuterApi;
+  const registrar = new NamesrvRegistrar({
+    api,
+    identity: () => ({ clusterName: 'C', brokerName: 'b', brokerAddr: 'x:1', brokerId: 0, haServerAddr: 'x:2' }),
+    topics: () => wrap([...table]),
+    topicsIncrement: (names) => {
+      const present = names.filter((n) => table.has(n));
+      return present.length === 0 ? null : wrap(present);
+    },
+    periodMs: 60_000,
+  });
+  return { registrar, sent, table };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+test('increments carry only the changed topics and fold while one is in flight', async () => {
+  const { registrar, sent } = harness();
+  void registrar.registerTopics(['A']);
+  assert.deepEqual(sent.map((s) => s.topics), [['A']]);
+  void registrar.registerTopics(['B']);
+  void registrar.registerTopics(['C']);
+  void registrar.registerTopics(['B']);
+  assert.equal(sent.length, 1, 'nothing sent while a registration runs');
+  sent[0]!.release(true);
+  await tick();
+  await tick();
+  assert.deepEqual(sent.map((s) => s.topics), [['A'], ['B', 'C']]);
+  sent[1]!.release(true);
+  await tick();
+  assert.equal(sent.length, 2);
+});
+
+test('a pending full registration absorbs pending increments; a topic gone before sending is skipped', async () => {
+  const { registrar, sent, table } = harness();
+  void registrar.registerTopics(['A']);
+  void registrar.registerTopics(['B']);
+  void registrar.registerNow();
+  sent[0]!.release(true);
+  await tick();
+  await tick();
+  assert.deepEqual(sent.map((s) => s.topics), [['A'], ['A', 'B', 'C', 'D']]);
+  sent[1]!.release(true);
+  await tick();
+  table.delete('D');
+  const r = await registrar.registerTopics(['D']);
+  assert.deepEqual(r, []);
+  assert.equal(sent.length, 2, 'nothing to send for a deleted topic');
+});
+
+test('a failed increment is followed by a full registration; a failed full one is not retried at once', async () => {
+  const { registrar, sent } = harness();
+  void registrar.registerTopics(['A']);
+  sent[0]!.release(false);
+  await tick();
+  await tick();
+  assert.deepEqual(sent.map((s) => s.topics), [['A'], ['A', 'B', 'C', 'D']]);
+  sent[1]!.release(false);
+  await tick();
+  await tick();
+  assert.equal(sent.length, 2);
+  await registrar.shutdown();
+});
