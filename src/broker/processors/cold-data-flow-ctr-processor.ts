@@ -97,7 +97,15 @@ export class ColdDataFlowCtrProcessors {
 
   readonly updateGroupConfig: RequestHandler = ({ request }) => {
     if (request.body && request.body.length > 0) {
-      const skipped = this.groups.addOrUpdate(parsePropertiesText(request.body.toString('utf8')));
+      let props: Map<string, string>;
+      try {
+        props = parsePropertiesText(request.body.toString('utf8'));
+      } catch (e) {
+        // Apache (AdminBrokerProcessor): MixAll.string2Properties fails → SYSTEM_ERROR "string2Properties error"
+        this.logger?.warn(`updateColdDataFlowCtrGroupConfig: ${(e as Error).message}`);
+        return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'string2Properties error');
+      }
+      const skipped = this.groups.addOrUpdate(props);
       if (skipped.length > 0) this.logger?.warn(`updateColdDataFlowCtrGroupConfig: skipped entries without a whole-number threshold: ${skipped.join(', ')}`);
     }
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
