@@ -57,6 +57,26 @@ export function messagePool(shape: LoadShape = DEFAULT_SHAPE, size = 4096): Mess
   return out;
 }
 
+/** One consumer position per queue of the bench shape: the lanes the pull loads walk round robin. */
+export interface PullLane {
+  topic: string;
+  queueId: number;
+  /** Next queue offset to pull. */
+  offset: number;
+  /** The queue's max offset when the lane was made (exclusive end). */
+  max: number;
+}
+
+/** A lane per topic × queue of `shape`, each from offset 0 to the queue's current max offset. */
+export function pullLanes(store: Pick<DefaultMessageStore, 'getMaxOffsetInQueue'>, shape: LoadShape = DEFAULT_SHAPE): PullLane[] {
+  const lanes: PullLane[] = [];
+  for (let t = 0; t < shape.topics; t++) {
+    const topic = topicName(t);
+    for (let q = 0; q < shape.queuesPerTopic; q++) lanes.push({ topic, queueId: q, offset: 0, max: store.getMaxOffsetInQueue(topic, q) });
+  }
+  return lanes;
+}
+
 export async function openBenchStore(root: string, overrides: Partial<StoreConfig> = {}): Promise<DefaultMessageStore> {
   return await DefaultMessageStore.open({ storePathRootDir: root, ...overrides }, { logger: silentLogger });
 }

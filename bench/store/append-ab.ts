@@ -89,10 +89,7 @@ async function child(root: string, dir: string, messages: number, window: number
 
 /** The store-pull load (bench/store/pull.ts): getMessage ×32 round robin over the 16 queues from offset 0 to the end. */
 async function pullHot(load: typeof import('../lib/store-load.js'), store: Awaited<ReturnType<typeof load.openBenchStore>>, expected: number): Promise<Partial<SideResult>> {
-  const lanes: Array<{ topic: string; queueId: number; offset: number; max: number }> = [];
-  for (let t = 0; t < load.DEFAULT_SHAPE.topics; t++) {
-    for (let q = 0; q < load.DEFAULT_SHAPE.queuesPerTopic; q++) lanes.push({ topic: load.topicName(t), queueId: q, offset: 0, max: store.getMaxOffsetInQueue(load.topicName(t), q) });
-  }
+  const lanes = load.pullLanes(store);
   let messages = 0;
   let bytes = 0;
   const c0 = process.cpuUsage();

@@ -85,10 +85,7 @@ async function child(root: string, dir: string, messages: number, passes: number
     type Result = Awaited<ReturnType<typeof store.getMessage>> & { bodyParts?: Buffer[]; release?: () => void };
     const get = store.getMessage.bind(store) as (...a: unknown[]) => Promise<Result>;
     for (let pass = 0; pass < passes; pass++) {
-      const lanes: Array<{ topic: string; queueId: number; offset: number; max: number }> = [];
-      for (let t = 0; t < load.DEFAULT_SHAPE.topics; t++) {
-        for (let q = 0; q < load.DEFAULT_SHAPE.queuesPerTopic; q++) lanes.push({ topic: load.topicName(t), queueId: q, offset: 0, max: store.getMaxOffsetInQueue(load.topicName(t), q) });
-      }
+      const lanes = load.pullLanes(store);
       let pulled = 0;
       let bytes = 0;
       const c0 = process.cpuUsage();

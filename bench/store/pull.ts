@@ -29,7 +29,7 @@ import type { DefaultMessageStore } from '../../src/store/default-message-store.
 import { warmPageCache } from '../lib/disk-ops.js';
 import { dropPageCache } from '../lib/os.js';
 import { GiB, LatencyRecorder, MiB, mbPerSec, nowMs, perSec, round3 } from '../lib/stats.js';
-import { DEFAULT_SHAPE, describeFailures, messagePool, openBenchStore, putWindowed, topicName, waitDispatched } from '../lib/store-load.js';
+import { describeFailures, messagePool, openBenchStore, pullLanes, putWindowed, waitDispatched } from '../lib/store-load.js';
 import type { BenchContext, BenchOutput, Metric } from '../lib/types.js';
 
 interface PullRun {
@@ -45,13 +45,7 @@ interface PullRun {
 const LEND_ALL = { minViewBytes: 0, maxParts: Number.POSITIVE_INFINITY };
 
 async function pullAll(store: DefaultMessageStore, batch: number, zeroCopy: boolean): Promise<PullRun> {
-  const lanes: Array<{ topic: string; queueId: number; offset: number; max: number }> = [];
-  for (let t = 0; t < DEFAULT_SHAPE.topics; t++) {
-    for (let q = 0; q < DEFAULT_SHAPE.queuesPerTopic; q++) {
-      const topic = topicName(t);
-      lanes.push({ topic, queueId: q, offset: 0, max: store.getMaxOffsetInQueue(topic, q) });
-    }
-  }
+  const lanes = pullLanes(store);
   const latency = new LatencyRecorder(1 << 16);
   const statuses: Record<string, number> = {};
   let messages = 0;
