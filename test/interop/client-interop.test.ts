@@ -160,7 +160,12 @@ describe('Apache RocketMQ Java client 4.9.8 against tsmq start', { skip: javaSki
   });
 
   it('DefaultMQPushConsumer, orderly (LOCK_BATCH_MQ 41 / UNLOCK_BATCH_MQ 42): per-order-id sequence preserved', async () => {
-    const run = await java('push orderly', 'push', { topic: TOPIC, group: 'GID_IOP_ORD', mode: 'orderly', expr: 'TagC', instances: 2, expect: orderKeys.length, timeoutMs: 20_000 });
+    // The two instances start one after the other, so c1's rebalance moves queues away from c0.
+    // Apache's client (RebalancePushImpl.unlockDelay) then keeps the lock of a queue that still has
+    // pulled, unconsumed messages for rocketmq.client.unlockDelayTimeMills (20 s) before it unlocks,
+    // and c1 cannot lock (so cannot consume) that queue until then: the same on an Apache broker.
+    // The wait allows for that hand-over (the run ends as soon as all 30 are in and 1.5 s idle).
+    const run = await java('push orderly', 'push', { topic: TOPIC, group: 'GID_IOP_ORD', mode: 'orderly', expr: 'TagC', instances: 2, expect: orderKeys.length, timeoutMs: 45_000 });
     const recv = linesOf(run, 'recv');
     const { missing } = missingAndExtra(recv.map((r) => r.key as string), orderKeys);
     assert.deepEqual(missing, [], `orderly: ${missing.length}/${orderKeys.length} not consumed${explain(run)}`);
