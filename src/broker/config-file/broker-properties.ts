@@ -52,7 +52,6 @@ import { resolveStoreConfig, storeConfigSpec } from '../../store/store-config.js
 import { DataVersion } from './data-version.js';
 import { setPropertiesInFile } from '../../common/config/properties-file.js';
 import { formatPropertiesText } from '../../common/config/properties-text.js';
-export { parsePropertiesText } from '../../common/config/properties-text.js';
 
 /**
  * Components whose keys come from broker.conf too: the spec (key names, defaults) and the resolver

@@ -13,7 +13,8 @@ import type { RequestHandler } from '../../remoting/processor/request-processor.
 import { createResponseCommand } from '../../remoting/protocol/commands.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import type { BrokerContext } from '../broker-context.js';
-import { parsePropertiesText, type BrokerProperties } from '../config-file/broker-properties.js';
+import { parsePropertiesText } from '../../common/config/properties-text.js';
+import type { BrokerProperties } from '../config-file/broker-properties.js';
 
 export class BrokerConfigProcessors {
   constructor(

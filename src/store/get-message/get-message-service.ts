@@ -186,7 +186,7 @@ export class GetMessageService {
           // inside the span read (or the cached chunk) of an earlier record of this pull
           if (lend !== null && spanChunk !== null && (size >= lend.minViewBytes || result.continuesView(spanChunk.chunk, phy - spanPhy))) lent = spanChunk;
           else {
-            if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
             spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
           }
         } else {
@@ -207,7 +207,7 @@ export class GetMessageService {
             lent = runChunk;
           } else if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
             // adjacent records: straight into the body
-            if (used + plan.spanBytes > body.length) body = this.grow(body, used, used + plan.spanBytes, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + plan.spanBytes, entries, count, maxMsgNums);
             if (this.commitLog.readInto(phy, body, used, plan.spanBytes)) {
               aheadPhy = phy;
               aheadBytes = plan.spanBytes;
@@ -226,13 +226,13 @@ export class GetMessageService {
               spanBytes = chunk.length;
               if (lend !== null && size >= lend.minViewBytes) lent = chunk;
               else {
-                if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+                body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
                 spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
               }
             } else if (plan.records > 1 && (lend === null || chunk === null)) {
               // (lend mode with the chunk cached: only this record crosses its end; the next
               // records are lent from the next chunk, not copied out of a span read)
-              if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+              body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
               if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
               if (this.commitLog.readInto(phy, this.span, 0, plan.spanBytes)) {
                 spanBuf = this.span;
@@ -241,11 +241,11 @@ export class GetMessageService {
                 spanBuf.copy(body, used, 0, size);
               } else readable = this.commitLog.readInto(phy, body, used, size);
             } else {
-              if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+              body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
               readable = this.commitLog.readInto(phy, body, used, size);
             }
           } else {
-            if (used + size > body.length) body = this.grow(body, used, used + size, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
             readable = this.commitLog.readInto(phy, body, used, size);
           }
         }
@@ -301,10 +301,12 @@ export class GetMessageService {
   }
 
   /**
-   * A bigger body holding `buf`'s first `used` bytes; `buf` goes back to the pool (nothing refers
-   * to it). The first body of a lend-mode pull (`buf` = NO_BODY) is sized as copy mode's.
+   * `buf` when it holds `needBytes`; else a bigger body holding `buf`'s first `used` bytes, and
+   * `buf` goes back to the pool (nothing refers to it). The first body of a lend-mode pull
+   * (`buf` = NO_BODY) is sized as copy mode's.
    */
-  private grow(buf: Buffer, used: number, needBytes: number, entries: Buffer, count: number, maxMsgNums: number): Buffer {
+  private withRoom(buf: Buffer, used: number, needBytes: number, entries: Buffer, count: number, maxMsgNums: number): Buffer {
+    if (needBytes <= buf.length) return buf;
     if (buf.length === 0) return this.bodies.acquire(Math.max(needBytes, this.initialBodyBytes(entries, Math.min(count, maxMsgNums))));
     const next = this.bodies.acquire(Math.max(needBytes, buf.length * 2));
     buf.copy(next, 0, 0, used);
