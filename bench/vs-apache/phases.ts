@@ -143,7 +143,8 @@ export function percentiles(hists: Array<Array<[number, number]>>): { p50: numbe
 
 export interface ProduceLoad {
   phase: string;
-  mode: 'single' | 'batch';
+  /** single: DefaultMQProducer.send(Message); batch: send(Collection); raw: SEND_MESSAGE_V2 through the client's remoting layer (LoadGen produce mode=raw) */
+  mode: 'single' | 'batch' | 'raw';
   threads: number;
   batch: number;
   size: number;
@@ -153,7 +154,7 @@ export interface ProduceLoad {
 }
 
 export async function producePhase(env: PhaseEnv, l: ProduceLoad): Promise<PhaseResult> {
-  env.log(`  ${l.phase}: ${env.gens.gens.length} × ${l.threads} threads of ${l.mode === 'batch' ? `send(${l.batch} messages)` : 'send(message)'} ...`);
+  env.log(`  ${l.phase}: ${env.gens.gens.length} × ${l.threads} threads of ${l.mode === 'batch' ? `send(${l.batch} messages)` : l.mode === 'raw' ? 'raw SEND_MESSAGE_V2 (client remoting layer)' : 'send(message)'} ...`);
   const started = await env.gens.all(() => `produce mode=${l.mode} threads=${l.threads} batch=${l.batch} size=${l.size} queues=${l.queues} topic=${l.topic}`, 'producing', 120_000);
   env.log(`    topic ${l.topic}: ${String(started[0]!.queues)} queues`);
   const warmup = await warmUp(env, () => sleep(1000));

@@ -43,7 +43,7 @@ type Mode = (typeof MODES)[number];
 
 interface Opts {
   peer: string; mode: Mode; batch: number; seconds: number; warmup: number; warmupMax: number; threads: number; generators: number;
-  size: number; queues: number; consumeMessages: number; consumers: number; pullBatch: number; consumeBatch: number; queueThreshold: number; brokerCpus: string | null; clientCpus: string | null; scaling: boolean; rawConsumer: boolean;
+  size: number; queues: number; consumeMessages: number; consumers: number; pullBatch: number; consumeBatch: number; queueThreshold: number; brokerCpus: string | null; clientCpus: string | null; scaling: boolean; rawConsumer: boolean; rawProducer: boolean;
   brokerHeap: string; namesrvHeap: string; dir: string; only: 'apache' | 'tsmq' | null; tsmqRoot: string; report: boolean;
 }
 
@@ -64,6 +64,8 @@ function usage(): string {
   --queue-threshold N    pullThresholdForQueue of both consumers (1000, the client's default)
   --raw-consumer         consume mode: also a "consume raw pull" phase (PULL_MESSAGE through the Java client's
                          remoting layer, records walked, not decoded: broker-bound on a small machine)
+  --raw-producer         single mode: also a "single raw" phase (SEND_MESSAGE_V2 built by hand and sent through the
+                         Java client's remoting layer, no producer logic: broker-bound on a small machine)
   --broker-cpus LIST     taskset CPU list for broker + namesrv (e.g. 0)
   --client-cpus LIST     taskset CPU list for the generator JVMs (e.g. 1)
   --scaling              single with the broker on 1 core, then on all cores, both systems
@@ -74,7 +76,7 @@ function usage(): string {
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
     peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
-    brokerCpus: null, clientCpus: null, scaling: false, rawConsumer: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true,
+    brokerCpus: null, clientCpus: null, scaling: false, rawConsumer: false, rawProducer: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true,
   };
   const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages', '--consumers': 'consumers', '--pull-batch': 'pullBatch', '--consume-batch': 'consumeBatch', '--queue-threshold': 'queueThreshold' } as const;
   for (let i = 0; i < argv.length; i++) {
@@ -100,6 +102,7 @@ function parseArgs(argv: string[]): Opts {
     else if (a === '--tsmq-root') o.tsmqRoot = v();
     else if (a === '--no-report') o.report = false;
     else if (a === '--raw-consumer') o.rawConsumer = true;
+    else if (a === '--raw-producer') o.rawProducer = true;
     else if (a === '--help' || a === '-h') {
       console.log(usage());
       process.exit(0);
@@ -129,7 +132,7 @@ function cpuCount(list: string): number {
 }
 
 /** One broker start (a flush type and CPU placement) and the phases run against it. */
-interface BrokerConfig { flush: FlushDiskType; brokerCpus: string | null; clientCpus: string | null; phases: Array<{ kind: 'single' | 'batch' | 'sync-flush' | 'consume'; name: string }> }
+interface BrokerConfig { flush: FlushDiskType; brokerCpus: string | null; clientCpus: string | null; phases: Array<{ kind: 'single' | 'single-raw' | 'batch' | 'sync-flush' | 'consume'; name: string }> }
 
 function plan(o: Opts): BrokerConfig[] {
   const machine = osCpus().length;
@@ -143,6 +146,7 @@ function plan(o: Opts): BrokerConfig[] {
   const want = (m: Mode): boolean => o.mode === 'all' || o.mode === m;
   const asyncPhases = [
     ...(want('single') ? [{ kind: 'single' as const, name: 'single' }] : []),
+    ...(want('single') && o.rawProducer ? [{ kind: 'single-raw' as const, name: 'single raw' }] : []),
     ...(want('batch') ? [{ kind: 'batch' as const, name: 'batch' }] : []),
     ...(want('consume') ? [{ kind: 'consume' as const, name: 'consume push' }] : []),
   ];
@@ -212,8 +216,9 @@ async function main(): Promise<void> {
                 await consumers.stop();
               }
             } else {
-              const mode = ph.kind === 'batch' ? 'batch' : 'single';
-              results[system][ph.name] = await producePhase(env, { phase: ph.name, mode, threads: o.threads, batch: o.batch, size: o.size, queues: o.queues, seconds: o.seconds, topic: `${tag}${ph.kind === 'batch' ? 'Batch' : 'Single'}` });
+              const mode = ph.kind === 'batch' ? 'batch' : ph.kind === 'single-raw' ? 'raw' : 'single';
+              const topic = `${tag}${ph.kind === 'batch' ? 'Batch' : ph.kind === 'single-raw' ? 'SingleRaw' : 'Single'}`;
+              results[system][ph.name] = await producePhase(env, { phase: ph.name, mode, threads: o.threads, batch: o.batch, size: o.size, queues: o.queues, seconds: o.seconds, topic });
             }
           } catch (e) {
             failures[`${system} ${ph.name}`] = (e as Error).message;
@@ -299,7 +304,7 @@ function writeReport(
     `# tsmq vs Apache RocketMQ ${o.peer} (${started.toISOString()})`, '',
     `Same run, Apache first, then tsmq; the same load generator JVMs (Apache rocketmq-client ${CLIENT_VERSION}): ${o.generators} JVM(s) × ${o.threads} sender threads, ${o.size} B bodies, topics with ${o.queues} queues.`,
     `Each phase: a warm-up of at least ${o.warmup} s that, for Apache, lasts until the broker JVM's JIT compiler threads used < ${JIT_QUIET_SHARE * 100} % CPU over the last ${JIT_WINDOW_SECONDS} s (cap ${o.warmupMax} s); tsmq then gets a warm-up as long as Apache's for the same phase.`,
-    `Produce phases: ${o.seconds} s measured, latency per send call (batch: one send(Collection) of ${o.batch}). Consume phases: ${o.consumeMessages} messages preloaded with async single sends (round robin, so queues interleave), then ${o.consumers} consumer JVM(s) (not the producer's), each on a new consumer group of its own, read the whole set (fan-out: the broker serves it ${o.consumers}×), first with a DefaultMQPushConsumer, then with a DefaultLitePullConsumer${o.rawConsumer ? ', then (consume raw pull) with PULL_MESSAGE requests sent through the client\'s remoting layer, one of pullBatchSize in flight per queue, the records of each reply walked (TOTALSIZE, QUEUEID, QUEUEOFFSET) and not decoded, so the broker bounds the phase' : ''}; both with pullBatchSize ${o.pullBatch} and pullThresholdForQueue ${o.queueThreshold}, the push consumer with consumeMessageBatchMaxSize ${o.consumeBatch}; msgs/s = distinct messages over all consumers from the first delivered message to the last distinct one; the consume warm-up reads a 100 000-message topic with new groups over and over by the same rules.`,
+    `Produce phases: ${o.seconds} s measured, latency per send call (batch: one send(Collection) of ${o.batch}${o.rawProducer ? '; single raw: SEND_MESSAGE_V2 requests built by the load generator (producer group, queue round robin, TAGS, a new UNIQ_KEY, WAIT=true) and sent with invokeSync through the Java client\'s remoting layer, without DefaultMQProducer\'s per-send work, so the broker bounds the phase' : ''}). Consume phases: ${o.consumeMessages} messages preloaded with async single sends (round robin, so queues interleave), then ${o.consumers} consumer JVM(s) (not the producer's), each on a new consumer group of its own, read the whole set (fan-out: the broker serves it ${o.consumers}×), first with a DefaultMQPushConsumer, then with a DefaultLitePullConsumer${o.rawConsumer ? ', then (consume raw pull) with PULL_MESSAGE requests sent through the client\'s remoting layer, one of pullBatchSize in flight per queue, the records of each reply walked (TOTALSIZE, QUEUEID, QUEUEOFFSET) and not decoded, so the broker bounds the phase' : ''}; both with pullBatchSize ${o.pullBatch} and pullThresholdForQueue ${o.queueThreshold}, the push consumer with consumeMessageBatchMaxSize ${o.consumeBatch}; msgs/s = distinct messages over all consumers from the first delivered message to the last distinct one; the consume warm-up reads a 100 000-message topic with new groups over and over by the same rules.`,
     `CPU: broker = utime+stime of ${o.peer} broker + namesrv JVMs / tsmq's process tree, generator = the load generator JVMs (consume phases: the consumer JVMs), over each measured window; "cores used" = CPU-s ÷ wall s; bottleneck: the side ≥ 90 % of its cores (tsmq's JavaScript thread: 1 core).`,
     `Stores in temp dirs under ${o.dir}; loopback. Broker cpus ${o.brokerCpus ?? 'any'}, generator cpus ${o.clientCpus ?? 'any'}${o.scaling ? ' (scaling run: see phase names)' : ''}. Took ${elapsedMin.toFixed(1)} min. Targets met: ${met} of ${table.targets.length}.`, '',
     ...caveats.map((c) => `> ${c}\n`),

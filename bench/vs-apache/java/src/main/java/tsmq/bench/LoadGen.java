@@ -32,9 +32,17 @@ import org.apache.rocketmq.common.message.MessageExt;
  * one JSON line per command on stdout ({"event":...}); stdin EOF ends the JVM.
  *
  * <pre>
- * produce mode=single|batch threads=T size=BYTES batch=N topic=X queues=Q
+ * produce mode=single|batch|raw threads=T size=BYTES batch=N topic=X queues=Q
  *     starts T closed-loop senders (sync DefaultMQProducer.send(Message), or send(Collection) of N
- *     messages for mode=batch) that run until `measure` ends; answers {"event":"producing"}
+ *     messages for mode=batch) that run until `measure` ends; answers {"event":"producing"}.
+ *     mode=raw: each sender sends SEND_MESSAGE_V2 requests itself through the producer's own
+ *     remoting layer (MQClientAPIImpl's RemotingClient, invokeSync), round robin over the topic's
+ *     queues, with what DefaultMQProducer.send(Message) puts in a request (producer group, the
+ *     queue, TAGS, a new UNIQ_KEY from MessageClientIDSetter and WAIT=true; born time and host) but
+ *     without the producer's per-send work (validation, route choice, latency fault tolerance,
+ *     response header decoding into a SendResult): a sender that costs little per message, so
+ *     that the broker, not the client, bounds the phase on a small machine (the same requests and
+ *     the same client code for both brokers); SUCCESS (0) counts as SEND_OK
  * measure seconds=S
  *     counts the sends that start in the next S seconds (msgs/s, latency histogram per call), then
  *     stops the senders; answers {"event":"produced",...}
@@ -182,7 +190,9 @@ public final class LoadGen {
     DefaultMQProducer p = producer(Integer.parseInt(opt(a, "queues", "8")));
     byte[] body = body(size);
     ensureTopic(p, topic, body);
-    int queueCount = p.fetchPublishMessageQueues(topic).size();
+    List<org.apache.rocketmq.common.message.MessageQueue> mqs = p.fetchPublishMessageQueues(topic);
+    int queueCount = mqs.size();
+    final RawSend raw = "raw".equals(produceMode) ? new RawSend(p, topic, body, mqs) : null;
     stop = false;
     measureStartNs = Long.MAX_VALUE;
     measureEndNs = Long.MAX_VALUE;
@@ -199,16 +209,21 @@ public final class LoadGen {
         while (!stop) {
           long t0 = System.nanoTime();
           try {
-            SendResult r = batchSize > 1 ? p.send(batch) : p.send(new Message(topic, "TagA", body));
+            String bad; // null: SEND_OK
+            if (raw != null) bad = raw.send(id);
+            else {
+              SendStatus st = (batchSize > 1 ? p.send(batch) : p.send(new Message(topic, "TagA", body))).getSendStatus();
+              bad = st == SendStatus.SEND_OK ? null : String.valueOf(st);
+            }
             long us = (System.nanoTime() - t0) / 1000;
-            if (r.getSendStatus() == SendStatus.SEND_OK) {
+            if (bad == null) {
               if (t0 >= measureStartNs && t0 < measureEndNs) {
                 measuredMsgs[id] += batchSize;
                 hist[id][bucket(us)]++;
               }
             } else {
               notOk.incrementAndGet();
-              if (firstError == null && t0 >= measureStartNs) firstError = String.valueOf(r.getSendStatus());
+              if (firstError == null && t0 >= measureStartNs) firstError = bad;
             }
           } catch (Exception e) {
             errors.incrementAndGet();
@@ -221,6 +236,64 @@ public final class LoadGen {
       th.start();
     }
     emit("{\"event\":\"producing\",\"mode\":\"" + produceMode + "\",\"threads\":" + threads + ",\"batch\":" + batchSize + ",\"queues\":" + queueCount + "}");
+  }
+
+  /**
+   * produce mode=raw (see the class comment): SEND_MESSAGE_V2 (310) requests built by hand and sent
+   * with the producer's RemotingClient. Queue i of the round robin is (sender id + count) % queues.
+   */
+  private static final class RawSend {
+    private final org.apache.rocketmq.remoting.RemotingClient client;
+    private final String group;
+    private final String topic;
+    private final byte[] body;
+    private final List<org.apache.rocketmq.common.message.MessageQueue> queues;
+    private final List<String> addrs = new ArrayList<>();
+    private final long[] counts = new long[4096];
+
+    RawSend(DefaultMQProducer p, String topic, byte[] body, List<org.apache.rocketmq.common.message.MessageQueue> queues) {
+      org.apache.rocketmq.client.impl.factory.MQClientInstance f = p.getDefaultMQProducerImpl().getMqClientFactory();
+      this.client = f.getMQClientAPIImpl().getRemotingClient();
+      this.group = p.getProducerGroup();
+      this.topic = topic;
+      this.body = body;
+      this.queues = queues;
+      for (org.apache.rocketmq.common.message.MessageQueue q : queues) {
+        String addr = f.findBrokerAddressInPublish(q.getBrokerName());
+        if (addr == null) throw new IllegalStateException("no broker address for " + q);
+        addrs.add(addr);
+      }
+    }
+
+    /** One sync send; null when the broker answered SUCCESS, else "code N: remark" (or "no answer"). */
+    String send(int sender) throws Exception {
+      int i = (int) ((sender + counts[sender & 4095]++) % queues.size());
+      org.apache.rocketmq.common.message.MessageQueue q = queues.get(i);
+      Map<String, String> props = new HashMap<>();
+      props.put("TAGS", "TagA");
+      props.put("WAIT", "true");
+      props.put("UNIQ_KEY", org.apache.rocketmq.common.message.MessageClientIDSetter.createUniqID());
+      org.apache.rocketmq.common.protocol.header.SendMessageRequestHeader h = new org.apache.rocketmq.common.protocol.header.SendMessageRequestHeader();
+      h.setProducerGroup(group);
+      h.setTopic(topic);
+      h.setDefaultTopic("TBW102");
+      h.setDefaultTopicQueueNums(4);
+      h.setQueueId(q.getQueueId());
+      h.setSysFlag(0);
+      h.setBornTimestamp(System.currentTimeMillis());
+      h.setFlag(0);
+      h.setProperties(org.apache.rocketmq.common.message.MessageDecoder.messageProperties2String(props));
+      h.setReconsumeTimes(0);
+      h.setUnitMode(false);
+      h.setBatch(false);
+      org.apache.rocketmq.remoting.protocol.RemotingCommand req = org.apache.rocketmq.remoting.protocol.RemotingCommand.createRequestCommand(
+          org.apache.rocketmq.common.protocol.RequestCode.SEND_MESSAGE_V2,
+          org.apache.rocketmq.common.protocol.header.SendMessageRequestHeaderV2.createSendMessageRequestHeaderV2(h));
+      req.setBody(body);
+      org.apache.rocketmq.remoting.protocol.RemotingCommand r = client.invokeSync(addrs.get(i), req, 10_000);
+      if (r == null) return "no answer";
+      return r.getCode() == 0 ? null : "code " + r.getCode() + ": " + r.getRemark();
+    }
   }
 
   private static void measure(int seconds) throws Exception {
