@@ -9,6 +9,12 @@
  * the slot being delivered and deliveries since the last timer checkpoint are re-delivered),
  * counted and printed; after a clean stop/start every pending timer is delivered exactly once.
  *
+ * Each round also sends a burst of BURST timers of 1 KiB due at one instant close to the kill
+ * (TIMER_DELIVER_MS; the kill lands from 60 ms before to 140 ms after it): one slot's delivery is
+ * then ≥ 64 KiB of back-to-back records, which the CommitLog writes straight from the prepared
+ * block (CommitLog.appendPrepared → MappedFile.appendDirect), so SIGKILLs also hit that path
+ * before, during and after its writes.
+ *
  * Rounds: TSMQ_TIMER_CRASH_ROUNDS (default 6). Seed: TSMQ_CRASH_SEED (printed).
  */
 import { describe, it } from 'node:test';
@@ -24,6 +30,8 @@ import { decodeRecord } from '../../src/common/message/record-codec.js';
 const ROUNDS = Number(process.env.TSMQ_TIMER_CRASH_ROUNDS ?? 6);
 const TOPIC = 'TIMER_CRASH_T';
 const PRECISION_MS = 100;
+/** timers of 1 KiB due at the same instant per round (≥ 64 KiB: the direct-write path of a prepared block) */
+const BURST = 160;
 
 interface Delivered {
   key: string;
@@ -72,8 +80,23 @@ describe('SIGKILL crash rounds with pending timers', { timeout: 300_000 }, () =>
         const client = new LeanClient(broker.brokerAddr);
         await client.ready;
         const killAfterMs = 300 + Math.floor(rnd() * 1200);
+        const roundStart = Date.now();
         let n = 0;
         let stop = false;
+        // the burst: due killAfterMs - 140 .. killAfterMs + 60 after the round starts
+        const burstAt = roundStart + killAfterMs - 140 + Math.floor(rnd() * 200);
+        let b = 0;
+        const burst = Array.from({ length: 8 }, async () => {
+          while (!stop && b < BURST) {
+            const key = `r${round}-b${b++}`;
+            try {
+              const r = await client.send(TOPIC, 0, Buffer.alloc(1024, key), { KEYS: key, TIMER_DELIVER_MS: String(burstAt) });
+              if (r.code === 0) acked.set(key, burstAt);
+            } catch {
+              return; // killed
+            }
+          }
+        });
         const producers = Array.from({ length: 4 }, async () => {
           while (!stop) {
             const key = `r${round}-${n++}`;
@@ -90,7 +113,7 @@ describe('SIGKILL crash rounds with pending timers', { timeout: 300_000 }, () =>
         await new Promise((r) => setTimeout(r, killAfterMs));
         await broker.kill();
         stop = true;
-        await Promise.all(producers);
+        await Promise.all([...producers, ...burst]);
         client.close();
       }
       // Clean start: everything pending comes due.
