@@ -48,6 +48,7 @@ import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
+import { retryBackoffMs } from './settings-reply.js';
 import { ClusterRoutes } from './cluster-route.js';
 import { RemotingClient } from '../remoting/transport/remoting-client.js';
 import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
@@ -133,6 +134,7 @@ export class GrpcFront {
       intervalMs: this.config.grpcRenewIntervalMs,
       invisibleMs: this.config.grpcDefaultInvisibleTimeMs,
       maxRenewMs: this.config.grpcMaxRenewMs,
+      retryDelayMs: (_group, reconsumeTimes) => retryBackoffMs(this.config, reconsumeTimes),
       invisibleMsWhenClear: this.config.invisibleTimeMillisWhenClear,
       logger: this.logger,
     });
