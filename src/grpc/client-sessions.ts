@@ -7,8 +7,12 @@
  *   or its connection broke: grpc-js cancels the stream when the TCP connection closes), with no
  *   call since the stream closed, for `streamLostExpireMs`. rocketmq-client-java reopens a broken
  *   Telemetry stream about a second later, so a live client is not caught by this;
- * - any session without an open stream that sent nothing for `expireMs` (120 s, as the broker's
- *   channelExpiredTimeout).
+ * - any session that sent nothing (no call, no stream message) for `expireMs` (120 s), open
+ *   streams or not: Apache's broker drops a client entry (its proxy's GrpcClientChannel included)
+ *   whose last heartbeat is older than channelExpiredTimeout, 120 s (ProducerManager /
+ *   ConsumerManager scanNotActiveChannel), and a live client heartbeats every 10 s. This catches a
+ *   Telemetry stream whose HTTP/2 connection stays half-open (the peer vanished without a FIN or
+ *   RST: grpc-js never hears of it). The session's streams are ended by the server.
  * `onRemoved` hears every end (the front unregisters the client from the broker's ConsumerManager
  * and releases the push deliveries it still held, receipt-renewer.ts).
  */
@@ -21,6 +25,8 @@ export interface TelemetryWriter {
    */
   write(cmd: TelemetryCommand): boolean;
   readonly closed: boolean;
+  /** Ends the stream from the server side (session expired); no-op when closed. */
+  end(): void;
 }
 
 export interface ClientSession {
@@ -103,17 +109,20 @@ export class ClientSessions {
   }
 
   /**
-   * Drops sessions without an open stream that were silent longer than their expiry
-   * (`streamLostExpireMs` when they had a stream, else `expireMs`); returns how many.
+   * Drops sessions silent longer than their expiry: `expireMs` with open streams (which are ended)
+   * or without a stream ever, `streamLostExpireMs` (at most `expireMs`) once every stream they had
+   * closed; returns how many.
    */
   expire(): number {
     const now = this.now();
     let n = 0;
     for (const [id, s] of [...this.sessions]) {
       for (const w of [...s.streams]) if (w.closed) s.streams.delete(w);
-      const limitMs = s.hadStream ? Math.min(this.streamLostExpireMs, this.expireMs) : this.expireMs;
-      if (s.streams.size === 0 && now - s.lastSeenMs > limitMs) {
+      const limitMs = s.hadStream && s.streams.size === 0 ? Math.min(this.streamLostExpireMs, this.expireMs) : this.expireMs;
+      if (now - s.lastSeenMs > limitMs) {
         this.sessions.delete(id);
+        for (const w of s.streams) w.end();
+        s.streams.clear();
         this.onRemoved(s);
         n++;
       }

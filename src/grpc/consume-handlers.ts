@@ -101,7 +101,7 @@ async function receive(s: GrpcServices, call: ReceiveCall): Promise<void> {
         const message = convertOrSkip(s.logger, `group ${group}`, () => toProtoMessage(p.message, { receiptHandle: p.receiptHandle, attempt: p.attempt, invisibleMs }, cap));
         if (message === null) continue;
         items.push({ message });
-        if (req.auto_renew) s.renewer.track(clientIdOf(call), group, p.receiptHandle);
+        if (req.auto_renew) s.renewer.track(clientIdOf(call), group, p.receiptHandle, p.attempt);
       }
       if (items.length > 2) return finish(items);
       continue; // every popped message was undeliverable (logged): look for others

@@ -37,7 +37,7 @@ import { TransactionalMessageService } from '../broker/transaction/transactional
 import { RecallMessageService } from '../broker/timer/recall-message-service.js';
 import { resolveTimerConfig } from '../broker/timer/timer-config.js';
 import { ClientSessions } from './client-sessions.js';
-import { GrpcConsumerRegistration } from './consumer-registration.js';
+import { GrpcClientRegistration } from './client-registration.js';
 import { consumeHandlers } from './consume-handlers.js';
 import { resolveGrpcConfig, type GrpcConfig } from './grpc-config.js';
 import type { GrpcServices } from './grpc-services.js';
@@ -48,6 +48,7 @@ import { sendHandlers } from './send-handlers.js';
 import { grpcTransactionChecker, telemetryHandler } from './telemetry-handler.js';
 import { createDeadlineTolerantServer } from './grpc-timeout-header.js';
 import { ReceiptRenewer } from './receipt-renewer.js';
+import { retryBackoffMs } from './settings-reply.js';
 import { ClusterRoutes } from './cluster-route.js';
 import { RemotingClient } from '../remoting/transport/remoting-client.js';
 import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
@@ -92,7 +93,7 @@ export class GrpcFront {
   readonly recall: RecallMessageService;
   readonly transactions: TransactionalMessageService;
   readonly sessions: ClientSessions;
-  readonly consumerRegistration: GrpcConsumerRegistration;
+  readonly clientRegistration: GrpcClientRegistration;
   readonly renewer: ReceiptRenewer;
   private readonly logger: Logger;
   private server: grpc.Server | null = null;
@@ -116,12 +117,12 @@ export class GrpcFront {
     this.logger = opts.logger ?? createLogger('grpc');
     this.config = resolveGrpcConfig(opts.rawConfig);
     this.pop = opts.pop;
-    this.consumerRegistration = new GrpcConsumerRegistration(ctx.consumerManager);
+    this.clientRegistration = new GrpcClientRegistration(ctx.consumerManager, ctx.producerManager);
     this.sessions = new ClientSessions(
       () => ctx.clock.nowMs(),
       undefined,
       (session) => {
-        this.consumerRegistration.unregister(session);
+        this.clientRegistration.unregister(session);
         this.renewer.clearClient(session.clientId).catch((e: Error) => this.logger.error(`clearing deliveries of ${session.clientId}: ${e.message}`));
       },
       this.config.grpcClientStreamLostExpireMs,
@@ -133,6 +134,7 @@ export class GrpcFront {
       intervalMs: this.config.grpcRenewIntervalMs,
       invisibleMs: this.config.grpcDefaultInvisibleTimeMs,
       maxRenewMs: this.config.grpcMaxRenewMs,
+      retryDelayMs: (_group, reconsumeTimes) => retryBackoffMs(this.config, reconsumeTimes),
       invisibleMsWhenClear: this.config.invisibleTimeMillisWhenClear,
       logger: this.logger,
     });
@@ -211,7 +213,7 @@ export class GrpcFront {
       recall: this.recall,
       transactions: this.transactions,
       sessions: this.sessions,
-      consumers: this.consumerRegistration,
+      registration: this.clientRegistration,
       renewer: this.renewer,
       ...(this.clusterRoutes ? { clusterRoutes: this.clusterRoutes } : {}),
       logger: this.logger,

@@ -14,7 +14,7 @@ import type { ClientSessions } from './client-sessions.js';
 import type { GrpcConfig } from './grpc-config.js';
 import { Code, status, type Endpoints, type Status } from './proto/v2-types.js';
 import type { ReceiptRenewer } from './receipt-renewer.js';
-import type { GrpcConsumerRegistration } from './consumer-registration.js';
+import type { GrpcClientRegistration } from './client-registration.js';
 import type { ClusterRoutes } from './cluster-route.js';
 
 export interface GrpcServices {
@@ -25,8 +25,8 @@ export interface GrpcServices {
   recall: RecallMessageService;
   transactions: TransactionalMessageService;
   sessions: ClientSessions;
-  /** Mirrors consumer sessions into the broker's ConsumerManager (mqadmin consumerConnection). */
-  consumers: GrpcConsumerRegistration;
+  /** Mirrors producer and consumer sessions into the broker's ProducerManager / ConsumerManager (mqadmin producerConnection, consumerConnection). */
+  registration: GrpcClientRegistration;
   renewer: ReceiptRenewer;
   /** The topic's queues on the other brokers (from the nameservers); absent without a nameserver. */
   clusterRoutes?: ClusterRoutes;

@@ -9,9 +9,13 @@
  *   delivery whose invisibility ends within `2 × intervalMs` (Apache renewAheadTimeMillis, 10 s) is
  *   renewed by `invisibleMs` (Apache renewSliceTimeMillis, 60 s). The handle keeps its version
  *   (PopService.renew), so the client's ack still matches. Tracking stops when the handle is no
- *   longer current (acked, nacked with ChangeInvisibleDuration, dead-lettered, redelivered) or
- *   after `maxRenewMs` in total (Apache renewMaxTimeMillis; Apache then nacks with the group's
- *   retry delay, tsmq lets the delivery run out).
+ *   longer current (acked, nacked with ChangeInvisibleDuration, dead-lettered, redelivered).
+ * - Longest hold: a delivery due for renewal that was received `maxRenewMs` or more ago (Apache
+ *   renewMaxTimeMillis, 3 h) is not renewed but nacked, as Apache's DefaultReceiptHandleManager
+ *   STOP_RENEW does: its invisible time becomes the group's retry delay for its reconsume count
+ *   (`retryDelayMs(attempt − 1)`: the backoff the consumers are told, settings-reply.ts; Apache
+ *   asks the group's retry policy), after which it is delivered again, attempt + 1. The client's
+ *   handle is then stale (its ack fails, as with Apache).
  * - Clear: when the client is gone (NotifyClientTermination, session expiry, or found dead by a
  *   renewal pass), every delivery it still holds is made visible again after `invisibleMsWhenClear`
  *   (Apache invisibleTimeMillisWhenClear, 1 s) with PopService.changeInvisibleDuration: a pop
@@ -29,6 +33,8 @@ interface Tracked {
   group: string;
   handle: string;
   sinceMs: number;
+  /** Deliveries before this one (attempt − 1; Apache's reconsumeTimes). */
+  reconsumeTimes: number;
 }
 
 export interface ReceiptRenewerOptions {
@@ -38,6 +44,8 @@ export interface ReceiptRenewerOptions {
   intervalMs: number;
   invisibleMs: number;
   maxRenewMs: number;
+  /** The group's retry delay (ms) of a message delivered `reconsumeTimes` times before (nack after `maxRenewMs`). */
+  retryDelayMs: (group: string, reconsumeTimes: number) => number;
   /** Invisible time given to the deliveries of a departed client (ms). */
   invisibleMsWhenClear: number;
   logger: Logger;
@@ -67,9 +75,10 @@ export class ReceiptRenewer {
     await this.release(all);
   }
 
-  track(clientId: string, group: string, handle: string): void {
+  /** Tracks a push delivery (`attempt`: 1 for a first delivery). */
+  track(clientId: string, group: string, handle: string, attempt = 1): void {
     if (clientId === '') return;
-    this.tracked.set(handle, { clientId, group, handle, sinceMs: this.opts.now() });
+    this.tracked.set(handle, { clientId, group, handle, sinceMs: this.opts.now(), reconsumeTimes: Math.max(0, attempt - 1) });
   }
 
   get size(): number {
@@ -100,6 +109,14 @@ export class ReceiptRenewer {
     return n;
   }
 
+  private async nackHeldTooLong(t: Tracked, now: number): Promise<void> {
+    const delayMs = this.opts.retryDelayMs(t.group, t.reconsumeTimes);
+    const r = await this.opts.pop.changeInvisibleDuration(t.group, t.handle, delayMs);
+    if (r.ok) {
+      this.opts.logger.warn(`a push delivery of ${t.clientId} (group ${t.group}) was held ${now - t.sinceMs} ms (renewMaxTimeMillis ${this.opts.maxRenewMs}): no longer renewed, delivered again in ${delayMs} ms`);
+    }
+  }
+
   /** One renewal pass (also run by the timer). */
   async renewDue(): Promise<void> {
     if (this.running) return;
@@ -109,7 +126,7 @@ export class ReceiptRenewer {
       const departed: Tracked[] = [];
       for (const t of [...this.tracked.values()]) {
         const until = this.opts.pop.invisibleUntilOf(t.group, t.handle);
-        if (until === undefined || now - t.sinceMs > this.opts.maxRenewMs) {
+        if (until === undefined) {
           this.tracked.delete(t.handle);
           continue;
         }
@@ -121,6 +138,11 @@ export class ReceiptRenewer {
           continue;
         }
         if (until - now > 2 * this.opts.intervalMs) continue;
+        if (now - t.sinceMs >= this.opts.maxRenewMs) {
+          this.tracked.delete(t.handle);
+          await this.nackHeldTooLong(t, now);
+          continue;
+        }
         const r = await this.opts.pop.renew(t.group, t.handle, this.opts.invisibleMs);
         if (!r.ok) this.tracked.delete(t.handle);
       }

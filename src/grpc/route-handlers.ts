@@ -156,7 +156,9 @@ export function routeHandlers(s: GrpcServices): Record<string, grpc.UntypedHandl
         if (!s.ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group)) {
           return { status: status(Code.CONSUMER_GROUP_NOT_FOUND, `consumer group ${group} does not exist`) };
         }
-        s.consumers.register(session, call.getPeer());
+        s.registration.register(session, call.getPeer());
+      } else if (session.clientType === 'PRODUCER') {
+        s.registration.register(session, call.getPeer());
       }
       return { status: OK_STATUS };
     }),

@@ -48,6 +48,16 @@ export function backoffPolicy(v: SettingsValues, maxAttempts: number, language: 
   };
 }
 
+/**
+ * The consumer retry delay (ms) of a message delivered `reconsumeTimes` times before, by the
+ * exponential backoff the settings reply gives consumers: min(max, initial × multiplier^n), n
+ * capped at 32 (as Apache's ExponentialRetryPolicy.nextDelayDuration).
+ */
+export function retryBackoffMs(v: { grpcBackoffInitialMs: number; grpcBackoffMaxMs: number; grpcBackoffMultiplier: number }, reconsumeTimes: number): number {
+  const n = Math.min(Math.max(0, reconsumeTimes), 32);
+  return Math.min(v.grpcBackoffMaxMs, Math.round(v.grpcBackoffInitialMs * v.grpcBackoffMultiplier ** n));
+}
+
 /** Builds the reply to a client's settings. `group` is looked up only for consumers. */
 export function settingsReply(client: Settings, v: SettingsValues, groupPolicy: (group: string) => GroupPolicy): Settings {
   const language = client.user_agent?.language;

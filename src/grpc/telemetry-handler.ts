@@ -100,16 +100,25 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
       get closed() {
         return closed || call.cancelled;
       },
+      end: () => {
+        if (closed) return;
+        closed = true;
+        if (!call.cancelled) call.end();
+      },
     };
-    const session = s.sessions.addStream(clientId, writer);
+    s.sessions.addStream(clientId, writer);
     const close = (): void => {
       if (closed) return;
       closed = true;
-      s.sessions.streamClosed(session, writer);
+      const session = s.sessions.get(clientId);
+      if (session) s.sessions.streamClosed(session, writer);
     };
     call.on('data', (cmd: TelemetryCommand) => {
       try {
-        s.sessions.touch(clientId);
+        if (closed) return;
+        // the client's session now, not the one of when the stream opened: NotifyClientTermination
+        // or expiry may have ended that one, and a command on this stream starts a new one with it
+        const session = s.sessions.addStream(clientId, writer);
         if (cmd.settings) {
           const settings = cmd.settings;
           const refused = checkSettings(settings, s.ctx.config.enablePropertyFilter);
@@ -121,7 +130,7 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
           if (settings.client_type) session.clientType = settings.client_type;
           if (settings.subscription?.group?.name) session.group = settings.subscription.group.name;
           if (settings.user_agent?.language) session.language = settings.user_agent.language;
-          s.consumers.register(session, call.getPeer());
+          s.registration.register(session, call.getPeer());
           writer.write({ status: status(Code.OK, 'OK'), settings: settingsReply(settings, values, groupPolicy(s)) });
         } else if (cmd.thread_stack_trace) {
           s.logger.info(`client ${clientId} thread stack trace (nonce ${cmd.thread_stack_trace.nonce})`);
@@ -133,8 +142,9 @@ export function telemetryHandler(s: GrpcServices): grpc.handleBidiStreamingCall<
       }
     });
     call.on('end', () => {
+      const wasOpen = !closed;
       close();
-      call.end();
+      if (wasOpen) call.end();
     });
     call.on('error', () => close());
     call.on('cancelled', () => close());

@@ -62,11 +62,15 @@ function fields(actions: Action[], spec: Array<[string, 'Topic' | 'Group', strin
 
 const cluster = (actions: Action[]): Rule => (_ext, _req, c) => [{ resource: clusterResource(c), actions }];
 
-function sendRule(topicField: string, groupField: string): Rule {
+/**
+ * A send: Pub on its topic; a send to a retry topic %RETRY%G is a consumer's send-back, Sub on a
+ * group: `groupField`'s group when given and not blank, else G. `groupField` null: always G.
+ */
+function sendRule(topicField: string, groupField: string | null): Rule {
   return (ext) => {
     const topic = text(ext, topicField) ?? '';
     if (isRetryTopic(topic)) {
-      const g = text(ext, groupField);
+      const g = groupField === null ? undefined : text(ext, groupField);
       return [{ resource: groupResource(blank(g) ? topic : g!), actions: ['Sub'] }];
     }
     return [{ resource: topicResource(topic), actions: ['Pub'] }];
@@ -130,7 +134,12 @@ const subscriptionGroupBody: Rule = (_ext, req, c) => {
 const C = RequestCode;
 
 const RULES = new Map<number, Rule>([
-  [C.SEND_MESSAGE, sendRule('topic', 'group')],
+  // V1 (SendMessageRequestHeader, whose group field is `producerGroup`): a retry-topic send is
+  // Sub on the retry topic's own group. Apache 5.3.3's builder reads a field `group` that this
+  // header does not have, so for every real V1 request it falls back to that group too; tsmq
+  // does not read `group` (nor `producerGroup`: both are the sender's choice, and would let a
+  // user with Sub on any group write into every group's retry topic).
+  [C.SEND_MESSAGE, sendRule('topic', null)],
   [C.SEND_MESSAGE_V2, sendRule('b', 'a')],
   [C.SEND_BATCH_MESSAGE, sendRule('b', 'a')],
   // request-reply answers: Pub on their topic, like a send (Apache 5.3.3's context builder has no

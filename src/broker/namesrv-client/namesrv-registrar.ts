@@ -10,8 +10,15 @@
  * One registration runs at a time. Requests arriving meanwhile are folded: the changed topics
  * collect into one follow-up increment, and a pending full registration absorbs them. When an
  * increment fails at any nameserver (e.g. a restarted nameserver refuses a one-topic
- * registration from a broker it does not know, as Apache's does), a full registration follows
- * (tsmq; Apache waits for the next period). Unregisters at shutdown.
+ * registration from a broker it does not know: Apache 5.3.3 answers SYSTEM_ERROR "register
+ * broker failed"), a full registration follows at once (tsmq; Apache waits for the next period).
+ * Unregisters at shutdown.
+ *
+ * The promise of `registerNow()` / `registerTopics()` settles with the outcomes of the first
+ * registration that carried the request (for an increment that failed somewhere: of the full
+ * registration that followed it), never earlier; it never rejects (a request still waiting at
+ * shutdown gets []). UPDATE_AND_CREATE_TOPIC answers after it (bounded), as Apache's
+ * registerIncrementBrokerData is synchronous.
  */
 import type { Logger } from '../../common/logging/logger.js';
 import { silentLogger } from '../../common/logging/logger.js';
@@ -36,9 +43,11 @@ export interface NamesrvRegistrarOptions {
 export class NamesrvRegistrar {
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | null = null;
-  private inFlight: Promise<RegisterOutcome[]> | null = null;
+  private inFlight: Promise<void> | null = null;
   private pendingFull = false;
   private readonly pendingTopics = new Set<string>();
+  /** Callers waiting for the next registration to start (it carries their request). */
+  private waiters: Array<(outcomes: RegisterOutcome[]) => void> = [];
   private stopped = false;
 
   constructor(private readonly opts: NamesrvRegistrarOptions) {
@@ -55,49 +64,74 @@ export class NamesrvRegistrar {
     return first;
   }
 
-  /** Full registration now, or right after the registration in progress. */
+  /** Full registration now, or right after the registration in progress; settles when it is done. */
   registerNow(): Promise<RegisterOutcome[]> {
     if (this.stopped) return Promise.resolve([]);
     this.pendingFull = true;
-    return this.kick();
+    return this.request();
   }
 
-  /** Registers the changed topics now, or (folded with other changes) right after the registration in progress. */
+  /**
+   * Registers the changed topics now, or (folded with other changes) right after the
+   * registration in progress; settles when a registration carrying them is done.
+   */
   registerTopics(topicNames: Iterable<string>): Promise<RegisterOutcome[]> {
     if (this.stopped) return Promise.resolve([]);
     for (const t of topicNames) this.pendingTopics.add(t);
-    return this.kick();
+    return this.request();
   }
 
-  private kick(): Promise<RegisterOutcome[]> {
-    if (this.inFlight) return this.inFlight;
+  private request(): Promise<RegisterOutcome[]> {
+    const settled = new Promise<RegisterOutcome[]>((resolve) => this.waiters.push(resolve));
+    this.kick();
+    return settled;
+  }
+
+  private kick(): void {
+    if (this.inFlight) return;
+    const waiters = this.waiters.splice(0);
+    if (this.stopped) {
+      for (const w of waiters) w([]);
+      return;
+    }
     const full = this.pendingFull;
     const names = [...this.pendingTopics];
     this.pendingFull = false;
     this.pendingTopics.clear();
-    const wrapper = full ? this.opts.topics() : this.opts.topicsIncrement(names);
-    if (wrapper === null) return Promise.resolve([]);
+    const wrapper = full ? this.opts.topics() : names.length > 0 ? this.opts.topicsIncrement(names) : null;
+    if (wrapper === null) {
+      for (const w of waiters) w([]);
+      return;
+    }
     const run = this.opts.api
       .registerBrokerAll(this.opts.identity(), wrapper)
+      .catch((e: Error): RegisterOutcome[] => {
+        this.logger.error(`registration failed: ${e.message}`);
+        return [];
+      })
       .then((outcomes) => {
         const failed = outcomes.filter((o) => !o.ok);
         if (failed.length > 0) {
           this.logger.warn(`${full ? 'registered' : `registered ${names.length} changed topic(s)`} with ${outcomes.length - failed.length}/${outcomes.length} nameservers`);
-          if (!full) this.pendingFull = true;
+        }
+        if (failed.length > 0 && !full) {
+          // the full registration that follows carries these topics: their callers wait for it
+          this.pendingFull = true;
+          this.waiters.unshift(...waiters);
+        } else {
+          for (const w of waiters) w(outcomes);
         }
         try {
           this.opts.onRegistered?.(outcomes);
         } catch (e) {
           this.logger.error(`registration listener failed: ${(e as Error).message}`);
         }
-        return outcomes;
       })
       .finally(() => {
         this.inFlight = null;
-        if (!this.stopped && (this.pendingFull || this.pendingTopics.size > 0)) void this.kick();
+        if (this.stopped || this.pendingFull || this.pendingTopics.size > 0 || this.waiters.length > 0) this.kick();
       });
     this.inFlight = run;
-    return run;
   }
 
   /** Stops the timer, waits for a registration in progress, then unregisters. */
@@ -106,6 +140,7 @@ export class NamesrvRegistrar {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     if (this.inFlight) await this.inFlight.catch(() => undefined);
+    for (const w of this.waiters.splice(0)) w([]);
     await this.opts.api.unregisterBrokerAll(this.opts.identity());
   }
 }

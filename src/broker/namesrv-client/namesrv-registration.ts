@@ -12,7 +12,9 @@
  *   the end, after the metadata files are persisted.
  *
  * The topic table sent is the whole topic config (or the changed topics); when the broker is
- * not read-write, every topic's perm is replaced by brokerPermission (Apache 4.9).
+ * not read-write, every topic's perm is ANDed with brokerPermission (Apache 5.3.3
+ * registerBrokerAll / registerIncrementBrokerData; Apache 4.9 replaced it by brokerPermission,
+ * which turned a read-only topic of a write-only broker into a write-only one).
  */
 import type { Logger } from '../../common/logging/logger.js';
 import { resolveTlsClientOptions } from '../../common/tls/tls-client-config.js';
@@ -70,8 +72,10 @@ export class NamesrvRegistration {
       // '' = touch (brokerPermission, a promoted replica's recovered topics): everything again.
       // A deleted topic sends nothing (Apache: DELETE_TOPIC_IN_NAMESRV removes the route; the
       // next periodic registration carries the new dataVersion).
+      // The increment's promise is returned: UPDATE_AND_CREATE_TOPIC waits for it (bounded).
       if (topic === '') void registrar.registerNow();
-      else if (ctx.topicConfigManager.selectTopicConfig(topic)) void registrar.registerTopics([topic]);
+      else if (ctx.topicConfigManager.selectTopicConfig(topic)) return registrar.registerTopics([topic]);
+      return undefined;
     });
     return new NamesrvRegistration(client, registrar);
   }
@@ -97,7 +101,7 @@ export class NamesrvRegistration {
   }
 }
 
-/** Topic table for REGISTER_BROKER; perms are replaced by brokerPermission when the broker is not read-write (Apache). */
+/** Topic table for REGISTER_BROKER; perms are ANDed with brokerPermission when the broker is not read-write (Apache 5.3.3). */
 function topicsForRegistration(config: BrokerConfig, ctx: BrokerContext): object {
   const perm = config.brokerPermission;
   const rw = PermName.isReadable(perm) && PermName.isWriteable(perm);

@@ -28,7 +28,13 @@
  *      `DefaultMessageStore.cleanUnusedTopic(topicConfigTable.keySet())`). Answers SUCCESS.
  * Changes are on disk before the answer (a failed write answers 1 SYSTEM_ERROR naming it; the
  * change stays in memory and is written again with the next change or retry) and trigger a
- * nameserver re-registration (topic change listener).
+ * nameserver re-registration (topic change listener). 17 and 18 answer after that registration
+ * (the increment with the created/updated topics) is done, so a route query right after
+ * `mqadmin updateTopic` finds the topic, as with Apache, whose registerIncrementBrokerData waits
+ * for every nameserver (up to registerBrokerTimeoutMills, 24 s). tsmq waits at most
+ * TOPIC_REGISTRATION_ANSWER_WAIT_MS (3 s; the admin client's own timeout is 5 s) and then answers
+ * SUCCESS anyway (the registration goes on; a nameserver that does not answer must not fail the
+ * admin call).
  */
 import type { RequestContext, RequestHandler } from '../../remoting/processor/request-processor.js';
 import type { RemotingCommand } from '../../remoting/protocol/remoting-command.js';
@@ -40,6 +46,9 @@ import type { BrokerContext } from '../broker-context.js';
 import { newTopicConfig, type TopicConfig } from '../topic/topic-config.js';
 import { checkTopicQueueNums } from '../topic/topic-queue-limit.js';
 import { alterTopicAttributes, parseAttributeChanges, TopicAttributeError } from '../topic/topic-attributes.js';
+
+/** Longest UPDATE_AND_CREATE_TOPIC(_LIST) waits for the nameserver registration of its topics before answering (ms). */
+export const TOPIC_REGISTRATION_ANSWER_WAIT_MS = 3000;
 
 export class TopicAdminProcessors {
   constructor(private readonly ctx: BrokerContext) {}
@@ -116,7 +125,18 @@ export class TopicAdminProcessors {
     this.ctx.topicConfigManager.updateTopicConfig(tc);
     const failure = await this.durable(topic);
     if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${topic} is updated in memory but its config could not be written: ${failure}`);
+    await this.registered([topic]);
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
+  }
+
+  /** Waits for the nameserver registration of the topics' latest changes, at most TOPIC_REGISTRATION_ANSWER_WAIT_MS. */
+  private async registered(topics: string[]): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), TOPIC_REGISTRATION_ANSWER_WAIT_MS)));
+    const all = Promise.all(topics.map((t) => this.ctx.topicConfigManager.registered(t))).then(() => true);
+    const done = await Promise.race([all, bound]);
+    clearTimeout(timer);
+    if (!done) this.ctx.logger.warn(`nameserver registration of ${topics.join(', ')} not done after ${TOPIC_REGISTRATION_ANSWER_WAIT_MS} ms: answering anyway`);
   }
 
   async processUpdateAndCreateList({ channel, request }: RequestContext): Promise<RemotingCommand> {
@@ -146,6 +166,7 @@ export class TopicAdminProcessors {
       const failure = await this.durable(tc.topicName);
       if (failure) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, `topic ${tc.topicName} is updated in memory but its config could not be written: ${failure}`);
     }
+    await this.registered(list.map((tc) => tc.topicName));
     return createResponseCommand(request, ResponseCode.SUCCESS, null);
   }
 

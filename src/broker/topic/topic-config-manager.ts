@@ -61,7 +61,9 @@ export class TopicConfigManager extends ConfigManager {
   readonly dataVersion: DataVersion;
   private readonly logger: Logger;
   private readonly autoCreateTopicEnable: () => boolean;
-  private readonly listeners: Array<(topic: string) => void> = [];
+  private readonly listeners: Array<(topic: string) => unknown> = [];
+  /** Per topic: what the listeners returned for its latest change, until it settles (see `registered`). */
+  private readonly followUps = new Map<string, Promise<void>>();
   /** renderDocument's cache: topic → the TopicConfig object it rendered and its bytes. */
   private readonly renderedEntries = new Map<string, { tc: TopicConfig; bytes: Buffer }>();
 
@@ -98,9 +100,20 @@ export class TopicConfigManager extends ConfigManager {
     put(newTopicConfig(`${o.brokerClusterName}_REPLY_TOPIC`, { readQueueNums: 1, writeQueueNums: 1 }));
   }
 
-  /** Registers a callback run after any topic is created, updated or deleted. */
-  onChange(listener: (topic: string) => void): void {
+  /**
+   * Registers a callback run after any topic is created, updated or deleted. A listener may
+   * return a promise (the nameserver registration of the change): `registered(topic)` waits for it.
+   */
+  onChange(listener: (topic: string) => unknown): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Settles when the promises the change listeners returned for the topic's latest change have
+   * settled (the nameserver registration carrying it), or at once when there are none. Never rejects.
+   */
+  registered(topic: string): Promise<void> {
+    return this.followUps.get(topic) ?? Promise.resolve();
   }
 
   selectTopicConfig(topic: string): TopicConfig | undefined {
@@ -231,10 +244,14 @@ export class TopicConfigManager extends ConfigManager {
     return newTopicConfig(topic, { readQueueNums: queueNums, writeQueueNums: queueNums, perm: PermName.PERM_READ | PermName.PERM_WRITE });
   }
 
-  /** `{topicConfigTable, dataVersion}` (TopicConfigSerializeWrapper), used by REGISTER_BROKER and GET_ALL_TOPIC_CONFIG. */
-  buildSerializeWrapper(permOverride?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } {
+  /**
+   * `{topicConfigTable, dataVersion}` (TopicConfigSerializeWrapper), used by REGISTER_BROKER and
+   * GET_ALL_TOPIC_CONFIG. `permMask`: every topic's perm is ANDed with it (a registration of a
+   * broker whose brokerPermission is not read-write, Apache 5.3.3).
+   */
+  buildSerializeWrapper(permMask?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } {
     const topicConfigTable: Record<string, TopicConfig> = {};
-    for (const [name, tc] of this.table) topicConfigTable[name] = permOverride === undefined ? tc : { ...tc, perm: permOverride };
+    for (const [name, tc] of this.table) topicConfigTable[name] = permMask === undefined ? tc : { ...tc, perm: tc.perm & permMask };
     return { topicConfigTable, dataVersion: this.dataVersion.toJSON() };
   }
 
@@ -243,13 +260,13 @@ export class TopicConfigManager extends ConfigManager {
    * `registerIncrementBrokerData`'s TopicConfigAndMappingSerializeWrapper), with the current
    * dataVersion; null when none exists.
    */
-  buildIncrementWrapper(topicNames: Iterable<string>, permOverride?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } | null {
+  buildIncrementWrapper(topicNames: Iterable<string>, permMask?: number): { topicConfigTable: Record<string, TopicConfig>; dataVersion: object } | null {
     const topicConfigTable: Record<string, TopicConfig> = {};
     let n = 0;
     for (const name of topicNames) {
       const tc = this.table.get(name);
       if (!tc) continue;
-      topicConfigTable[name] = permOverride === undefined ? tc : { ...tc, perm: permOverride };
+      topicConfigTable[name] = permMask === undefined ? tc : { ...tc, perm: tc.perm & permMask };
       n++;
     }
     return n === 0 ? null : { topicConfigTable, dataVersion: this.dataVersion.toJSON() };
@@ -308,12 +325,20 @@ export class TopicConfigManager extends ConfigManager {
   private changed(topic: string): void {
     this.dataVersion.next();
     this.persistChange(topic, (m) => this.logger.error(m));
+    const pending: Array<PromiseLike<unknown>> = [];
     for (const l of this.listeners) {
       try {
-        l(topic);
+        const r = l(topic);
+        if (r instanceof Promise) pending.push(r);
       } catch (e) {
         this.logger.error(`topic change listener failed: ${(e as Error).message}`);
       }
+    }
+    if (topic !== '' && pending.length > 0) {
+      const done: Promise<void> = Promise.allSettled(pending).then(() => {
+        if (this.followUps.get(topic) === done) this.followUps.delete(topic);
+      });
+      this.followUps.set(topic, done);
     }
   }
 }

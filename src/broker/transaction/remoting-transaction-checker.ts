@@ -8,7 +8,9 @@
  * UNIQ_KEY), offsetMsgId (the half record's offset message id), topic (real topic).
  * Body: the half message encoded as a CommitLog record (MessageDecoder.encode), with topic and
  * queue id restored to REAL_TOPIC / REAL_QID. The producer answers with END_TRANSACTION (37)
- * and fromTransactionCheck=true.
+ * and fromTransactionCheck=true. Stand-in channels (gRPC producers registered under their topics,
+ * src/grpc/client-registration.ts) are skipped: their check-back goes over Telemetry
+ * (RecoverOrphanedTransactionCommand, the gRPC checker), so a group holding only those is declined.
  */
 import type { RemotingChannel } from '../../remoting/processor/request-processor.js';
 import { createRequestCommand, markOneway } from '../../remoting/protocol/commands.js';
@@ -24,7 +26,7 @@ export function remotingTransactionChecker(channelsOf: ProducerChannelLookup): T
   let rr = 0;
   return (req: CheckRequest) => {
     if (!req.producerGroup) return false;
-    const channels = channelsOf(req.producerGroup).filter((c) => !c.closed);
+    const channels = channelsOf(req.producerGroup).filter((c) => !c.closed && !c.standIn);
     if (channels.length === 0) return false;
     const channel = channels[rr++ % channels.length]!;
     channel.send(checkTransactionStateCommand(req));

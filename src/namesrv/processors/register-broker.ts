@@ -8,6 +8,9 @@
  * registerBrokerMaxTopicNums topics is refused with SYSTEM_ERROR (route/registration-limits.ts).
  * The body may carry every topic of the broker or only changed ones (Apache 5
  * registerIncrementBrokerData); RouteInfoManager.registerBroker merges per topic.
+ * A body of exactly one topic from a broker id the nameserver has not registered (an increment
+ * after a nameserver restart or broker expiry) → SYSTEM_ERROR "register broker failed", as
+ * Apache 5.3.3 (the broker then registers in full).
  * Reply: SUCCESS; extFields haServerAddr and masterAddr (a slave's master; absent for a master);
  * body KVTable of the ORDER_TOPIC_CONFIG namespace, `{"table":{}}` when empty.
  */
@@ -67,6 +70,7 @@ export function registerBrokerProcessor(ctx: NamesrvContext, limits: Registratio
       channelId: channel.id,
       heartbeatTimeoutMs: heartbeatTimeoutMs !== undefined && heartbeatTimeoutMs > 0 ? heartbeatTimeoutMs : undefined,
     });
+    if (result === null) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'register broker failed');
     const replyExt: Record<string, ExtFieldValue> = {};
     if (result.haServerAddr !== null) replyExt.haServerAddr = result.haServerAddr;
     if (result.masterAddr !== null) replyExt.masterAddr = result.masterAddr;

@@ -85,17 +85,24 @@ export class RouteInfoManager {
    * touched. Static-topic mappings are merged only on a first registration or a new dataVersion.
    * The stored dataVersion becomes the body's.
    *
-   * Differs from Apache 5.3.3: a one-topic body from a broker id not registered yet is accepted
-   * (Apache refuses it, "register single topic route info should be after the broker completes
-   * the first registration", and Apache 4.9 accepts it); tsmq's broker follows a failed
-   * increment with a full registration, so it works with either nameserver.
+   * Refused (null, nothing changed) as Apache 5.3.3 refuses it: a body of exactly one topic from
+   * a broker id that is not registered under its broker name ("Register single topic route info
+   * should be after the broker completes the first registration": an increment reaching a
+   * nameserver that restarted or expired the broker). The processor answers SYSTEM_ERROR
+   * "register broker failed"; tsmq's broker then registers in full at once. (Apache also adds
+   * the broker name to its cluster and an empty broker entry before refusing; tsmq does not.
+   * Apache 4.9 accepted such a body.)
    *
    * One address keeps one id: an older entry for the same address under another id is removed
    * (slave -> master switch).
    */
-  registerBroker(req: RegisterBrokerRequest): RegisterBrokerResult {
+  registerBroker(req: RegisterBrokerRequest): RegisterBrokerResult | null {
     const { clusterName, brokerAddr, brokerName, brokerId } = req;
     const wrapper = req.topicConfigWrapper;
+    if (wrapper && wrapper.topicConfigTable.size === 1 && !this.brokerAddrTable.get(brokerName)?.brokerAddrs.has(brokerId)) {
+      this.logger.warn(`Can't register topic ${[...wrapper.topicConfigTable.keys()][0]} because broker[${brokerId}]=${brokerAddr} has not registered.`);
+      return null;
+    }
     let names = this.clusterAddrTable.get(clusterName);
     if (!names) this.clusterAddrTable.set(clusterName, (names = new Set()));
     names.add(brokerName);

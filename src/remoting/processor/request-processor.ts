@@ -11,6 +11,11 @@ export interface RemotingChannel {
   /** Unique per connection within the process. */
   readonly id: string;
   readonly closed: boolean;
+  /**
+   * True for a registry entry that carries no remoting traffic: a gRPC client's entry in the
+   * producer or consumer manager (src/grpc). Remoting pushes (check-backs, reply messages) skip it.
+   */
+  readonly standIn?: boolean;
   /** Writes a command (response or server-initiated request). No-op on a closed channel. */
   send(cmd: RemotingCommand): void;
   close(): void;

@@ -185,6 +185,24 @@ describe('ACL 2.0 on the broker remoting port (in process)', { timeout: 60_000 }
     assert.equal(u.code, ResponseCode.NO_PERMISSION);
   });
 
+  it('SEND_MESSAGE (V1) to a retry topic %RETRY%G needs Sub on G, whatever producerGroup (or an added `group` field) the signed request names', async () => {
+    const MALLORY: SessionCredentials = { accessKey: 'mallory', secretKey: 'mallory-secret' };
+    await ok(call(RequestCode.AUTH_CREATE_USER, { username: MALLORY.accessKey }, Buffer.from(JSON.stringify({ password: MALLORY.secretKey })), ROOT));
+    // mallory may consume as group PG only
+    await ok(call(RequestCode.AUTH_CREATE_ACL, { subject: 'User:mallory' }, Buffer.from(JSON.stringify({ policies: [{ entries: [{ resource: 'Group:PG', actions: ['Sub', 'Get'], decision: 'Allow' }, { resource: `Topic:${T}`, actions: ['Pub'], decision: 'Allow' }] }] })), ROOT));
+    const v1 = (over: Record<string, ExtFieldValue>): Record<string, ExtFieldValue> => ({ ...GUARDED[0]![2], topic: `%RETRY%${G}`, producerGroup: 'PG', ...over });
+    for (const ext of [v1({}), v1({ group: 'PG' }), v1({ producerGroup: 'PG', group: 'PG' })]) {
+      const r = await call(RequestCode.SEND_MESSAGE, ext, msgBody, MALLORY);
+      assert.deepEqual([r.code, r.remark], [ResponseCode.NO_PERMISSION, `User:mallory has no permission to access Group:${G} from 127.0.0.1, no matched policies.`], JSON.stringify(ext));
+    }
+    // alice has Sub on G: her send-back passes authorization, whatever producer group she names
+    const a = await call(RequestCode.SEND_MESSAGE, v1({ producerGroup: 'SomeProducer' }), msgBody, ALICE);
+    assert.notEqual(a.code, ResponseCode.NO_PERMISSION, a.remark ?? '');
+    // a normal topic: Pub on the topic (mallory has it)
+    const n = await call(RequestCode.SEND_MESSAGE, v1({ topic: T }), msgBody, MALLORY);
+    assert.equal(n.code, ResponseCode.SUCCESS, n.remark ?? '');
+  });
+
   it('admin rules: blank username → 29; existing user → 16 "The user is existed"; bad ACL bodies → 16 with Apache messages', async () => {
     const blank = await call(RequestCode.AUTH_CREATE_USER, {}, Buffer.from('{}'), ROOT);
     assert.deepEqual([blank.code, blank.remark], [ResponseCode.INVALID_PARAMETER, 'The username is blank']);

@@ -17,7 +17,7 @@ import { createRequestCommand } from '../../../src/remoting/protocol/commands.js
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
 import { silentLogger } from '../../../src/common/logging/logger.js';
-import { clientVersionOrdinal } from '../../../src/grpc/consumer-registration.js';
+import { clientVersionOrdinal } from '../../../src/grpc/client-registration.js';
 import { versionDesc } from '../../../src/remoting/protocol/mq-version.js';
 
 const nodeClientVersion = (createRequire(import.meta.url)('rocketmq-client-nodejs/package.json') as { version: string }).version;

@@ -47,7 +47,7 @@ describe('nameserver registration bounds', { timeout: 60_000 }, () => {
     assert.equal(r.code, ResponseCode.SYSTEM_ERROR);
     assert.equal(r.remark, 'register broker body carries 120000 topics, more than registerBrokerMaxTopicNums=100000');
     assert.equal((await route(addr, 'T1')).code, ResponseCode.TOPIC_NOT_EXIST);
-    const ok = await register(addr, 'real', registrationBody(['RealTopic']));
+    const ok = await register(addr, 'real', registrationBody(['RealTopic', 'TBW102']));
     assert.equal(ok.code, ResponseCode.SUCCESS);
     assert.equal((await route(addr, 'RealTopic')).code, ResponseCode.SUCCESS);
   });
@@ -59,7 +59,7 @@ describe('nameserver registration bounds', { timeout: 60_000 }, () => {
     assert.equal(r.code, ResponseCode.SYSTEM_ERROR);
     assert.equal(r.remark, `register broker body of ${body.length} bytes exceeds registerBrokerMaxBodyBytes=1048576`);
     assert.equal((await route(addr, 'PaddedTopic')).code, ResponseCode.TOPIC_NOT_EXIST);
-    assert.equal((await register(addr, 'real', registrationBody(['RealTopic']))).code, ResponseCode.SUCCESS);
+    assert.equal((await register(addr, 'real', registrationBody(['RealTopic', 'TBW102']))).code, ResponseCode.SUCCESS);
     assert.equal((await route(addr, 'RealTopic')).code, ResponseCode.SUCCESS);
   });
 });

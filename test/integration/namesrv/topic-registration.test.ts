@@ -5,7 +5,10 @@
  * auto-create on send each carry only the changed topics (with the broker's new dataVersion);
  * the routes of all topics stay served, an update changes that topic's route, a deleted topic
  * (DELETE_TOPIC_IN_BROKER + DELETE_TOPIC_IN_NAMESRV) stays gone across a later full
- * registration (a brokerPermission change forces one).
+ * registration (a brokerPermission change forces one). UPDATE_AND_CREATE_TOPIC answers after the
+ * nameserver has the topic (a route query right after the answer finds it); a nameserver that
+ * forgot the broker refuses the one-topic increment (SYSTEM_ERROR "register broker failed", as
+ * Apache 5.3.3) and the broker registers in full before answering.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +19,8 @@ import { silentLogger } from '../../../src/common/logging/logger.js';
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 import { LeanClient } from '../../support/lean-client.js';
 import { removeDir, tempDir } from '../../support/store-fixtures.js';
+import { DelayProxy } from '../../support/delay-proxy.js';
+import { TOPIC_REGISTRATION_ANSWER_WAIT_MS } from '../../../src/broker/processors/topic-admin-processors.js';
 
 const TOPIC_HEADER = { readQueueNums: 4, writeQueueNums: 4, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false };
 
@@ -80,10 +85,11 @@ describe('topic registration: only the changed topics are registered', { timeout
     const first = registrations[0]!.topics;
     assert.ok(first.includes('TBW102') && first.includes('broker-reg') && first.length >= 6, `system topics: ${first.join(',')}`);
     for (let i = 0; i < 20; i++) {
-      const before = registrations.length;
+      const seen: number = registrations.length;
       const r = await brokerClient.invoke(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic: `RegT${i}`, ...TOPIC_HEADER });
       assert.equal(r.code, 0, r.remark ?? '');
-      const regs = await registrationsAfter(before);
+      assert.equal(registrations.length, seen + 1, 'registered before the answer');
+      const regs = await registrationsAfter(seen);
       assert.deepEqual(regs.map((x) => x.topics), [[`RegT${i}`]]);
     }
     const counters = registrations.slice(1).map((x) => x.counter);
@@ -136,5 +142,97 @@ describe('topic registration: only the changed topics are registered', { timeout
     assert.equal((await brokerClient.invoke(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic: 'RegT5', ...TOPIC_HEADER, writeQueueNums: 2, readQueueNums: 2 })).code, 0);
     assert.deepEqual((await registrationsAfter(n)).map((x) => x.topics), [['RegT5']]);
     assert.equal(await routeWriteQueues('RegT5'), 2);
+  });
+
+  it('a nameserver that no longer knows the broker refuses the one-topic increment; the broker registers in full before it answers', async () => {
+    const results: Array<{ topics: string[]; refused: boolean }> = [];
+    const wrapped = namesrv.routes.registerBroker;
+    namesrv.routes.registerBroker = (req: RegisterBrokerRequest) => {
+      const r = wrapped(req);
+      results.push({ topics: [...(req.topicConfigWrapper?.topicConfigTable.keys() ?? [])], refused: r === null });
+      return r;
+    };
+    try {
+      // as after a nameserver restart (or a broker expired by it)
+      assert.equal((await namesrvClient.invoke(RequestCode.UNREGISTER_BROKER, { brokerName: 'broker-reg', brokerAddr: broker.ctx.brokerAddr, clusterName: 'DefaultCluster', brokerId: 0 })).code, 0);
+      assert.equal(await routeWriteQueues('RegT1'), null, 'the nameserver forgot every topic of the broker');
+      const r = await brokerClient.invoke(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic: 'RegAfterForget', ...TOPIC_HEADER });
+      assert.equal(r.code, 0, r.remark ?? '');
+      assert.deepEqual(results.slice(0, 1), [{ topics: ['RegAfterForget'], refused: true }]);
+      assert.equal(results.length, 2, 'the full registration followed before the answer');
+      assert.equal(results[1]!.refused, false);
+      assert.ok(results[1]!.topics.length > 20);
+      assert.equal(await routeWriteQueues('RegAfterForget'), 4);
+      assert.equal(await routeWriteQueues('RegT1'), 4, 'the other topics are back too');
+    } finally {
+      namesrv.routes.registerBroker = wrapped;
+    }
+  });
+});
+
+describe('UPDATE_AND_CREATE_TOPIC answers after the nameserver registration (bounded)', { timeout: 60_000 }, () => {
+  let namesrv: NamesrvController;
+  let proxy: DelayProxy;
+  let broker: BrokerController;
+  let brokerClient: LeanClient;
+  let namesrvClient: LeanClient;
+  let dir: string;
+
+  before(async () => {
+    namesrv = new NamesrvController({ listenPort: 0, host: '127.0.0.1', logger: silentLogger });
+    await namesrv.start();
+    proxy = await DelayProxy.start(namesrv.port);
+    dir = tempDir('tsmq-topic-registration-slow-');
+    broker = await BrokerController.create({
+      brokerConfig: { storePathRootDir: dir, listenPort: '0', namesrvAddr: `127.0.0.1:${proxy.port}`, brokerName: 'broker-slow', mappedFileSizeCommitLog: String(1024 * 1024) },
+      logger: silentLogger,
+    });
+    await broker.start();
+    brokerClient = new LeanClient(`127.0.0.1:${broker.port}`);
+    namesrvClient = new LeanClient(`127.0.0.1:${namesrv.port}`);
+    await Promise.all([brokerClient.ready, namesrvClient.ready]);
+  });
+
+  after(async () => {
+    if (proxy) proxy.delayMs = 0;
+    brokerClient?.close();
+    namesrvClient?.close();
+    await broker?.shutdown();
+    await proxy?.close();
+    await namesrv?.shutdown();
+    if (dir) removeDir(dir);
+  });
+
+  /** The topic's own route: 3 write queues (an unknown topic gets a TBW102-derived route of 4). */
+  const routed = async (topic: string): Promise<boolean> => {
+    const r = await namesrvClient.invoke(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic });
+    return r.code === 0 && (JSON.parse(r.body.toString('utf8')) as { queueDatas: Array<{ writeQueueNums: number }> }).queueDatas[0]?.writeQueueNums === 3;
+  };
+  const HEADER3 = { ...TOPIC_HEADER, readQueueNums: 3, writeQueueNums: 3 };
+
+  it('with a nameserver 400 ms away the route is there when the answer comes', async () => {
+    proxy.delayMs = 400;
+    for (const topic of ['SlowT1', 'SlowT2']) {
+      const t0 = Date.now();
+      const r = await brokerClient.invoke(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic, ...HEADER3 });
+      assert.equal(r.code, 0, r.remark ?? '');
+      assert.ok(Date.now() - t0 >= 400, `answered after ${Date.now() - t0} ms`);
+      assert.equal(await routed(topic), true, `${topic} routed right after the answer`);
+    }
+    const list = ['SlowL1', 'SlowL2'].map((topicName) => ({ topicName, readQueueNums: 3, writeQueueNums: 3, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false, attributes: {} }));
+    assert.equal((await brokerClient.invoke(RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, {}, Buffer.from(JSON.stringify({ topicConfigList: list })))).code, 0);
+    assert.deepEqual([await routed('SlowL1'), await routed('SlowL2')], [true, true]);
+  });
+
+  it(`a nameserver that does not answer delays the answer by at most ${TOPIC_REGISTRATION_ANSWER_WAIT_MS} ms (SUCCESS); the registration completes later`, async () => {
+    proxy.delayMs = Number.POSITIVE_INFINITY;
+    const t0 = Date.now();
+    const r = await brokerClient.invoke(RequestCode.UPDATE_AND_CREATE_TOPIC, { topic: 'StalledT', ...HEADER3 });
+    const tookMs = Date.now() - t0;
+    assert.equal(r.code, 0, r.remark ?? '');
+    assert.ok(tookMs >= TOPIC_REGISTRATION_ANSWER_WAIT_MS - 50 && tookMs < TOPIC_REGISTRATION_ANSWER_WAIT_MS + 1500, `answered after ${tookMs} ms`);
+    assert.equal(await routed('StalledT'), false);
+    proxy.delayMs = 0;
+    await until('StalledT routed once the nameserver answers', () => routed('StalledT'));
   });
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TopicConfigManager } from '../../../src/broker/topic/topic-config-manager.js';
+import { newTopicConfig } from '../../../src/broker/topic/topic-config.js';
 import { SubscriptionGroupManager } from '../../../src/broker/subscription/subscription-group-manager.js';
 import { ManualClock } from '../../../src/common/time/clock.js';
 import { BrokerHarness } from './support/broker-harness.js';
@@ -251,5 +252,22 @@ describe('TopicConfigManager topics.json rendering (per-topic cache)', () => {
     assert.equal(reloaded.load(), true);
     await reloaded.persist();
     assert.equal(readFileSync(file, 'utf8'), JSON.stringify(m.encode(), null, 2), 'a reloaded manager writes the same text');
+  });
+});
+
+describe('registration wrappers of a broker that is not read-write (Apache 5.3.3: perm & brokerPermission)', () => {
+  it('full and increment wrappers AND each topic perm with the mask; without a mask perms are as stored', () => {
+    const m = manager();
+    m.updateTopicConfig(newTopicConfig('RW', { readQueueNums: 1, writeQueueNums: 1, perm: 6 }));
+    m.updateTopicConfig(newTopicConfig('WriteOnly', { readQueueNums: 1, writeQueueNums: 1, perm: 2 }));
+    m.updateTopicConfig(newTopicConfig('ReadOnly', { readQueueNums: 1, writeQueueNums: 1, perm: 4 }));
+    const readOnlyBroker = 4;
+    const full = m.buildSerializeWrapper(readOnlyBroker).topicConfigTable;
+    // Apache 4.9 replaced every perm by brokerPermission (WriteOnly would have become readable: 4)
+    assert.deepEqual([full.RW!.perm, full.WriteOnly!.perm, full.ReadOnly!.perm, full.TBW102!.perm], [4, 0, 4, 4]);
+    const inc = m.buildIncrementWrapper(['WriteOnly', 'ReadOnly'], 2)!.topicConfigTable;
+    assert.deepEqual([inc.WriteOnly!.perm, inc.ReadOnly!.perm], [2, 0]);
+    assert.equal(m.buildSerializeWrapper().topicConfigTable.WriteOnly!.perm, 2);
+    assert.equal(m.selectTopicConfig('RW')!.perm, 6, 'the stored config is untouched');
   });
 });

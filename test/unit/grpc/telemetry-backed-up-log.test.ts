@@ -36,7 +36,7 @@ test('backed-up Telemetry streams of many clients: one warning key, one line per
     ctx: { config: { maxMessageSize: 4 * 1024 * 1024, enablePropertyFilter: false }, subscriptionGroupManager: { findSubscriptionGroupConfig: () => undefined } },
     config: { grpcMaxBodySizeBytes: 4 * 1024 * 1024, grpcProducerMaxAttempts: 3, grpcBackoffInitialMs: 10, grpcBackoffMaxMs: 1000, grpcBackoffMultiplier: 2, grpcReceiveBatchSize: 32, grpcPushLongPollingTimeoutMs: 20000 },
     sessions,
-    consumers: { register() {} },
+    registration: { register() {} },
     logger: { info() {}, error() {}, debug() {}, warn: (m: string) => void warnings.push(m), child() { return this; } },
   } as unknown as GrpcServices;
   const handler = telemetryHandler(services);

@@ -22,6 +22,7 @@ function writer(accepts: boolean): TelemetryWriter & { got: TelemetryCommand[] }
       got.push(cmd);
       return true;
     },
+    end() {},
   };
 }
 

@@ -65,7 +65,7 @@ test('REGISTER_BROKER then GET_ROUTEINFO_BY_TOPIC returns the exact route JSON',
 
 test('slave registration is answered with the master and its HA address (strings)', async (t) => {
   const { call } = await setup(t);
-  await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6] }));
+  await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6], Filler: [1, 6] }));
   const reg = await call(RequestCode.REGISTER_BROKER, { ...brokerHeader(1, '127.0.0.1:11911'), haServerAddr: '127.0.0.1:11912' }, registerBody({}));
   assert.deepEqual(reg.extFields, { haServerAddr: '127.0.0.1:10912', masterAddr: '127.0.0.1:10911' });
 });
@@ -76,7 +76,7 @@ test('unknown topic: TBW102-derived route (intentional), or 17 without TBW102', 
   assert.equal(none.code, ResponseCode.TOPIC_NOT_EXIST);
   assert.equal(none.remark, 'No topic route info in name server for the topic: NewTopic');
   assert.equal(none.body, null);
-  await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6] }));
+  await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6], Filler: [1, 6] }));
   assert.equal((await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'NewTopic' })).code, ResponseCode.TOPIC_NOT_EXIST);
   await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6], TBW102: [8, 7] }, 2));
   const auto = await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'BrandNewTopic' });
@@ -97,7 +97,7 @@ test('missing header fields and bad bodies give SYSTEM_ERROR with a clear remark
   const r3 = await call(RequestCode.REGISTER_BROKER, brokerHeader(), Buffer.from('{not json'));
   assert.equal(r3.code, ResponseCode.SYSTEM_ERROR);
   assert.match(r3.remark!, /^register broker body is not valid JSON/);
-  const body = registerBody({ T: [1, 6] });
+  const body = registerBody({ T: [1, 6], Filler: [1, 6] });
   const good = crc32(body) & 0x7fffffff;
   const r4 = await call(RequestCode.REGISTER_BROKER, { ...brokerHeader(), bodyCrc32: good ^ 1 }, body);
   assert.deepEqual([r4.code, r4.remark], [ResponseCode.SYSTEM_ERROR, 'crc32 not match']);
@@ -139,7 +139,7 @@ test('QUERY_DATA_VERSION, BROKER_HEARTBEAT and expiry under a manual clock', asy
   t.after(() => brokerSide.close());
   const brokerCall = (code: number, ext: Record<string, ExtFieldValue>, body?: Buffer): Promise<RemotingCommand> =>
     brokerSide.invokeSync(`127.0.0.1:${ns.port}`, createRequestCommand(code, ext, body ?? null), 3000);
-  await brokerCall(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6] }, 7));
+  await brokerCall(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6], Filler: [1, 6] }, 7));
   const dv = (counter: number): Buffer => Buffer.from(JSON.stringify({ stateVersion: 0, timestamp: 1700000000000, counter }));
   const q1 = await brokerCall(RequestCode.QUERY_DATA_VERSION, brokerHeader(), dv(8));
   assert.deepEqual(q1.extFields, { changed: 'true' });
@@ -177,7 +177,7 @@ test('a broker whose registering connection closes is dropped at once', async (t
   const brokerSide = new RemotingClient();
   t.after(() => brokerSide.close());
   const addr = `127.0.0.1:${ns.port}`;
-  await brokerSide.invokeSync(addr, createRequestCommand(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6] })), 3000);
+  await brokerSide.invokeSync(addr, createRequestCommand(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6], Filler: [1, 6] })), 3000);
   assert.equal((await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'TopicA' })).code, 0);
   await brokerSide.close();
   for (let i = 0; i < 100 && ns.routes.brokerLiveTable.size > 0; i++) await sleep(5);
@@ -189,11 +189,29 @@ test('expiry closes the expired broker\'s connection', async (t) => {
   const brokerSide = new RemotingClient();
   t.after(() => brokerSide.close());
   const addr = `127.0.0.1:${ns.port}`;
-  await brokerSide.invokeSync(addr, createRequestCommand(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6] })), 3000);
+  await brokerSide.invokeSync(addr, createRequestCommand(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ TopicA: [4, 6], Filler: [1, 6] })), 3000);
   assert.equal(ns.server.channels.length, 1);
   clock.advance(120_001);
   ns.scanNotActiveBroker();
   for (let i = 0; i < 100 && ns.server.channels.length > 0; i++) await sleep(5);
   assert.equal(ns.server.channels.length, 0);
   assert.equal(ns.routes.brokerAddrTable.size, 0);
+});
+
+test('a one-topic REGISTER_BROKER from a broker id not registered → SYSTEM_ERROR "register broker failed", nothing recorded (Apache 5.3.3); after a full registration it merges', async (t) => {
+  const { call, ns } = await setup(t);
+  const refused = await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ Incr: [2, 6] }));
+  assert.deepEqual([refused.code, refused.remark], [ResponseCode.SYSTEM_ERROR, 'register broker failed']);
+  assert.equal(ns.routes.brokerAddrTable.size, 0);
+  assert.equal(ns.routes.clusterAddrTable.size, 0);
+  assert.equal((await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'Incr' })).code, ResponseCode.TOPIC_NOT_EXIST);
+  // an empty table or two topics are accepted (Apache checks size == 1 only)
+  assert.equal((await call(RequestCode.REGISTER_BROKER, brokerHeader(1, '127.0.0.1:11911'), registerBody({}))).code, ResponseCode.SUCCESS);
+  assert.equal((await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ A: [1, 6], B: [1, 6] }))).code, ResponseCode.SUCCESS);
+  const merged = await call(RequestCode.REGISTER_BROKER, brokerHeader(), registerBody({ Incr: [2, 6] }, 2));
+  assert.equal(merged.code, ResponseCode.SUCCESS);
+  assert.equal((await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'Incr' })).code, ResponseCode.SUCCESS);
+  // a known broker name but another (unregistered) id is refused too
+  const other = await call(RequestCode.REGISTER_BROKER, brokerHeader(2, '127.0.0.1:12911'), registerBody({ Incr: [2, 6] }));
+  assert.deepEqual([other.code, other.remark], [ResponseCode.SYSTEM_ERROR, 'register broker failed']);
 });

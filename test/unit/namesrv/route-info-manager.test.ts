@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../../src/common/time/clock.js';
-import { RouteInfoManager } from '../../../src/namesrv/route/route-info-manager.js';
+import { RouteInfoManager, type RouteInfoManagerOptions } from '../../../src/namesrv/route/route-info-manager.js';
 import type { DataVersion, RegisterBrokerRequest, TopicConfig } from '../../../src/namesrv/route/route-types.js';
 import { encodeTopicRouteData } from '../../../src/namesrv/route/route-json.js';
 
@@ -21,8 +21,27 @@ function reg(over: Partial<RegisterBrokerRequest> & { table?: Map<string, TopicC
   };
 }
 
+/**
+ * A RouteInfoManager whose registerBroker first registers a broker id it does not know yet with
+ * an empty topic table when the body holds exactly one topic: the tests below are about merging
+ * and keep their bodies short, while such a body from an unknown broker id is refused (Apache
+ * 5.3.3; pinned by the last test, on a plain RouteInfoManager).
+ */
+function routes(opts?: RouteInfoManagerOptions): RouteInfoManager {
+  const m = new RouteInfoManager(opts);
+  const real = m.registerBroker.bind(m);
+  m.registerBroker = (req) => {
+    const w = req.topicConfigWrapper;
+    if (w && w.topicConfigTable.size === 1 && !m.brokerAddrTable.get(req.brokerName)?.brokerAddrs.has(req.brokerId)) {
+      real({ ...req, topicConfigWrapper: { ...w, topicConfigTable: new Map() } });
+    }
+    return real(req);
+  };
+  return m;
+}
+
 test('master registration creates queue and broker data; route is sorted and stable', () => {
-  const m = new RouteInfoManager({ clock: new ManualClock(1000) });
+  const m = routes({ clock: new ManualClock(1000) });
   m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:10911', table: topics(['TopicA', 8]) }));
   const result = m.registerBroker(reg({}));
   assert.deepEqual(result, { haServerAddr: null, masterAddr: null });
@@ -44,26 +63,26 @@ test('master registration creates queue and broker data; route is sorted and sta
 });
 
 test('slave gets its master address and HA address; slave topic data is ignored', () => {
-  const m = new RouteInfoManager({ clock: new ManualClock(0) });
+  const m = routes({ clock: new ManualClock(0) });
   m.registerBroker(reg({}));
   const r = m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.9:10911', haServerAddr: '10.0.0.9:10912', table: topics(['SlaveOnly', 2]) }));
   assert.deepEqual(r, { haServerAddr: '10.0.0.1:10912', masterAddr: '10.0.0.1:10911' });
   assert.equal(m.pickupTopicRouteData('SlaveOnly'), null);
   assert.deepEqual([...m.pickupTopicRouteData('TopicA')!.brokerDatas[0]!.brokerAddrs], [[0, '10.0.0.1:10911'], [1, '10.0.0.9:10911']]);
   // a slave without a live master gets nothing
-  const m2 = new RouteInfoManager();
+  const m2 = routes();
   assert.deepEqual(m2.registerBroker(reg({ brokerId: 1 })), { haServerAddr: null, masterAddr: null });
 });
 
 test('one address keeps one broker id (slave promoted to master)', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.5:10911' }));
   m.registerBroker(reg({ brokerId: 0, brokerAddr: '10.0.0.5:10911' }));
   assert.deepEqual([...m.brokerAddrTable.get('broker-a')!.brokerAddrs], [[0, '10.0.0.5:10911']]);
 });
 
 test('with an unchanged dataVersion only topics new to this broker are added (Apache 5 isTopicConfigChanged)', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   const dv = { stateVersion: 0, timestamp: 5, counter: 1 };
   m.registerBroker(reg({ dv }));
   m.registerBroker(reg({ dv, table: topics(['TopicA', 16], ['TopicB', 1]) }));
@@ -82,7 +101,7 @@ test('with an unchanged dataVersion only topics new to this broker are added (Ap
 
 test('brokers silent for more than 120 s are dropped; heartbeats keep them', () => {
   const clock = new ManualClock(10_000);
-  const m = new RouteInfoManager({ clock });
+  const m = routes({ clock });
   m.registerBroker(reg({}));
   m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:10911', table: topics(['TopicB', 2]), channelId: 'ch-b' }));
   clock.advance(60_000);
@@ -104,14 +123,14 @@ test('brokers silent for more than 120 s are dropped; heartbeats keep them', () 
 
 test('per-broker heartbeat timeout (Apache 5 heartbeatTimeoutMillis)', () => {
   const clock = new ManualClock(0);
-  const m = new RouteInfoManager({ clock });
+  const m = routes({ clock });
   m.registerBroker(reg({ heartbeatTimeoutMs: 10_000 }));
   clock.advance(10_001);
   assert.equal(m.scanNotActiveBroker().length, 1);
 });
 
 test('a master leaving keeps the group while a slave remains; the last one removes its topics', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({}));
   m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.9:10911' }));
   m.unregisterBroker('DefaultCluster', '10.0.0.1:10911', 'broker-a', 0);
@@ -123,7 +142,7 @@ test('a master leaving keeps the group while a slave remains; the last one remov
 });
 
 test('onChannelDestroy drops the broker registered over that channel', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({ channelId: 'c1' }));
   assert.equal(m.onChannelDestroy('other'), null);
   assert.deepEqual(m.onChannelDestroy('c1'), { brokerAddr: '10.0.0.1:10911', channelId: 'c1' });
@@ -131,7 +150,7 @@ test('onChannelDestroy drops the broker registered over that channel', () => {
 });
 
 test('auto-create route from TBW102: min(4, writeQueueNums) queues, inherit bit removed', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   assert.equal(m.pickupAutoCreateRouteData(), null);
   m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['TopicA', 4]) }));
   m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:10911', table: topics(['TBW102', 2, 7]) }));
@@ -146,7 +165,7 @@ test('auto-create route from TBW102: min(4, writeQueueNums) queues, inherit bit 
 });
 
 test('deleteTopic everywhere or per cluster; deleteTopicWithBrokerRegistration option', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1]) }));
   m.registerBroker(reg({ clusterName: 'C2', brokerName: 'broker-c', brokerAddr: '10.0.0.3:1', table: topics(['T1', 1]) }));
   m.deleteTopic('T1', 'C2');
@@ -154,14 +173,14 @@ test('deleteTopic everywhere or per cluster; deleteTopicWithBrokerRegistration o
   m.deleteTopic('T1');
   assert.equal(m.pickupTopicRouteData('T1'), null);
 
-  const m2 = new RouteInfoManager({ deleteTopicWithBrokerRegistration: true });
+  const m2 = routes({ deleteTopicWithBrokerRegistration: true });
   m2.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1]), dv: { stateVersion: 0, timestamp: 1, counter: 1 } }));
   m2.registerBroker(reg({ table: topics(['T2', 1]), dv: { stateVersion: 0, timestamp: 1, counter: 2 } }));
   assert.deepEqual(m2.getAllTopicList(), ['T2']);
 });
 
 test('auto-create route for %RETRY%<group> and %DLQ%<group> has one queue, as the broker creates them', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({ table: topics(['TBW102', 8, 7]) }));
   for (const topic of ['%RETRY%GID_X', '%DLQ%GID_X']) {
     assert.deepEqual(m.pickupAutoCreateRouteData(topic)!.queueDatas, [
@@ -172,7 +191,7 @@ test('auto-create route for %RETRY%<group> and %DLQ%<group> has one queue, as th
 });
 
 test('a deleted topic gets no TBW102 fallback route until a broker registers it again; never-seen topics still do', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['Gone', 2]) }));
   assert.ok(m.pickupAutoCreateRouteData('NeverSeen'), 'ali-ons auto-create needs the fallback');
   m.deleteTopic('Gone');
@@ -192,7 +211,7 @@ test('a deleted topic gets no TBW102 fallback route until a broker registers it 
 });
 
 test('wipe / add write perm of a broker group; topics by cluster', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({ table: topics(['T1', 2, 6], ['T2', 2, 7]) }));
   m.registerBroker(reg({ clusterName: 'C2', brokerName: 'broker-c', brokerAddr: '10.0.0.3:1', table: topics(['T3', 1, 6]) }));
   assert.equal(m.operateWritePermOfBroker('broker-a', 'wipe'), 2);
@@ -207,7 +226,7 @@ test('wipe / add write perm of a broker group; topics by cluster', () => {
 });
 
 test('an incremental (one-topic) registration with a new dataVersion changes that topic and keeps the others', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   const full = topics(['TBW102', 8, 7], ['T1', 4], ['T2', 4], ['T3', 4]);
   m.registerBroker(reg({ table: full, dv: { stateVersion: 0, timestamp: 10, counter: 1 } }));
   m.registerBroker(reg({ brokerName: 'broker-b', brokerAddr: '10.0.0.2:1', table: topics(['T1', 2]) }));
@@ -231,7 +250,7 @@ test('an incremental (one-topic) registration with a new dataVersion changes tha
 });
 
 test('a deleted topic stays deleted across increments of other topics; its own re-registration brings it back', () => {
-  const m = new RouteInfoManager();
+  const m = routes();
   m.registerBroker(reg({ table: topics(['TBW102', 8, 7], ['Gone', 2], ['Kept', 2]), dv: { stateVersion: 0, timestamp: 1, counter: 1 } }));
   m.deleteTopic('Gone');
   m.registerBroker(reg({ table: topics(['Other', 1]), dv: { stateVersion: 0, timestamp: 2, counter: 2 } }));
@@ -247,7 +266,7 @@ test('a deleted topic stays deleted across increments of other topics; its own r
 });
 
 test('deleteTopicWithBrokerRegistration: applied even with an unchanged dataVersion, skipped when the body carries static-topic mappings (Apache)', () => {
-  const m = new RouteInfoManager({ deleteTopicWithBrokerRegistration: true });
+  const m = routes({ deleteTopicWithBrokerRegistration: true });
   const dv = { stateVersion: 0, timestamp: 1, counter: 1 };
   m.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1], ['T3', 1]), dv }));
   m.registerBroker(reg({ table: topics(['T1', 1], ['T2', 1]), dv }));
@@ -256,4 +275,18 @@ test('deleteTopicWithBrokerRegistration: applied even with an unchanged dataVers
   withMapping.topicConfigWrapper!.topicQueueMappingInfoMap = new Map([['T1', { bname: 'broker-a', topic: 'T1' }]]);
   m.registerBroker(withMapping);
   assert.deepEqual(m.getAllTopicList(), ['T1', 'T2']);
+});
+
+test('a one-topic body from a broker id not registered is refused (null), nothing recorded; an empty or two-topic body is not (Apache 5.3.3 RouteInfoManager.registerBroker)', () => {
+  const m = new RouteInfoManager();
+  assert.equal(m.registerBroker(reg({ table: topics(['Incr', 2]) })), null);
+  assert.equal(m.brokerAddrTable.size, 0);
+  assert.equal(m.clusterAddrTable.size, 0);
+  assert.equal(m.brokerLiveTable.size, 0);
+  assert.equal(m.pickupTopicRouteData('Incr'), null);
+  assert.deepEqual(m.registerBroker(reg({ table: topics(['A', 1], ['B', 1]) })), { haServerAddr: null, masterAddr: null });
+  assert.notEqual(m.registerBroker(reg({ table: topics(['Incr', 2]), dv: { stateVersion: 0, timestamp: 2, counter: 2 } })), null, 'known now: an increment merges');
+  assert.equal(m.pickupTopicRouteData('Incr')!.queueDatas[0]!.writeQueueNums, 2);
+  assert.equal(m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.9:1', table: topics(['Incr', 2]) })), null, 'another id of a known broker name');
+  assert.notEqual(m.registerBroker(reg({ brokerId: 1, brokerAddr: '10.0.0.9:1', table: new Map() })), null);
 });

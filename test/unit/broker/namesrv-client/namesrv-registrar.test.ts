@@ -84,3 +84,39 @@ test('a failed increment is followed by a full registration; a failed full one i
   assert.equal(sent.length, 2);
   await registrar.shutdown();
 });
+
+test('registerTopics settles after the registration that carried the topic; after a refused increment, after the full registration that followed', async () => {
+  const { registrar, sent } = harness();
+  const settled: string[] = [];
+  void registrar.registerTopics(['A']).then((o) => settled.push(`A:${o.map((x) => x.ok).join()}`));
+  void registrar.registerTopics(['B']).then((o) => settled.push(`B:${o.map((x) => x.ok).join()}`));
+  await tick();
+  assert.deepEqual(settled, [], 'nothing settles while the increment of A is in flight');
+  sent[0]!.release(true);
+  await tick();
+  await tick();
+  assert.deepEqual(settled, ['A:true'], 'B was not in that registration: it still waits');
+  assert.deepEqual(sent.map((s) => s.topics), [['A'], ['B']]);
+  sent[1]!.release(false); // e.g. Apache 5.3.3: one-topic registration of an unknown broker → SYSTEM_ERROR
+  await tick();
+  await tick();
+  assert.deepEqual(settled, ['A:true'], 'B waits for the full registration that follows the refused increment');
+  assert.deepEqual(sent.map((s) => s.topics), [['A'], ['B'], ['A', 'B', 'C', 'D']]);
+  sent[2]!.release(true);
+  await tick();
+  await tick();
+  assert.deepEqual(settled, ['A:true', 'B:true']);
+  assert.equal(sent.length, 3, 'no further registration');
+});
+
+test('a request still waiting at shutdown settles with []', async () => {
+  const { registrar, sent } = harness();
+  const first = registrar.registerTopics(['A']);
+  const second = registrar.registerTopics(['B']);
+  const down = registrar.shutdown();
+  sent[0]!.release(true);
+  await down;
+  assert.deepEqual(await first, [{ namesrvAddr: 'ns', ok: true }]);
+  assert.deepEqual(await second, []);
+  assert.equal(sent.length, 1);
+});

@@ -53,6 +53,9 @@ import tsmq.interop.common.Json;
  *                   receives them with invisible time I and closes without acking (prints
  *                   {"type":"closed","at":...}); a second SimpleConsumer of G then receives and acks
  *                   until N arrived or M ms passed.
+ *   produce-hold    topics=T1,T2 releaseFile=F: a Producer of those topics sends one message to T1,
+ *                   prints {"type":"holding"}, and stays up until file F exists (60 s at most),
+ *                   then shuts down (NotifyClientTermination) and prints {"type":"closed"}.
  * Option ssl=true: connect with TLS (the client's own enableSsl, trusting any certificate).
  */
 public final class Grpc5Peer {
@@ -92,6 +95,9 @@ public final class Grpc5Peer {
                 case "simple-close":
                     simpleClose();
                     break;
+                case "produce-hold":
+                    produceHold();
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown scenario " + scenario);
             }
@@ -125,6 +131,20 @@ public final class Grpc5Peer {
     }
 
     // ------------------------------------------------------------------ departed clients
+
+    private static void produceHold() throws Exception {
+        String[] topics = opts.get("topics").split(",");
+        Producer producer = startProducer("producer", null, topics);
+        send(producer, "produce-hold", P.newMessageBuilder().setTopic(topics[0]).setKeys("hold-0")
+            .setBody("hold".getBytes(StandardCharsets.UTF_8)).build(), null);
+        Json.obj().put("type", "holding").put("at", System.currentTimeMillis()).println();
+        java.nio.file.Path release = java.nio.file.Paths.get(opts.get("releaseFile"));
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (!java.nio.file.Files.exists(release) && System.currentTimeMillis() < deadline) Thread.sleep(50);
+        clients.remove(producer);
+        producer.close();
+        Json.obj().put("type", "closed").put("at", System.currentTimeMillis()).println();
+    }
 
     private static void pushDie() throws Exception {
         String topic = opts.get("topic");
