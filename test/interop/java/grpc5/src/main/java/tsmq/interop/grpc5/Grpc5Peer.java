@@ -54,6 +54,7 @@ import tsmq.interop.common.Json;
  *                   {"type":"closed","at":...}); a second SimpleConsumer of G then receives and acks
  *                   until N arrived or M ms passed.
  * Option ssl=true: connect with TLS (the client's own enableSsl, trusting any certificate).
+ * Option namespace=NS: ClientConfiguration.setNamespace(NS) for every client.
  */
 public final class Grpc5Peer {
     private static final ClientServiceProvider P = ClientServiceProvider.loadService();
@@ -69,8 +70,10 @@ public final class Grpc5Peer {
             int eq = args[i].indexOf('=');
             opts.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
-        cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(Boolean.parseBoolean(opts.getOrDefault("ssl", "false")))
-            .setRequestTimeout(Duration.ofSeconds(5)).build();
+        var cfgBuilder = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(Boolean.parseBoolean(opts.getOrDefault("ssl", "false")))
+            .setRequestTimeout(Duration.ofSeconds(5));
+        if (opts.containsKey("namespace")) cfgBuilder.setNamespace(opts.get("namespace"));
+        cfg = cfgBuilder.build();
         try {
             switch (scenario) {
                 case "produce-simple":
