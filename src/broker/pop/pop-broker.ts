@@ -30,6 +30,13 @@ export interface PopBroker {
    * periodic flush. Optional (fakes). @throws the write error.
    */
   persistOffsets?(): Promise<void>;
+  /**
+   * `msgNum` messages of `topic` (`sizeBytes` record bytes) were handed to a pop of `group`, from
+   * one queue: the broker's statistics count them as Apache's PopMessageProcessor does
+   * (GROUP_GET_NUMS/SIZE, BROKER_GET_NUMS, hence rocketmq_messages_out_total and
+   * rocketmq_throughput_out_total). Optional (fakes).
+   */
+  recordPopped?(group: string, topic: string, msgNum: number, sizeBytes: number): void;
 }
 
 /** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
@@ -59,5 +66,6 @@ export function popBrokerOf(ctx: BrokerContext): PopBroker {
     committedOffset: (group, topic, queueId) => ctx.consumerOffsetManager.queryOffset(group, topic, queueId),
     commitOffset: (group, topic, queueId, offset) => void ctx.consumerOffsetManager.commitOffset('pop', group, topic, queueId, offset),
     persistOffsets: () => ctx.consumerOffsetManager.persist(),
+    recordPopped: (group, topic, msgNum, sizeBytes) => ctx.brokerStats.recordGet(group, topic, msgNum, sizeBytes),
   };
 }

@@ -98,5 +98,7 @@ describe('gRPC resource namespaces', { timeout: 30_000 }, () => {
       }
     }
     assert.deepEqual(bodies.sort(), ['ns-0', 'ns-1', 'ns-2']);
+    // counted as consumption of the wrapped names (GROUP_GET_NUMS → rocketmq_messages_out_total)
+    assert.equal(h.broker.ctx.brokerStats.getStatsItem('GROUP_GET_NUMS', 'ns1%NS_T@ns1%G')?.value, 3);
   });
 });
