@@ -37,6 +37,12 @@ export interface PopBroker {
    * rocketmq_throughput_out_total). Optional (fakes).
    */
   recordPopped?(group: string, topic: string, msgNum: number, sizeBytes: number): void;
+  /**
+   * A message of `topic` went to `group`'s DLQ after its last delivery attempt: counted as Apache
+   * counts the dead-lettering send-back its 5.x clients and proxy make for pop consumers
+   * (DLQ_PUT_NUMS, rocketmq_send_to_dlq_messages_total). Optional (fakes).
+   */
+  recordDeadLettered?(group: string, topic: string): void;
 }
 
 /** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
@@ -67,5 +73,6 @@ export function popBrokerOf(ctx: BrokerContext): PopBroker {
     commitOffset: (group, topic, queueId, offset) => void ctx.consumerOffsetManager.commitOffset('pop', group, topic, queueId, offset),
     persistOffsets: () => ctx.consumerOffsetManager.persist(),
     recordPopped: (group, topic, msgNum, sizeBytes) => ctx.brokerStats.recordGet(group, topic, msgNum, sizeBytes),
+    recordDeadLettered: (group, topic) => ctx.brokerStats.recordDlq(group, topic),
   };
 }

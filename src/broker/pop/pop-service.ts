@@ -427,6 +427,7 @@ export class PopService {
       return false;
     }
     this.logger.info(`message ${message.properties.get(MessageConst.UNIQ_KEY) ?? message.msgId} of ${message.topic} moved to ${dlq} after ${attempts} deliveries`);
+    this.broker.recordDeadLettered?.(group, message.topic);
     this.waitQueue.notifyTopic(dlq);
     return true;
   }
