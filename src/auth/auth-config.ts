@@ -14,6 +14,9 @@
  *   innerClientAuthenticationCredentials ''     JSON {"accessKey":"..","secretKey":".."}: the broker's
  *                                               own identity (HA slave → master, broker → nameserver);
  *                                               created as a Super user like initAuthenticationUser
+ *   aclEnable                           false   Apache's ACL 1.0 switch (plain_acl.yml). tsmq has no
+ *                                               ACL 1.0: `true` stops the start with a ConfigError
+ *                                               naming the ACL 2.0 keys, rather than run unprotected
  */
 import { ConfigError, resolveConfig, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
 import type { SessionCredentials } from './acl-signature.js';
@@ -35,7 +38,14 @@ export const AUTH_CONFIG_SPEC = {
   authorizationWhitelist: str('authorizationWhitelist', 'comma-separated request codes that skip authorization'),
   initAuthenticationUser: str('initAuthenticationUser', 'JSON {"username","password"} of a super user created at start if missing'),
   innerClientAuthenticationCredentials: str('innerClientAuthenticationCredentials', 'JSON {"accessKey","secretKey"} the broker signs its own requests with (HA, nameserver)'),
+  aclEnable: key<boolean>({ name: 'aclEnable', type: 'boolean', default: false, doc: 'ACL 1.0 (plain_acl.yml): not available in tsmq, true is refused at start (use ACL 2.0)' }),
 } as const;
+
+/** Why `aclEnable=true` is refused (ConfigError reason). */
+export const ACL_V1_REFUSAL =
+  'ACL 1.0 (plain_acl.yml) is not implemented by tsmq, and a broker started without it would accept every client. ' +
+  'Use ACL 2.0 instead: authenticationEnabled=true, authorizationEnabled=true, initAuthenticationUser={"username":"..","password":".."}, ' +
+  'then one `mqadmin createUser` + `createAcl` per plain_acl.yml account (docs/security.md, "From ACL 1.0")';
 
 /** Provider class names that mean "the built-in one". */
 const DEFAULT_PROVIDERS: Record<string, string[]> = {
@@ -73,6 +83,7 @@ function jsonObject(keyName: string, text: string): Record<string, unknown> {
 /** @throws ConfigError for a bad value or a provider tsmq does not have. */
 export function resolveAuthConfig(raw: Record<string, string>): AuthConfig {
   const c = resolveConfig(AUTH_CONFIG_SPEC, raw);
+  if (c.aclEnable) throw new ConfigError('aclEnable', 'true', ACL_V1_REFUSAL);
   for (const [k, allowed] of Object.entries(DEFAULT_PROVIDERS)) {
     const v = String((c as Record<string, unknown>)[k] ?? '').trim();
     if (v !== '' && !allowed.includes(v)) throw new ConfigError(k, v, `tsmq has only the built-in provider (${allowed[0]})`);

@@ -55,6 +55,7 @@ import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
 import { innerRequestSigner } from '../broker/auth/inner-request-signer.js';
 import { splitNamesrvAddr } from '../broker/broker-config.js';
 import { guardGrpcHandlers } from './grpc-auth.js';
+import { namespaceHandlers } from './resource-namespace.js';
 import { warnIfOpenWithoutAuth } from '../broker/auth/broker-auth-gate.js';
 import type { AuthConfig } from '../auth/auth-config.js';
 import type { AuthMetadata } from '../auth/auth-evaluator.js';
@@ -235,7 +236,7 @@ export class GrpcFront {
     const guarded = auth && (auth.config.authenticationEnabled || auth.config.authorizationEnabled)
       ? guardGrpcHandlers(handlers, { config: auth.config, metadata: auth.metadata, refusalLog: new RateLimitedLog(this.logger) })
       : handlers;
-    server.addService(messagingServiceDefinition(), guarded);
+    server.addService(messagingServiceDefinition(), namespaceHandlers(guarded));
     const tls = this.opts.tls ?? TLS_DISABLED;
     if (tls.mode === 'enforcing') {
       const addr = `${this.config.grpcListenHost}:${this.config.grpcListenPort}`;

@@ -24,6 +24,7 @@ import { MessageSysFlag } from '../common/message/sysflag.js';
 import { checkTopicName } from './resource-validator.js';
 import { Code, msToDuration, msToTimestamp, timestampMs, type CodeName, type Message } from './proto/v2-types.js';
 import { javaParseBoolean } from '../common/message/java-boolean.js';
+import { namespacedResource } from './resource-namespace.js';
 
 const SYSTEM_KEYS: ReadonlySet<string> = new Set(Object.values(MessageConst));
 /** Apache ProxyConfig.userPropertyMaxNum: most user properties on one gRPC message. */
@@ -200,7 +201,7 @@ export function toProtoMessage(m: MessageExt, d: DeliveryInfo = {}, maxInflatedB
   const tag = p.get(MessageConst.TAGS);
   const group = p.get(MessageConst.SHARDING_KEY);
   return {
-    topic: { name: m.topic, resource_namespace: '' },
+    topic: namespacedResource(m.topic),
     user_properties: user,
     body,
     system_properties: {

@@ -25,6 +25,7 @@ import { advertisedEndpoints, clientIdOf, unary, type GrpcServices, type StatusO
 import { Code, OK_STATUS, status, type Endpoints, type MessageQueue, type Resource, type Status } from './proto/v2-types.js';
 import type { RemoteBrokerQueues } from './cluster-route.js';
 import { ALL_MESSAGE_TYPES } from './topic-message-type.js';
+import { namespacedResource } from './resource-namespace.js';
 
 
 /**
@@ -63,7 +64,7 @@ function remoteEndpoints(s: GrpcServices, b: RemoteBrokerQueues): Endpoints {
 
 function remoteQueue(s: GrpcServices, topic: Resource, b: RemoteBrokerQueues, id: number, permission: string, accept: readonly string[]): MessageQueue {
   return {
-    topic: { name: topic.name, resource_namespace: topic.resource_namespace ?? '' },
+    topic: namespacedResource(topic.name),
     id,
     permission,
     broker: { name: b.brokerName, id: 0, endpoints: remoteEndpoints(s, b) },
@@ -79,7 +80,7 @@ async function otherBrokers(s: GrpcServices, topic: string | undefined): Promise
 
 export function messageQueue(s: GrpcServices, topic: Resource, tc: TopicConfig, id: number, permission: string, endpoints: Endpoints): MessageQueue {
   return {
-    topic: { name: topic.name, resource_namespace: topic.resource_namespace ?? '' },
+    topic: namespacedResource(topic.name),
     id,
     permission,
     broker: { name: s.ctx.config.brokerName, id: 0, endpoints },

@@ -321,6 +321,16 @@ describe('rocketmq-client-java 5.0.8 (gRPC) against tsmq', { skip: javaSkipReaso
       assert.deepEqual(linesOf(closeRun, 'error'), [], explain(closeRun));
     });
   });
+  it('ClientConfiguration.setNamespace("ns5"): Producer and SimpleConsumer use topic ns5%G5_NS and group ns5%G5_NS_G (as Apache\'s proxy wraps them); MessageView.getTopic() is G5_NS', async () => {
+    const run = await java('send-receive', { topic: 'G5_NS', group: 'G5_NS_G', n: 4, namespace: 'ns5' });
+    const keys = range(4).map((i) => `sr-${i}`);
+    assert.deepEqual(linesOf(run, 'acked', 'send-receive').map((l) => l.key as string).sort(), keys, explain(run));
+    assert.deepEqual([...new Set(linesOf(run, 'recv', 'send-receive').map((l) => l.topic))], ['G5_NS']);
+    const store = h.broker.ctx.store;
+    const stored = (topic: string) => range(8).reduce((n, q) => n + Math.max(0, store.getMaxOffsetInQueue(topic, q)), 0);
+    assert.deepEqual([stored('ns5%G5_NS'), stored('G5_NS')], [4, 0]);
+    assert.ok(h.broker.ctx.topicConfigManager.selectTopicConfig('ns5%G5_NS'));
+  });
   it('SimpleConsumer after an offset reset back to before the sends (INVOKE_BROKER_TO_RESET_OFFSET 222): the same 6 messages again, once each, attempt 1', async () => {
     const topic = 'G5_RESET';
     const group = 'G5_RESET_G';

@@ -30,6 +30,19 @@ export interface PopBroker {
    * periodic flush. Optional (fakes). @throws the write error.
    */
   persistOffsets?(): Promise<void>;
+  /**
+   * `msgNum` messages of `topic` (`sizeBytes` record bytes) were handed to a pop of `group`, from
+   * one queue: the broker's statistics count them as Apache's PopMessageProcessor does
+   * (GROUP_GET_NUMS/SIZE, BROKER_GET_NUMS, hence rocketmq_messages_out_total and
+   * rocketmq_throughput_out_total). Optional (fakes).
+   */
+  recordPopped?(group: string, topic: string, msgNum: number, sizeBytes: number): void;
+  /**
+   * A message of `topic` went to `group`'s DLQ after its last delivery attempt: counted as Apache
+   * counts the dead-lettering send-back its 5.x clients and proxy make for pop consumers
+   * (DLQ_PUT_NUMS, rocketmq_send_to_dlq_messages_total). Optional (fakes).
+   */
+  recordDeadLettered?(group: string, topic: string): void;
 }
 
 /** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
@@ -59,5 +72,7 @@ export function popBrokerOf(ctx: BrokerContext): PopBroker {
     committedOffset: (group, topic, queueId) => ctx.consumerOffsetManager.queryOffset(group, topic, queueId),
     commitOffset: (group, topic, queueId, offset) => void ctx.consumerOffsetManager.commitOffset('pop', group, topic, queueId, offset),
     persistOffsets: () => ctx.consumerOffsetManager.persist(),
+    recordPopped: (group, topic, msgNum, sizeBytes) => ctx.brokerStats.recordGet(group, topic, msgNum, sizeBytes),
+    recordDeadLettered: (group, topic) => ctx.brokerStats.recordDlq(group, topic),
   };
 }

@@ -306,6 +306,7 @@ export class PopService {
     // A pull consumer or UPDATE_CONSUMER_OFFSET that committed further is not re-delivered.
     const ahead = this.committedAhead(group, topic, queueId, st.ackOffset);
     if (ahead !== null) this.move(group, topic, queueId, ahead);
+    const deliveredBefore = result.messages.length;
     let cursor = st.ackOffset;
     let frontDone = true;
     const blocked = new Set<string>();
@@ -377,6 +378,12 @@ export class PopService {
       if (got.nextBeginOffset <= cursor) break;
       cursor = got.nextBeginOffset;
     }
+    const delivered = result.messages.length - deliveredBefore;
+    if (delivered > 0) {
+      let sizeBytes = 0;
+      for (let i = deliveredBefore; i < result.messages.length; i++) sizeBytes += result.messages[i]!.record.length;
+      this.broker.recordPopped?.(group, topic, delivered, sizeBytes);
+    }
     // Apache restNum: what is left after where this pop stopped (the whole chunk read counts as looked at).
     const stoppedAt = result.messages.length >= req.batchSize && cursorAfterLast >= 0 ? cursorAfterLast : cursor;
     result.restNum += Math.max(0, store.getMaxOffsetInQueue(topic, queueId) - stoppedAt);
@@ -420,6 +427,7 @@ export class PopService {
       return false;
     }
     this.logger.info(`message ${message.properties.get(MessageConst.UNIQ_KEY) ?? message.msgId} of ${message.topic} moved to ${dlq} after ${attempts} deliveries`);
+    this.broker.recordDeadLettered?.(group, message.topic);
     this.waitQueue.notifyTopic(dlq);
     return true;
   }

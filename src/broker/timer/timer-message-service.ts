@@ -404,7 +404,13 @@ export class TimerMessageService {
     this.masterTimerQueueOffset = cp.masterTimerQueueOffset;
     const now = clock.nowMs();
     const oldest = this.formatTimeMs(now) - (this.ts.wheel.slotsTotal - TIMER_BLANK_SLOTS) * this.precisionMs;
-    this.currReadTimeMs = this.commitReadTimeMs = Math.max(cp.lastReadTimeMs, oldest);
+    const changedFromMs = this.ts.recovery.precisionChangedFromMs;
+    const readTimeMs = Math.max(cp.lastReadTimeMs, oldest);
+    // a read time written under another precision is aligned to this one (never later: no slot is skipped)
+    this.currReadTimeMs = this.commitReadTimeMs = changedFromMs === null ? readTimeMs : this.formatTimeMs(readTimeMs);
+    if (changedFromMs !== null) {
+      this.logger.warn(`timer: timerPrecisionMs changed from ${changedFromMs} to ${this.precisionMs}; no timer was pending, the timer wheel was emptied for the new precision`);
+    }
     this.maybeMoveWriteTime();
     this.logger.info(
       `timer recovered: read time ${new Date(this.currReadTimeMs).toISOString()}, queue offset ${queueOffset}, ${this.ts.recovery.unitsReplayed} units replayed, log end ${this.ts.recovery.logEndPos}`,

@@ -78,7 +78,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   ), opts.config);
   warnUnknownConfigKeys(cfg, brokerConfigKeys(), createLogger('config'));
   const roles: PortRole[] = [{ port: namesrvPort, what: 'nameserver', setting: '-n 127.0.0.1:<port>' }, ...brokerPortRoles({ consolePort: DEFAULT_START_CONSOLE_PORT, ...cfg }, { listenFlag: '-p', grpc: true })];
-  const tlsNote = opts.tls ? await useSelfSignedCertificate(cfg, opts.tls) : '';
+  const tlsNote = opts.tls ? await useSelfSignedCertificate(cfg, opts.tls) : configuredTlsNote(cfg);
   // the nameserver obeys the same tls.server.* and authenticationEnabled switches as the broker
   const namesrvLogger = createLogger('namesrv');
   const namesrvGate = resolveAuthConfig(cfg).authenticationEnabled ? new NamesrvAuthGate(new RateLimitedLog(namesrvLogger)) : null;
@@ -116,6 +116,13 @@ export async function runStart(opts: StartOptions): Promise<void> {
     },
     (m) => console.log(m),
   );
+}
+
+/** Banner note for TLS set by `tls.server.*` keys (without `--tls`): its mode and certificate, or ''. */
+function configuredTlsNote(cfg: Record<string, string>): string {
+  const K = TLS_SERVER_CONFIG_KEYS;
+  const mode = (cfg[K.mode] ?? '').trim();
+  return mode === 'permissive' || mode === 'enforcing' ? `; TLS ${mode} (certificate ${cfg[K.certPath] ?? ''})` : '';
 }
 
 /**

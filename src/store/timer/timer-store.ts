@@ -19,7 +19,7 @@ import type { FileSystem } from '../../common/fs/file-system.js';
 import { TimerCheckpoint, type TimerCheckpointState } from './timer-checkpoint.js';
 import { TimerLog } from './timer-log.js';
 import { MAGIC_DELETE, TIMER_MIN_BLANK_BYTES, TIMER_UNIT_SIZE_BYTES, needDelete, type TimerUnit } from './timer-unit.js';
-import { TimerWheel } from './timer-wheel.js';
+import { TimerPrecisionChangedError, TimerWheel } from './timer-wheel.js';
 
 /** Apache `TimerMessageStore.TIMER_WHEEL_TTL_DAY × DAY_SECS`: slots per half wheel, whatever the precision. */
 export const DEFAULT_TIMER_SLOTS_TOTAL = 7 * 24 * 3600;
@@ -45,6 +45,8 @@ export interface TimerRecoveryReport {
   checkpointExisted: boolean;
   /** Slots rebuilt because they linked beyond the end of the log. */
   slotsRelinked: number;
+  /** The timerPrecisionMs the wheel had been written with when it differed (it was emptied: no timer was pending), else null. */
+  precisionChangedFromMs: number | null;
   /** Time spent opening the three files and recovering (ms). */
   openMs: number;
   /** Of which: reading the wheel file, and re-reading the timerlog tail (ms). */
@@ -79,7 +81,7 @@ export class TimerStore {
     return path.join(root, 'config', 'timercheck');
   }
 
-  /** Opens (or creates) the three files and recovers. @throws TimerWheelLengthError, Error for bad segments. */
+  /** Opens (or creates) the three files and recovers. @throws TimerWheelLengthError, TimerPrecisionChangedError, Error for bad segments. */
   static open(opts: TimerStoreOptions): TimerStore {
     const startedMs = performance.now();
     const root = opts.storePathRootDir;
@@ -179,9 +181,31 @@ export class TimerStore {
       if (slot.timeMs !== -1 && slot.lastPos >= u.pos) return; // already linked before the crash
       this.wheel.reviseSlot(u.delayedTimeMs, u.pos, needDelete(u.magic) ? -1 : 1);
     });
+    const precisionChangedFromMs = this.checkPrecision(Math.min(cp.lastTimerLogFlushPos, logEndPos), cp.lastReadTimeMs);
+    if (precisionChangedFromMs !== null) {
+      // the emptied wheel gets the units after the checkpoint again, under the new precision
+      this.log.scan(cp.lastTimerLogFlushPos, logEndPos, (u) => this.wheel.reviseSlot(u.delayedTimeMs, u.pos, needDelete(u.magic) ? -1 : 1));
+    }
     if (!lastUnit && logEndPos >= TIMER_UNIT_SIZE_BYTES) lastUnit = this.findLastUnit(logEndPos);
     const slotsRelinked = this.relinkSlotsBeyond(logEndPos);
-    return { unitsReplayed, logEndPos, lastUnit, checkpointExisted: this.checkpointFile.existed, slotsRelinked };
+    return { unitsReplayed, logEndPos, lastUnit, checkpointExisted: this.checkpointFile.existed, slotsRelinked, precisionChangedFromMs };
+  }
+
+  /**
+   * A wheel written under another timerPrecisionMs (told by the slot of the newest unit the
+   * checkpoint covers): with timers pending from the read time on, TimerPrecisionChangedError;
+   * with none, the wheel is emptied for the new precision. Returns the old precision, or null.
+   */
+  private checkPrecision(flushPos: number, readTimeMs: number): number | null {
+    if (flushPos < TIMER_UNIT_SIZE_BYTES) return null;
+    const unit = this.findLastUnit(flushPos);
+    if (!unit) return null;
+    const written = this.wheel.writtenPrecisionMs(unit.delayedTimeMs);
+    if (written === null || written === this.wheel.precisionMs) return null;
+    const pending = this.wheel.countFromAs(readTimeMs, written);
+    if (pending > 0) throw new TimerPrecisionChangedError(this.wheel.path, written, this.wheel.precisionMs, pending);
+    this.wheel.clear();
+    return written;
   }
 
   /**

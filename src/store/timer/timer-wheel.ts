@@ -39,6 +39,25 @@ export class TimerWheelLengthError extends Error {
   }
 }
 
+/**
+ * Thrown when the wheel holds pending timers written under another `timerPrecisionMs`: slot
+ * index and slot time are `timeMs / precisionMs`, so under the new precision none of them would
+ * ever be found again (Apache's TimerWheel has the same property and strands them silently).
+ */
+export class TimerPrecisionChangedError extends Error {
+  constructor(path: string, readonly writtenPrecisionMs: number, readonly precisionMs: number, readonly pendingTimers: number) {
+    super(
+      `timer wheel ${path} was written with timerPrecisionMs=${writtenPrecisionMs} and holds ${pendingTimers} pending timer(s); ` +
+        `this start has timerPrecisionMs=${precisionMs}, under which they would never be delivered. ` +
+        `Start with timerPrecisionMs=${writtenPrecisionMs} until they are delivered (the wheel is rewritten for a new precision once none is pending)`,
+    );
+    this.name = 'TimerPrecisionChangedError';
+  }
+}
+
+/** The largest timerPrecisionMs looked for when telling which precision a wheel was written with. */
+const MAX_PRECISION_SEARCH_MS = 60_000;
+
 export class TimerWheel {
   readonly lengthBytes: number;
   private readonly buf: Buffer;
@@ -147,6 +166,41 @@ export class TimerWheel {
       if (Number(this.buf.readBigInt64BE(at)) === q) n += this.buf.readInt32BE(at + 24);
     }
     return n;
+  }
+
+  /**
+   * Which precision the slot of `timeMs` (the delayed time of a unit the wheel is known to hold)
+   * was written with: `precisionMs` when it is found under it, another value in
+   * 1..60000 ms under which it is found, or null (not found under any: e.g. a fresh wheel file).
+   */
+  writtenPrecisionMs(timeMs: number): number | null {
+    if (this.hasSlot(timeMs)) return this.precisionMs;
+    const total = this.slotsTotal * 2;
+    for (let p = 1; p <= MAX_PRECISION_SEARCH_MS; p++) {
+      const q = Math.floor(timeMs / p);
+      if (q > 0 && Number(this.buf.readBigInt64BE((q % total) * SLOT_SIZE_BYTES)) === q) return p;
+    }
+    return null;
+  }
+
+  /** Timers pending from `fromMs` on (one full turn) as a wheel of `precisionMs` would count them. */
+  countFromAs(fromMs: number, precisionMs: number): number {
+    let n = 0;
+    const total = this.slotsTotal * 2;
+    const start = Math.floor(fromMs / precisionMs);
+    for (let i = 0; i < total; i++) {
+      const q = start + i;
+      const at = (q % total) * SLOT_SIZE_BYTES;
+      if (Number(this.buf.readBigInt64BE(at)) === q) n += this.buf.readInt32BE(at + 24);
+    }
+    return n;
+  }
+
+  /** Empties every slot (a wheel written under another precision with nothing pending). */
+  clear(): void {
+    this.buf.fill(0);
+    this.markDirty(0);
+    this.markDirty(this.buf.length - SLOT_SIZE_BYTES);
   }
 
   /** Writes the changed bytes back and forces them to the device. */

@@ -16,6 +16,8 @@ export class FakePopBroker implements PopBroker {
   readonly byPhysical = new Map<number, Buffer>();
   readonly committed = new Map<string, number>();
   maxAttempts = 17;
+  /** `<group>@<topic>` of every recordDeadLettered call. */
+  readonly deadLettered: string[] = [];
   private nextPhysical = 0;
 
   constructor(private readonly now: () => number) {}
@@ -32,6 +34,10 @@ export class FakePopBroker implements PopBroker {
     const t = dlqTopicOf(group);
     this.createTopic(t, 1);
     return t;
+  }
+
+  recordDeadLettered(group: string, topic: string): void {
+    this.deadLettered.push(`${group}@${topic}`);
   }
 
   maxDeliveryAttempts(): number {

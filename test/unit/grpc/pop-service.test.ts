@@ -143,7 +143,7 @@ test('renew extends the invisibility and keeps the handle valid', async () => {
   }
 });
 
-test('a message past max delivery attempts goes to %DLQ%<group> and is acked', async () => {
+test('a message past max delivery attempts goes to %DLQ%<group>, is acked and counted as dead-lettered', async () => {
   const r = rig();
   try {
     r.broker.maxAttempts = 2;
@@ -164,6 +164,7 @@ test('a message past max delivery attempts goes to %DLQ%<group> and is acked', a
     assert.equal(m.properties.get('KEYS'), 'k1');
     assert.equal(m.properties.get('DLQ_ORIGIN_TOPIC'), 'T');
     assert.equal(m.properties.get('DLQ_ORIGIN_MESSAGE_ID'), 'U-x');
+    assert.deepEqual(r.broker.deadLettered, ['G@T'], 'counted as a dead-lettering of T by G (DLQ_PUT_NUMS, rocketmq_send_to_dlq_messages_total)');
     assert.equal(r.state.table.get('G', 'T', 0)!.ackOffset, 1);
     r.clock.advance(60_000);
     assert.deepEqual(bodies(await r.pop.pop(req())), []);

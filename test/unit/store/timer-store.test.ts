@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { nodeFileSystem } from '../../../src/common/fs/node-file-system.js';
 import { TimerStore } from '../../../src/store/timer/timer-store.js';
 import { TimerLog } from '../../../src/store/timer/timer-log.js';
-import { TimerWheel, TimerWheelLengthError } from '../../../src/store/timer/timer-wheel.js';
+import { TimerPrecisionChangedError, TimerWheel, TimerWheelLengthError } from '../../../src/store/timer/timer-wheel.js';
 import { decodeTimerCheckpoint, encodeTimerCheckpoint } from '../../../src/store/timer/timer-checkpoint.js';
 import { MAGIC_DEFAULT, MAGIC_DELETE, TIMER_BLANK_MAGIC_CODE, TIMER_UNIT_SIZE_BYTES } from '../../../src/store/timer/timer-unit.js';
 import { tempDir, removeDir } from '../../support/store-fixtures.js';
@@ -73,6 +73,37 @@ describe('timer store files', () => {
     assert.equal(again.getSlot(T0 + 3000 + 200 * P).timeMs, -1, 'same index one turn later is another time: empty');
     again.close();
     assert.throws(() => TimerWheel.open(path.join(root, 'timerwheel'), 50, P, nodeFileSystem), TimerWheelLengthError);
+  });
+
+  it('timerPrecisionMs changed between starts: refused while timers are pending (they would never be found), the wheel is emptied for the new precision once none is', async () => {
+    const opts = { storePathRootDir: root, fs: nodeFileSystem, timerLogFileSizeBytes: 52 * 20, slotsTotal: 100 };
+    const cp = (readMs: number) => ({ lastReadTimeMs: readMs, lastTimerQueueOffset: 3, masterTimerQueueOffset: 3, stateVersion: 0, dataVersionTimestampMs: T0, dataVersionCounter: 1 });
+    const ts = TimerStore.open({ ...opts, precisionMs: 1000 });
+    for (let i = 0; i < 3; i++) ts.enqueue(T0 + 5000 + i * 1000, T0, MAGIC_DEFAULT, 1000 + i, 10, 0);
+    await ts.checkpoint(cp(T0));
+    ts.close();
+    assert.throws(() => TimerStore.open({ ...opts, precisionMs: 500 }), (e: unknown) => {
+      assert.ok(e instanceof TimerPrecisionChangedError);
+      assert.deepEqual([e.writtenPrecisionMs, e.precisionMs, e.pendingTimers], [1000, 500, 3]);
+      assert.match(e.message, /was written with timerPrecisionMs=1000 and holds 3 pending timer\(s\); this start has timerPrecisionMs=500/);
+      return true;
+    });
+    const same = TimerStore.open({ ...opts, precisionMs: 1000 });
+    assert.equal(same.recovery.precisionChangedFromMs, null);
+    assert.equal(same.pendingFrom(T0), 3, 'refusing changed nothing');
+    await same.checkpoint(cp(T0 + 10_000)); // all three delivered
+    same.close();
+    const changed = TimerStore.open({ ...opts, precisionMs: 500 });
+    assert.equal(changed.recovery.precisionChangedFromMs, 1000);
+    assert.equal(changed.pendingFrom(T0), 0);
+    changed.enqueue(T0 + 20_500, T0 + 10_000, MAGIC_DEFAULT, 2000, 10, 0);
+    assert.deepEqual(changed.unitsOfSlot(T0 + 20_500).map((u) => u.offsetPy), [2000]);
+    await changed.checkpoint(cp(T0 + 10_000));
+    changed.close();
+    const again = TimerStore.open({ ...opts, precisionMs: 500 });
+    assert.equal(again.recovery.precisionChangedFromMs, null);
+    assert.equal(again.pendingFrom(T0 + 10_000), 1);
+    again.close();
   });
 
   it('encodes timercheck as Apache (4096 bytes, 7 longs)', () => {

@@ -57,6 +57,7 @@ import tsmq.interop.common.Json;
  *                   prints {"type":"holding"}, and stays up until file F exists (60 s at most),
  *                   then shuts down (NotifyClientTermination) and prints {"type":"closed"}.
  * Option ssl=true: connect with TLS (the client's own enableSsl, trusting any certificate).
+ * Option namespace=NS: ClientConfiguration.setNamespace(NS) for every client.
  */
 public final class Grpc5Peer {
     private static final ClientServiceProvider P = ClientServiceProvider.loadService();
@@ -72,8 +73,10 @@ public final class Grpc5Peer {
             int eq = args[i].indexOf('=');
             opts.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
-        cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(Boolean.parseBoolean(opts.getOrDefault("ssl", "false")))
-            .setRequestTimeout(Duration.ofSeconds(5)).build();
+        var cfgBuilder = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(Boolean.parseBoolean(opts.getOrDefault("ssl", "false")))
+            .setRequestTimeout(Duration.ofSeconds(5));
+        if (opts.containsKey("namespace")) cfgBuilder.setNamespace(opts.get("namespace"));
+        cfg = cfgBuilder.build();
         try {
             switch (scenario) {
                 case "produce-simple":
