@@ -80,9 +80,11 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
  * the batch's properties apply to every item): each entry of `batchProps` the item lacks is
  * added, in `batchProps`' order, then `setKey` is set to `setValue` (CLUSTER). Modifies
  * `item.properties` in place and returns `encodeProperties(item.properties)`, built from the
- * text the client sent instead of serialising the Map again (the text is the Map's encoding
- * whenever every entry of it is well formed and its keys are distinct — what clients send; any
- * other text is re-encoded from the Map). For many items of one batch use BatchPropertyCompletion.
+ * text the client sent instead of serialising the Map again (the text, with a final '\x02'
+ * added when it lacks one — Apache's Java clients since 4.9 drop the last separator — is the
+ * Map's encoding whenever every entry of it is well formed and its keys are distinct, which is
+ * what clients send; any other text is re-encoded from the Map). For many items of one batch use
+ * BatchPropertyCompletion.
  */
 export function completeBatchItemProperties(item: BatchItem, batchProps: ReadonlyMap<string, string>, setKey: string, setValue: string): string {
   const completion = new BatchPropertyCompletion(batchProps, setKey, setValue);
@@ -103,6 +105,8 @@ export class BatchPropertyCompletion {
   private readonly values: string[] = [];
   /** `setKey\x01setValue\x02`, flat. */
   private readonly setEntryText: string;
+  /** `\x02` + setEntryText, flat: the tail of an item sent without its last separator. */
+  private readonly separatorAndSetEntryText: string;
   /** What the last `complete` call's text continues with ('' when it returned all of it). */
   tail = '';
 
@@ -116,6 +120,7 @@ export class BatchPropertyCompletion {
       this.values.push(v);
     }
     this.setEntryText = flat(setKey + '\x01' + setValue + '\x02');
+    this.separatorAndSetEntryText = flat('\x02' + this.setEntryText);
   }
 
   /**
@@ -126,7 +131,8 @@ export class BatchPropertyCompletion {
     const props = item.properties;
     const raw = item.propertiesText;
     const { keys, values, setKey, setValue } = this;
-    const reuse = raw !== undefined && !props.has(setKey) && isEncodingOf(raw, props.size);
+    const form = raw !== undefined && !props.has(setKey) ? encodingFormOf(raw, props.size) : NOT_CANONICAL;
+    const reuse = form !== NOT_CANONICAL;
     let suffix = '';
     let setKeyPlaced = false;
     for (let i = 0; i < keys.length; i++) {
@@ -150,8 +156,10 @@ export class BatchPropertyCompletion {
       this.tail = '';
       return encodeProperties(props);
     }
+    // the client's text without its last separator (Java clients ≥ 4.9): the stored text goes on with it
+    if (form === CANONICAL_BUT_LAST_SEPARATOR) suffix = suffix === this.setEntryText ? this.separatorAndSetEntryText : '\x02' + suffix;
     this.tail = suffix;
-    return raw;
+    return raw!;
   }
 }
 
@@ -160,17 +168,26 @@ function flat(s: string): string {
   return Buffer.from(s, 'utf8').toString('utf8');
 }
 
+/** encodingFormOf: the text is not encodeProperties of its decoded Map, with or without a final '\x02'. */
+const NOT_CANONICAL = 0;
+/** encodingFormOf: the text is exactly encodeProperties of its decoded Map (also: both empty). */
+const CANONICAL = 1;
+/** encodingFormOf: the text + '\x02' is encodeProperties of its decoded Map (what Java clients ≥ 4.9 send). */
+const CANONICAL_BUT_LAST_SEPARATOR = 2;
+
 /**
- * Whether `text` is exactly what encodeProperties gives for the Map decodeProperties made of it,
- * given that Map's size: empty, or ending with '\x02' with one entry per '\x02' (a malformed
- * piece is dropped by the decoder and a duplicate key merged, so either leaves fewer entries).
+ * How `text` relates to what encodeProperties gives for the Map decodeProperties made of it,
+ * given that Map's size: CANONICAL when empty (size 0) or ending with '\x02' with one entry per
+ * '\x02'; CANONICAL_BUT_LAST_SEPARATOR when it does not end with '\x02' and holds one entry per
+ * '\x02' plus the last piece; else NOT_CANONICAL (a malformed piece is dropped by the decoder and
+ * a duplicate key merged, so either leaves fewer entries than pieces).
  */
-function isEncodingOf(text: string, decodedSize: number): boolean {
-  if (text.length === 0) return decodedSize === 0;
-  if (text.charCodeAt(text.length - 1) !== 2) return false;
+function encodingFormOf(text: string, decodedSize: number): number {
+  if (text.length === 0) return decodedSize === 0 ? CANONICAL : NOT_CANONICAL;
   let n = 0;
   for (let i = text.indexOf('\x02'); i >= 0; i = text.indexOf('\x02', i + 1)) n++;
-  return n === decodedSize;
+  if (text.charCodeAt(text.length - 1) === 2) return n === decodedSize ? CANONICAL : NOT_CANONICAL;
+  return n + 1 === decodedSize ? CANONICAL_BUT_LAST_SEPARATOR : NOT_CANONICAL;
 }
 
 /**
