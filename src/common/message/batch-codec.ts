@@ -32,6 +32,11 @@ interface Utf8Slicer {
   utf8Slice(start: number, end: number): string;
 }
 
+/** The big-endian int32 at `p` (p + 4 ≤ b.length, checked by the caller): Buffer.readInt32BE's range checks cost more than the read. */
+function int32At(b: Buffer, p: number): number {
+  return (b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!;
+}
+
 /**
  * Splits a batch body into its messages. Bodies are copies unless `opts.copyBodies` is false:
  * then they are views into `body` (no allocation per item; the caller must not reuse `body`
@@ -48,17 +53,17 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
     const idx = items.length;
     const left = body.length - p;
     if (left < ITEM_HEADER) throw new BatchDecodeError(`batch item ${idx} at byte ${p} is torn: ${left} bytes left, a header needs ${ITEM_HEADER}`);
-    const total = body.readInt32BE(p);
+    const total = int32At(body, p);
     if (total < ITEM_HEADER || total > left) {
       throw new BatchDecodeError(`batch item ${idx} at byte ${p} has TOTALSIZE ${total}, but ${left} bytes are left (minimum ${ITEM_HEADER})`);
     }
-    const flag = body.readInt32BE(p + 12);
-    const bodyLen = body.readInt32BE(p + 16);
+    const flag = int32At(body, p + 12);
+    const bodyLen = int32At(body, p + 16);
     if (bodyLen < 0 || 20 + bodyLen + 2 > total) {
       throw new BatchDecodeError(`batch item ${idx} at byte ${p}: body length ${bodyLen} does not fit TOTALSIZE ${total}`);
     }
     const propsLenPos = p + 20 + bodyLen;
-    const propsLen = body.readInt16BE(propsLenPos);
+    const propsLen = ((body[propsLenPos]! << 24) | (body[propsLenPos + 1]! << 16)) >> 16;
     if (propsLen < 0 || ITEM_HEADER + bodyLen + propsLen !== total) {
       throw new BatchDecodeError(`batch item ${idx} at byte ${p}: properties length ${propsLen} with body ${bodyLen} does not add up to TOTALSIZE ${total}`);
     }
