@@ -32,7 +32,7 @@ import { pathToFileURL } from 'node:url';
 import { nowMs } from '../lib/stats.js';
 
 interface Opts { a: string; b: string; rounds: number; messages: number; batch: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null; nodeArgs: string[]; nodeArgsA: string[]; nodeArgsB: string[] }
-interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
+interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; systemCpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
 
 const QUEUES = 8;
 
@@ -68,11 +68,15 @@ function mainThreadCpuSeconds(): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-/** A batch body as MessageDecoder.encodeMessages writes it: items with TAGS, WAIT, UNIQ_KEY. */
+/**
+ * A batch body as Apache's Java client 4.9.8 (the vs-apache load generator) writes it with
+ * MessageDecoder.encodeMessages: items with TAGS, WAIT, UNIQ_KEY, the properties text without
+ * its last separator (messageProperties2String drops it since 4.9).
+ */
 function batchBody(batch: number, size: number): Buffer {
   const parts: Buffer[] = [];
   for (let k = 0; k < batch; k++) {
-    const props = Buffer.from(`TAGS\u0001TagA\u0002WAIT\u0001true\u0002UNIQ_KEY\u0001${randomBytes(16).toString('hex').toUpperCase()}\u0002`, 'latin1');
+    const props = Buffer.from(`TAGS\u0001TagA\u0002WAIT\u0001true\u0002UNIQ_KEY\u0001${randomBytes(16).toString('hex').toUpperCase()}`, 'latin1');
     const total = 22 + size + props.length;
     const b = Buffer.alloc(total);
     b.writeInt32BE(total, 0);
@@ -99,7 +103,7 @@ async function child(root: string, messages: number, batch: number, size: number
     const bodies = Array.from({ length: 64 }, () => batchBody(batch, size));
     let sent = 0;
     const sendOne = async (i: number): Promise<void> => {
-      const ext = { a: 'PID_AB', b: 'BatchAbTopic', c: 'TBW102', d: QUEUES, e: i % QUEUES, f: 0, g: Date.now(), h: 0, i: `WAIT\u0001true\u0002UNIQ_KEY\u0001${(i + 0x10000).toString(16).toUpperCase().padStart(32, '0')}\u0002`, j: 0, k: false, m: true };
+      const ext = { a: 'PID_AB', b: 'BatchAbTopic', c: 'TBW102', d: QUEUES, e: i % QUEUES, f: 0, g: Date.now(), h: 0, i: `WAIT\u0001true\u0002UNIQ_KEY\u0001${(i + 0x10000).toString(16).toUpperCase().padStart(32, '0')}`, j: 0, k: false, m: true };
       const r = await h.call(320, ext, bodies[i % bodies.length]!);
       if (r.code !== 0) throw new Error(`batch ${i}: code ${r.code} ${r.remark}`);
       sent += batch;
@@ -120,7 +124,7 @@ async function child(root: string, messages: number, batch: number, size: number
     const s = (nowMs() - t0) / 1000;
     const cpu = process.cpuUsage(c0);
     const main = mainThreadCpuSeconds() - m0;
-    const out: SideResult = { msgsPerSec: Math.round(sent / s), cpuUsPerMsg: Math.round(((cpu.user + cpu.system) / sent) * 100) / 100, mainThreadCpuUsPerMsg: Math.round((main / sent) * 1e8) / 100, load1: Math.round(loadavg()[0]! * 10) / 10 };
+    const out: SideResult = { msgsPerSec: Math.round(sent / s), cpuUsPerMsg: Math.round(((cpu.user + cpu.system) / sent) * 100) / 100, systemCpuUsPerMsg: Math.round((cpu.system / sent) * 100) / 100, mainThreadCpuUsPerMsg: Math.round((main / sent) * 1e8) / 100, load1: Math.round(loadavg()[0]! * 10) / 10 };
     console.log(`SIDE ${JSON.stringify(out)}`);
   } finally {
     await h.close();

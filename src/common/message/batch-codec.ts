@@ -32,6 +32,11 @@ interface Utf8Slicer {
   utf8Slice(start: number, end: number): string;
 }
 
+/** The big-endian int32 at `p` (p + 4 ≤ b.length, checked by the caller): Buffer.readInt32BE's range checks cost more than the read. */
+function int32At(b: Buffer, p: number): number {
+  return (b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!;
+}
+
 /**
  * Splits a batch body into its messages. Bodies are copies unless `opts.copyBodies` is false:
  * then they are views into `body` (no allocation per item; the caller must not reuse `body`
@@ -48,17 +53,17 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
     const idx = items.length;
     const left = body.length - p;
     if (left < ITEM_HEADER) throw new BatchDecodeError(`batch item ${idx} at byte ${p} is torn: ${left} bytes left, a header needs ${ITEM_HEADER}`);
-    const total = body.readInt32BE(p);
+    const total = int32At(body, p);
     if (total < ITEM_HEADER || total > left) {
       throw new BatchDecodeError(`batch item ${idx} at byte ${p} has TOTALSIZE ${total}, but ${left} bytes are left (minimum ${ITEM_HEADER})`);
     }
-    const flag = body.readInt32BE(p + 12);
-    const bodyLen = body.readInt32BE(p + 16);
+    const flag = int32At(body, p + 12);
+    const bodyLen = int32At(body, p + 16);
     if (bodyLen < 0 || 20 + bodyLen + 2 > total) {
       throw new BatchDecodeError(`batch item ${idx} at byte ${p}: body length ${bodyLen} does not fit TOTALSIZE ${total}`);
     }
     const propsLenPos = p + 20 + bodyLen;
-    const propsLen = body.readInt16BE(propsLenPos);
+    const propsLen = ((body[propsLenPos]! << 24) | (body[propsLenPos + 1]! << 16)) >> 16;
     if (propsLen < 0 || ITEM_HEADER + bodyLen + propsLen !== total) {
       throw new BatchDecodeError(`batch item ${idx} at byte ${p}: properties length ${propsLen} with body ${bodyLen} does not add up to TOTALSIZE ${total}`);
     }
@@ -80,9 +85,11 @@ export function decodeBatchBody(body: Buffer, opts?: { copyBodies?: boolean }): 
  * the batch's properties apply to every item): each entry of `batchProps` the item lacks is
  * added, in `batchProps`' order, then `setKey` is set to `setValue` (CLUSTER). Modifies
  * `item.properties` in place and returns `encodeProperties(item.properties)`, built from the
- * text the client sent instead of serialising the Map again (the text is the Map's encoding
- * whenever every entry of it is well formed and its keys are distinct — what clients send; any
- * other text is re-encoded from the Map). For many items of one batch use BatchPropertyCompletion.
+ * text the client sent instead of serialising the Map again (the text, with a final '\x02'
+ * added when it lacks one — Apache's Java clients since 4.9 drop the last separator — is the
+ * Map's encoding whenever every entry of it is well formed and its keys are distinct, which is
+ * what clients send; any other text is re-encoded from the Map). For many items of one batch use
+ * BatchPropertyCompletion.
  */
 export function completeBatchItemProperties(item: BatchItem, batchProps: ReadonlyMap<string, string>, setKey: string, setValue: string): string {
   const completion = new BatchPropertyCompletion(batchProps, setKey, setValue);
@@ -103,6 +110,8 @@ export class BatchPropertyCompletion {
   private readonly values: string[] = [];
   /** `setKey\x01setValue\x02`, flat. */
   private readonly setEntryText: string;
+  /** `\x02` + setEntryText, flat: the tail of an item sent without its last separator. */
+  private readonly separatorAndSetEntryText: string;
   /** What the last `complete` call's text continues with ('' when it returned all of it). */
   tail = '';
 
@@ -116,6 +125,7 @@ export class BatchPropertyCompletion {
       this.values.push(v);
     }
     this.setEntryText = flat(setKey + '\x01' + setValue + '\x02');
+    this.separatorAndSetEntryText = flat('\x02' + this.setEntryText);
   }
 
   /**
@@ -126,7 +136,8 @@ export class BatchPropertyCompletion {
     const props = item.properties;
     const raw = item.propertiesText;
     const { keys, values, setKey, setValue } = this;
-    const reuse = raw !== undefined && !props.has(setKey) && isEncodingOf(raw, props.size);
+    const form = raw !== undefined && !props.has(setKey) ? encodingFormOf(raw, props.size) : NOT_CANONICAL;
+    const reuse = form !== NOT_CANONICAL;
     let suffix = '';
     let setKeyPlaced = false;
     for (let i = 0; i < keys.length; i++) {
@@ -150,8 +161,10 @@ export class BatchPropertyCompletion {
       this.tail = '';
       return encodeProperties(props);
     }
+    // the client's text without its last separator (Java clients ≥ 4.9): the stored text goes on with it
+    if (form === CANONICAL_BUT_LAST_SEPARATOR) suffix = suffix === this.setEntryText ? this.separatorAndSetEntryText : '\x02' + suffix;
     this.tail = suffix;
-    return raw;
+    return raw!;
   }
 }
 
@@ -160,17 +173,26 @@ function flat(s: string): string {
   return Buffer.from(s, 'utf8').toString('utf8');
 }
 
+/** encodingFormOf: the text is not encodeProperties of its decoded Map, with or without a final '\x02'. */
+const NOT_CANONICAL = 0;
+/** encodingFormOf: the text is exactly encodeProperties of its decoded Map (also: both empty). */
+const CANONICAL = 1;
+/** encodingFormOf: the text + '\x02' is encodeProperties of its decoded Map (what Java clients ≥ 4.9 send). */
+const CANONICAL_BUT_LAST_SEPARATOR = 2;
+
 /**
- * Whether `text` is exactly what encodeProperties gives for the Map decodeProperties made of it,
- * given that Map's size: empty, or ending with '\x02' with one entry per '\x02' (a malformed
- * piece is dropped by the decoder and a duplicate key merged, so either leaves fewer entries).
+ * How `text` relates to what encodeProperties gives for the Map decodeProperties made of it,
+ * given that Map's size: CANONICAL when empty (size 0) or ending with '\x02' with one entry per
+ * '\x02'; CANONICAL_BUT_LAST_SEPARATOR when it does not end with '\x02' and holds one entry per
+ * '\x02' plus the last piece; else NOT_CANONICAL (a malformed piece is dropped by the decoder and
+ * a duplicate key merged, so either leaves fewer entries than pieces).
  */
-function isEncodingOf(text: string, decodedSize: number): boolean {
-  if (text.length === 0) return decodedSize === 0;
-  if (text.charCodeAt(text.length - 1) !== 2) return false;
+function encodingFormOf(text: string, decodedSize: number): number {
+  if (text.length === 0) return decodedSize === 0 ? CANONICAL : NOT_CANONICAL;
   let n = 0;
   for (let i = text.indexOf('\x02'); i >= 0; i = text.indexOf('\x02', i + 1)) n++;
-  return n === decodedSize;
+  if (text.charCodeAt(text.length - 1) === 2) return n === decodedSize ? CANONICAL : NOT_CANONICAL;
+  return n + 1 === decodedSize ? CANONICAL_BUT_LAST_SEPARATOR : NOT_CANONICAL;
 }
 
 /**

@@ -158,10 +158,26 @@ function writeString(out: Buffer, p: number, s: string): number {
       return p + n + 2;
     }
   }
+  if (n > 128 && p + n + 2 <= out.length && !NOT_PLAIN_ASCII.test(s)) {
+    // long printable ASCII without quote or backslash (a batch reply's comma-joined msgIds,
+    // ~1 KiB): JSON.stringify would add only the quotes, and its UTF-8 bytes are its latin1 bytes
+    out[p] = 0x22;
+    (out as unknown as Latin1Writer).latin1Write(s, p + 1, n);
+    out[p + 1 + n] = 0x22;
+    return p + n + 2;
+  }
   const json = jsonString(s);
   const bytes = Buffer.byteLength(json, 'utf8');
   if (p + bytes <= out.length) out.write(json, p, bytes, 'utf8');
   return p + bytes;
+}
+
+/** Any character other than printable ASCII (0x20–0x7e) or one JSON escapes in it (quote, backslash). */
+const NOT_PLAIN_ASCII = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+
+/** Node's Buffer.prototype.latin1Write (what write(s, offset, length, 'latin1') calls after checking its arguments). */
+interface Latin1Writer {
+  latin1Write(s: string, offset: number, length: number): number;
 }
 
 /** Characters JSON.stringify escapes (quote, backslash, controls) or may escape (lone surrogates). */

@@ -31,6 +31,12 @@ export interface CommitLogDispatcher {
    * one twice must be harmless (as for recovery).
    */
   dispatchBlock?(requests: readonly DispatchRequest[]): void;
+  /**
+   * Optional hint: `requests[from, to)` are dispatched next, in this order (the records of a batch
+   * just appended). The dispatcher may load what their `dispatch` calls will need (the index reads
+   * its hash slots); it must not change what `dispatch` does or writes. Errors are ignored.
+   */
+  willDispatch?(requests: readonly DispatchRequest[], from: number, to: number): void;
 }
 
 /**

@@ -84,6 +84,18 @@ export class DispatcherChain {
     }
   }
 
+  /** Tells every dispatcher with a `willDispatch` hint that `reqs[from, to)` come next; a failing hint is ignored. */
+  willDispatch(reqs: readonly DispatchRequest[], from: number, to: number): void {
+    for (const d of this.optional) {
+      if (!d.willDispatch) continue;
+      try {
+        d.willDispatch(reqs, from, to);
+      } catch {
+        // a hint only: dispatch itself reports what fails
+      }
+    }
+  }
+
   /**
    * Feeds the contiguous records of one prepared block to every dispatcher: required ones first
    * (their `dispatchBlock` when they have one, else `dispatch` per record), then the optional

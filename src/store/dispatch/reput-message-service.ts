@@ -153,6 +153,8 @@ export class ReputMessageService {
     this.driving = true;
     let blockedNow = false;
     try {
+      // queued records of this process's appends (a batch's): dispatchers may read ahead for them
+      if (this.pending.length - this.pendingHead > 1) this.chain.willDispatch(this.pending, this.pendingHead, this.pending.length);
       while (this.reputFromOffset < Math.max(limit, this.requestedLimit)) {
         const req = this.nextRequest();
         if (req === 'stop') break;

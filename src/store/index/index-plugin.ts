@@ -130,6 +130,11 @@ export class IndexPlugin implements StorePlugin, IndexLookup {
     else this.service.buildIndex(request);
   }
 
+  /** The records about to be dispatched: their hash slots are read ahead (IndexService.warmSlots; not with the worker). */
+  willDispatch(requests: readonly DispatchRequest[], from: number, to: number): void {
+    if (!this.worker) this.service.warmSlots(requests, from, to);
+  }
+
   queryOffset(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): IndexQueryResult | Promise<IndexQueryResult> {
     return this.worker ? this.worker.queryOffset(topic, key, maxNum, beginMs, endMs) : this.service.queryOffset(topic, key, maxNum, beginMs, endMs);
   }

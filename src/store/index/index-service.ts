@@ -50,6 +50,9 @@ export function indexFileName(ms: number): string {
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}${p(d.getMilliseconds(), 3)}`;
 }
 
+/** warmSlots looks at most this many records ahead. */
+const WARM_MAX_RECORDS = 256;
+
 export class IndexService {
   private readonly files: IndexFile[] = [];
   /** Flushes of full files, chained so checkpoint updates happen in file order. */
@@ -170,14 +173,19 @@ export class IndexService {
       file.advanceEnd(req.commitLogOffset, req.storeTimestamp);
       return;
     }
-    // hash of `${topic}#${key}` continued from the cached hash of `${topic}#` (no string built)
-    let prefixHash = this.topicPrefixHash.get(req.topic);
-    if (prefixHash === undefined) {
-      prefixHash = javaStringHashCode(`${req.topic}#`);
-      if (this.topicPrefixHash.size >= 4096) this.topicPrefixHash.clear();
-      this.topicPrefixHash.set(req.topic, prefixHash);
+    const prefixHash = this.prefixHashOf(req.topic);
+    if (uniqKey) {
+      const w = this.warmNext;
+      if (w < this.warmCount && this.warmRecords[w] === req && this.warmOffsets[w] === req.commitLogOffset) {
+        // hashed (and its slot read) by warmSlots
+        this.warmRecords[w] = null;
+        this.warmNext = w + 1;
+        this.warmHashesUsed++;
+        file = this.putKeyHashed(file, this.warmHashes[w]!, req);
+      } else {
+        file = this.putKey(file, prefixHash, uniqKey, req);
+      }
     }
-    if (uniqKey) file = this.putKey(file, prefixHash, uniqKey, req);
     if (!words) return;
     if (words.indexOf(' ') < 0) {
       if (words !== uniqKey) this.putKey(file, prefixHash, words, req);
@@ -195,15 +203,69 @@ export class IndexService {
     if (keys.length === 0) file.advanceEnd(req.commitLogOffset, req.storeTimestamp); // KEYS held only spaces
   }
 
+  /**
+   * A hint before `records` are indexed in this order with buildIndex (the records of one batch,
+   * from the dispatch queue): computes the index hash of each one's UNIQ_KEY (kept for its
+   * buildIndex call) and reads their slots in one pass (IndexFile.touchSlots), so the misses in
+   * the 20 MB slot table overlap instead of stalling each buildIndex in turn (~8 % of the batch
+   * put path's CPU before). Writes nothing: the files get the same bytes as without the hint.
+   * A record indexed without a hint, or out of this order, is hashed as usual.
+   */
+  warmSlots(records: readonly IndexRecord[], from: number, to: number): void {
+    if (!this.config.messageIndexEnable) return;
+    const n = Math.min(to - from, WARM_MAX_RECORDS);
+    if (n < 2) return;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = records[from + i]!;
+      if (!r.uniqKey || getTransactionValue(r.sysFlag) === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) continue;
+      this.warmRecords[k] = r;
+      this.warmOffsets[k] = r.commitLogOffset;
+      this.warmHashes[k] = indexHashOf(continueJavaHash(this.prefixHashOf(r.topic), r.uniqKey));
+      k++;
+    }
+    for (let i = k; i < this.warmCount; i++) this.warmRecords[i] = null;
+    this.warmCount = k;
+    this.warmNext = 0;
+    const last = this.files[this.files.length - 1];
+    // a full file is rolled by buildIndex: the new file's slots are all empty (nothing to read)
+    if (last && last.writable && !last.isFull()) this.warmSink = last.touchSlots(this.warmHashes, k);
+  }
+
+  /** javaStringHashCode(`${topic}#`), cached: the hash of `topic#key` continues from it (no string built). */
+  private prefixHashOf(topic: string): number {
+    let prefixHash = this.topicPrefixHash.get(topic);
+    if (prefixHash === undefined) {
+      prefixHash = javaStringHashCode(`${topic}#`);
+      if (this.topicPrefixHash.size >= 4096) this.topicPrefixHash.clear();
+      this.topicPrefixHash.set(topic, prefixHash);
+    }
+    return prefixHash;
+  }
+
   /** Adds one key's entry to `file`, or to a new file when it is full; returns the file used. */
   private putKey(file: IndexFile, prefixHash: number, key: string, req: IndexRecord): IndexFile {
-    const keyHash = indexHashOf(continueJavaHash(prefixHash, key));
+    return this.putKeyHashed(file, indexHashOf(continueJavaHash(prefixHash, key)), req);
+  }
+
+  /** putKey with the key's index hash computed. */
+  private putKeyHashed(file: IndexFile, keyHash: number, req: IndexRecord): IndexFile {
     if (file.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) return file;
     const next = this.roll(file);
     if (!next.putKeyHash(keyHash, req.commitLogOffset, req.storeTimestamp)) throw new Error('a fresh index file refused a key');
     return next;
   }
 
+  /** warmSlots' records (null once indexed), their CommitLog offsets and UNIQ_KEY index hashes; buildIndex takes them in order. */
+  private readonly warmRecords: (IndexRecord | null)[] = [];
+  private readonly warmOffsets: number[] = [];
+  private readonly warmHashes = new Int32Array(WARM_MAX_RECORDS);
+  private warmCount = 0;
+  private warmNext = 0;
+  /** UNIQ_KEY hashes buildIndex took from warmSlots (for tests and stats). */
+  warmHashesUsed = 0;
+  /** What the last touchSlots read (kept so the reads stay). */
+  warmSink = 0;
   /** Reused by buildIndex for KEYS with several words (dispatch is synchronous). */
   private readonly keyScratch: string[] = [];
   /** javaStringHashCode(`${topic}#`) per topic (bounded). */

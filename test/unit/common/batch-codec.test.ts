@@ -80,6 +80,12 @@ test('completeBatchItemProperties stores exactly what encoding the completed Map
     'A\x011\x02\x02B\x012\x02', // an empty piece, dropped by the decoder
     'A\x011\x02BAD\x02', // a piece without \x01
     'A\x011', // no trailing separator
+    'TAGS\x01TagA\x02WAIT\x01true\x02UNIQ_KEY\x01ABC', // as Apache's Java client 4.9.8 sends an item: no last separator
+    'A\x011\x02A\x012', // duplicate key, no last separator
+    'A\x011\x02BAD', // a last piece without \x01
+    'A\x011\x02B\x01', // a last piece with an empty value (dropped by the decoder)
+    'A\x011\x02\x02B\x012', // an empty piece, no last separator
+    'CLUSTER\x01mine', // the item's CLUSTER, no last separator
     'ü\x01ß\x02', // non-ASCII
   ];
   for (const batchProps of batches) {
@@ -103,7 +109,7 @@ test('BatchPropertyCompletion: one per batch gives every item the same text as c
   const batchProps = new Map([['WAIT', 'false'], ['X', 'y']]);
   const completion = new BatchPropertyCompletion(batchProps, 'CLUSTER', 'DefaultCluster');
   batchProps.set('LATER', 'ignored'); // a snapshot: the batch's entries were read at construction
-  const texts = ['TAGS\x01a\x02WAIT\x01true\x02X\x01z\x02', 'TAGS\x01a\x02', 'A\x011\x02A\x012\x02', '', 'KEYS\x01k\x02CLUSTER\x01mine\x02'];
+  const texts = ['TAGS\x01a\x02WAIT\x01true\x02X\x01z\x02', 'TAGS\x01a\x02', 'A\x011\x02A\x012\x02', '', 'KEYS\x01k\x02CLUSTER\x01mine\x02', 'TAGS\x01a\x02WAIT\x01true\x02X\x01z', 'TAGS\x01a', 'A\x011\x02A\x012', 'KEYS\x01k\x02CLUSTER\x01mine'];
   for (const text of texts) {
     const a: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(text), propertiesText: text };
     const b: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(text), propertiesText: text };
@@ -117,6 +123,16 @@ test('BatchPropertyCompletion: one per batch gives every item the same text as c
   const item: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(sent), propertiesText: sent };
   assert.equal(completion.complete(item), sent);
   assert.equal(completion.tail, 'CLUSTER\x01DefaultCluster\x02');
+  // an item as Apache's Java client 4.9.8 sends it (no last separator): the head is still the
+  // client's text, the tail starts with the separator it lacks
+  const sentJava = 'TAGS\x01a\x02WAIT\x01true\x02X\x01z';
+  const javaItem: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(sentJava), propertiesText: sentJava };
+  assert.equal(completion.complete(javaItem), sentJava);
+  assert.equal(completion.tail, '\x02CLUSTER\x01DefaultCluster\x02');
+  const lacking = 'TAGS\x01a';
+  const lackingItem: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(lacking), propertiesText: lacking };
+  assert.equal(completion.complete(lackingItem), lacking);
+  assert.equal(completion.tail, '\x02WAIT\x01false\x02X\x01y\x02CLUSTER\x01DefaultCluster\x02');
   // a text that is not the Map's encoding is encoded from the Map, with no tail
   const dup = 'A\x011\x02A\x012\x02';
   const dupItem: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: decodeProperties(dup), propertiesText: dup };

@@ -219,3 +219,27 @@ test('JSON header: large, negative and non-integer numbers are written as JSON.s
     assert.equal(encodeFrame(cmd).subarray(8).toString(), referenceJson(cmd), String(n));
   }
 });
+
+test('JSON header: long values (> 128 chars: a batch reply\'s msgId list) are written as JSON.stringify writes them, ASCII or not', () => {
+  const ids = Array.from({ length: 32 }, (_, i) => `7F00000100002A9F${(0x10000 + i * 1213).toString(16).toUpperCase().padStart(16, '0')}`).join(',');
+  const values = [
+    ids, // plain printable ASCII: the fast path
+    `${ids}"`, // a quote at the end
+    `\\${ids}`, // a backslash at the start
+    `${ids.slice(0, 500)}\n${ids.slice(500)}`, // a control character
+    `${ids}\u007f`, // DEL (not escaped by JSON.stringify, but not on the fast path)
+    `${ids}é`, // non-ASCII (two UTF-8 bytes)
+    `${ids}\ud83d\ude00`, // a surrogate pair (four UTF-8 bytes)
+    `${ids}\ud800`, // a lone surrogate (escaped by JSON.stringify)
+    ' '.repeat(129), // the fast path's smallest length
+    `~${'}'.repeat(300)}`, // the ends of the accepted range
+  ];
+  for (const v of values) {
+    const cmd: RemotingCommand = { code: 0, language: 'JAVA', version: 401, opaque: 7, flag: 1, remark: v, extFields: { msgId: v, queueId: 3 }, body: null, serializeTypeCurrentRPC: 0 };
+    const want = Buffer.from(referenceJson(cmd), 'utf8');
+    const frame = encodeFrame(cmd);
+    assert.equal(frame.readUInt32BE(4), want.length, JSON.stringify(v.slice(-3)));
+    assert.deepEqual(frame.subarray(8, 8 + want.length), want, JSON.stringify(v.slice(-3)));
+    assert.deepEqual(encodeJsonHeader(cmd), want);
+  }
+});

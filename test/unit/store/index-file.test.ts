@@ -1,6 +1,6 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IndexFile, indexFileSizeBytes, indexKeyHash } from '../../../src/store/index/index-file.js';
@@ -414,5 +414,66 @@ describe('index key hash without concatenation', () => {
     }
     assert.equal(indexKeyHash('TopicTest#OrderID188'), 1231271670);
     assert.equal(indexHashOf(-2147483648), 0);
+  });
+});
+
+describe('IndexService.warmSlots (the read-ahead hint before a batch is indexed)', () => {
+  it('gives files byte-identical to indexing without the hint, and takes the UNIQ_KEY hashes it computed only for the records it was told about, in order', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const dirs = [mkdtempSync(join(tmpdir(), 'tsmq-warm-a-')), mkdtempSync(join(tmpdir(), 'tsmq-warm-b-'))];
+    try {
+      const services = dirs.map((d) => {
+        const ts = { v: 0 };
+        return new IndexService(
+          fs,
+          { indexDir: join(d, 'index'), maxHashSlotNum: 16, maxIndexNum: 20, messageIndexEnable: true },
+          clock,
+          { get indexMsgTimestamp() { return ts.v; }, setIndexMsgTimestamp: (t: number) => (ts.v = t), flush: async () => {} },
+          silentLogger,
+        );
+      });
+      for (const s of services) s.load(true, 0);
+      // batches of records as the dispatch queue holds them: a record without UNIQ_KEY, one with
+      // KEYS too, a rolled-back one (never indexed), a re-dispatched one (skipped), and more
+      // entries than one file holds (19 per file), so the index rolls inside a batch
+      const batches: DispatchRequest[][] = [];
+      let offset = 0;
+      for (let b = 0; b < 4; b++) {
+        const batch: DispatchRequest[] = [];
+        for (let i = 0; i < 8; i++) {
+          const n = b * 8 + i;
+          batch.push(dispatch({
+            commitLogOffset: offset,
+            uniqKey: i === 3 ? null : `UNIQ${n.toString(16).padStart(28, '0')}`,
+            keys: i === 5 ? `order-${n} order-x` : i === 3 ? `only-keys-${n}` : '',
+            sysFlag: i === 6 ? 0xc : 0, // TRANSACTION_ROLLBACK_TYPE on the 7th
+            storeTimestamp: clock.nowMs() + n,
+          }));
+          offset += 100;
+        }
+        batches.push(batch);
+      }
+      const [plain, hinted] = services as [IndexService, IndexService];
+      for (const batch of batches) for (const r of batch) plain.buildIndex(r);
+      for (const [bi, batch] of batches.entries()) {
+        hinted.warmSlots(batch, bi === 2 ? 2 : 0, batch.length); // batch 2: the first two were not in the hint
+        for (const r of batch) hinted.buildIndex(r);
+        if (bi === 1) hinted.buildIndex(batch[7]!); // a re-dispatch of the last one: skipped, as without the hint
+      }
+      // batches 0 (before any index file exists), 1 and 3: 6 records each with a UNIQ_KEY that is
+      // indexed (one has none, one is rolled back); batch 2: the 4 of those the hint covered (its
+      // first two records were indexed with their own hashes, then the hinted ones matched)
+      assert.equal(hinted.warmHashesUsed, 22);
+      assert.ok(plain.fileCount >= 2, 'the index rolled');
+      await plain.shutdown();
+      await hinted.shutdown();
+      const [na, nb] = dirs.map((d) => readdirSync(join(d, 'index')).sort());
+      assert.equal(na!.length, nb!.length);
+      for (let i = 0; i < na!.length; i++) {
+        assert.ok(readFileSync(join(dirs[0]!, 'index', na![i]!)).equals(readFileSync(join(dirs[1]!, 'index', nb![i]!))), `index file ${i} differs`);
+      }
+    } finally {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
   });
 });
