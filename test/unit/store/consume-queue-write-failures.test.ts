@@ -168,8 +168,8 @@ test('ConsumeQueue flush (fdatasync) fails once (fsyncgate): puts refused until 
     const cqDir = path.join(root, 'consumequeue', 'T') + path.sep;
     let failures = 0;
     fsPort.pathFault = (op, p) => (op === 'fdatasync' && p.startsWith(cqDir) && failures++ === 0 ? 'EIO' : null); // once, then it would work
-    const wrote: number[] = [];
-    for (let i = 0; i < 3; i++) wrote.push((await put(store)).wroteOffset);
+    // the three puts start in one turn: awaited one by one, a 20 ms flush round could fail between them on a loaded machine and refuse the rest
+    const wrote: number[] = (await Promise.all([put(store), put(store), put(store)])).map((r) => r.wroteOffset);
     await waitFor(() => !store.isWritable()); // the next flush round
     const syncReason =
       `fdatasync of ${cqFile0(root)} failed with EIO (injected EIO); data written since the last successful flush may not be on disk, ` +
