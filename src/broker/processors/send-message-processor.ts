@@ -141,6 +141,13 @@ export class SendMessageProcessor {
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
     const a = result.appendResult!;
     const recallHandle = recallHandleOf(msg, this.ctx.config.brokerName);
+    const transactionId = msg.properties.get(MessageConst.UNIQ_KEY);
+    if (transactionId && !recallHandle) {
+      // the usual answer, built in one object (the same keys and order as `reply` gives)
+      const cfg = this.ctx.config;
+      const ext = { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, transactionId, MSG_REGION: cfg.regionId, TRACE_ON: cfg.traceOn ? 'true' : 'false' };
+      return createResponseCommand(request, mapped.code, mapped.remark, ext);
+    }
     return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, ...transactionIdOf(msg), ...(recallHandle ? { recallHandle } : {}) });
   }
 

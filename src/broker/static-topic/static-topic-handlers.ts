@@ -113,11 +113,18 @@ class StaticTopicRewriter {
     return createResponseCommand(rc.request, ResponseCode.NOT_LEADER_FOR_QUEUE, notLeaderRemark(c));
   }
 
-  async send(inner: RequestHandler, rc: RequestContext, v2: boolean): Promise<RemotingCommand | null> {
-    const topicKey = v2 ? 'b' : 'topic';
+  /**
+   * A send: the inner handler's own result (no extra promise or microtask) when the topic is not
+   * static here, the usual case; else rewritten by `staticSend`.
+   */
+  send(inner: RequestHandler, rc: RequestContext, v2: boolean): ReturnType<RequestHandler> {
+    if (this.deps.mappings.isEmpty) return inner(rc);
     const queueKey = v2 ? 'e' : 'queueId';
-    const c = this.ctxOf(rc, topicKey, queueKey, true);
-    if (!c) return inner(rc);
+    const c = this.ctxOf(rc, v2 ? 'b' : 'topic', queueKey, true);
+    return c ? this.staticSend(inner, rc, c, queueKey) : inner(rc);
+  }
+
+  private async staticSend(inner: RequestHandler, rc: RequestContext, c: StaticQueueContext, queueKey: string): Promise<RemotingCommand | null> {
     const leader = c.leader;
     if (!leader) return this.notLeader(rc, c);
     const res = await this.call(inner, rc, { ...rc.request.extFields, [queueKey]: leader.queueId });

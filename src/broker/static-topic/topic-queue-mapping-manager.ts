@@ -38,7 +38,7 @@ export class TopicQueueMappingManager extends ConfigManager {
     return this.table.get(topic);
   }
 
-  /** True when at least one static topic is hosted (lets request paths skip the lookup otherwise). */
+  /** True when no static topic is hosted (lets request paths skip the lookup). */
   get isEmpty(): boolean {
     return this.table.size === 0;
   }

@@ -123,3 +123,44 @@ export function getOptionalBoolean(ext: ExtFields, name: string): boolean | unde
   const v = raw(ext, name);
   return v === undefined ? undefined : toBoolean(name, v);
 }
+
+/*
+ * The same rules over a value the caller already read (e.g. `ext.b` in a decoder whose field names
+ * are fixed: one monomorphic property load instead of a keyed own-property lookup per field).
+ * `v` undefined or null means absent; `name` is the field's name in the error message.
+ */
+
+/** Required string from a value read by the caller (getString's rules). */
+export function stringValue(v: ExtFieldValue | null | undefined, name: string): string {
+  if (typeof v === 'string') return v;
+  if (v === undefined || v === null) throw missing(name);
+  return String(v);
+}
+
+/** Optional string from a value read by the caller (getOptionalString's rules). */
+export function optionalStringValue(v: ExtFieldValue | null | undefined): string | undefined {
+  if (typeof v === 'string') return v;
+  return v === undefined || v === null ? undefined : String(v);
+}
+
+/** Required int32 from a value read by the caller (getInt's rules). */
+export function intValue(v: ExtFieldValue | null | undefined, name: string): number {
+  if (v === undefined || v === null) throw missing(name);
+  return toInteger(name, v, INT_MIN, INT_MAX);
+}
+
+/** Optional int32 from a value read by the caller (getOptionalInt's rules). */
+export function optionalIntValue(v: ExtFieldValue | null | undefined, name: string): number | undefined {
+  return v === undefined || v === null ? undefined : toInteger(name, v, INT_MIN, INT_MAX);
+}
+
+/** Required int64 from a value read by the caller (getLong's rules). */
+export function longValue(v: ExtFieldValue | null | undefined, name: string): number {
+  if (v === undefined || v === null) throw missing(name);
+  return toInteger(name, v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+}
+
+/** Optional boolean from a value read by the caller (getOptionalBoolean's rules). */
+export function optionalBooleanValue(v: ExtFieldValue | null | undefined, name: string): boolean | undefined {
+  return v === undefined || v === null ? undefined : toBoolean(name, v);
+}

@@ -41,7 +41,8 @@ export function encodeFrame(cmd: RemotingCommand): Buffer {
 
 /**
  * Appends the frame of `cmd` to `out` at `pos` when it fits in `out.length - pos` bytes and
- * returns the end offset; returns -1 (nothing written) when it does not fit. Same bytes as
+ * returns the end offset; returns -1 when it does not fit (then bytes of `out` from `pos` on may
+ * have been overwritten, never those before `pos` nor past its end: only free room may be passed). Same bytes as
  * encodeFrame. With `withBody` false only the length words and the header are written (the
  * length still counts the body; the caller sends `cmd.body` right after, e.g. as its own write
  * piece) and the returned end is the header's. Throws like encodeFrame.
@@ -56,12 +57,14 @@ export function encodeFrameInto(cmd: RemotingCommand, out: Buffer, pos: number, 
     finishFrame(out, pos, SERIALIZE_TYPE_ROCKETMQ, plan.size, cmd.body, withBody);
     return pos + 8 + plan.size + bodyHere;
   }
-  const headerLength = prepareJsonHeader(cmd);
   const bodyHere = withBody ? bodyLength : 0;
-  if (pos + 8 + headerLength + bodyHere > out.length) return -1;
-  jsonHeaderSource.copy(out, pos + 8, 0, headerLength);
+  // the header straight into `out` (writeJsonHeader never writes past its end); a header that
+  // did not fit leaves `out` from pos + 8 on scribbled, which is room the caller did not use
+  const headerEnd = writeJsonHeader(cmd, out, pos + 8);
+  const headerLength = checkedHeaderLength(headerEnd - pos - 8);
+  if (headerEnd + bodyHere > out.length) return -1;
   finishFrame(out, pos, SERIALIZE_TYPE_JSON, headerLength, cmd.body, withBody);
-  return pos + 8 + headerLength + bodyHere;
+  return headerEnd + bodyHere;
 }
 
 /** Encoding space for JSON headers; a header that does not fit gets a buffer of its own. */

@@ -11,7 +11,7 @@ import type { RemotingCommand } from '../../../src/remoting/protocol/remoting-co
 import { createRequestCommand } from '../../../src/remoting/protocol/commands.js';
 import { encodeFrame } from '../../../src/remoting/protocol/frame-codec.js';
 import { createMessageId, socketAddressFromString } from '../../../src/common/message/msgid.js';
-import { decodeSendMessageHeader, SEND_HEADER_V2_KEYS } from '../../../src/broker/processors/send-message-header.js';
+import { decodeByNames, decodeSendMessageHeader, SEND_HEADER_V2_KEYS, V2_KEY_OF } from '../../../src/broker/processors/send-message-header.js';
 import { bornHostOf, bornHostOfChannel } from '../../../src/broker/processors/send-message-processor.js';
 
 const V1 = {
@@ -50,6 +50,45 @@ describe('send header decode', () => {
     assert.throws(() => decodeSendMessageHeader(createRequestCommand(310, v2Of(noTopic))), /the custom field <b> is null/);
     assert.throws(() => decodeSendMessageHeader(createRequestCommand(10, noTopic)), /the custom field <topic> is null/);
     assert.throws(() => decodeSendMessageHeader(createRequestCommand(310, { ...v2Of(V1), e: 'x' })), /the custom field <e> is not a number: x/);
+  });
+});
+
+describe('V2 header read by its letters', () => {
+  /** The decode's value, or the text of what it threw. */
+  const outcome = (f: () => unknown): unknown => {
+    try {
+      return f();
+    } catch (e) {
+      return `throws ${(e as Error).message}`;
+    }
+  };
+
+  it('gives what the name-table decode gives, values and errors alike, for every field shape', () => {
+    const base: Record<string, string | number | boolean | null> = v2Of(V1);
+    const shapes: Array<string | number | boolean | null | undefined> = [undefined, null, '', '7', 7, '-3', ' 12 ', '1e3', 1.5, 'x', true, 'TRUE', 'false', '9007199254740993', 2 ** 31, 'v'];
+    let compared = 0;
+    for (const letter of Object.keys(SEND_HEADER_V2_KEYS)) {
+      for (const shape of shapes) {
+        const ext = { ...base };
+        if (shape === undefined) delete ext[letter];
+        else ext[letter] = shape;
+        const request = createRequestCommand(RequestCode.SEND_MESSAGE_V2, ext as Record<string, string | number | boolean>);
+        const got = outcome(() => decodeSendMessageHeader(request));
+        const want = outcome(() => decodeByNames(request.extFields, V2_KEY_OF));
+        assert.deepEqual(got, want, `field ${letter} = ${JSON.stringify(shape)}`);
+        compared++;
+      }
+    }
+    assert.equal(compared, 14 * shapes.length);
+    // spot checks that the comparison above is not vacuous
+    assert.equal(outcome(() => decodeSendMessageHeader(createRequestCommand(310, { ...base, e: 'x' } as Record<string, string>))), 'throws the custom field <e> is not a number: x');
+    assert.equal((decodeSendMessageHeader(createRequestCommand(310, { ...base, g: '1700000000999' } as Record<string, string>))).bornTimestamp, 1_700_000_000_999);
+  });
+
+  it('a request without extFields names the first required letter', () => {
+    const request = createRequestCommand(RequestCode.SEND_MESSAGE_V2, {});
+    request.extFields = null;
+    assert.throws(() => decodeSendMessageHeader(request), /the custom field <a> is null/);
   });
 });
 

@@ -69,7 +69,7 @@ test('an encode error leaves the batch as it was', () => {
   assert.deepEqual(Buffer.concat(batch.take()), Buffer.concat([encodeFrame(ok), encodeFrame(ok)]));
 });
 
-test('encodeFrameInto writes encodeFrame bytes at an offset, or nothing when they do not fit', () => {
+test('encodeFrameInto writes encodeFrame bytes at an offset, or -1 and nothing before the offset when they do not fit', () => {
   const cmd = createResponseCommand(createRequestCommand(310), 0, 'r', { k: 'v' }, Buffer.from('body'));
   const frame = encodeFrame(cmd);
   const out = Buffer.alloc(frame.length + 10, 0xee);
@@ -79,7 +79,19 @@ test('encodeFrameInto writes encodeFrame bytes at an offset, or nothing when the
   assert.equal(out[5 + frame.length], 0xee);
   const small = Buffer.alloc(frame.length - 1, 0xee);
   assert.equal(encodeFrameInto(cmd, small, 0), -1);
-  assert.ok(small.every((b) => b === 0xee), 'nothing written');
+  // the header fits, the body does not: -1; only the room from the offset on was used
+  const headerOnly = Buffer.alloc(5 + frame.length - 2, 0xee);
+  assert.equal(encodeFrameInto(cmd, headerOnly, 5), -1);
+  assert.ok(headerOnly.subarray(0, 5).every((b) => b === 0xee), 'nothing before the offset');
+  // a header that does not fit at all: -1, nothing past the end (the buffer is a view of a larger one)
+  const backing = Buffer.alloc(64, 0xee);
+  assert.equal(encodeFrameInto(cmd, backing.subarray(0, 40), 4), -1);
+  assert.ok(backing.subarray(40).every((b) => b === 0xee), 'nothing past the end');
+  assert.ok(backing.subarray(0, 4).every((b) => b === 0xee), 'nothing before the offset');
+  // and a frame that fits after a failed attempt is exact
+  const room = Buffer.alloc(frame.length + 3, 0xee);
+  assert.equal(encodeFrameInto(cmd, room, 3), 3 + frame.length);
+  assert.deepEqual(room.subarray(3), frame);
 });
 
 test('a batch of small frames larger than a chunk is still one buffer, bytes intact', () => {

@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   getBoolean, getInt, getLong, getOptionalBoolean, getOptionalInt, getOptionalLong, getOptionalString, getString, HeaderError,
+  intValue, longValue, optionalBooleanValue, optionalIntValue, optionalStringValue, stringValue,
 } from '../../../src/remoting/headers/header-fields.js';
+import type { ExtFieldValue } from '../../../src/remoting/protocol/remoting-command.js';
 
 function throwsHeader(fn: () => unknown, message: string): void {
   assert.throws(fn, (e: unknown) => e instanceof HeaderError && e.message === message && e.code === 'HEADER_INVALID');
@@ -80,4 +82,31 @@ test('integer text: the fast digit reader agrees with the regex rule on every sh
     }
     assert.ok(Object.is(got, want) || got === want, `${JSON.stringify(v)}: ${String(got)} vs ${String(want)}`);
   }
+});
+
+test('the value readers (a field read by the caller) follow the getters exactly, errors included', () => {
+  const shapes: Array<ExtFieldValue | null | undefined> = [undefined, null, '', 'x', '7', 7, -3, ' 12 ', '1e3', 1.5, true, 'TRUE', 'False', '2147483648', 2 ** 31, '9007199254740993', 9007199254740991];
+  const outcome = (f: () => unknown): unknown => {
+    try {
+      return f();
+    } catch (e) {
+      return `${(e as Error).name}: ${(e as Error).message}`;
+    }
+  };
+  const pairs: Array<[string, (ext: Record<string, ExtFieldValue>) => unknown, (v: ExtFieldValue | null | undefined) => unknown]> = [
+    ['string', (e) => getString(e, 'f'), (v) => stringValue(v, 'f')],
+    ['optionalString', (e) => getOptionalString(e, 'f'), (v) => optionalStringValue(v)],
+    ['int', (e) => getInt(e, 'f'), (v) => intValue(v, 'f')],
+    ['optionalInt', (e) => getOptionalInt(e, 'f'), (v) => optionalIntValue(v, 'f')],
+    ['long', (e) => getLong(e, 'f'), (v) => longValue(v, 'f')],
+    ['optionalBoolean', (e) => getOptionalBoolean(e, 'f'), (v) => optionalBooleanValue(v, 'f')],
+  ];
+  for (const [name, getter, reader] of pairs) {
+    for (const v of shapes) {
+      const ext = (v === undefined ? {} : { f: v }) as Record<string, ExtFieldValue>;
+      assert.deepEqual(outcome(() => reader(v)), outcome(() => getter(ext)), `${name}(${JSON.stringify(v)})`);
+    }
+  }
+  assert.equal(outcome(() => intValue(undefined, 'e')), 'HeaderError: the custom field <e> is null');
+  assert.equal(longValue('1700000000123', 'g'), 1_700_000_000_123);
 });

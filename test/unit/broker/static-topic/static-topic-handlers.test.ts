@@ -52,6 +52,38 @@ async function setup(forward?: (bname: string, r: RemotingCommand) => Promise<Re
   return { call, seen, close: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+describe('send wrapper without static topics', () => {
+  it('hands back the inner handler\'s own result (no extra promise) when no static topic is hosted, and rewrites once one is', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsmq-static-h-'));
+    try {
+      const mappings = new TopicQueueMappingManager(join(dir, 'm.json'), { clock: new ManualClock(1), brokerName: 'b' });
+      const answers: Array<Promise<RemotingCommand>> = [];
+      const inner: RequestHandler = ({ request }) => {
+        const p = Promise.resolve(createResponseCommand(request, ResponseCode.SUCCESS, null, { msgId: 'X', queueId: request.extFields!.e!, queueOffset: 5 }));
+        answers.push(p);
+        return p;
+      };
+      const handlers = new Map<number, RequestHandler>([[RequestCode.SEND_MESSAGE_V2, inner]]);
+      wrapStaticTopicHandlers(handlers, { mappings });
+      const send = handlers.get(RequestCode.SEND_MESSAGE_V2)!;
+      assert.notEqual(send, inner, 'wrapped');
+      const plain = send({ channel, request: createRequestCommand(RequestCode.SEND_MESSAGE_V2, { a: 'PG', b: 'T', e: 1 }) });
+      assert.equal(plain, answers[0], 'the inner promise itself');
+      await mappings.update({
+        topic: 'T', scope: '__global__', totalQueues: 2, bname: 'b', epoch: 2, dirty: false,
+        hostedQueues: new Map([[1, [{ gen: 1, queueId: 0, bname: 'b', logicOffset: 10_000, startOffset: 0, endOffset: -1, ...it0 }]]]),
+      }, false);
+      const other = send({ channel, request: createRequestCommand(RequestCode.SEND_MESSAGE_V2, { a: 'PG', b: 'Other', e: 1 }) });
+      assert.equal(other, answers[1], 'a topic that is not static: still the inner promise');
+      const rewritten = (await send({ channel, request: createRequestCommand(RequestCode.SEND_MESSAGE_V2, { a: 'PG', b: 'T', e: 1 }) }))!;
+      assert.notEqual(rewritten, await answers[2]);
+      assert.deepEqual([rewritten.extFields!.queueId, rewritten.extFields!.queueOffset], [1, 10_005]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('static topic request rewriting', () => {
   it('send: logic queue → the leader physical queue; the reply in logic terms; another topic untouched', async () => {
     const s = await setup();
