@@ -19,7 +19,7 @@
  */
 import type { MessageExt, MessageInner, SocketAddress } from './message.js';
 import { bodyCrc } from '../bytes/crc32.js';
-import { encodeProperties } from './properties.js';
+import { propertiesByteLength, writeProperties } from './properties.js';
 import { createMessageId } from './msgid.js';
 import { MessageSysFlag } from './sysflag.js';
 import { TsmqError } from '../errors.js';
@@ -107,8 +107,14 @@ export interface RecordPlan {
   topicLen: number;
   /** UTF-8 bytes of the topic (shared, cached per topic: never modify). */
   topicBytes: Buffer;
+  /** MessageInner.encodedProperties when set, else '' (then the text is written from `propsMap`). */
   propsText: string;
-  /** UTF-8 bytes of propsText. */
+  /**
+   * The message's properties Map when it has no encodedProperties: the record gets their text
+   * written straight from the Map (properties.ts writeProperties, no intermediate string); else null.
+   */
+  propsMap: Map<string, string> | null;
+  /** UTF-8 bytes of the properties text (propsText, or the Map's text). */
   propsTextLen: number;
   /** Stored after propsText (MessageInner.encodedPropertiesTail; '' when none). */
   propsTail: string;
@@ -131,6 +137,7 @@ export function newRecordPlan(): RecordPlan {
     topicLen: 0,
     topicBytes: NO_TOPIC_BYTES,
     propsText: '',
+    propsMap: null,
     propsTextLen: 0,
     propsTail: '',
     propsLen: 0,
@@ -166,9 +173,10 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
   const body = msg.body;
   if (!Buffer.isBuffer(body)) throw new RecordEncodeError('MESSAGE_ILLEGAL', 'message body is missing');
   const encoded = msg.encodedProperties;
-  const propsText = encoded ?? encodeProperties(msg.properties);
+  const propsText = encoded ?? '';
+  const propsMap = encoded === undefined ? msg.properties : null;
   const propsTail = encoded !== undefined ? (msg.encodedPropertiesTail ?? '') : '';
-  const propsTextLen = propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
+  const propsTextLen = propsMap !== null ? propertiesByteLength(propsMap) : propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
   const propsLen = propsTail.length === 0 ? propsTextLen : propsTextLen + Buffer.byteLength(propsTail, 'utf8');
   if (propsLen > MAX_PROPERTIES_LENGTH) {
     throw new RecordEncodeError(
@@ -193,6 +201,7 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
   plan.topicLen = topicLen;
   plan.topicBytes = tb;
   plan.propsText = propsText;
+  plan.propsMap = propsMap;
   plan.propsTextLen = propsTextLen;
   plan.propsTail = propsTail;
   plan.propsLen = propsLen;
@@ -285,7 +294,7 @@ export function writeRecord(buf: Buffer, at: number, plan: RecordPlan, queueOffs
   buf[p] = propsLen >>> 8;
   buf[p + 1] = propsLen;
   p += 2;
-  if (plan.propsTextLen > 0) p += writeText(buf, p, plan.propsText, plan.propsTextLen);
+  if (plan.propsTextLen > 0) p += plan.propsMap !== null ? writeProperties(buf, p, plan.propsMap) : writeText(buf, p, plan.propsText, plan.propsTextLen);
   if (propsLen > plan.propsTextLen) p += writeText(buf, p, plan.propsTail, propsLen - plan.propsTextLen);
   if (p !== at + size) throw new Error(`writeRecord: internal size mismatch ${p - at} != ${size}`);
 }
