@@ -18,8 +18,7 @@ export function encodeProperties(props: Map<string, string>): string {
 
 /**
  * UTF-8 byte length of `encodeProperties(props)`, without building the text (entries whose value
- * is undefined or null are skipped, as there). With `writeProperties`, the record encoder's way to
- * store a Map's properties with no intermediate string.
+ * is undefined or null are skipped, as there).
  */
 export function propertiesByteLength(props: Map<string, string>): number {
   const acc = lengthAccumulator;
@@ -30,7 +29,9 @@ export function propertiesByteLength(props: Map<string, string>): number {
 
 /**
  * Writes the UTF-8 bytes of `encodeProperties(props)` at `buf[at]` and returns how many were
- * written (= `propertiesByteLength(props)` for the same Map). The caller checks that they fit.
+ * written (= `propertiesByteLength(props)`), or -1 when they might not fit in `buf` (checked
+ * before each entry against its worst case, 3 bytes per UTF-16 unit; what was written before is
+ * garbage then). The record encoder's way to store a Map's properties with no intermediate string.
  */
 export function writeProperties(buf: Buffer, at: number, props: Map<string, string>): number {
   const w = entryWriter;
@@ -38,7 +39,7 @@ export function writeProperties(buf: Buffer, at: number, props: Map<string, stri
   w.pos = at;
   props.forEach(writeEntry, w);
   w.buf = NO_BUFFER;
-  return w.pos - at;
+  return w.pos < 0 ? -1 : w.pos - at;
 }
 
 /** Reused state of propertiesByteLength / writeProperties (both synchronous: Map.forEach with a static callback allocates nothing). */
@@ -53,12 +54,18 @@ function addEntryLength(this: { bytes: number }, v: string | undefined | null, k
 }
 
 function writeEntry(this: { buf: Buffer; pos: number }, v: string | undefined | null, k: string): void {
-  if (v === undefined || v === null) return;
+  if (v === undefined || v === null || this.pos < 0) return;
+  const key = typeof k === 'string' ? k : String(k);
+  const value = typeof v === 'string' ? v : String(v);
   const buf = this.buf;
   let p = this.pos;
-  p += writeUtf8(buf, p, typeof k === 'string' ? k : String(k));
+  if (p + 3 * (key.length + value.length) + 2 > buf.length) {
+    this.pos = -1;
+    return;
+  }
+  p += writeUtf8(buf, p, key);
   buf[p++] = 1;
-  p += writeUtf8(buf, p, typeof v === 'string' ? v : String(v));
+  p += writeUtf8(buf, p, value);
   buf[p++] = 2;
   this.pos = p;
 }

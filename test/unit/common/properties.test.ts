@@ -67,11 +67,13 @@ test('writeProperties writes the bytes of encodeProperties (ASCII, multi-byte, l
   for (const m of maps) {
     const expected = Buffer.from(encodeProperties(m), 'utf8');
     assert.equal(propertiesByteLength(m), expected.length);
-    const buf = Buffer.alloc(expected.length + 6, 0xee);
+    const buf = Buffer.alloc(3 * expected.length + 6, 0xee);
     const n = writeProperties(buf, 3, m);
     assert.equal(n, expected.length);
     assert.deepEqual(buf.subarray(3, 3 + n), expected);
     assert.equal(buf[2], 0xee);
     assert.equal(buf[3 + n], 0xee);
+    // too small for the worst case (3 bytes per UTF-16 unit) of an entry: -1
+    if (m.size > 1) assert.equal(writeProperties(Buffer.alloc(expected.length), 0, m), -1);
   }
 });
