@@ -98,6 +98,8 @@ export type CommitListener<T> = (err: Error | null, arg: T) => void;
  */
 interface CommitWaiterGroup {
   position: number;
+  /** Callers in the group: entries [0, count) of the three arrays (reused when the group is recycled). */
+  count: number;
   listeners: CommitListener<unknown>[];
   args: unknown[];
   positions: number[];
@@ -131,6 +133,8 @@ export class MappedFile extends ReferenceResource {
   private commitWaiters: CommitWaiterGroup[] = [];
   /** Settled groups whose listeners are called on the next microtask (never inside a commit: a listener may append). */
   private settledWaiters: CommitWaiterGroup[] = [];
+  /** A told group kept for the next turn (its arrays keep their capacity: no regrowth per turn). */
+  private spareWaiterGroup: CommitWaiterGroup | null = null;
   private readonly asyncWrite: NonNullable<FileSystem['pwriteAsync']> | null;
   private readonly writeBufferBytes: number;
   private readonly commitThresholdBytes: number;
@@ -661,12 +665,21 @@ export class MappedFile extends ReferenceResource {
     let g = w.length > 0 ? w[w.length - 1]! : null;
     // a group whose bytes a write already covers in part waits for that write alone
     if (g === null || g.position <= this.submittedPosition || g.position > position) {
-      g = { position, listeners: [], args: [], positions: [], err: null, committedAt: 0 };
+      g = this.spareWaiterGroup ?? { position, count: 0, listeners: [], args: [], positions: [], err: null, committedAt: 0 };
+      this.spareWaiterGroup = null;
+      g.position = position;
       w.push(g);
     } else g.position = position;
-    g.listeners.push(listener as CommitListener<unknown>);
-    g.args.push(arg);
-    g.positions.push(position);
+    const k = g.count++;
+    if (k < g.listeners.length) {
+      g.listeners[k] = listener as CommitListener<unknown>;
+      g.args[k] = arg;
+      g.positions[k] = position;
+    } else {
+      g.listeners.push(listener as CommitListener<unknown>);
+      g.args.push(arg);
+      g.positions.push(position);
+    }
     this.scheduleCommit();
     return true;
   }
@@ -702,14 +715,21 @@ export class MappedFile extends ReferenceResource {
     this.settledWaiters = [];
     let thrown: unknown = null;
     for (const g of q) {
-      const { listeners, args, positions, err, committedAt } = g;
-      for (let k = 0; k < listeners.length; k++) {
+      const { listeners, args, positions, err, committedAt, count } = g;
+      for (let k = 0; k < count; k++) {
+        const listener = listeners[k]!;
+        const arg = args[k];
+        // the group keeps no caller's argument alive once told
+        args[k] = undefined;
         try {
-          listeners[k]!(err !== null && positions[k]! > committedAt ? err : null, args[k]);
+          listener(err !== null && positions[k]! > committedAt ? err : null, arg);
         } catch (e) {
           thrown ??= e;
         }
       }
+      g.count = 0;
+      g.err = null;
+      this.spareWaiterGroup = g;
     }
     if (thrown !== null) throw thrown;
   };
