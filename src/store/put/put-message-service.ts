@@ -16,7 +16,7 @@
  * 4. Under ASYNC_FLUSH the result waits for the record to be committed (write of the write
  *    buffer into the page cache — a pwrite on this thread, or on the libuv pool with
  *    commitCommitLogAsync; one commit per event-loop turn shared by all its puts,
- *    MappedFile.whenCommitted), so no
+ *    MappedFile.notifyWhenCommitted: one waiter entry per turn, not per put), so no
  *    reply goes out for bytes that only this process holds: a process crash (SIGKILL, OOM kill)
  *    loses no acknowledged message, as with Apache's mapped CommitLog. Only a power loss may take
  *    the unflushed tail. When that commit fails (ENOSPC, EIO) the record stays appended in the
@@ -29,6 +29,9 @@
  *    docs/ha.md). The record is stored in every case; `appendResult` says where. After a failed
  *    fdatasync (fsyncgate) waiters get FLUSH_DISK_TIMEOUT at once with "sync flush failed:
  *    <reason>", and the running flag refuses every later put until restart.
+ *
+ * `putMessageWithCallback` is `putMessage` told through a callback instead of a promise (for
+ * callers with many puts in flight that do not await each one: no promise per put).
  *
  * `putMessages` does the same for a batch (RocketMQ `asyncPutMessages`): one atomic append
  * (CommitLog.appendBatch), one flush/slave wait covering the whole block. `putPrepared` appends
