@@ -91,8 +91,15 @@ export interface PutRun {
 }
 
 /**
+ * How the windowed load puts: `promise` awaits putMessage's promises a window at a time (what the
+ * broker's send processor does per request); `callback` uses putMessageWithCallback (no promise per
+ * put) and waits for the window's last answer.
+ */
+export type PutApi = 'promise' | 'callback';
+
+/**
  * Puts `count` messages from the pool with at most `window` calls in flight and waits for all
- * of them. `onResult` sees each result (e.g. to collect latencies).
+ * of them.
  */
 export async function putWindowed(
   store: DefaultMessageStore,
@@ -100,6 +107,7 @@ export async function putWindowed(
   count: number,
   window: number,
   startIndex = 0,
+  api: PutApi = 'promise',
 ): Promise<PutRun> {
   const run: PutRun = { count, ok: 0, notOk: new Map(), recordBytes: 0, bodyBytes: 0, elapsedMs: 0 };
   const account = (r: PutMessageResult, body: number): void => {
@@ -109,6 +117,34 @@ export async function putWindowed(
       run.bodyBytes += body;
     } else run.notOk.set(r.status, (run.notOk.get(r.status) ?? 0) + 1);
   };
+  if (api === 'callback') {
+    const t0 = nowMs();
+    let answered = 0;
+    let wake: (() => void) | null = null;
+    const done = (r: PutMessageResult, msg: MessageInner): void => {
+      account(r, msg.body.length);
+      answered++;
+      if (wake !== null) wake();
+    };
+    const windowDone = (target: number): Promise<void> | null =>
+      answered >= target
+        ? null
+        : new Promise<void>((resolve) => {
+            wake = () => {
+              if (answered < target) return;
+              wake = null;
+              resolve();
+            };
+          });
+    for (let i = 0; i < count; ) {
+      const end = Math.min(count, i + window);
+      for (; i < end; i++) store.putMessageWithCallback(pool[(startIndex + i) % pool.length]!, done);
+      const w = windowDone(end);
+      if (w !== null) await w;
+    }
+    run.elapsedMs = nowMs() - t0;
+    return run;
+  }
   const t0 = nowMs();
   let pending: Promise<void>[] = [];
   for (let i = 0; i < count; i++) {

@@ -13,8 +13,11 @@
  * ×32 round robin over the 16 queues from offset 0), set beside 1 MiB page-cache reads of the same
  * number of bytes, measured between the sides.
  *
- * Usage: npx tsx bench/store/append-ab.ts --a <root> --b <root> [--pull] [--rounds 3] [--messages 600000]
- *        [--window 1024] [--dir <tmp parent>] [--label-a before] [--label-b after]
+ * A side `<root>@callback` puts with putMessageWithCallback (putWindowed's `callback` API) instead of
+ * awaiting putMessage's promises.
+ *
+ * Usage: npx tsx bench/store/append-ab.ts --a <root>[@callback] --b <root>[@callback] [--c <root>[@callback]] [--pull] [--rounds 3] [--messages 600000]
+ *        [--window 1024] [--dir <tmp parent>] [--label-a before] [--label-b after] [--label-c …]
  *        [--profile-dir <dir>] (children run with --cpu-prof; profiles in <dir>/<label>-<round>/)
  * Output: one `AB {json}` line per side and round, then a table of medians on stdout.
  */
@@ -27,12 +30,12 @@ import { pathToFileURL } from 'node:url';
 import { warmPageCache } from '../lib/disk-ops.js';
 import { MiB, nowMs } from '../lib/stats.js';
 
-interface Opts { a: string; b: string; rounds: number; messages: number; window: number; dir: string; labelA: string; labelB: string; profileDir: string | null; pull: boolean }
+interface Opts { a: string; b: string; c: string | null; labelC: string; rounds: number; messages: number; window: number; dir: string; labelA: string; labelB: string; profileDir: string | null; pull: boolean }
 
 interface SideResult { msgsPerSec: number; recordMBps: number; cpuUsPerMsg: number; avgRecordBytes: number; dispatchMs: number; pullMsgsPerSec?: number; pullMBps?: number; pullCpuUsPerMsg?: number }
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 3, messages: 600_000, window: 1024, dir: tmpdir(), labelA: 'A', labelB: 'B', profileDir: null, pull: false };
+  const o: Opts = { a: '', b: '', c: null, labelC: 'C', rounds: 3, messages: 600_000, window: 1024, dir: tmpdir(), labelA: 'A', labelB: 'B', profileDir: null, pull: false };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i]!;
     const v = argv[++i];
@@ -44,6 +47,8 @@ function parseArgs(argv: string[]): Opts {
     if (v === undefined) throw new Error(`${k} needs a value`);
     if (k === '--a') o.a = v;
     else if (k === '--b') o.b = v;
+    else if (k === '--c') o.c = v;
+    else if (k === '--label-c') o.labelC = v;
     else if (k === '--rounds') o.rounds = Number(v);
     else if (k === '--messages') o.messages = Number(v);
     else if (k === '--window') o.window = Number(v);
@@ -57,8 +62,8 @@ function parseArgs(argv: string[]): Opts {
   return o;
 }
 
-/** Child: `--child <root> <dir> <messages> <window> [pull]`; prints `SIDE {json}`. */
-async function child(root: string, dir: string, messages: number, window: number, pull: boolean): Promise<void> {
+/** Child: `--child <root> <dir> <messages> <window> [pull] [api]`; prints `SIDE {json}`. */
+async function child(root: string, dir: string, messages: number, window: number, pull: boolean, api: string): Promise<void> {
   // a tree compiled with tsc (for line-level profiles) has .js files; a source tree .ts (through tsx)
   const compiled = join(root, 'bench/lib/store-load.js');
   const load = (await import(pathToFileURL(existsSync(compiled) ? compiled : join(root, 'bench/lib/store-load.ts')).href)) as typeof import('../lib/store-load.js');
@@ -66,9 +71,11 @@ async function child(root: string, dir: string, messages: number, window: number
   const pool = load.messagePool();
   const store = await load.openBenchStore(join(dir, 'store'), { flushDiskType: 'ASYNC_FLUSH' });
   try {
-    await load.putWindowed(store, pool, 20_000, window);
+    // a tree without the api parameter ignores it (promise)
+    const put = load.putWindowed as (...args: unknown[]) => ReturnType<typeof load.putWindowed>;
+    await put(store, pool, 20_000, window, 0, api);
     const c0 = process.cpuUsage();
-    const run = await load.putWindowed(store, pool, messages, window, 20_000);
+    const run = await put(store, pool, messages, window, 20_000, api);
     const cpu = process.cpuUsage(c0);
     const dispatchMs = await load.waitDispatched(store);
     if (run.ok !== messages) throw new Error(`only ${run.ok} of ${messages} PUT_OK`);
@@ -143,7 +150,8 @@ function runSide(o: Opts, root: string, label: string, round: number): Promise<S
   const nodeArgs = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`] : [];
   const self = new URL(import.meta.url).pathname;
   return new Promise<SideResult>((resolve, reject) => {
-    const p = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', self, '--child', root, dir, String(o.messages), String(o.window), o.pull ? 'pull' : 'append'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const [tree, api] = root.split('@') as [string, string | undefined];
+    const p = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', self, '--child', tree, dir, String(o.messages), String(o.window), o.pull ? 'pull' : 'append', api ?? 'promise'], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.on('error', reject);
@@ -163,12 +171,14 @@ const median = (xs: number[]): number => {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  if (argv[0] === '--child') return await child(argv[1]!, argv[2]!, Number(argv[3]), Number(argv[4]), argv[5] === 'pull');
+  if (argv[0] === '--child') return await child(argv[1]!, argv[2]!, Number(argv[3]), Number(argv[4]), argv[5] === 'pull', argv[6] ?? 'promise');
   const o = parseArgs(argv);
   const rows: Array<{ label: string; round: number; r: SideResult }> = [];
   const ceilings: Array<ReturnType<typeof ceiling>> = [];
   for (let round = 1; round <= o.rounds; round++) {
-    for (const [root, label] of [[o.a, o.labelA], [o.b, o.labelB]] as const) {
+    const sides: Array<[string, string]> = [[o.a, o.labelA], [o.b, o.labelB], ...(o.c ? [[o.c, o.labelC] as [string, string]] : [])];
+    // the order rotates per round (no side always runs first after the ceiling)
+    for (const [root, label] of sides.slice((round - 1) % sides.length).concat(sides.slice(0, (round - 1) % sides.length))) {
       const r = await runSide(o, root, label, round);
       console.log(`AB ${JSON.stringify({ label, round, ...r })}`);
       rows.push({ label, round, r });
@@ -187,7 +197,8 @@ async function main(): Promise<void> {
   console.log(`\nNode positional-write ceiling (median of ${ceilings.length}): ${ceil} writes/s of one record each (${median(ceilings.map((c) => c.perRecordMBps))} MB/s); 1 MiB writes ${ceilMiB} MB/s`);
   console.log('\n| side | msgs/s (median) | vs per-record ceiling | record MB/s | vs 1 MiB writes | CPU µs/msg | runs (msgs/s / µs) |');
   console.log('|---|---|---|---|---|---|---|');
-  for (const label of [o.labelA, o.labelB]) {
+  const labels = [o.labelA, o.labelB, ...(o.c ? [o.labelC] : [])];
+  for (const label of labels) {
     const rs = rows.filter((x) => x.label === label).map((x) => x.r);
     const m = median(rs.map((r) => r.msgsPerSec));
     const mb = median(rs.map((r) => r.recordMBps));
@@ -198,7 +209,7 @@ async function main(): Promise<void> {
     console.log(`\nPull (getMessage ×32 round robin over 16 queues, page cache) vs 1 MiB page-cache reads of the same bytes (median ${readRef} MB/s):`);
     console.log('\n| side | pull msgs/s (median) | pull MB/s | vs 1 MiB reads | CPU µs/msg | runs (MB/s / µs) |');
     console.log('|---|---|---|---|---|---|');
-    for (const label of [o.labelA, o.labelB]) {
+    for (const label of labels) {
       const rs = rows.filter((x) => x.label === label).map((x) => x.r);
       const mb = median(rs.map((r) => r.pullMBps ?? 0));
       console.log(`| ${label} | ${median(rs.map((r) => r.pullMsgsPerSec ?? 0))} | ${mb} | ${(mb / readRef).toFixed(3)}× | ${median(rs.map((r) => r.pullCpuUsPerMsg ?? 0))} | ${rs.map((r) => `${r.pullMBps}/${r.pullCpuUsPerMsg}`).join(', ')} |`);

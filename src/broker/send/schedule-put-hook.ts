@@ -28,7 +28,7 @@ export function applyScheduleRewrite(msg: MessageInner, delayLevels: DelayLevelT
   let level = delayLevelOf(msg);
   if (level <= 0) return false;
   if (level > delayLevels.maxLevel) level = delayLevels.maxLevel;
-  delete msg.encodedProperties; // the properties change below
+  msg.encodedProperties = undefined; // the properties change below (no delete: the message object keeps its shape)
   msg.properties.set(MessageConst.DELAY, String(level));
   msg.properties.set(MessageConst.REAL_TOPIC, msg.topic);
   msg.properties.set(MessageConst.REAL_QID, String(msg.queueId));

@@ -60,7 +60,7 @@ export class TimerPutHook {
     if (msg.topic === TIMER_TOPIC) return null;
     const p = msg.properties;
     if (delayLevelOf(msg) > 0) {
-      delete msg.encodedProperties; // the properties change below
+      msg.encodedProperties = undefined; // the properties change below (no delete: the message object keeps its shape)
       p.delete(MessageConst.TIMER_DELIVER_MS);
       p.delete(MessageConst.TIMER_DELAY_SEC);
       p.delete(MessageConst.TIMER_DELAY_MS);
@@ -95,7 +95,7 @@ export class TimerPutHook {
           remark: `timer message is under flow control, max num limit is ${n * 2} or the current value is greater than ${n} and less than ${n * 2}, trigger random flow control`,
         };
       }
-      delete msg.encodedProperties; // the properties change below
+      msg.encodedProperties = undefined; // the properties change below (no delete: the message object keeps its shape)
       p.set(MessageConst.TIMER_OUT_MS, String(deliverMs));
       p.set(MessageConst.REAL_TOPIC, msg.topic);
       p.set(MessageConst.REAL_QID, String(msg.queueId));

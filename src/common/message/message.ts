@@ -35,7 +35,8 @@ export interface MessageInner {
    * `encodeProperties(properties)`, when the sender already has it (the broker's batch path
    * builds it from the bytes the client sent, see batch-codec.ts `BatchPropertyCompletion`): the
    * record encoder then skips serialising the Map. Whoever changes `properties` after it is set
-   * must delete it (the put hooks do).
+   * must set it to undefined (the put hooks do; not `delete`, which turns the message object into
+   * a slow dictionary-mode object).
    */
   encodedProperties?: string;
   /**

@@ -19,7 +19,7 @@
  */
 import type { MessageExt, MessageInner, SocketAddress } from './message.js';
 import { bodyCrc } from '../bytes/crc32.js';
-import { encodeProperties } from './properties.js';
+import { propertiesByteLength, writeProperties } from './properties.js';
 import { createMessageId } from './msgid.js';
 import { MessageSysFlag } from './sysflag.js';
 import { TsmqError } from '../errors.js';
@@ -107,8 +107,17 @@ export interface RecordPlan {
   topicLen: number;
   /** UTF-8 bytes of the topic (shared, cached per topic: never modify). */
   topicBytes: Buffer;
+  /** MessageInner.encodedProperties when set, else '' (then the text is in `propsBytes`). */
   propsText: string;
-  /** UTF-8 bytes of propsText. */
+  /**
+   * When the message has no encodedProperties: the UTF-8 text of its properties Map at
+   * `[0, propsTextLen)`, written by planRecord straight from the Map (properties.ts
+   * writeProperties, no intermediate string). The plan's own buffer, reused by the next plan.
+   */
+  propsBytes: Buffer;
+  /** Whether the text is in propsBytes (else propsText). */
+  propsFromMap: boolean;
+  /** UTF-8 bytes of the properties text. */
   propsTextLen: number;
   /** Stored after propsText (MessageInner.encodedPropertiesTail; '' when none). */
   propsTail: string;
@@ -118,6 +127,27 @@ export interface RecordPlan {
 
 /** Placeholder topic bytes of a blank plan (planRecord replaces them; shared, never written). */
 const NO_TOPIC_BYTES = Buffer.alloc(0);
+/** A blank plan's properties buffer (planRecord gives the plan its own when it first needs one). */
+const NO_PROPS_BYTES = Buffer.alloc(0);
+/** First size of a plan's properties buffer (worst case of ~170 UTF-16 units; grown when a message needs more). */
+const PROPS_BYTES_INITIAL = 512;
+
+/**
+ * Writes the text of `props` into `plan.propsBytes` (given or grown as needed) and returns its
+ * byte length; PROPERTIES_SIZE_EXCEEDED when it is over the limit.
+ */
+function planMapProperties(plan: RecordPlan, props: Map<string, string>): number {
+  if (plan.propsBytes.length === 0) plan.propsBytes = Buffer.allocUnsafe(PROPS_BYTES_INITIAL);
+  let n = writeProperties(plan.propsBytes, 0, props);
+  if (n >= 0) return n;
+  n = propertiesByteLength(props);
+  if (n > MAX_PROPERTIES_LENGTH) throw new RecordEncodeError('PROPERTIES_SIZE_EXCEEDED', `properties are ${n} bytes, the limit is ${MAX_PROPERTIES_LENGTH}`);
+  // room for the worst case of this text (writeProperties checks 3 bytes per UTF-16 unit)
+  plan.propsBytes = Buffer.allocUnsafe(Math.max(2 * plan.propsBytes.length, 3 * n + 8));
+  n = writeProperties(plan.propsBytes, 0, props);
+  if (n < 0) throw new Error('properties text does not fit the buffer sized for it');
+  return n;
+}
 
 /** A fresh, blank plan object for `planRecord`'s third argument. */
 export function newRecordPlan(): RecordPlan {
@@ -131,6 +161,8 @@ export function newRecordPlan(): RecordPlan {
     topicLen: 0,
     topicBytes: NO_TOPIC_BYTES,
     propsText: '',
+    propsBytes: NO_PROPS_BYTES,
+    propsFromMap: false,
     propsTextLen: 0,
     propsTail: '',
     propsLen: 0,
@@ -166,9 +198,10 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
   const body = msg.body;
   if (!Buffer.isBuffer(body)) throw new RecordEncodeError('MESSAGE_ILLEGAL', 'message body is missing');
   const encoded = msg.encodedProperties;
-  const propsText = encoded ?? encodeProperties(msg.properties);
-  const propsTail = encoded !== undefined ? (msg.encodedPropertiesTail ?? '') : '';
-  const propsTextLen = propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
+  const propsText = encoded ?? '';
+  const propsFromMap = encoded === undefined;
+  const propsTail = propsFromMap ? '' : (msg.encodedPropertiesTail ?? '');
+  const propsTextLen = propsFromMap ? planMapProperties(plan, msg.properties) : propsText.length === 0 ? 0 : Buffer.byteLength(propsText, 'utf8');
   const propsLen = propsTail.length === 0 ? propsTextLen : propsTextLen + Buffer.byteLength(propsTail, 'utf8');
   if (propsLen > MAX_PROPERTIES_LENGTH) {
     throw new RecordEncodeError(
@@ -193,6 +226,7 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
   plan.topicLen = topicLen;
   plan.topicBytes = tb;
   plan.propsText = propsText;
+  plan.propsFromMap = propsFromMap;
   plan.propsTextLen = propsTextLen;
   plan.propsTail = propsTail;
   plan.propsLen = propsLen;
@@ -285,7 +319,15 @@ export function writeRecord(buf: Buffer, at: number, plan: RecordPlan, queueOffs
   buf[p] = propsLen >>> 8;
   buf[p + 1] = propsLen;
   p += 2;
-  if (plan.propsTextLen > 0) p += writeText(buf, p, plan.propsText, plan.propsTextLen);
+  const textLen = plan.propsTextLen;
+  if (textLen > 0) {
+    if (!plan.propsFromMap) p += writeText(buf, p, plan.propsText, textLen);
+    else {
+      if (textLen <= 256) copyShort(buf, p, plan.propsBytes, textLen);
+      else plan.propsBytes.copy(buf, p, 0, textLen);
+      p += textLen;
+    }
+  }
   if (propsLen > plan.propsTextLen) p += writeText(buf, p, plan.propsTail, propsLen - plan.propsTextLen);
   if (p !== at + size) throw new Error(`writeRecord: internal size mismatch ${p - at} != ${size}`);
 }

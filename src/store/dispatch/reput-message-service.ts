@@ -168,7 +168,7 @@ export class ReputMessageService {
         this.reputFromOffset = req.commitLogOffset + req.msgSize;
       }
     } finally {
-      for (const [t, before] of this.dropped) if (this.reputFromOffset >= before) this.dropped.delete(t);
+      if (this.dropped.size > 0) for (const [t, before] of this.dropped) if (this.reputFromOffset >= before) this.dropped.delete(t);
       this.driving = false;
       this.requestedLimit = 0;
       this.compactPending();
@@ -301,7 +301,10 @@ export class ReputMessageService {
   private compactPending(): void {
     if (this.pendingHead === 0) return;
     if (this.pendingHead >= this.pending.length) {
-      this.pending.length = 0;
+      // emptied by pops, not `length = 0`: V8 gives an array cut to length 0 a new empty backing
+      // store, so the next push allocated a fresh one — once per single put (each put drives)
+      const p = this.pending;
+      for (let i = p.length; i > 0; i--) p.pop();
       this.pendingHead = 0;
     } else if (this.pendingHead > 1024) {
       this.pending.splice(0, this.pendingHead);

@@ -76,6 +76,8 @@ export type GetMessageLimits = Pick<
 
 export class GetMessageService {
   /** Bytes behind the CommitLog end still considered hot. */
+  /** Lend mode parts of the pull being scanned (reused by every pull, see PartScratch). */
+  private readonly partScratch = new PartScratch();
   private readonly memoryBytes: number;
   /** Reused buffer for span reads (records are copied out of it before scan returns). */
   private span: Buffer = Buffer.alloc(0);
@@ -109,7 +111,7 @@ export class GetMessageService {
     const cq = this.cqStore.find(topic, queueId);
     const minOffset = cq?.getMinOffsetInQueue() ?? 0;
     const maxOffset = cq?.getMaxOffsetInQueue() ?? 0;
-    const result = new PulledMessages(offset, minOffset, maxOffset, this.bodies, this.commitLog.readCache);
+    const result = new PulledMessages(offset, minOffset, maxOffset, this.bodies, this.commitLog.readCache, this.partScratch);
     if (!cq || maxOffset === 0) return result.done('NO_MESSAGE_IN_QUEUE', correctOffsets ? 0 : offset);
     if (offset < minOffset) return result.done('OFFSET_TOO_SMALL', correctOffsets ? minOffset : offset);
     if (offset === maxOffset) return result.done('OFFSET_OVERFLOW_ONE', offset);
@@ -378,9 +380,21 @@ function nextInSameRegion(entries: Buffer, i: number, count: number, phy: number
   return nSize > 0 && nSize < 0x7fffffff && nPhy >= phy + size && nPhy + nSize - phy <= regionBytes;
 }
 
-/** Shared empty arrays of a result before its first part (never pushed to: replaced first). */
+/** Shared empty list of a result without leases (never pushed to: replaced first). */
 const NO_PARTS: Array<ReadCacheChunk | null> = [];
-const NO_NUMBERS: number[] = [];
+
+/**
+ * Lend mode's parts under construction (the chunk, null = the body; start and end in it), in
+ * order: one set per GetMessageService, reused by every pull (a scan and its finish() run
+ * synchronously within getMessage, and finish() turns the parts into `bodyParts`), so a pull of
+ * 32 interleaved records does not grow three arrays of its own.
+ */
+class PartScratch {
+  chunks: Array<ReadCacheChunk | null> = [];
+  starts: number[] = [];
+  ends: number[] = [];
+  n = 0;
+}
 
 /**
  * The GetMessageResult of one pull. `messages` (a view per record) is made on first use: the
@@ -402,10 +416,8 @@ class PulledMessages implements GetMessageResult {
   /** Size of each record taken, in order (views are made from these). */
   private sizes: number[] = [];
   private views: Buffer[] | null = null;
-  /** Lend mode: parts under construction (the chunk, null = the body; start and end in it). Without lend mode the body is the one part. */
-  private partChunks: Array<ReadCacheChunk | null> = NO_PARTS;
-  private partStarts: number[] = NO_NUMBERS;
-  private partEnds: number[] = NO_NUMBERS;
+  /** Lend mode: parts under construction (the service's scratch; emptied here). Without lend mode the body is the one part. */
+  private readonly parts: PartScratch;
   /** Chunks leased by this result (each once). */
   private leased: ReadCacheChunk[] = NO_PARTS as ReadCacheChunk[];
   /** The pooled body this result owns (handed back by release()), and the pool's lend id of it. */
@@ -419,7 +431,11 @@ class PulledMessages implements GetMessageResult {
     public maxOffset: number,
     private readonly pool: PullBodyPool,
     private readonly cache: CommitLogReadCache,
-  ) {}
+    parts: PartScratch,
+  ) {
+    parts.n = 0;
+    this.parts = parts;
+  }
 
   get messages(): Buffer[] {
     if (this.views === null) {
@@ -454,22 +470,25 @@ class PulledMessages implements GetMessageResult {
 
   /** True when chunk bytes starting at `start` would extend the last part (a view of `chunk`). */
   continuesView(chunk: ReadCacheChunk, start: number): boolean {
-    const n = this.partChunks.length;
-    return n > 0 && this.partChunks[n - 1] === chunk && this.partEnds[n - 1] === start;
+    const ps = this.parts;
+    const n = ps.n;
+    return n > 0 && ps.chunks[n - 1] === chunk && ps.ends[n - 1] === start;
   }
 
   /** Lend mode: the record just taken was copied into the body at [start, start + size). */
   addCopied(start: number, size: number): void {
-    const n = this.partChunks.length;
-    if (n > 0 && this.partChunks[n - 1] === null && this.partEnds[n - 1] === start) this.partEnds[n - 1] = start + size;
+    const ps = this.parts;
+    const n = ps.n;
+    if (n > 0 && ps.chunks[n - 1] === null && ps.ends[n - 1] === start) ps.ends[n - 1] = start + size;
     else this.pushPart(null, start, start + size);
   }
 
   /** The record just taken is lent as chunk bytes [start, start + size); leases the chunk on its first use here. */
   addView(chunk: ReadCacheChunk, start: number, size: number): void {
-    const n = this.partChunks.length;
-    if (n > 0 && this.partChunks[n - 1] === chunk && this.partEnds[n - 1] === start) {
-      this.partEnds[n - 1] = start + size;
+    const ps = this.parts;
+    const n = ps.n;
+    if (n > 0 && ps.chunks[n - 1] === chunk && ps.ends[n - 1] === start) {
+      ps.ends[n - 1] = start + size;
       return;
     }
     if (this.leased === NO_PARTS) this.leased = [];
@@ -481,14 +500,17 @@ class PulledMessages implements GetMessageResult {
   }
 
   private pushPart(chunk: ReadCacheChunk | null, start: number, end: number): void {
-    if (this.partChunks === NO_PARTS) {
-      this.partChunks = [];
-      this.partStarts = [];
-      this.partEnds = [];
+    const ps = this.parts;
+    const n = ps.n++;
+    if (n < ps.chunks.length) {
+      ps.chunks[n] = chunk;
+      ps.starts[n] = start;
+      ps.ends[n] = end;
+    } else {
+      ps.chunks.push(chunk);
+      ps.starts.push(start);
+      ps.ends.push(end);
     }
-    this.partChunks.push(chunk);
-    this.partStarts.push(start);
-    this.partEnds.push(end);
   }
 
   /**
@@ -508,19 +530,26 @@ class PulledMessages implements GetMessageResult {
       } else this.pool.release(body);
       return;
     }
-    const n = this.partChunks.length;
+    const ps = this.parts;
+    const n = ps.n;
+    ps.n = 0;
     if (n === 0) {
       if (body.length > 0) this.pool.release(body);
       return;
     }
+    // the parts in order, in the scratch or (after the copies below) in arrays of their own
+    let partChunks = ps.chunks;
+    let partStarts = ps.starts;
+    let partEnds = ps.ends;
+    let partCount = n;
     if (this.leased.length > 0 && (lend.minViewBytes > 0 || n > Math.max(1, lend.maxParts))) {
       const chunks: Array<ReadCacheChunk | null> = [];
       const starts: number[] = [];
       const ends: number[] = [];
       for (let i = 0; i < n; i++) {
-        let chunk: ReadCacheChunk | null = this.partChunks[i]!;
-        let start = this.partStarts[i]!;
-        let end = this.partEnds[i]!;
+        let chunk: ReadCacheChunk | null = ps.chunks[i]!;
+        let start = ps.starts[i]!;
+        let end = ps.ends[i]!;
         if (chunk !== null && end - start < lend.minViewBytes) {
           const len = end - start;
           if (used + len > body.length) {
@@ -569,20 +598,23 @@ class PulledMessages implements GetMessageResult {
           this.leased.splice(i, 1);
         }
       }
-      this.partChunks = chunks;
-      this.partStarts = starts;
-      this.partEnds = ends;
+      partChunks = chunks;
+      partStarts = starts;
+      partEnds = ends;
+      partCount = chunks.length;
     }
     if (used > 0) {
       this.ownedBody = body;
       this.ownedBodyLendId = this.pool.lendIdOf(body);
     } else if (body.length > 0) this.pool.release(body);
-    const parts: Buffer[] = new Array<Buffer>(this.partChunks.length);
-    for (let i = 0; i < parts.length; i++) {
-      const c = this.partChunks[i]!;
-      parts[i] = (c === null ? body : c.buf).subarray(this.partStarts[i]!, this.partEnds[i]!);
+    const parts: Buffer[] = new Array<Buffer>(partCount);
+    for (let i = 0; i < partCount; i++) {
+      const c = partChunks[i]!;
+      parts[i] = (c === null ? body : c.buf).subarray(partStarts[i]!, partEnds[i]!);
       if (c === null) this.pool.tieView(parts[i]!);
     }
+    // the scratch keeps no chunk alive for longer than the cache does (cleared up to this pull's count)
+    for (let i = 0; i < n; i++) ps.chunks[i] = null;
     if (parts.length === 1) this.body = parts[0]!;
     this.bodyParts = parts;
   }
@@ -613,11 +645,10 @@ class PulledMessages implements GetMessageResult {
     this.sizes = [];
     this.views = null;
     this.bufferTotalSizeBytes = 0;
-    this.partChunks = NO_PARTS;
-    this.partStarts = NO_NUMBERS;
-    this.partEnds = NO_NUMBERS;
-    delete this.body;
-    delete this.bodyParts;
+    this.parts.n = 0;
+    // assigned, not deleted: the result object keeps its shape (no dictionary mode)
+    this.body = undefined;
+    this.bodyParts = undefined;
   }
 
   done(status: GetMessageStatus, nextBeginOffset: number): this {

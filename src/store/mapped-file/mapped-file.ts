@@ -84,10 +84,32 @@ interface WriteChunk {
   end: number;
 }
 
-/** A caller of `whenCommitted`: resolved with null once committed ≥ position, or with the failed write's error. */
-interface CommitWaiter {
+/**
+ * Told by `notifyWhenCommitted`: `err` null once the bytes below the position it was registered
+ * for are in the file, else the error of the write that failed for them. `arg` is what the caller
+ * registered (so callers need no closure per call).
+ */
+export type CommitListener<T> = (err: Error | null, arg: T) => void;
+
+/**
+ * Callers of `notifyWhenCommitted` waiting for bytes no write was started for yet, told together
+ * once committed ≥ `position` (the largest of theirs). Per caller: listener, argument and its own
+ * position (a failed write tells the callers whose bytes did get in `null`).
+ */
+interface CommitWaiterGroup {
   position: number;
-  resolve: (err: Error | null) => void;
+  /** Callers in the group: entries [0, count) of the three arrays (reused when the group is recycled). */
+  count: number;
+  listeners: CommitListener<unknown>[];
+  args: unknown[];
+  positions: number[];
+  /** Set when the group is settled: the failed write's error (null: committed) and the committed position then. */
+  err: Error | null;
+  committedAt: number;
+}
+
+function resolveWith(err: Error | null, resolve: (err: Error | null) => void): void {
+  resolve(err);
 }
 
 export class MappedFile extends ReferenceResource {
@@ -107,7 +129,12 @@ export class MappedFile extends ReferenceResource {
   private spareBuffer: Buffer | null = null;
   /** The chunk whose bytes the asynchronous write in flight reads (null: none in flight). */
   private flightChunk: WriteChunk | null = null;
-  private commitWaiters: CommitWaiter[] = [];
+  /** In position order; only the last group takes new callers (see notifyWhenCommitted). */
+  private commitWaiters: CommitWaiterGroup[] = [];
+  /** Settled groups whose listeners are called on the next microtask (never inside a commit: a listener may append). */
+  private settledWaiters: CommitWaiterGroup[] = [];
+  /** A told group kept for the next turn (its arrays keep their capacity: no regrowth per turn). */
+  private spareWaiterGroup: CommitWaiterGroup | null = null;
   private readonly asyncWrite: NonNullable<FileSystem['pwriteAsync']> | null;
   private readonly writeBufferBytes: number;
   private readonly commitThresholdBytes: number;
@@ -613,26 +640,99 @@ export class MappedFile extends ReferenceResource {
   whenCommitted(position: number): Promise<Error | null> | null {
     if (this.committedPosition >= position) return null;
     if (this.fdClosed) return Promise.resolve(this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`));
-    const p = new Promise<Error | null>((resolve) => this.commitWaiters.push({ position, resolve }));
+    return new Promise<Error | null>((resolve) => this.notifyWhenCommitted(position, resolveWith, resolve));
+  }
+
+  /**
+   * `whenCommitted` without a promise: returns false when the bytes below `position` are in the
+   * file already (nothing is called), else true and `listener(err, arg)` is called once later, from
+   * the commit that wrote them (err null) or failed for them (err the write's error; at once, on a
+   * later turn, when the segment is closed before they were written). Listeners are called on a
+   * microtask after the commit (as a promise's reactions would be), never inside an append or a
+   * commit. Callers registered before the next write starts share one waiter entry (the puts of
+   * one event-loop turn: no object per call). Starts a commit when none runs. A throwing listener
+   * is the caller's bug: the others of its microtask are still called, then the first error is
+   * thrown (an uncaught exception).
+   */
+  notifyWhenCommitted<T>(position: number, listener: CommitListener<T>, arg: T): boolean {
+    if (this.committedPosition >= position) return false;
+    if (this.fdClosed) {
+      const err = this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`);
+      setImmediate(listener, err, arg);
+      return true;
+    }
+    const w = this.commitWaiters;
+    let g = w.length > 0 ? w[w.length - 1]! : null;
+    // a group whose bytes a write already covers in part waits for that write alone
+    if (g === null || g.position <= this.submittedPosition || g.position > position) {
+      g = this.spareWaiterGroup ?? { position, count: 0, listeners: [], args: [], positions: [], err: null, committedAt: 0 };
+      this.spareWaiterGroup = null;
+      g.position = position;
+      w.push(g);
+    } else g.position = position;
+    const k = g.count++;
+    if (k < g.listeners.length) {
+      g.listeners[k] = listener as CommitListener<unknown>;
+      g.args[k] = arg;
+      g.positions[k] = position;
+    } else {
+      g.listeners.push(listener as CommitListener<unknown>);
+      g.args.push(arg);
+      g.positions.push(position);
+    }
     this.scheduleCommit();
-    return p;
+    return true;
   }
 
   private resolveWaiters(): void {
     const w = this.commitWaiters;
     if (w.length === 0) return;
     let i = 0;
-    while (i < w.length && w[i]!.position <= this.committedPosition) w[i++]!.resolve(null);
+    while (i < w.length && w[i]!.position <= this.committedPosition) i++;
+    if (i === 0) return;
     if (i === w.length) this.commitWaiters = [];
-    else if (i > 0) this.commitWaiters = w.slice(i);
+    else this.commitWaiters = w.slice(i);
+    for (let j = 0; j < i; j++) this.settle(w[j]!, null);
   }
 
   private failWaiters(err: Error): void {
     const w = this.commitWaiters;
     if (w.length === 0) return;
     this.commitWaiters = [];
-    for (const x of w) x.resolve(x.position <= this.committedPosition ? null : err);
+    for (const g of w) this.settle(g, err);
   }
+
+  private settle(g: CommitWaiterGroup, err: Error | null): void {
+    g.err = err;
+    g.committedAt = this.committedPosition;
+    if (this.settledWaiters.length === 0) queueMicrotask(this.tellSettled);
+    this.settledWaiters.push(g);
+  }
+
+  /** Calls the listeners of the settled groups (a failed write tells those whose bytes got in before it null). */
+  private readonly tellSettled = (): void => {
+    const q = this.settledWaiters;
+    this.settledWaiters = [];
+    let thrown: unknown = null;
+    for (const g of q) {
+      const { listeners, args, positions, err, committedAt, count } = g;
+      for (let k = 0; k < count; k++) {
+        const listener = listeners[k]!;
+        const arg = args[k];
+        // the group keeps no caller's argument alive once told
+        args[k] = undefined;
+        try {
+          listener(err !== null && positions[k]! > committedAt ? err : null, arg);
+        } catch (e) {
+          thrown ??= e;
+        }
+      }
+      g.count = 0;
+      g.err = null;
+      this.spareWaiterGroup = g;
+    }
+    if (thrown !== null) throw thrown;
+  };
 
   /**
    * Commits everything written so far; null when that is done synchronously, else a promise of

@@ -16,7 +16,7 @@
  * 4. Under ASYNC_FLUSH the result waits for the record to be committed (write of the write
  *    buffer into the page cache — a pwrite on this thread, or on the libuv pool with
  *    commitCommitLogAsync; one commit per event-loop turn shared by all its puts,
- *    MappedFile.whenCommitted), so no
+ *    MappedFile.notifyWhenCommitted: one waiter entry per turn, not per put), so no
  *    reply goes out for bytes that only this process holds: a process crash (SIGKILL, OOM kill)
  *    loses no acknowledged message, as with Apache's mapped CommitLog. Only a power loss may take
  *    the unflushed tail. When that commit fails (ENOSPC, EIO) the record stays appended in the
@@ -29,6 +29,9 @@
  *    docs/ha.md). The record is stored in every case; `appendResult` says where. After a failed
  *    fdatasync (fsyncgate) waiters get FLUSH_DISK_TIMEOUT at once with "sync flush failed:
  *    <reason>", and the running flag refuses every later put until restart.
+ *
+ * `putMessageWithCallback` is `putMessage` told through a callback instead of a promise (for
+ * callers with many puts in flight that do not await each one: no promise per put).
  *
  * `putMessages` does the same for a batch (RocketMQ `asyncPutMessages`): one atomic append
  * (CommitLog.appendBatch), one flush/slave wait covering the whole block. `putPrepared` appends
@@ -73,6 +76,32 @@ export interface PutPathParts {
   logger: Logger;
 }
 
+/**
+ * Told the outcome of `putMessageWithCallback`: the result and the message that was put (so a
+ * caller needs no closure per message).
+ */
+export type PutMessageCallback = (result: PutMessageResult, msg: MessageInner) => void;
+
+/**
+ * A single put appended under ASYNC_FLUSH whose bytes wait for the segment's commit: told by
+ * MappedFile.notifyWhenCommitted (one waiter entry per commit, not per put), then answered through
+ * `done(result, arg)`.
+ */
+interface PendingPut {
+  appendResult: AppendResult;
+  nextOffset: number;
+  wait: boolean;
+  done: (result: PutMessageResult, arg: never) => void;
+  arg: unknown;
+  /** A promise caller's reject: an internal error after the commit (a bug) rejects its promise; null: thrown (an uncaught exception). */
+  reject: ((e: unknown) => void) | null;
+}
+
+/** A PendingPut answered through a promise's resolve function (its `arg`). */
+function resolvePut(result: PutMessageResult, resolve: (r: PutMessageResult) => void): void {
+  resolve(result);
+}
+
 /** One promise per put: `run` is synchronous unless a commit, flush or slave ack is awaited. */
 function onePromise<T>(run: () => T | Promise<T>): Promise<T> {
   try {
@@ -86,11 +115,51 @@ function onePromise<T>(run: () => T | Promise<T>): Promise<T> {
 export class PutMessageService {
   constructor(private readonly p: PutPathParts) {}
 
+  /** Stores one message (the file comment's steps); one promise per call, never rejected by a refusal. */
   putMessage(msg: MessageInner): Promise<PutMessageResult> {
-    return onePromise(() => this.putMessageNow(msg));
+    let out: PutMessageResult | Promise<PutMessageResult> | PendingPut;
+    try {
+      out = this.putMessageNow(msg);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (out instanceof Promise) return out;
+    if (isPendingPut(out)) {
+      const pending = out;
+      return new Promise<PutMessageResult>((resolve, reject) => {
+        pending.done = resolvePut;
+        pending.arg = resolve;
+        pending.reject = reject;
+      });
+    }
+    return Promise.resolve(out);
   }
 
-  private putMessageNow(msg: MessageInner): PutMessageResult | Promise<PutMessageResult> {
+  /**
+   * `putMessage` without a promise, for callers that keep many puts in flight and do not await each
+   * one: the same steps and outcomes, told to `done(result, msg)` exactly once — synchronously,
+   * before this returns, when the outcome is known at once (a refusal; or no commit, flush or slave
+   * ack to wait for), else later from the commit (a microtask after it) or the flush/slave wait.
+   * Under ASYNC_FLUSH the puts of one event-loop turn share one commit waiter, so a put costs no
+   * promise. `done` must not throw (a throw from a later call is reported as an uncaught exception).
+   * @throws only what `putMessage` would reject with (an internal error; refusals are results).
+   */
+  putMessageWithCallback(msg: MessageInner, done: PutMessageCallback): void {
+    const out = this.putMessageNow(msg);
+    if (out instanceof Promise) {
+      out.then((r) => done(r, msg));
+      return;
+    }
+    if (isPendingPut(out)) {
+      out.done = done;
+      out.arg = msg;
+      return;
+    }
+    done(out, msg);
+  }
+
+  /** The put up to its waits: a result, a promise of one (flush/slave waits), or a PendingPut waiting for the commit (its `done` set by the caller). */
+  private putMessageNow(msg: MessageInner): PutMessageResult | Promise<PutMessageResult> | PendingPut {
     const refused = this.checkStoreStatus();
     if (refused) return refused;
     const { commitLog } = this.p;
@@ -103,8 +172,31 @@ export class PutMessageService {
     if (out.status !== 'PUT_OK') return this.appendRefusal(out);
     const r = out.appendResult;
     this.p.dispatch.enqueue(out.dispatch);
-    return this.handleDiskFlushAndHA(r, r.wroteOffset + r.wroteBytes, msg.properties.get(MessageConst.WAIT) !== 'false');
+    const nextOffset = r.wroteOffset + r.wroteBytes;
+    const wait = msg.properties.get(MessageConst.WAIT) !== 'false';
+    if (this.p.config.flushDiskType !== 'ASYNC_FLUSH') return this.afterCommit(r, nextOffset, wait);
+    this.p.dispatch.driveToLimit();
+    // step 4 without a promise: one commit waiter entry is shared by the puts of the turn
+    const f = commitLog.mfq.findMappedFileByOffset(nextOffset - 1);
+    if (f === null) return this.afterCommit(r, nextOffset, wait); // deleted by retention meanwhile
+    const pending: PendingPut = { appendResult: r, nextOffset, wait, done: unanswered, arg: null, reject: null };
+    return f.notifyWhenCommitted(nextOffset - f.fileFromOffset, this.onPutCommitted, pending) ? pending : this.afterCommit(r, nextOffset, wait);
   }
+
+  /** Step 4's end for a single put: its answer once the commit wrote (or failed to write) its bytes. */
+  private readonly onPutCommitted = (commitError: Error | null, pending: PendingPut): void => {
+    const r = pending.appendResult;
+    let out: PutMessageResult | Promise<PutMessageResult>;
+    try {
+      out = commitError === null ? this.afterCommit(r, pending.nextOffset, pending.wait) : commitFailed(r, commitError);
+    } catch (e) {
+      if (pending.reject === null) throw e;
+      pending.reject(e);
+      return;
+    }
+    if (out instanceof Promise) out.then((res) => pending.done(res, pending.arg as never), pending.reject ?? undefined);
+    else pending.done(out, pending.arg as never);
+  };
 
   /**
    * Stores a batch as one block (see CommitLog.appendBatch for the rules and refusals). On
@@ -180,11 +272,7 @@ export class PutMessageService {
     this.p.dispatch.driveToLimit();
     const pending = this.committed(nextOffset);
     if (pending === null) return this.afterCommit(r, nextOffset, wait);
-    return pending.then((commitError) =>
-      commitError === null
-        ? this.afterCommit(r, nextOffset, wait)
-        : { status: 'FLUSH_DISK_TIMEOUT' as const, appendResult: r, remark: `the CommitLog write into the page cache failed (${describeWriteError(commitError)}): the message is appended but only this process holds it` },
-    );
+    return pending.then((commitError) => (commitError === null ? this.afterCommit(r, nextOffset, wait) : commitFailed(r, commitError)));
   }
 
   /** Step 5 of the file comment: wake replication, then the flush and (SYNC_MASTER) slave waits. */
@@ -270,6 +358,18 @@ export class PutMessageService {
     this.p.flags.setWriteError(reason);
     return reason;
   }
+}
+
+function isPendingPut(x: PutMessageResult | PendingPut): x is PendingPut {
+  return (x as PendingPut).nextOffset !== undefined;
+}
+
+/** Placeholder `done` of a PendingPut until its caller sets its own (set synchronously, before any commit). */
+function unanswered(): void {}
+
+/** Step 4's answer when the commit of the put's bytes failed. */
+function commitFailed(r: AppendResult, commitError: Error): PutMessageResult {
+  return { status: 'FLUSH_DISK_TIMEOUT', appendResult: r, remark: `the CommitLog write into the page cache failed (${describeWriteError(commitError)}): the message is appended but only this process holds it` };
 }
 
 /**

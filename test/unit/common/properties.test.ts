@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeProperties, encodeProperties } from '../../../src/common/message/properties.js';
+import { decodeProperties, encodeProperties, propertiesByteLength, writeProperties } from '../../../src/common/message/properties.js';
 
 test('encodeProperties writes name\\x01value\\x02 in insertion order', () => {
   const m = new Map([['KEYS', 'k1 k2'], ['TAGS', 'TAG1']]);
@@ -54,4 +54,26 @@ test('decodeProperties: keys and short values that share a cache slot (same leng
   assert.equal(decodeProperties('K\x01ac\x02').get('K'), 'ac');
   // non-ASCII keys and values
   assert.deepEqual([...decodeProperties('ké\x01vé\x02kè\x01vè\x02')], [['ké', 'vé'], ['kè', 'vè']]);
+});
+
+test('writeProperties writes the bytes of encodeProperties (ASCII, multi-byte, lone surrogate, skipped and non-string values) and propertiesByteLength counts them', () => {
+  const maps: Map<string, string>[] = [
+    new Map(),
+    new Map([['UNIQ_KEY', '0A1B2C3D4E5F60718293A4B5C6D7E8F9'], ['WAIT', 'true'], ['TAGS', 'TagA']]),
+    new Map([['KEYS', 'schlüssel 鍵 🔑'], ['TAGS', 'ä'], ['Ü', 'x']]),
+    new Map([['LONE', 'a\ud800b'], ['END', '\udfff']]),
+    new Map<string, string>([['A', undefined as unknown as string], ['B', 'b'], ['C', null as unknown as string], ['N', 42 as unknown as string]]),
+  ];
+  for (const m of maps) {
+    const expected = Buffer.from(encodeProperties(m), 'utf8');
+    assert.equal(propertiesByteLength(m), expected.length);
+    const buf = Buffer.alloc(3 * expected.length + 6, 0xee);
+    const n = writeProperties(buf, 3, m);
+    assert.equal(n, expected.length);
+    assert.deepEqual(buf.subarray(3, 3 + n), expected);
+    assert.equal(buf[2], 0xee);
+    assert.equal(buf[3 + n], 0xee);
+    // too small for the worst case (3 bytes per UTF-16 unit) of an entry: -1
+    if (m.size > 1) assert.equal(writeProperties(Buffer.alloc(expected.length), 0, m), -1);
+  }
 });
