@@ -154,12 +154,39 @@ public final class LoadGen {
   private static void ensureTopic(DefaultMQProducer p, String topic, byte[] body) throws Exception {
     for (int i = 0; i < 100; i++) {
       try {
-        if (p.send(new Message(topic, "TagA", body)).getSendStatus() == SendStatus.SEND_OK) return;
+        if (p.send(new Message(topic, "TagA", body)).getSendStatus() == SendStatus.SEND_OK) {
+          usePublishedRoute(p, topic);
+          return;
+        }
       } catch (Exception e) {
         Thread.sleep(200);
       }
     }
     throw new IllegalStateException("could not send the first message to " + topic);
+  }
+
+  /**
+   * After the first send created the topic: the producer takes the topic's registered route
+   * (the client otherwise refreshes it every pollNameServerInterval = 30 s). Against Apache the
+   * route of a new topic comes from TBW102 and the producer's defaultTopicQueueNums (8 here), so
+   * all 8 queues are written from the start; tsmq's nameserver answers the route of an unknown
+   * topic itself with min(4, TBW102's queues) (get-route-info-by-topic.ts, for ali-ons), so
+   * without this refresh a preload shorter than 30 s wrote only queues 0-3 of 8 on tsmq, and its
+   * consumers then had half of Apache's pulls in flight. Waits until the producer's queues are the
+   * topic's published ones (at most 10 s).
+   */
+  private static void usePublishedRoute(DefaultMQProducer p, String topic) throws Exception {
+    int published = 0;
+    int used = 0;
+    for (int i = 0; i < 100; i++) {
+      p.getDefaultMQProducerImpl().getmQClientFactory().updateTopicRouteInfoFromNameServer(topic);
+      published = p.fetchPublishMessageQueues(topic).size();
+      org.apache.rocketmq.client.impl.producer.TopicPublishInfo info = p.getDefaultMQProducerImpl().getTopicPublishInfoTable().get(topic);
+      used = info == null ? 0 : info.getMessageQueueList().size();
+      if (published > 0 && used == published) return;
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("producer uses " + used + " queues of " + topic + ", the route has " + published);
   }
 
   // ---------- latency histogram ----------
