@@ -145,11 +145,11 @@ describe('timer prefetch', { timeout: 60_000 }, () => {
       assert.ok(left > 4000 + 200, `prepared ${left} ms before due: before the 4000 ms window`);
       assert.equal(svc.prefetchStats!.startedEarly, 1);
       assert.equal(svc.prefetchStats!.slots, 1, 'the small slot is not walked before its window');
-      await until(() => broker.ctx.store.getMaxOffsetInQueue('PF_T', 1) >= 83, 'every delivery');
+      await until(() => broker.ctx.store.getMaxOffsetInQueue('PF_T', 1) >= 83 && svc.stats.delivered >= 83, 'every delivery'); // counted once its block is stored
       const got = await delivered(broker, 'PF_T');
       assert.equal(got.length, 83);
       for (const m of got) assert.ok(m.storeTimestamp >= (m.properties.get('UNIQ_KEY')!.startsWith('S') ? small : big), 'never early');
-      assert.equal(svc.stats.deliveredPrepared, 83);
+      assert.equal(svc.stats.deliveredPrepared, 83, JSON.stringify({ stats: svc.stats, prefetch: svc.prefetchStats, small: got.filter((m) => m.properties.get('UNIQ_KEY')!.startsWith('S')).map((m) => m.storeTimestamp - small) }));
     } finally {
       await broker.shutdown();
     }
