@@ -367,7 +367,6 @@ export class DefaultMessageStore implements MessageStore {
   /** @throws SERVICE_NOT_AVAILABLE */
   async queryMessage(topic: string, key: string, maxNum: number, beginMs: number, endMs: number): Promise<QueryMessageResult> {
     this.c.state.assertOpen();
-    this.reput.drainDeferred(); // index entries of prepared blocks deferred past their ConsumeQueue entries
     return this.reads.queryMessage(topic, key, maxNum, beginMs, endMs);
   }
 

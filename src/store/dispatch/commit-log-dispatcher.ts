@@ -22,13 +22,6 @@ export interface CommitLogDispatcher {
   readonly name: string;
   /** True: a failure blocks dispatch until this dispatcher accepts the record (default false). */
   readonly required?: boolean;
-  /**
-   * True (optional dispatchers only): the records of a prepared block may be fed after their
-   * ConsumeQueue entries, a little later, in CommitLog order (dispatcher-chain.ts,
-   * deferred-dispatch-queue.ts). Such a dispatcher reads only the DeferredRecordFields of the
-   * request (`properties` is empty, `preparedTransactionOffset` 0) and must not keep the object.
-   */
-  readonly deferrable?: boolean;
   /** @throws on failure (see the file comment for what happens then). */
   dispatch(request: DispatchRequest): void;
   /**

@@ -37,54 +37,31 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
   /**
    * A prepared block: its records grouped by queue (in block order within each queue), each
    * queue's entries written in one go (ConsumeQueueStore.putMessagePositionInfos); the store time
-   * reported once per queue (the block's records share one; the last is the newest anyway). The
-   * per-queue lists are kept from block to block (emptied after each), so a block of a million
-   * timer deliveries allocates nothing per record here.
+   * reported once per queue (the block's records share one; the last is the newest anyway).
    */
   dispatchBlock(reqs: readonly DispatchRequest[]): void {
-    const touched = this.touched;
-    let lastTopic: string | null = null;
-    let lastQueueId = -1;
-    let lastList: DispatchRequest[] | null = null;
-    try {
-      for (const r of reqs) {
-        if (!isConsumeQueueRecord(r.sysFlag)) continue;
-        let list: DispatchRequest[] | null = lastList;
-        if (r.topic !== lastTopic || r.queueId !== lastQueueId) {
-          list = this.listOf(r.topic, r.queueId);
-          lastTopic = r.topic;
-          lastQueueId = r.queueId;
-          lastList = list;
-        }
-        if (list!.length === 0) touched.push({ topic: r.topic, queueId: r.queueId, list: list! });
-        list!.push(r);
+    const byTopic = this.groups;
+    byTopic.clear();
+    for (const r of reqs) {
+      if (!isConsumeQueueRecord(r.sysFlag)) continue;
+      let byQueue = byTopic.get(r.topic);
+      if (byQueue === undefined) {
+        byQueue = new Map();
+        byTopic.set(r.topic, byQueue);
       }
-      for (const g of touched) {
-        this.cqStore.putMessagePositionInfos(g.topic, g.queueId, g.list);
-        this.onLogicsWrite(g.list[g.list.length - 1]!.storeTimestamp);
-      }
-    } finally {
-      for (const g of touched) g.list.length = 0;
-      touched.length = 0;
+      const list = byQueue.get(r.queueId);
+      if (list === undefined) byQueue.set(r.queueId, [r]);
+      else list.push(r);
     }
+    for (const [topic, byQueue] of byTopic) {
+      for (const [queueId, list] of byQueue) {
+        this.cqStore.putMessagePositionInfos(topic, queueId, list);
+        this.onLogicsWrite(list[list.length - 1]!.storeTimestamp);
+      }
+    }
+    byTopic.clear();
   }
 
-  private listOf(topic: string, queueId: number): DispatchRequest[] {
-    let byQueue = this.groups.get(topic);
-    if (byQueue === undefined) {
-      if (this.groups.size >= 1024) this.groups.clear(); // bounded: lists are empty between blocks
-      byQueue = new Map();
-      this.groups.set(topic, byQueue);
-    }
-    let list = byQueue.get(queueId);
-    if (list === undefined) {
-      list = [];
-      byQueue.set(queueId, list);
-    }
-    return list;
-  }
-
-  /** Per-queue lists of dispatchBlock (topic → queue id → list, empty between blocks) and the lists the current block uses. */
+  /** Scratch of dispatchBlock: topic → queue id → the block's records of that queue. */
   private readonly groups = new Map<string, Map<number, DispatchRequest[]>>();
-  private readonly touched: { topic: string; queueId: number; list: DispatchRequest[] }[] = [];
 }

@@ -10,11 +10,6 @@
  *   (`failureCounts()`, by dispatcher name) and logged at most once per `logIntervalMs` per
  *   dispatcher (the line carries the count and how many lines were suppressed); the others and
  *   the record's ConsumeQueue entry are unaffected.
- * - `deferrable` optional dispatchers (the index) are fed the records of a prepared block
- *   (`runBlock`) later, from a DeferredDispatchQueue (deferred-dispatch-queue.ts): once no block
- *   was dispatched for `quietMs`, a chunk per event-loop turn; while anything is queued, records
- *   of `run` queue behind it (CommitLog order is kept). `drainDeferred()` feeds everything queued
- *   at once (queries, shutdown, repositioning).
  */
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
@@ -22,7 +17,6 @@ import { LogRateLimiter } from '../../common/logging/log-rate-limiter.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import type { CommitLogDispatcher } from './commit-log-dispatcher.js';
-import { DEFERRED_CHUNK_RECORDS, DEFERRED_MAX_RECORDS, DEFERRED_QUIET_MS, DeferredDispatchQueue } from './deferred-dispatch-queue.js';
 
 /** Default minimum time between two failure lines of one dispatcher, ms. */
 export const DISPATCH_FAILURE_LOG_INTERVAL_MS = 10_000;
@@ -49,29 +43,9 @@ export class DispatchBlockedError extends Error {
   }
 }
 
-/** When the deferred records of prepared blocks are worked off (DeferredDispatchQueue). */
-export interface DeferOptions {
-  /** Work the queue off once no block was dispatched for this many ms (default DEFERRED_QUIET_MS). */
-  quietMs?: number;
-  /** Records fed per event-loop turn (default DEFERRED_CHUNK_RECORDS). */
-  chunkRecords?: number;
-  /** Work the queue off even during a burst once it holds this many records (default DEFERRED_MAX_RECORDS). */
-  maxRecords?: number;
-}
-
 export class DispatcherChain {
   private readonly required: CommitLogDispatcher[] = [];
   private readonly optional: CommitLogDispatcher[] = [];
-  /** Optional dispatchers that may be fed later (`deferrable`), a subset kept apart from `optional`. */
-  private readonly deferrable: CommitLogDispatcher[] = [];
-  private readonly deferred = new DeferredDispatchQueue();
-  private lastBlockAtMs = 0;
-  private drainTimer: NodeJS.Timeout | null = null;
-  private drainImmediate: NodeJS.Immediate | null = null;
-  private stopped = false;
-  private readonly quietMs: number;
-  private readonly chunkRecords: number;
-  private readonly maxRecords: number;
   private readonly failures = new Map<string, number>();
   private readonly limiter: LogRateLimiter;
 
@@ -79,46 +53,17 @@ export class DispatcherChain {
     private readonly logger: Logger,
     clock: Clock,
     logIntervalMs = DISPATCH_FAILURE_LOG_INTERVAL_MS,
-    defer: DeferOptions = {},
   ) {
     this.limiter = new LogRateLimiter(clock, logIntervalMs);
-    this.quietMs = defer.quietMs ?? DEFERRED_QUIET_MS;
-    this.chunkRecords = defer.chunkRecords ?? DEFERRED_CHUNK_RECORDS;
-    this.maxRecords = defer.maxRecords ?? DEFERRED_MAX_RECORDS;
   }
 
   add(d: CommitLogDispatcher): void {
-    if (d.required) this.required.push(d);
-    else if (d.deferrable) this.deferrable.push(d);
-    else this.optional.push(d);
+    (d.required ? this.required : this.optional).push(d);
   }
 
-  /** Required dispatchers first, then optional ones, deferrable ones last (the order `run` uses). */
+  /** Required dispatchers first, then optional ones (the order `run` uses). */
   list(): readonly CommitLogDispatcher[] {
-    return [...this.required, ...this.optional, ...this.deferrable];
-  }
-
-  /** Records of prepared blocks whose deferrable dispatchers (the index) have not been fed yet. */
-  get deferredRecords(): number {
-    return this.deferred.length;
-  }
-
-  /** Feeds every deferred record to the deferrable dispatchers now (before a query, shutdown, repositioning). */
-  drainDeferred(): void {
-    this.cancelDrain();
-    if (this.deferred.length > 0) this.deferred.shift(this.feedDeferrable);
-  }
-
-  /** Crash simulation: forgets the deferred records (recovery dispatches them again) and stops scheduling. */
-  dropDeferred(): void {
-    this.cancelDrain();
-    this.deferred.clear();
-  }
-
-  /** Shutdown or crash simulation: schedules nothing any more (later records are fed at once; what is queued stays until drainDeferred or dropDeferred). */
-  stop(): void {
-    this.cancelDrain();
-    this.stopped = true;
+    return [...this.required, ...this.optional];
   }
 
   /** Feeds `req` to every dispatcher. @throws DispatchBlockedError when a required one fails. */
@@ -137,9 +82,6 @@ export class DispatcherChain {
         this.optionalFailed(d.name, req, e);
       }
     }
-    if (this.deferrable.length === 0) return;
-    if (this.deferred.length > 0) this.deferred.push(req); // behind the queued records
-    else this.feedDeferrable(req);
   }
 
   /**
@@ -167,54 +109,8 @@ export class DispatcherChain {
         }
       }
     }
-    if (this.deferrable.length === 0) return true;
-    if (this.stopped) {
-      for (const r of reqs) this.feedDeferrable(r);
-      return true;
-    }
-    for (const r of reqs) this.deferred.push(r);
-    this.lastBlockAtMs = performance.now();
-    this.scheduleDrain(this.quietMs);
     return true;
   }
-
-  /** One record to every deferrable dispatcher (failures counted and logged as for optional ones). */
-  private readonly feedDeferrable = (r: DispatchRequest): void => {
-    for (const d of this.deferrable) {
-      try {
-        d.dispatch(r);
-      } catch (e) {
-        this.optionalFailed(d.name, r, e);
-      }
-    }
-  };
-
-  private scheduleDrain(ms: number): void {
-    if (this.drainTimer !== null || this.drainImmediate !== null) return;
-    this.drainTimer = setTimeout(this.drainStep, ms);
-    this.drainTimer.unref();
-  }
-
-  private cancelDrain(): void {
-    if (this.drainTimer !== null) clearTimeout(this.drainTimer);
-    if (this.drainImmediate !== null) clearImmediate(this.drainImmediate);
-    this.drainTimer = null;
-    this.drainImmediate = null;
-  }
-
-  /** A chunk of the deferred records, unless a block was dispatched within quietMs (then later). */
-  private readonly drainStep = (): void => {
-    this.drainTimer = null;
-    this.drainImmediate = null;
-    if (this.deferred.length === 0) return;
-    const sinceBlockMs = performance.now() - this.lastBlockAtMs;
-    if (sinceBlockMs < this.quietMs && this.deferred.length < this.maxRecords) {
-      this.scheduleDrain(Math.max(1, this.quietMs - sinceBlockMs));
-      return;
-    }
-    this.deferred.shift(this.feedDeferrable, this.chunkRecords);
-    if (this.deferred.length > 0) this.drainImmediate = setImmediate(this.drainStep);
-  };
 
   /** Failures of optional dispatchers so far, by dispatcher name (names without failures absent). */
   failureCounts(): Record<string, number> {

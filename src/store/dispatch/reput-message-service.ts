@@ -64,8 +64,6 @@ export interface DispatchStats {
   pluginFailures: Record<string, number>;
   /** Set while a required dispatcher keeps failing on the record at `offset` (attempts ≥ 1). */
   blocked: BlockedDispatch | null;
-  /** Records below dispatchedOffset whose index entries are not written yet (prepared blocks, deferred; dispatcher-chain.ts). */
-  deferredRecords: number;
 }
 
 export class ReputMessageService {
@@ -120,7 +118,6 @@ export class ReputMessageService {
   }
   /** Repositions dispatch (recovery, truncation, tests); leaving a blocked record ends the blocked state. */
   setReputFromOffset(offset: number): void {
-    this.chain.drainDeferred(); // records before the move are indexed first (in order)
     this.reputFromOffset = offset;
     if (this.blockage.isBlocked() && this.blockage.offset !== offset) this.blockage.resumed();
   }
@@ -180,24 +177,12 @@ export class ReputMessageService {
 
   /** Dispatch health: position, optional-dispatcher failure counts, blocked state. */
   stats(): DispatchStats {
-    return { dispatchedOffset: this.reputFromOffset, pluginFailures: this.chain.failureCounts(), blocked: this.blockage.state(), deferredRecords: this.chain.deferredRecords };
+    return { dispatchedOffset: this.reputFromOffset, pluginFailures: this.chain.failureCounts(), blocked: this.blockage.state() };
   }
 
-  /**
-   * Stops the retry timer and the deferred-dispatch timer for good (shutdown, crash simulation);
-   * `drive` still works (deferrable dispatchers are then fed at once).
-   */
+  /** Stops the retry timer for good (shutdown, crash simulation); `drive` still works. */
   stop(): void {
     this.blockage.stop();
-    this.chain.stop();
-  }
-
-  /**
-   * Feeds the records of prepared blocks whose index (deferrable dispatchers) was deferred
-   * (dispatcher-chain.ts) now: before a query by key, a clean shutdown, a repositioning.
-   */
-  drainDeferred(): void {
-    this.chain.drainDeferred();
   }
 
   private tryDispatch(req: DispatchRequest): boolean {
@@ -327,10 +312,9 @@ export class ReputMessageService {
     return Math.max(0, limit - this.reputFromOffset);
   }
 
-  /** Forgets queued requests and deferred index work (crash simulation: recovery dispatches them again). */
+  /** Forgets queued requests (crash simulation, shutdown). */
   clearPending(): void {
     this.pending.length = 0;
     this.pendingHead = 0;
-    this.chain.dropDeferred();
   }
 }

@@ -34,8 +34,6 @@ export interface IndexLookup {
 
 export class IndexPlugin implements StorePlugin, IndexLookup {
   readonly name = 'index';
-  /** Reads only commitLogOffset, storeTimestamp, sysFlag, topic, keys, uniqKey: may be fed a prepared block's records after their ConsumeQueue entries (dispatcher-chain.ts). */
-  readonly deferrable = true;
   /** The store-thread index (load, recovery; everything when the worker is off). */
   service: IndexService;
   /** Set once the worker builds the index (after `recovered`). */

@@ -32,7 +32,6 @@ export async function shutdownStore(c: StoreComponents, services: StoreServices,
   await replication?.shutdown().catch((e) => logger.error({ err: e }, 'HA shutdown failed'));
   await services.stopBeforeDrain();
   reput.driveToLimit();
-  reput.drainDeferred(); // index entries of prepared blocks not written yet
   reput.stop();
   await services.stopAfterDrain();
   for (const p of c.plugins) {
