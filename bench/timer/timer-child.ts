@@ -24,6 +24,7 @@
  */
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { BrokerController } from '../../src/broker/broker-controller.js';
 import { silentLogger } from '../../src/common/logging/logger.js';
@@ -32,7 +33,7 @@ import type { PreparedMessage } from '../../src/store/message-store.js';
 import { readStoreTimestamp } from '../../src/common/message/record-codec.js';
 
 type Args =
-  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string>; leadMs?: number; profileDueWindow?: string }
+  | { role: 'burst'; root: string; count: number; bodyBytes: number; precisionMs: number; brokerExtra?: Record<string, string>; leadMs?: number; profileDueWindow?: string; allocDueWindow?: boolean }
   | { role: 'pending'; root: string; count: number; bodyBytes: number; spreadMs: number }
   | { role: 'recover'; root: string }
   | { role: 'ceiling'; root: string; count: number; bodyBytes: number; brokerExtra?: Record<string, string> };
@@ -97,6 +98,65 @@ async function startProfiler(): Promise<{ stop: () => Promise<unknown> }> {
       const r = (await post('Profiler.stop')) as { profile: unknown };
       session.disconnect();
       return r.profile;
+    },
+  };
+}
+
+/**
+ * Bytes allocated on the JS heap from now to `stop()` (node:inspector sampling heap profiler,
+ * counting objects already collected too: every allocation, sampled every 16 KiB on average),
+ * total and the top allocating functions.
+ */
+async function startAllocationSampling(): Promise<{ stop: () => Promise<{ sampledBytes: number; top: { fn: string; bytes: number }[] }> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return {
+    stop: async () => {
+      const r = (await post('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
+      session.disconnect();
+      const byFn = new Map<string, number>();
+      let total = 0;
+      const walk = (n: SamplingNode): void => {
+        const bytes = n.selfSize;
+        if (bytes > 0) {
+          total += bytes;
+          const cf = n.callFrame;
+          const key = `${cf.functionName || '(anon)'} ${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1}`;
+          byFn.set(key, (byFn.get(key) ?? 0) + bytes);
+        }
+        for (const c of n.children) walk(c);
+      };
+      walk(r.profile.head);
+      const top = [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([fn, bytes]) => ({ fn, bytes }));
+      return { sampledBytes: total, top };
+    },
+  };
+}
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** Garbage collections (count, ms) while observed. */
+function observeGc(): { stop: () => { count: number; ms: number } } {
+  let count = 0;
+  let ms = 0;
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      count++;
+      ms += e.duration;
+    }
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  return {
+    stop: () => {
+      obs.disconnect();
+      return { count, ms: Math.round(ms) };
     },
   };
 }
@@ -166,6 +226,8 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   const cpuBeforeDue = process.cpuUsage();
   const mainBeforeDue = mainThreadCpuMs();
   const profiler = a.profileDueWindow ? await startProfiler() : null;
+  const alloc = a.allocDueWindow ? await startAllocationSampling() : null;
+  const gc = observeGc();
   const beforeDue = { atMsBeforeDue: dueMs - Date.now(), rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, arrayBuffersBytes: mem.arrayBuffers, prefetch: timer.prefetchStats ?? null };
   const delivered = () => {
     let n = 0;
@@ -178,7 +240,16 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
   const cpu = process.cpuUsage(cpuBeforeDue);
   const deliveryCpuMs = Math.round((cpu.user + cpu.system) / 1000);
   const deliveryMainThreadCpuMs = mainBeforeDue === null ? null : mainThreadCpuMs()! - mainBeforeDue;
+  const gcDueWindow = gc.stop();
+  const allocation = alloc ? await alloc.stop() : null;
   if (profiler) writeFileSync(a.profileDueWindow!, JSON.stringify(await profiler.stop()));
+  // the index entries of the burst (deferred past the ConsumeQueue entries): when they are all written
+  const deferred = (): number => (broker.ctx.store as unknown as { getDispatchStats(): { deferredRecords?: number } }).getDispatchStats().deferredRecords ?? 0;
+  const deferredAtEnd = deferred();
+  const mainAtEnd = mainThreadCpuMs();
+  const indexDone0 = Date.now();
+  await waitUntil(() => deferred() === 0, 600_000, 'deferred index');
+  const deferredIndex = { recordsAtLastDelivery: deferredAtEnd, doneMsAfterLastDelivery: Date.now() - indexDone0, mainThreadCpuMs: mainAtEnd === null ? null : mainThreadCpuMs()! - mainAtEnd };
   const lateness = new Float64Array(a.count);
   let k = 0;
   let first = Infinity;
@@ -215,6 +286,9 @@ async function burst(a: Extract<Args, { role: 'burst' }>): Promise<void> {
     deliveryCpuMs,
     deliveryCpuSystemMs: Math.round(cpu.system / 1000),
     deliveryMainThreadCpuMs,
+    gcDueWindow,
+    allocation: allocation ? { ...allocation, bytesPerDelivery: Math.round(allocation.sampledBytes / a.count) } : null,
+    deferredIndex,
     rssBytes: process.memoryUsage().rss,
     stats: timer.stats,
     prefetch: timer.prefetchStats ?? null,

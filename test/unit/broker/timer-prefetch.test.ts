@@ -130,6 +130,31 @@ describe('timer prefetch', { timeout: 60_000 }, () => {
   it('delivers a prefetched slot at due time; timers and a recall added after the walk are taken at due time', () => lateArrivals('late-at-due', true));
   it('a running prefetch extends the slot with timers and recalls added before due', () => lateArrivals('late-extend', false));
 
+  it('a slot too large for the window starts before it (its units × the time per unit); a small slot waits for the window', async () => {
+    const broker = await open(`${dir}/early`); // window 4000 ms
+    try {
+      const svc = broker.timerMessageService!;
+      const prefetch = (svc as unknown as { prefetch: { defaultUnitMs: number } }).prefetch;
+      prefetch.defaultUnitMs = 15; // 80 units × 2 × 15 ms: starts 2.4 s before the window
+      const big = Math.ceil((Date.now() + 6000) / PRECISION_MS) * PRECISION_MS;
+      const small = big + 300;
+      for (let i = 0; i < 3; i++) assert.ok((await broker.ctx.putMessage(timer('PF_T', small, `S${i}`))).appendResult); // 3 × 2 × 15 ms: 90 ms early at most
+      for (let i = 0; i < 80; i++) assert.ok((await broker.ctx.putMessage(timer('PF_T', big, `E${i}`))).appendResult);
+      await until(() => (svc.prefetchStats?.prepared ?? 0) >= 80, 'the large slot prepared');
+      const left = big + PRECISION_MS - Date.now();
+      assert.ok(left > 4000 + 200, `prepared ${left} ms before due: before the 4000 ms window`);
+      assert.equal(svc.prefetchStats!.startedEarly, 1);
+      assert.equal(svc.prefetchStats!.slots, 1, 'the small slot is not walked before its window');
+      await until(() => broker.ctx.store.getMaxOffsetInQueue('PF_T', 1) >= 83 && svc.stats.delivered >= 83, 'every delivery'); // counted once its block is stored
+      const got = await delivered(broker, 'PF_T');
+      assert.equal(got.length, 83);
+      for (const m of got) assert.ok(m.storeTimestamp >= (m.properties.get('UNIQ_KEY')!.startsWith('S') ? small : big), 'never early');
+      assert.equal(svc.stats.deliveredPrepared, 83, JSON.stringify({ stats: svc.stats, prefetch: svc.prefetchStats, small: got.filter((m) => m.properties.get('UNIQ_KEY')!.startsWith('S')).map((m) => m.storeTimestamp - small) }));
+    } finally {
+      await broker.shutdown();
+    }
+  });
+
   it('beyond timerPrefetchMaxBytes the rest is prepared at due time; windowMs 0 prepares nothing ahead', async () => {
     for (const [name, extra, preparedMax] of [
       ['budget', { timerPrefetchMaxBytes: '6000' }, 15], // ~0.5 KB held per prepared 100-byte timer (record + row): about a dozen fit
