@@ -24,6 +24,16 @@ interface Pending {
 
 let opaqueSeq = 1;
 
+/** A TCP connection to `host:port`, resolved once connected. @throws the socket's error (e.g. ECONNREFUSED). */
+export async function openSocket(addr: string): Promise<Socket> {
+  const i = addr.lastIndexOf(':');
+  const sock = connect(Number(addr.slice(i + 1)), addr.slice(0, i));
+  await new Promise<void>((res, rej) => {
+    sock.once('connect', res);
+    sock.once('error', rej);
+  });
+  return sock;
+}
 export class RawRemotingClient {
   private buf: Buffer = Buffer.alloc(0);
   private readonly pending = new Map<number, Pending>();
@@ -44,13 +54,7 @@ export class RawRemotingClient {
   }
 
   static async connect(addr: string): Promise<RawRemotingClient> {
-    const i = addr.lastIndexOf(':');
-    const sock = connect(Number(addr.slice(i + 1)), addr.slice(0, i));
-    await new Promise<void>((res, rej) => {
-      sock.once('connect', res);
-      sock.once('error', rej);
-    });
-    return new RawRemotingClient(sock);
+    return new RawRemotingClient(await openSocket(addr));
   }
 
   get inFlight(): number {

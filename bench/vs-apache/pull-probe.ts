@@ -20,7 +20,7 @@
  * Last: a long-polling probe: a pull at the queue's end is suspended, one message is sent
  * (SEND_MESSAGE from this client), and the time until the suspended pull's reply is measured.
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
@@ -29,6 +29,7 @@ import { startApache, startTsmq, type Running } from './peers.js';
 import { GeneratorGroup } from './generators.js';
 import { treeCpuSeconds } from './cpu.js';
 import { installCleanup } from './procs.js';
+import { openSocket } from '../lib/remoting-client.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');
@@ -63,13 +64,7 @@ class ProbeConn {
   }
 
   static async open(addr: string): Promise<ProbeConn> {
-    const i = addr.lastIndexOf(':');
-    const sock = connect(Number(addr.slice(i + 1)), addr.slice(0, i));
-    await new Promise<void>((res, rej) => {
-      sock.once('connect', res);
-      sock.once('error', rej);
-    });
-    return new ProbeConn(sock);
+    return new ProbeConn(await openSocket(addr));
   }
 
   invoke(code: number, extFields: Record<string, string>, body?: Buffer): Promise<Frame> {
