@@ -36,8 +36,9 @@ describe('classic master/slave: the slave builds the same timer wheel and never 
     await c.ready;
     await waitUntil(async () => (await c.send(TOPIC, 0, Buffer.from('probe'), { KEYS: 'probe', WAIT: 'true' }, 3000)).code === 0, 20_000, () => `master never acknowledged with the slave in sync\n${cluster.logs(2000)}`);
     const base = (await queueMaxOffsets(cluster.addr('m'), TOPIC, 1))[0]!; // probes (some stored while the slave was not in sync yet)
+    // due 8–10.85 s after their send: the checks below must see all N still pending (with 4 s, at load 25 three had fired before the wheel was read)
     for (let i = 0; i < N; i++) {
-      const r = await c.send(TOPIC, 0, Buffer.from(`t${i}`), { KEYS: `t${i}`, TIMER_DELAY_MS: String(4000 + (i % 20) * 150), WAIT: 'true' }, 3000);
+      const r = await c.send(TOPIC, 0, Buffer.from(`t${i}`), { KEYS: `t${i}`, TIMER_DELAY_MS: String(8000 + (i % 20) * 150), WAIT: 'true' }, 3000);
       assert.equal(r.code, 0, `send t${i}: ${r.code} ${r.remark}`);
     }
     c.close();
