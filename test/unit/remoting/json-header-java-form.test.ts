@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJavaClientHeader, decodeJsonCommand, decodeJsonCommandWhole } from '../../../src/remoting/protocol/json-header.js';
 import { mulberry32 } from '../../support/prng.js';
+import fc from 'fast-check';
 
 /** A header as fastjson writes RemotingCommand (keys sorted, no spaces, remark left out when null). */
 function javaHeader(o: { code: number; ext: Record<string, string> | null; flag: number; language: string; opaque: number; remark?: string; version: number }): string {
@@ -91,4 +92,28 @@ test('random Java-form headers with random values: same command as the whole par
     const opaque = Math.floor(rnd() * 2 ** 32) - 2 ** 31;
     check(javaHeader({ code: Math.floor(rnd() * 400), ext, flag: Math.floor(rnd() * 4), language: rnd() < 0.5 ? 'JAVA' : 'GO', opaque, version: Math.floor(rnd() * 500) }), true, `random ${i}`);
   }
+});
+
+test('byte mutations of a Java-form header (fast-check): whenever the fast path accepts, it gives what the whole parse gives', () => {
+  const base = '{"code":310,"extFields":{"a":"x","b":"1"},"flag":0,"language":"JAVA","opaque":-12,"serializeTypeCurrentRPC":"JSON","version":453}';
+  // single bytes and whole pieces of the fixed form, so mutations often keep the form and reach the extFields parse
+  const pieces = ['{', '}', '"', ',', ':', '-', '0', '1', '9', 'a', '\\', '[', ']', ' ', 'é', '\u0000', 'e', '.', 'A', '_', 'null', 'true', '"remark":"r",', '"code":1,', '"opaque":', '},"flag":0', '"extFields":'];
+  let accepted = 0;
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.nat(base.length), fc.nat(2), fc.constantFrom(...pieces)), { maxLength: 4 }), (mutations) => {
+      let s = base;
+      for (const [pos, kind, piece] of mutations) {
+        const p = pos % (s.length + 1);
+        s = kind === 0 ? s.slice(0, p) + piece + s.slice(p) : kind === 1 ? s.slice(0, p) + s.slice(p + 1) : s.slice(0, p) + piece + s.slice(p + 1);
+      }
+      const buf = Buffer.from(`zz${s}q`, 'utf8');
+      const end = buf.length - 1;
+      const fast = outcome(() => decodeJavaClientHeader(buf, null, 2, end));
+      if (fast === null) return;
+      accepted++;
+      assert.deepEqual(fast, outcome(() => decodeJsonCommandWhole(buf, null, 2, end)), s);
+    }),
+    { numRuns: 20000, seed: 8 },
+  );
+  assert.ok(accepted > 1000, `the fast path was taken ${accepted} times`);
 });

@@ -94,3 +94,31 @@ test('putMessageWithCallback: a failed commit (ENOSPC) answers the turn FLUSH_DI
     removeDir(root);
   }
 });
+
+for (const asyncCommit of [false, true]) {
+  test(`putMessageWithCallback (commitCommitLogAsync=${asyncCommit}): shutdown with puts still waiting for their commit, segments rolling mid-turn: every put answered exactly once, PUT_OK`, async () => {
+    const root = tempDir();
+    try {
+      const store = await openStore(smallConfig(root, { flushDiskType: 'ASYNC_FLUSH', mappedFileSizeCommitLog: 4096, commitCommitLogAsync: asyncCommit }));
+      const answers: PutMessageResult[][] = [];
+      const promises: Promise<unknown>[] = [];
+      for (let i = 0; i < 60; i++) {
+        const list: PutMessageResult[] = [];
+        answers.push(list);
+        const m = makeMessage({ body: `${'x'.repeat(200)}${i}` });
+        if (i % 3 === 0) promises.push(store.putMessage(m).then((r) => list.push(r)));
+        else store.putMessageWithCallback(m, (r) => list.push(r));
+        // a commit (in flight with commitCommitLogAsync) starts between some of the puts
+        if (i % 7 === 6) await new Promise((r) => setImmediate(r));
+      }
+      assert.ok(answers.some((l) => l.length === 0), 'some puts still wait when shutdown starts');
+      await store.shutdown();
+      await Promise.all(promises);
+      await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(answers.map((l) => l.length), answers.map(() => 1), 'each put answered exactly once');
+      assert.deepEqual(new Set(answers.map((l) => l[0]!.status)), new Set(['PUT_OK']));
+    } finally {
+      removeDir(root);
+    }
+  });
+}
