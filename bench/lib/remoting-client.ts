@@ -24,6 +24,32 @@ interface Pending {
 
 let opaqueSeq = 1;
 
+/** The JSON header of a remoting reply frame, as the bench clients read it. */
+export interface ReplyHeader {
+  code: number;
+  opaque: number;
+  remark?: string;
+  extFields?: Record<string, string | number>;
+}
+
+/**
+ * Calls `each` for every whole frame at the start of `buf` (int32 length, int32 header length,
+ * JSON header, body as a view) and returns the bytes of the unfinished frame after them.
+ */
+export function takeFrames(buf: Buffer, each: (header: ReplyHeader, body: Buffer, headerBytes: number) => void): Buffer {
+  let p = 0;
+  while (buf.length - p >= 4) {
+    const total = buf.readInt32BE(p);
+    if (buf.length - p < 4 + total) break;
+    const headerLen = buf.readInt32BE(p + 4) & 0xffffff;
+    const header = JSON.parse(buf.toString('utf8', p + 8, p + 8 + headerLen)) as ReplyHeader;
+    const body = buf.subarray(p + 8 + headerLen, p + 4 + total);
+    p += 4 + total;
+    each(header, body, headerLen);
+  }
+  return p === buf.length ? Buffer.alloc(0) : buf.subarray(p);
+}
+
 /** A TCP connection to `host:port`, resolved once connected. @throws the socket's error (e.g. ECONNREFUSED). */
 export async function openSocket(addr: string): Promise<Socket> {
   const i = addr.lastIndexOf(':');
@@ -86,22 +112,13 @@ export class RawRemotingClient {
   }
 
   private onData(d: Buffer): void {
-    this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
-    let p = 0;
-    while (this.buf.length - p >= 4) {
-      const total = this.buf.readInt32BE(p);
-      if (this.buf.length - p < 4 + total) break;
-      const headerLen = this.buf.readInt32BE(p + 4) & 0xffffff;
-      const header = JSON.parse(this.buf.toString('utf8', p + 8, p + 8 + headerLen)) as { code: number; opaque: number; remark?: string; extFields?: Record<string, string | number> };
-      const body = this.buf.subarray(p + 8 + headerLen, p + 4 + total);
-      p += 4 + total;
+    this.buf = takeFrames(this.buf.length === 0 ? d : Buffer.concat([this.buf, d]), (header, body) => {
       const w = this.pending.get(header.opaque);
       if (w) {
         this.pending.delete(header.opaque);
         w.resolve({ code: header.code, remark: header.remark, extFields: header.extFields ?? {}, body });
       }
-    }
-    this.buf = p === this.buf.length ? Buffer.alloc(0) : this.buf.subarray(p);
+    });
   }
 
   close(): void {

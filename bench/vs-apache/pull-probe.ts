@@ -29,7 +29,7 @@ import { startApache, startTsmq, type Running } from './peers.js';
 import { GeneratorGroup } from './generators.js';
 import { treeCpuSeconds } from './cpu.js';
 import { installCleanup } from './procs.js';
-import { openSocket } from '../lib/remoting-client.js';
+import { openSocket, takeFrames } from '../lib/remoting-client.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');
@@ -83,16 +83,8 @@ class ProbeConn {
     const now = process.hrtime.bigint();
     if (this.buf.length === 0) this.frameStartNs = now;
     this.chunksInFrame++;
-    this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
-    let p = 0;
-    while (this.buf.length - p >= 4) {
-      const total = this.buf.readInt32BE(p);
-      if (this.buf.length - p < 4 + total) break;
-      const headerLen = this.buf.readInt32BE(p + 4) & 0xffffff;
-      const h = JSON.parse(this.buf.toString('utf8', p + 8, p + 8 + headerLen)) as { code: number; opaque: number; remark?: string; extFields?: Record<string, string> };
-      const body = this.buf.subarray(p + 8 + headerLen, p + 4 + total);
-      p += 4 + total;
-      const f: Frame = { code: h.code, opaque: h.opaque, remark: h.remark, extFields: h.extFields ?? {}, headerBytes: headerLen, body, chunks: this.chunksInFrame, firstByteNs: this.frameStartNs, doneNs: now };
+    this.buf = takeFrames(this.buf.length === 0 ? d : Buffer.concat([this.buf, d]), (h, body, headerLen) => {
+      const f: Frame = { code: h.code, opaque: h.opaque, remark: h.remark, extFields: (h.extFields ?? {}) as Record<string, string>, headerBytes: headerLen, body, chunks: this.chunksInFrame, firstByteNs: this.frameStartNs, doneNs: now };
       // the next frame starts in this read
       this.chunksInFrame = 1;
       this.frameStartNs = now;
@@ -101,8 +93,7 @@ class ProbeConn {
         this.pending.delete(h.opaque);
         w(f);
       }
-    }
-    this.buf = p === this.buf.length ? Buffer.alloc(0) : this.buf.subarray(p);
+    });
     if (this.buf.length === 0) this.chunksInFrame = 0;
   }
 
