@@ -4,7 +4,12 @@
  * Sent messages (SendMessageRequest) → MessageInner properties, as the Apache proxy stores them:
  *   user_properties as is; KEYS = keys joined by ' '; TAGS = tag; UNIQ_KEY = message_id;
  *   __BORNHOST = born_host; __SHARDINGKEY = message_group; TIMER_DELIVER_MS = delivery_timestamp;
- *   TRAN_MSG = "true" for TRANSACTION (read back as Java Boolean.parseBoolean: any case); TRACE_CONTEXT = trace_context.
+ *   TRAN_MSG = "true" for TRANSACTION (read back as Java Boolean.parseBoolean: any case); TRACE_CONTEXT = trace_context;
+ *   PGROUP = the topic's name (Apache's proxy uses the topic as producer group, for transaction
+ *   check-backs and producer stats); RECONSUME_TIME = delivery_attempt (0 when unset);
+ *   BORN_TIMESTAMP = born_timestamp in ms when given; CHECK_IMMUNITY_TIME_IN_SECONDS =
+ *   orphaned_transaction_recovery_duration in whole seconds for TRANSACTION (more than
+ *   maxTransactionRecoverySecond, 3600, is BAD_REQUEST as Apache's proxy).
  * Stored messages → delivered v2 Messages: user properties are the non-system properties;
  *   body_digest is the MD5 of the delivered body in uppercase hex (bodies compressed by remoting
  *   producers with zlib are inflated first, body_encoding IDENTITY); message_type is derived
@@ -22,11 +27,15 @@ import { MessageConst } from '../common/message/message-const.js';
 import { ipToString, socketAddressToString } from '../common/message/msgid.js';
 import { MessageSysFlag } from '../common/message/sysflag.js';
 import { checkTopicName } from './resource-validator.js';
-import { Code, msToDuration, msToTimestamp, timestampMs, type CodeName, type Message } from './proto/v2-types.js';
+import { Code, durationMs, msToDuration, msToTimestamp, timestampMs, type CodeName, type Message } from './proto/v2-types.js';
 import { javaParseBoolean } from '../common/message/java-boolean.js';
 import { namespacedResource } from './resource-namespace.js';
 
 const SYSTEM_KEYS: ReadonlySet<string> = new Set(Object.values(MessageConst));
+/** Apache ProxyConfig.maxTransactionRecoverySecond: longest orphaned_transaction_recovery_duration, s. */
+export const MAX_TRANSACTION_RECOVERY_SECONDS = 3600;
+/** Apache ProxyConfig.maxMessageGroupSize: a message_group of this many UTF-8 bytes or more is refused. */
+export const MAX_MESSAGE_GROUP_BYTES = 64;
 /** Apache ProxyConfig.userPropertyMaxNum: most user properties on one gRPC message. */
 export const USER_PROPERTY_MAX_NUM = 128;
 /** Apache ProxyConfig.maxUserPropertySize: UTF-8 bytes of all user property keys and values. */
@@ -108,7 +117,9 @@ export function fromProtoMessage(
   if (kind === 'FIFO' && group === '') return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: 'FIFO message without message_group' };
   if (group !== '') {
     if (kind !== 'FIFO') return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: `message_group on a ${kind} message` };
-    if (group.length > 64 || /[\x01\x02]/.test(group)) return { code: Code.ILLEGAL_MESSAGE_GROUP, message: 'illegal message group' };
+    if (group.trim() === '') return { code: Code.ILLEGAL_MESSAGE_GROUP, message: 'message group cannot be the char sequence of whitespace' };
+    if (Buffer.byteLength(group, 'utf8') >= MAX_MESSAGE_GROUP_BYTES) return { code: Code.ILLEGAL_MESSAGE_GROUP, message: `message group exceed the max size ${MAX_MESSAGE_GROUP_BYTES}` };
+    if (/[\x00-\x1f\x7f-\x9f]/.test(group)) return { code: Code.ILLEGAL_MESSAGE_GROUP, message: 'message group cannot contain control character' };
     props.set(MessageConst.SHARDING_KEY, group);
   }
   const out: Inbound = {
@@ -137,7 +148,18 @@ export function fromProtoMessage(
   } else if (sp.delivery_timestamp) {
     return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: `delivery_timestamp on a ${kind} message` };
   }
-  if (kind === 'TRANSACTION') props.set(MessageConst.TRAN_MSG, 'true');
+  if (kind === 'TRANSACTION') {
+    props.set(MessageConst.TRAN_MSG, 'true');
+    if (sp.orphaned_transaction_recovery_duration) {
+      const recoverySeconds = Math.trunc(durationMs(sp.orphaned_transaction_recovery_duration) / 1000);
+      if (recoverySeconds > MAX_TRANSACTION_RECOVERY_SECONDS) return { code: Code.BAD_REQUEST, message: `the max transaction recovery time of message is too large, max is ${MAX_TRANSACTION_RECOVERY_SECONDS}` };
+      props.set(MessageConst.CHECK_IMMUNITY_TIME_IN_SECONDS, String(recoverySeconds));
+    }
+  }
+  props.set(MessageConst.RECONSUME_TIME, String(sp.delivery_attempt ?? 0));
+  props.set(MessageConst.PGROUP, topic);
+  const bornMs = timestampMs(sp.born_timestamp);
+  if (sp.born_timestamp) props.set(MessageConst.BORN_TIMESTAMP, String(bornMs));
   return out;
 }
 

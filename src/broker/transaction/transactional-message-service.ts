@@ -182,7 +182,6 @@ export class TransactionalMessageService {
   }
 
   private track(m: MessageExt): PendingHalf {
-    const immunitySec = Number(m.properties.get(MessageConst.CHECK_IMMUNITY_TIME_IN_SECONDS));
     const p: PendingHalf = {
       halfQueueOffset: m.queueOffset,
       commitLogOffset: m.commitLogOffset,
@@ -192,7 +191,7 @@ export class TransactionalMessageService {
       realTopic: m.properties.get(MessageConst.REAL_TOPIC) ?? '',
       checkTimes: checkTimesOf(m),
       lastCheckMs: 0,
-      immunityMs: Number.isFinite(immunitySec) && immunitySec > 0 ? immunitySec * 1000 : this.opts.config.transactionTimeOut,
+      immunityMs: this.immunityMsOf(m.properties),
     };
     this.pending.set(p.halfQueueOffset, p);
     return p;
@@ -217,9 +216,20 @@ export class TransactionalMessageService {
       realTopic: half.properties.get(MessageConst.REAL_TOPIC) ?? msg.topic,
       checkTimes: 0,
       lastCheckMs: 0,
-      immunityMs: this.opts.config.transactionTimeOut,
+      immunityMs: this.immunityMsOf(half.properties),
     });
     return { result, transactionId: encodeTransactionId(a.wroteOffset, a.queueOffset) };
+  }
+
+  /**
+   * How long a half message is left alone before its first check-back, ms: its
+   * CHECK_IMMUNITY_TIME_IN_SECONDS × 1000 when that is a whole number ≥ 0, else `transactionTimeOut`
+   * (Apache TransactionalMessageServiceImpl.getImmunityTime).
+   */
+  private immunityMsOf(properties: ReadonlyMap<string, string>): number {
+    const text = properties.get(MessageConst.CHECK_IMMUNITY_TIME_IN_SECONDS);
+    const seconds = text !== undefined && /^\d{1,15}$/.test(text.trim()) ? Number(text.trim()) : -1;
+    return seconds >= 0 ? seconds * 1000 : this.opts.config.transactionTimeOut;
   }
 
   /** Commits or rolls back a half message (idempotent: a resolved one answers ok/alreadyResolved). */

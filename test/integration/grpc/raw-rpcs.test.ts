@@ -132,6 +132,31 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     assert.equal(fifo.status.code, 'OK');
   });
 
+  it("a TRANSACTION send as Apache's proxy stores it: PGROUP = topic, RECONSUME_TIME, BORN_TIMESTAMP; orphaned_transaction_recovery_duration is the half's check immunity", async () => {
+    const send = await call<{ status: { code: string }; entries: Array<{ transaction_id: string; offset: number }> }>(client, 'SendMessage', {
+      messages: [{
+        topic: { name: 'RAW_TX' },
+        user_properties: {},
+        body: Buffer.from('tx'),
+        system_properties: { message_id: 'RAWTX1', body_encoding: 'IDENTITY', message_type: 'TRANSACTION', born_host: 'h', born_timestamp: { seconds: 1_700_000_000, nanos: 7e6 }, delivery_attempt: 2, orphaned_transaction_recovery_duration: { seconds: 7, nanos: 0 } },
+      }],
+    });
+    assert.equal(send.status.code, 'OK');
+    const half = h.front.transactions.pendingHalves().find((p) => p.uniqKey === 'RAWTX1');
+    assert.ok(half, 'the half message is pending');
+    assert.equal(half.immunityMs, 7000, 'CHECK_IMMUNITY_TIME_IN_SECONDS 7 → first check-back after 7 s, not transactionTimeOut');
+    assert.equal(half.producerGroup, 'RAW_TX', "the topic is the producer group (Apache's proxy)");
+    const stored = await h.broker.ctx.store.lookMessageByOffset(half.commitLogOffset);
+    assert.equal(stored!.properties.get('PGROUP'), 'RAW_TX');
+    assert.equal(stored!.properties.get('RECONSUME_TIME'), '2');
+    assert.equal(stored!.properties.get('BORN_TIMESTAMP'), '1700000000007');
+    assert.equal(stored!.properties.get('CHECK_IMMUNITY_TIME_IN_SECONDS'), '7');
+    const tooLong = await call<{ status: { code: string; message: string } }>(client, 'SendMessage', {
+      messages: [{ topic: { name: 'RAW_TX' }, user_properties: {}, body: Buffer.from('tx'), system_properties: { message_id: 'RAWTX2', body_encoding: 'IDENTITY', message_type: 'TRANSACTION', born_host: 'h', orphaned_transaction_recovery_duration: { seconds: 3601, nanos: 0 } } }],
+    });
+    assert.deepEqual(tooLong.status, { code: 'BAD_REQUEST', message: 'the max transaction recovery time of message is too large, max is 3600' });
+  });
+
   it('remoting POP_MESSAGE and gRPC ReceiveMessage share one pop state: no message is handed out twice', async () => {
     const topic = 'RAW_MIX';
     const group = 'RAW_MIX_G';

@@ -59,12 +59,22 @@ const opts = { bornHost: socketAddressOf('10.0.0.1', 1234), storeHost: socketAdd
 test('sent messages become RocketMQ properties; bad input gets the v2 code', () => {
   const r = fromProtoMessage(sent(), opts);
   assert.ok(!isInboundError(r));
-  assert.deepEqual(Object.fromEntries(r.msg.properties), { color: 'red', TAGS: 'TagA', KEYS: 'k1 k2', UNIQ_KEY: '01ABC', __BORNHOST: 'host-1' });
+  assert.deepEqual(Object.fromEntries(r.msg.properties), { color: 'red', TAGS: 'TagA', KEYS: 'k1 k2', UNIQ_KEY: '01ABC', __BORNHOST: 'host-1', RECONSUME_TIME: '0', PGROUP: 'T', BORN_TIMESTAMP: '1700000000005' });
   assert.equal(r.msg.bornTimestamp, 1_700_000_000_005);
   const fifo = fromProtoMessage(sent({ message_type: 'FIFO', message_group: 'g1' }), opts);
   assert.ok(!isInboundError(fifo) && fifo.msg.properties.get('__SHARDINGKEY') === 'g1');
   const delay = fromProtoMessage(sent({ message_type: 'DELAY', delivery_timestamp: { seconds: 1_700_000_005, nanos: 0 } }), opts);
   assert.ok(!isInboundError(delay) && delay.deliverMs === 1_700_000_005_000);
+  const fifo63 = fromProtoMessage(sent({ message_type: 'FIFO', message_group: 'g'.repeat(63) }), opts);
+  assert.ok(!isInboundError(fifo63), 'a 63-byte message group is taken (Apache refuses >= maxMessageGroupSize 64)');
+  const tx = fromProtoMessage(sent({ message_type: 'TRANSACTION', delivery_attempt: 3, orphaned_transaction_recovery_duration: { seconds: 3600, nanos: 900e6 } }), opts);
+  assert.ok(!isInboundError(tx));
+  assert.equal(tx.msg.properties.get('TRAN_MSG'), 'true');
+  assert.equal(tx.msg.properties.get('CHECK_IMMUNITY_TIME_IN_SECONDS'), '3600', 'whole seconds, as Durations.toSeconds');
+  assert.equal(tx.msg.properties.get('RECONSUME_TIME'), '3');
+  assert.equal(tx.msg.properties.get('PGROUP'), 'T', "Apache's proxy: the topic is the producer group");
+  const delivered = toProtoMessage({ ...r.msg, storeSize: 0, magicCode: 0, bodyCrc: 0, queueOffset: 0, commitLogOffset: 0, storeTimestamp: 0, msgId: 'X', sysFlag: 0 } as unknown as MessageExt);
+  assert.deepEqual(delivered.user_properties, { color: 'red' }, 'PGROUP/RECONSUME_TIME/BORN_TIMESTAMP are system properties, never user properties');
   const cases: Array<[Message, string]> = [
     [sent({}, Buffer.alloc(101)), 'MESSAGE_BODY_TOO_LARGE'],
     [sent({}, Buffer.alloc(0)), 'MESSAGE_BODY_EMPTY'],
@@ -73,6 +83,10 @@ test('sent messages become RocketMQ properties; bad input gets the v2 code', () 
     [sent({ message_type: 'DELAY', delivery_timestamp: { seconds: 1_800_000_000, nanos: 0 } }), 'ILLEGAL_DELIVERY_TIME'],
     [{ ...sent(), topic: { name: 'bad topic' } }, 'ILLEGAL_TOPIC'],
     [{ ...sent(), user_properties: { KEYS: 'x' } }, 'ILLEGAL_MESSAGE_PROPERTY_KEY'],
+    [sent({ message_type: 'FIFO', message_group: 'g'.repeat(64) }), 'ILLEGAL_MESSAGE_GROUP'],
+    [sent({ message_type: 'FIFO', message_group: '   ' }), 'ILLEGAL_MESSAGE_GROUP'],
+    [sent({ message_type: 'FIFO', message_group: 'g\u0085' }), 'ILLEGAL_MESSAGE_GROUP'],
+    [sent({ message_type: 'TRANSACTION', orphaned_transaction_recovery_duration: { seconds: 3601, nanos: 0 } }), 'BAD_REQUEST'],
   ];
   for (const [m, code] of cases) {
     const e = fromProtoMessage(m, opts);
