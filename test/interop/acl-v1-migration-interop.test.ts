@@ -10,7 +10,8 @@
  *   2. Apache RocketMQ 4.9.8 producer + push consumer with AclClientRPCHook of the normal account
  *      send and consume every message on its PUB|SUB topic; the admin account sends to a topic
  *      the normal account is denied; refused: a topicPerms DENY topic, a topic only
- *      defaultTopicPerm (DENY) covers, a wrong secret, an unknown accessKey.
+ *      defaultTopicPerm (DENY) covers, a wrong secret, an unknown accessKey; 4.9.8 mqadmin's
+ *      updateAclConfig (code 50) gets REQUEST_CODE_NOT_SUPPORTED, as from Apache 5.3.3.
  * Skips when `java` or `mvn` is missing.
  */
 import { after, before, describe, it } from 'node:test';
@@ -97,6 +98,8 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
       'defaultDeny=RocketMQ:12345678:V1Made',
       'wrongSecret=RocketMQ:not-the-secret:V1Topic',
       'unknownKey=nobody:12345678:V1Topic',
+      `v1admin-super=rocketmq2:87654321:${broker.brokerAddr}`,
+      `v1admin-normal=RocketMQ:12345678:${broker.brokerAddr}`,
     ], { timeoutMs: 90_000 });
     assertRanOk(run4, 'AclV1Peer4');
   });
@@ -158,4 +161,15 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
       assert.match(r.message as string, remark, JSON.stringify(r));
     });
   }
+
+  it('4.9.8 mqadmin updateAclConfig (code 50, ACL 1.0 only): REQUEST_CODE_NOT_SUPPORTED (3) for admin and normal accounts, as Apache 5.3.3; no account is created', () => {
+    for (const kase of ['v1admin-super', 'v1admin-normal']) {
+      const r = refused(kase);
+      assert.equal(r.code, 3, JSON.stringify(r));
+      assert.match(r.message as string, /request type 50 not supported/, JSON.stringify(r));
+    }
+    const users = readFileSync(join(storeDir, 'config', 'users.json'), 'utf8');
+    assert.doesNotMatch(users, /newAccount/);
+    assert.doesNotMatch(readFileSync(join(home, 'conf', 'plain_acl.yml'), 'utf8'), /newAccount/);
+  });
 });

@@ -187,6 +187,14 @@ describe('one account → ACL 2.0 user and ACL', () => {
     assert.equal(decide(groupResource('groupC'), ['Sub']), 'allow');
   });
 
+  it('as Apache 5.3.3 (entries chosen by action): topicA=PUB with defaultTopicPerm SUB lets topicA be subscribed, which ACL 1.0 refused (docs/security.md)', () => {
+    const m = migrateAccount({ accessKey: 'u', secretKey: 's', whiteRemoteAddress: null, admin: false, defaultTopicPerm: 'SUB', defaultGroupPerm: null, topicPerms: ['topicA=PUB'], groupPerms: [] });
+    const md = { getUser: () => m.user!, getAcl: () => m.acl! };
+    assert.doesNotThrow(() => authorize({ username: 'u', resource: topicResource('topicA'), actions: ['Sub'], sourceIp: '127.0.0.1' }, md));
+    assert.doesNotThrow(() => authorize({ username: 'u', resource: topicResource('topicA'), actions: ['Pub'], sourceIp: '127.0.0.1' }, md));
+    assert.throws(() => authorize({ username: 'u', resource: topicResource('other'), actions: ['Pub'], sourceIp: '127.0.0.1' }, md), /no matched policies/);
+  });
+
   it('tsmq departs from Apache\'s migrator: an unknown perm ("pub", "PUB | SUB", "ANY") is Deny, as ACL 1.0 read it, not [All] Allow', () => {
     const m = migrateAccount({ accessKey: 'u', secretKey: 's', whiteRemoteAddress: null, admin: false, defaultTopicPerm: 'ANY', defaultGroupPerm: null, topicPerms: ['t1=pub', 't2=PUB | SUB', ' t3 = SUB '], groupPerms: [] });
     const info = aclToInfo(m.acl!) as { policies: Array<{ entries: unknown[] }> };

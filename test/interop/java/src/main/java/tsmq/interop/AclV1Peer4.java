@@ -16,7 +16,9 @@ import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.PlainAccessConfig;
 import org.apache.rocketmq.remoting.RPCHook;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import tsmq.interop.common.Json;
 
 /**
@@ -28,7 +30,10 @@ import tsmq.interop.common.Json;
  * </pre>
  * A case named {@code ok-*} sends n messages (keys &lt;case&gt;-k0..) and, when a group is given,
  * consumes them with a push consumer ("sent", "recv"); any other case sends one message and must be
- * refused ("refused" with code and message, or "unexpected"). Ends with "end".
+ * refused ("refused" with code and message, or "unexpected"). A case named {@code v1admin-*} with
+ * fields &lt;ak&gt;:&lt;sk&gt;:&lt;host&gt;:&lt;port&gt; sends 4.9.8 mqadmin's updateAclConfig
+ * (DefaultMQAdminExt.createAndUpdatePlainAccessConfig, UPDATE_AND_CREATE_ACL_CONFIG 50) to that
+ * broker ("refused" or "unexpected"). Ends with "end".
  */
 public final class AclV1Peer4 {
     private static int codeOf(Throwable t) {
@@ -98,6 +103,24 @@ public final class AclV1Peer4 {
         }
     }
 
+    private static void v1AdminCase(String kase, RPCHook hook, String brokerAddr) {
+        DefaultMQAdminExt admin = new DefaultMQAdminExt(hook, 10_000);
+        admin.setInstanceName("aclv1-admin-" + kase);
+        try {
+            admin.start();
+            PlainAccessConfig c = new PlainAccessConfig();
+            c.setAccessKey("newAccount");
+            c.setSecretKey("newAccount-secret");
+            c.setDefaultTopicPerm("PUB|SUB");
+            admin.createAndUpdatePlainAccessConfig(brokerAddr, c);
+            Json.obj().put("type", "unexpected").put("case", kase).put("status", "updateAclConfig accepted").println();
+        } catch (Throwable t) {
+            Json.obj().put("type", "refused").put("case", kase).put("code", codeOf(t)).put("message", messageOf(t)).println();
+        } finally {
+            admin.shutdown();
+        }
+    }
+
     public static void main(String[] args) {
         String namesrv = args[0];
         int n = Integer.parseInt(args[1]);
@@ -106,7 +129,8 @@ public final class AclV1Peer4 {
                 String kase = args[i].substring(0, args[i].indexOf('='));
                 String[] f = args[i].substring(kase.length() + 1).split(":");
                 RPCHook hook = new AclClientRPCHook(new SessionCredentials(f[0], f[1]));
-                if (kase.startsWith("ok-")) okCase(namesrv, n, kase, hook, f[2], f.length > 3 ? f[3] : null);
+                if (kase.startsWith("v1admin-")) v1AdminCase(kase, hook, f[2] + ":" + f[3]);
+                else if (kase.startsWith("ok-")) okCase(namesrv, n, kase, hook, f[2], f.length > 3 ? f[3] : null);
                 else refusedCase(namesrv, kase, hook, f[2]);
             }
         } catch (Throwable t) {
