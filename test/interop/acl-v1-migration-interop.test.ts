@@ -3,7 +3,7 @@
  * keeps its conf/plain_acl.yml (ACL 1.0) and conf/tools.yml; broker.conf keeps `aclEnable=true`
  * and adds `migrateAuthFromV1Enabled=true` with ACL 2.0 on (Apache 5.3.3 removed ACL 1.0 and
  * offers only this migration). `tsmq start` then serves the plain_acl.yml accounts as ACL 2.0
- * users and ACLs:
+ * users and ACLs, its broker signing its own requests as the file's admin account:
  *   1. Apache RocketMQ 5.3.3 mqadmin reading tools.yml itself (no hook given): updateTopic as the
  *      admin account works, listUser/getAcl show the migrated users and ACL, updateTopic as the
  *      normal account is refused (NO_PERMISSION 16, "... the decision is deny.");
@@ -75,7 +75,8 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
         rocketmqHome: home,
         authenticationEnabled: 'true',
         authorizationEnabled: 'true',
-        innerClientAuthenticationCredentials: JSON.stringify({ accessKey: 'rocketmq2', secretKey: '87654321' }),
+        // no innerClientAuthenticationCredentials / initAuthenticationUser: the broker registers
+        // with tsmq start's authenticating nameserver as plain_acl.yml's first admin account
       },
     });
     const b = broker.brokerAddr;
@@ -109,7 +110,7 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
     for (const d of [storeDir, home]) if (d) rmSync(d, { recursive: true, force: true });
   });
 
-  it('the broker migrated the accounts at start into config/users.json and acls.json (admin → Super; rocketmq2 also the inner credentials)', () => {
+  it('the broker migrated both accounts at start into config/users.json and acls.json (admin → Super) and signs its own requests as the admin account', () => {
     const users = JSON.parse(readFileSync(join(storeDir, 'config', 'users.json'), 'utf8')) as { users: Array<{ username: string; password: string; userType: string }> };
     assert.deepEqual(users.users.map((u) => `${u.username}:${u.password}:${u.userType}`), ['RocketMQ:12345678:Normal', 'rocketmq2:87654321:Super']);
     const acls = JSON.parse(readFileSync(join(storeDir, 'config', 'acls.json'), 'utf8')) as { acls: Array<{ subject: string; policies: Array<{ policyType: string; entries: Array<{ resource: string; actions: string[]; decision: string }> }> }> };
@@ -118,6 +119,7 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
       [{ subject: 'User:RocketMQ', policies: ['Custom: Topic:V1Topic Pub+Sub Allow, Topic:V1Secret All Deny, Group:GV1 Sub Allow', 'Default: Topic:* All Deny, Group:* Sub Allow'] }],
     );
     assert.match(broker.log, /aclEnable=true \(ACL 1\.0\) is ignored, as by Apache 5\.3\.3/, broker.log.slice(-3000));
+    assert.doesNotMatch(broker.log, /register broker to nameserver .* failed/, 'the broker registered (signed as rocketmq2)');
     assert.match(broker.log, /globalWhiteRemoteAddresses \[\\?"10\.10\.103\.\*\\?"\] not migrated/);
   });
 

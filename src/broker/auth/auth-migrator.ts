@@ -14,6 +14,7 @@
 import type { Logger } from '../../common/logging/logger.js';
 import { readPlainAclConfig, type PlainAclLocation } from '../../auth/v1/plain-acl-files.js';
 import { migrateAccount } from '../../auth/v1/plain-account-migration.js';
+import type { SessionCredentials } from '../../auth/acl-signature.js';
 import type { AuthMetadataManager } from './auth-metadata-manager.js';
 
 /** What a migration run did, by accessKey. */
@@ -25,6 +26,23 @@ export interface AuthMigrationReport {
   existing: string[];
   /** Accounts not created, with the reason. */
   failed: string[];
+  /** accessKeys of the `admin: true` accounts, in file order (migrated now or before). */
+  adminAccounts: string[];
+}
+
+/**
+ * The credentials the broker signs its own requests with when neither
+ * innerClientAuthenticationCredentials nor initAuthenticationUser is set: the first `admin: true`
+ * account of plain_acl.yml that is an enabled Super user, with its current password (tsmq
+ * addition, like the initAuthenticationUser fallback of inner-request-signer.ts: `tsmq start`'s
+ * own nameserver authenticates, Apache's does not). Null when there is none.
+ */
+export function innerCredentialsFromMigration(report: AuthMigrationReport, metadata: AuthMetadataManager): SessionCredentials | null {
+  for (const name of report.adminAccounts) {
+    const u = metadata.getUser(name);
+    if (u && u.userType === 'Super' && u.userStatus === 'enable') return { accessKey: u.username, secretKey: u.password };
+  }
+  return null;
 }
 
 /**
@@ -33,7 +51,7 @@ export interface AuthMigrationReport {
  */
 export async function migrateAuthFromV1(loc: PlainAclLocation, metadata: AuthMetadataManager, logger: Logger): Promise<AuthMigrationReport> {
   const config = readPlainAclConfig(loc);
-  const report: AuthMigrationReport = { files: config.files, migrated: [], existing: [], failed: [] };
+  const report: AuthMigrationReport = { files: config.files, migrated: [], existing: [], failed: [], adminAccounts: config.accounts.filter((a) => a.admin && a.accessKey).map((a) => a.accessKey!) };
   if (config.files.length === 0) {
     logger.warn(`auth: migrateAuthFromV1Enabled=true but no ACL 1.0 file at ${loc.rocketmqHome}/${loc.plainAclFile} or under ${loc.rocketmqHome}/conf/acl: nothing migrated`);
     return report;

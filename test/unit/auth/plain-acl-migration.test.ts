@@ -21,7 +21,7 @@ import { aclToInfo, groupResource, topicResource, type Action, type Resource } f
 import { resolveAuthConfig } from '../../../src/auth/auth-config.js';
 import { ConfigError } from '../../../src/common/config/config-spec.js';
 import { AuthMetadataManager } from '../../../src/broker/auth/auth-metadata-manager.js';
-import { migrateAuthFromV1 } from '../../../src/broker/auth/auth-migrator.js';
+import { innerCredentialsFromMigration, migrateAuthFromV1 } from '../../../src/broker/auth/auth-migrator.js';
 import { silentLogger } from '../../../src/common/logging/logger.js';
 
 /** Apache 4.9.x distribution/conf/plain_acl.yml, as operators have it. */
@@ -237,6 +237,9 @@ describe('the broker migrator (users.json / acls.json)', () => {
     assert.deepEqual(r1.migrated, ['RocketMQ (Normal)']);
     assert.deepEqual(r1.existing, ['rocketmq2'], 'the initial user of that name exists already: kept as it is, as Apache (init user first)');
     assert.deepEqual(r1.failed, ['account nokey: no secretKey, skipped']);
+    assert.deepEqual(r1.adminAccounts, ['rocketmq2']);
+    assert.deepEqual(innerCredentialsFromMigration(r1, md), { accessKey: 'rocketmq2', secretKey: 'other' }, 'signs with the Super user\'s current password');
+    assert.equal(innerCredentialsFromMigration({ ...r1, adminAccounts: ['RocketMQ'] }, md), null, 'a Normal user never signs for the broker');
     const users = JSON.parse(readFileSync(join(configDir, 'users.json'), 'utf8')) as { users: Array<{ username: string; password: string; userType: string }> };
     assert.deepEqual(users.users.map((u) => `${u.username}:${u.password}:${u.userType}`), ['RocketMQ:12345678:Normal', 'rocketmq2:other:Super']);
     const acls = JSON.parse(readFileSync(join(configDir, 'acls.json'), 'utf8')) as { acls: Array<{ subject: string; policies: Array<{ policyType: string; entries: unknown[] }> }> };
