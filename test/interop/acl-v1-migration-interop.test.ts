@@ -11,7 +11,9 @@
  *      send and consume every message on its PUB|SUB topic; the admin account sends to a topic
  *      the normal account is denied; refused: a topicPerms DENY topic, a topic only
  *      defaultTopicPerm (DENY) covers, a wrong secret, an unknown accessKey; 4.9.8 mqadmin's
- *      updateAclConfig (code 50) gets REQUEST_CODE_NOT_SUPPORTED, as from Apache 5.3.3.
+ *      updateAclConfig (code 50) gets REQUEST_CODE_NOT_SUPPORTED, as from Apache 5.3.3;
+ *   3. Apache's Go client (rocketmq-client-go/v2, primitive.Credentials) as the normal account
+ *      sends and push-consumes on its topic, and is refused on the DENY topic (skipped without go).
  * Skips when `java` or `mvn` is missing.
  */
 import { after, before, describe, it } from 'node:test';
@@ -21,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TsmqProcess } from '../support/tsmq-process.js';
 import { assertRanOk, buildPeer, javaSkipReason, runJava, type JavaRun } from './support/java-peers.js';
+import { buildGoPeer, explainGo, goSkipReason, linesOf as goLinesOf, runGoPeer, type BuiltGoPeer, type GoRun } from './support/go-peer.js';
 
 type Line = Record<string, unknown>;
 const linesOf = (run: JavaRun, type: string): Line[] => run.lines.filter((l) => l.type === type);
@@ -53,6 +56,7 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
   let broker: TsmqProcess;
   let runAdmin: JavaRun;
   let run4: JavaRun;
+  let goPeer: Promise<BuiltGoPeer> | null = null;
 
   const mq = (cmd: string, ak: string): string => (linesOf(runAdmin, 'mqadmin').find((l) => l.cmd === cmd && l.ak === ak)?.output as string) ?? '';
   const refused = (kase: string): Line => {
@@ -62,6 +66,10 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
   };
 
   before(async () => {
+    if (!goSkipReason()) {
+      goPeer = buildGoPeer();
+      goPeer.catch(() => undefined); // reported by the Go test
+    }
     const [p5, p4] = await Promise.all([buildPeer('rocketmq5'), buildPeer('rocketmq4')]);
     home = mkdtempSync(join(tmpdir(), 'tsmq-rocketmq-home-'));
     mkdirSync(join(home, 'conf'));
@@ -163,6 +171,26 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
       assert.match(r.message as string, remark, JSON.stringify(r));
     });
   }
+
+  it('Go client (primitive.Credentials) as the normal account: sends and push-consumes on its topic; refused on the DENY topic', { skip: goSkipReason() }, async () => {
+    const peer = await goPeer!;
+    const creds = { accessKey: 'RocketMQ', secretKey: '12345678' };
+    const [send, refusedSend] = await Promise.all([
+      runGoPeer(peer, broker.namesrvAddr, 'send', { ...creds, topic: 'V1Topic', n: 4, modes: 'sync', prefix: 'gov1', retry: 0 }),
+      runGoPeer(peer, broker.namesrvAddr, 'send', { ...creds, topic: 'V1Secret', n: 1, modes: 'sync', prefix: 'gov1deny', retry: 0, producerGroup: 'PID_GO_DENY' }),
+    ]);
+    assert.deepEqual(goLinesOf(send, 'error'), [], explainGo(send));
+    assert.deepEqual(goLinesOf(send, 'sent').map((l) => l.key), ['gov1-sync-0', 'gov1-sync-1', 'gov1-sync-2', 'gov1-sync-3'], explainGo(send));
+    assert.equal(goLinesOf(refusedSend, 'sent').length, 0, explainGo(refusedSend));
+    const err = goLinesOf(refusedSend, 'error').map((l) => String(l.message)).join('\n');
+    assert.match(err, /CODE: 16/, explainGo(refusedSend));
+    assert.match(err, /User:RocketMQ has no permission to access Topic:V1Secret from 127\.0\.0\.1, the decision is deny\./, explainGo(refusedSend));
+    // GV1go is covered by defaultGroupPerm SUB
+    const push: GoRun = await runGoPeer(peer, broker.namesrvAddr, 'push', { ...creds, topic: 'V1Topic', group: 'GV1go', expect: N + 4, idleMs: 1000, timeoutMs: 20_000 });
+    assert.deepEqual(goLinesOf(push, 'error'), [], explainGo(push));
+    const bodies = new Set(goLinesOf(push, 'recv').map((l) => String(l.body)));
+    for (let i = 0; i < 4; i++) assert.ok(bodies.has(`gov1-sync-${i}`), `gov1-sync-${i} not consumed; got ${[...bodies].join(',')}`);
+  });
 
   it('4.9.8 mqadmin updateAclConfig (code 50, ACL 1.0 only): REQUEST_CODE_NOT_SUPPORTED (3) for admin and normal accounts, as Apache 5.3.3; no account is created', () => {
     for (const kase of ['v1admin-super', 'v1admin-normal']) {
