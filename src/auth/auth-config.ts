@@ -56,8 +56,8 @@ export const AUTH_CONFIG_SPEC = {
 export const ACL_V1_REFUSAL =
   'ACL 1.0 (plain_acl.yml) was removed in Apache RocketMQ 5.3.3 and tsmq does not serve it; started like this the broker would accept every client. ' +
   'Keep plain_acl.yml and add migrateAuthFromV1Enabled=true (its accounts become ACL 2.0 users and ACLs at start, as in Apache 5.3.3), ' +
-  'authenticationEnabled=true, authorizationEnabled=true and innerClientAuthenticationCredentials={"accessKey":"..","secretKey":".."} ' +
-  '(an admin account of plain_acl.yml) (docs/security.md, "From ACL 1.0")';
+  'rocketmqHome=<dir holding conf/plain_acl.yml> (or $ROCKETMQ_HOME), authenticationEnabled=true and authorizationEnabled=true ' +
+  '(docs/security.md, "From ACL 1.0")';
 
 /** Provider class names that mean "the built-in one". */
 const DEFAULT_PROVIDERS: Record<string, string[]> = {

@@ -15,7 +15,7 @@ describe('auth config (ACL keys)', () => {
       assert.ok(e instanceof ConfigError);
       assert.equal(e.key, 'aclEnable');
       assert.match(e.message, /^invalid config aclEnable=true: ACL 1\.0 \(plain_acl\.yml\) was removed in Apache RocketMQ 5\.3\.3 and tsmq does not serve it/);
-      assert.match(e.message, /authenticationEnabled=true, authorizationEnabled=true and innerClientAuthenticationCredentials=/);
+      assert.match(e.message, /migrateAuthFromV1Enabled=true .* rocketmqHome=.* authenticationEnabled=true and authorizationEnabled=true/);
       return true;
     });
   });

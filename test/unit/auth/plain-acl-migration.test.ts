@@ -265,7 +265,7 @@ describe('config: aclEnable and migrateAuthFromV1Enabled', () => {
         assert.equal(e.key, 'aclEnable');
         assert.match(e.message, /removed in Apache RocketMQ 5\.3\.3/);
         assert.match(e.message, /migrateAuthFromV1Enabled=true/);
-        assert.match(e.message, /authenticationEnabled=true, authorizationEnabled=true/);
+        assert.match(e.message, /authenticationEnabled=true and authorizationEnabled=true/);
         return true;
       });
     }
