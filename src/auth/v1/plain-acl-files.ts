@@ -12,7 +12,7 @@
  * Difference from Apache: Apache creates an empty default file when it is missing; tsmq writes
  * nothing into the RocketMQ home and reads only what exists.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { parsePlainAclFile, PlainAclFileError, type PlainAccessAccount } from './plain-acl-file.js';
 
@@ -33,13 +33,25 @@ export interface PlainAclConfig {
   globalWhiteRemoteAddresses: string[];
 }
 
-function ymlFilesUnder(dir: string, skip: string): string[] {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch (e) {
+    throw new PlainAclFileError(p, `cannot be read: ${(e as Error).message}`);
+  }
+}
+
+/** `*.yml`/`*.yaml` under `dir`, sub-directories first-come in name order; a directory reached twice (symlink loop) is read once. */
+function ymlFilesUnder(dir: string, skip: string, visited = new Set<string>()): string[] {
+  if (!existsSync(dir) || !isDirectory(dir)) return [];
+  const real = realpathSync(dir);
+  if (visited.has(real)) return [];
+  visited.add(real);
   const out: string[] = [];
   for (const name of readdirSync(dir).sort()) {
     const full = path.join(dir, name);
     if (full === skip) continue;
-    if (statSync(full).isDirectory()) out.push(...ymlFilesUnder(full, skip));
+    if (isDirectory(full)) out.push(...ymlFilesUnder(full, skip, visited));
     else if (name.endsWith('.yml') || name.endsWith('.yaml')) out.push(full);
   }
   return out;
@@ -56,7 +68,8 @@ export function plainAclFilesOf(loc: PlainAclLocation): string[] {
 
 /**
  * Reads and combines every ACL 1.0 file of `loc` (see the file comment).
- * @throws PlainAclFileError for an unreadable or malformed file (nothing is migrated then).
+ * @throws PlainAclFileError for an unreadable or malformed file or directory entry (nothing is
+ *   migrated then).
  */
 export function readPlainAclConfig(loc: PlainAclLocation): PlainAclConfig {
   const files = plainAclFilesOf(loc);

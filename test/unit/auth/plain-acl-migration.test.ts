@@ -9,7 +9,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePlainAclFile, PlainAclFileError } from '../../../src/auth/v1/plain-acl-file.js';
@@ -115,6 +115,16 @@ describe('the files of a RocketMQ home', () => {
     assert.deepEqual(c.files, [join(home, 'conf', 'acl', 'b.yaml'), join(home, 'conf', 'acl', 'team', 'c.yml'), join(home, 'conf', 'plain_acl.yml')]);
     assert.deepEqual(c.accounts.map((a) => `${a.accessKey}:${a.secretKey}`), ['a:from-b', 'c:cc', 'd:dd']);
     assert.deepEqual(c.globalWhiteRemoteAddresses, ['10.0.0.2', '10.0.0.1']);
+  });
+
+  it('a symlink loop under conf/acl is read once; a dangling entry is a PlainAclFileError naming it', () => {
+    const home = tempDir();
+    mkdirSync(join(home, 'conf', 'acl', 'sub'), { recursive: true });
+    writeFileSync(join(home, 'conf', 'acl', 'sub', 'a.yml'), 'accounts:\n  - {accessKey: a, secretKey: s}\n');
+    symlinkSync(join(home, 'conf', 'acl'), join(home, 'conf', 'acl', 'sub', 'loop'));
+    assert.deepEqual(readPlainAclConfig({ rocketmqHome: home, plainAclFile: 'conf/plain_acl.yml' }).accounts.map((a) => a.accessKey), ['a']);
+    symlinkSync(join(home, 'nowhere'), join(home, 'conf', 'acl', 'dangling.yml'));
+    assert.throws(() => readPlainAclConfig({ rocketmqHome: home, plainAclFile: 'conf/plain_acl.yml' }), (e: unknown) => e instanceof PlainAclFileError && /dangling\.yml: cannot be read/.test(e.message));
   });
 
   it('rocketmq.acl.plain.file names another default file; a home without files reads nothing', () => {
