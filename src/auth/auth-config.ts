@@ -14,9 +14,17 @@
  *   innerClientAuthenticationCredentials ''     JSON {"accessKey":"..","secretKey":".."}: the broker's
  *                                               own identity (HA slave → master, broker → nameserver);
  *                                               created as a Super user like initAuthenticationUser
- *   aclEnable                           false   Apache's ACL 1.0 switch (plain_acl.yml). tsmq has no
- *                                               ACL 1.0: `true` stops the start with a ConfigError
- *                                               naming the ACL 2.0 keys, rather than run unprotected
+ *   migrateAuthFromV1Enabled            false   at start, copy the ACL 1.0 accounts of plain_acl.yml
+ *                                               (and conf/acl/*.yml) into ACL 2.0 users and ACLs, as
+ *                                               Apache 5.3.3's AuthMigrator (src/auth/v1/)
+ *   rocketmqHome (alias rocketmq.home.dir) $ROCKETMQ_HOME   where conf/plain_acl.yml is looked for
+ *   rocketmq.acl.plain.file             conf/plain_acl.yml  the default ACL 1.0 file, relative to it
+ *   aclEnable                           false   Apache's ACL 1.0 switch. Apache 5.3.3 removed ACL 1.0
+ *                                               and ignores the key; tsmq accepts `true` only when
+ *                                               ACL 2.0 enforces (authenticationEnabled and
+ *                                               authorizationEnabled), else stops the start with a
+ *                                               ConfigError naming those keys and the migration,
+ *                                               rather than run unprotected
  */
 import { ConfigError, resolveConfig, type ConfigKey, type ConfigValue } from '../common/config/config-spec.js';
 import type { SessionCredentials } from './acl-signature.js';
@@ -38,14 +46,18 @@ export const AUTH_CONFIG_SPEC = {
   authorizationWhitelist: str('authorizationWhitelist', 'comma-separated request codes that skip authorization'),
   initAuthenticationUser: str('initAuthenticationUser', 'JSON {"username","password"} of a super user created at start if missing'),
   innerClientAuthenticationCredentials: str('innerClientAuthenticationCredentials', 'JSON {"accessKey","secretKey"} the broker signs its own requests with (HA, nameserver)'),
-  aclEnable: key<boolean>({ name: 'aclEnable', type: 'boolean', default: false, doc: 'ACL 1.0 (plain_acl.yml): not available in tsmq, true is refused at start (use ACL 2.0)' }),
+  migrateAuthFromV1Enabled: key<boolean>({ name: 'migrateAuthFromV1Enabled', type: 'boolean', default: false, doc: 'copy the ACL 1.0 accounts of <rocketmqHome>/conf/plain_acl.yml into ACL 2.0 users and ACLs at start (existing users are kept)' }),
+  rocketmqHome: key<string>({ name: 'rocketmqHome', type: 'string', default: '', aliases: ['rocketmq.home.dir'], doc: 'RocketMQ home holding conf/plain_acl.yml for migrateAuthFromV1Enabled (default: $ROCKETMQ_HOME)' }),
+  plainAclFile: key<string>({ name: 'rocketmq.acl.plain.file', type: 'string', default: 'conf/plain_acl.yml', doc: 'the default ACL 1.0 file, relative to rocketmqHome' }),
+  aclEnable: key<boolean>({ name: 'aclEnable', type: 'boolean', default: false, doc: 'ACL 1.0 switch (removed in Apache 5.3.3): true is accepted only with authenticationEnabled=true and authorizationEnabled=true (ACL 2.0 enforces; migrateAuthFromV1Enabled=true copies plain_acl.yml)' }),
 } as const;
 
-/** Why `aclEnable=true` is refused (ConfigError reason). */
+/** Why `aclEnable=true` without ACL 2.0 is refused (ConfigError reason). */
 export const ACL_V1_REFUSAL =
-  'ACL 1.0 (plain_acl.yml) is not implemented by tsmq, and a broker started without it would accept every client. ' +
-  'Use ACL 2.0 instead: authenticationEnabled=true, authorizationEnabled=true, initAuthenticationUser={"username":"..","password":".."}, ' +
-  'then one `mqadmin createUser` + `createAcl` per plain_acl.yml account (docs/security.md, "From ACL 1.0")';
+  'ACL 1.0 (plain_acl.yml) was removed in Apache RocketMQ 5.3.3 and tsmq does not serve it; started like this the broker would accept every client. ' +
+  'Keep plain_acl.yml and add migrateAuthFromV1Enabled=true (its accounts become ACL 2.0 users and ACLs at start, as in Apache 5.3.3), ' +
+  'rocketmqHome=<dir holding conf/plain_acl.yml> (or $ROCKETMQ_HOME), authenticationEnabled=true and authorizationEnabled=true ' +
+  '(docs/security.md, "From ACL 1.0")';
 
 /** Provider class names that mean "the built-in one". */
 const DEFAULT_PROVIDERS: Record<string, string[]> = {
@@ -64,6 +76,10 @@ export interface AuthConfig {
   initUser: { username: string; password: string } | null;
   /** From innerClientAuthenticationCredentials. */
   innerCredentials: SessionCredentials | null;
+  /** migrateAuthFromV1Enabled=true: where the ACL 1.0 files are; null when off. */
+  migrateFromV1: { rocketmqHome: string; plainAclFile: string } | null;
+  /** aclEnable=true was given (accepted because ACL 2.0 enforces). */
+  aclEnable: boolean;
 }
 
 function codeSet(text: string): Set<string> {
@@ -80,10 +96,21 @@ function jsonObject(keyName: string, text: string): Record<string, unknown> {
   throw new ConfigError(keyName, text, 'must be a JSON object');
 }
 
-/** @throws ConfigError for a bad value or a provider tsmq does not have. */
-export function resolveAuthConfig(raw: Record<string, string>): AuthConfig {
+/**
+ * @param env where $ROCKETMQ_HOME is read when rocketmqHome is not given.
+ * @throws ConfigError for a bad value, a provider tsmq does not have, aclEnable=true without ACL
+ *   2.0, or migrateAuthFromV1Enabled=true without a RocketMQ home.
+ */
+export function resolveAuthConfig(raw: Record<string, string>, env: Record<string, string | undefined> = process.env): AuthConfig {
   const c = resolveConfig(AUTH_CONFIG_SPEC, raw);
-  if (c.aclEnable) throw new ConfigError('aclEnable', 'true', ACL_V1_REFUSAL);
+  if (c.aclEnable && !(c.authenticationEnabled && c.authorizationEnabled)) throw new ConfigError('aclEnable', 'true', ACL_V1_REFUSAL);
+  let migrateFromV1: AuthConfig['migrateFromV1'] = null;
+  if (c.migrateAuthFromV1Enabled) {
+    const home = c.rocketmqHome.trim() || (env.ROCKETMQ_HOME ?? '').trim();
+    if (home === '') throw new ConfigError('migrateAuthFromV1Enabled', 'true', 'needs the RocketMQ home holding conf/plain_acl.yml: set rocketmqHome=<dir> (or $ROCKETMQ_HOME)');
+    if (c.plainAclFile.trim() === '') throw new ConfigError('rocketmq.acl.plain.file', c.plainAclFile, 'must name a file relative to rocketmqHome');
+    migrateFromV1 = { rocketmqHome: home, plainAclFile: c.plainAclFile.trim() };
+  }
   for (const [k, allowed] of Object.entries(DEFAULT_PROVIDERS)) {
     const v = String((c as Record<string, unknown>)[k] ?? '').trim();
     if (v !== '' && !allowed.includes(v)) throw new ConfigError(k, v, `tsmq has only the built-in provider (${allowed[0]})`);
@@ -111,5 +138,7 @@ export function resolveAuthConfig(raw: Record<string, string>): AuthConfig {
     authorizationWhitelist: codeSet(c.authorizationWhitelist),
     initUser,
     innerCredentials,
+    migrateFromV1,
+    aclEnable: c.aclEnable,
   };
 }

@@ -23,6 +23,7 @@ import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import { resolveTlsServerSettings, type TlsServerSettings } from '../common/tls/tls-server-config.js';
 import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
 import { resolveAuthConfig, type AuthConfig } from '../auth/auth-config.js';
+import { innerCredentialsFromMigration, migrateAuthFromV1 } from './auth/auth-migrator.js';
 import type { MessageStore } from '../store/message-store.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { resolveStoreConfig } from '../store/store-config.js';
@@ -121,12 +122,22 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
       onPutOk: (topic, wroteBytes, count = 1) => ctx.brokerStats.recordPut(topic, count, wroteBytes, count), // Apache TimerMessageStore.doPut; no messages_in metric
     });
     const authMetadata = await AuthMetadataManager.open(path.join(root, 'config'), authConfig, { logger, ...(opts.fs ? { fs: opts.fs } : {}) });
+    let auth = authConfig;
+    if (authConfig.migrateFromV1) {
+      const report = await migrateAuthFromV1(authConfig.migrateFromV1, authMetadata, logger);
+      const signer = authConfig.innerCredentials || authConfig.initUser ? null : innerCredentialsFromMigration(report, authMetadata);
+      if (signer) {
+        auth = { ...authConfig, innerCredentials: signer };
+        logger.info(`auth: the broker signs its own requests as ${JSON.stringify(signer.accessKey)}, the first admin account of plain_acl.yml (innerClientAuthenticationCredentials chooses another)`);
+      }
+    }
+    if (authConfig.aclEnable) logger.warn('aclEnable=true (ACL 1.0) is ignored, as by Apache 5.3.3: ACL 2.0 (authenticationEnabled, authorizationEnabled) enforces' + (authConfig.migrateFromV1 ? ', with the plain_acl.yml accounts migrated' : '; plain_acl.yml is not read without migrateAuthFromV1Enabled=true'));
     return {
       config,
       ctx,
       schedule,
       popState,
-      auth: { config: authConfig, metadata: authMetadata },
+      auth: { config: auth, metadata: authMetadata },
       timer: { config: timerConfig, store: timerStore, ...timerParts },
       tls,
     };

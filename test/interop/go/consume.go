@@ -63,6 +63,9 @@ func newPushConsumerWith(ns []string, o opts, group string, index int, extra ...
 	if o.str("model", "clustering") == "broadcasting" {
 		model = consumer.BroadCasting
 	}
+	if ak := o.str("accessKey", ""); ak != "" {
+		extra = append(extra, consumer.WithCredentials(primitive.Credentials{AccessKey: ak, SecretKey: o.str("secretKey", "")}))
+	}
 	c, err := rocketmq.NewPushConsumer(append([]consumer.Option{
 		consumer.WithNameServer(ns),
 		consumer.WithGroupName(group),

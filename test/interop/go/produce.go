@@ -14,6 +14,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 )
 
+// newProducer: options producerGroup, retry, sendTimeoutMs; accessKey + secretKey sign every
+// request (primitive.Credentials, ACL).
 func newProducer(ns []string, o opts, extra ...producer.Option) rocketmq.Producer {
 	options := append([]producer.Option{
 		producer.WithNameServer(ns),
@@ -21,6 +23,9 @@ func newProducer(ns []string, o opts, extra ...producer.Option) rocketmq.Produce
 		producer.WithRetry(o.num("retry", 2)),
 		producer.WithSendMsgTimeout(o.ms("sendTimeoutMs", 5000)),
 	}, extra...)
+	if ak := o.str("accessKey", ""); ak != "" {
+		options = append(options, producer.WithCredentials(primitive.Credentials{AccessKey: ak, SecretKey: o.str("secretKey", "")}))
+	}
 	p, err := rocketmq.NewProducer(options...)
 	if err != nil {
 		fatal("NewProducer", err)

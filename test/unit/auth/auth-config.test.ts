@@ -1,7 +1,8 @@
 /**
- * ACL config keys: Apache's ACL 1.0 switch `aclEnable=true` (plain_acl.yml) is refused at start —
- * tsmq has no ACL 1.0, and ignoring the key (as it did) left a broker the operator believed
- * protected open to every client.
+ * ACL config keys: Apache's ACL 1.0 switch `aclEnable=true` (plain_acl.yml) is refused at start
+ * unless ACL 2.0 enforces — tsmq does not serve ACL 1.0 (Apache 5.3.3 removed it), and ignoring
+ * the key alone would leave a broker the operator believed protected open to every client
+ * (test/unit/auth/plain-acl-migration.test.ts has the accepted combinations).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,12 +10,12 @@ import { resolveAuthConfig } from '../../../src/auth/auth-config.js';
 import { ConfigError } from '../../../src/common/config/config-spec.js';
 
 describe('auth config (ACL keys)', () => {
-  it('aclEnable=true stops the start with a ConfigError naming the ACL 2.0 keys to use instead', () => {
+  it('aclEnable=true alone stops the start with a ConfigError naming the ACL 2.0 keys to use instead', () => {
     assert.throws(() => resolveAuthConfig({ aclEnable: 'true' }), (e: unknown) => {
       assert.ok(e instanceof ConfigError);
       assert.equal(e.key, 'aclEnable');
-      assert.match(e.message, /^invalid config aclEnable=true: ACL 1\.0 \(plain_acl\.yml\) is not implemented by tsmq/);
-      assert.match(e.message, /authenticationEnabled=true, authorizationEnabled=true, initAuthenticationUser=/);
+      assert.match(e.message, /^invalid config aclEnable=true: ACL 1\.0 \(plain_acl\.yml\) was removed in Apache RocketMQ 5\.3\.3 and tsmq does not serve it/);
+      assert.match(e.message, /migrateAuthFromV1Enabled=true .* rocketmqHome=.* authenticationEnabled=true and authorizationEnabled=true/);
       return true;
     });
   });

@@ -1,0 +1,90 @@
+/**
+ * `migrateAuthFromV1Enabled=true` at broker start (Apache 5.3.3 AuthMigrator, run when the
+ * BrokerController is built, after the initial users exist): every ACL 1.0 account of
+ * `<rocketmqHome>/conf/plain_acl.yml` and `conf/acl/**.yml` (src/auth/v1/plain-acl-files.ts) whose
+ * accessKey is not a user yet becomes an ACL 2.0 user and ACL (src/auth/v1/plain-account-migration.ts),
+ * written durably to config/users.json and acls.json before the broker serves.
+ *
+ * - an accessKey that is already a user is left alone, ACL included (so every restart is a no-op
+ *   once migrated, and users changed since with mqadmin keep their changes), as Apache;
+ * - an account that cannot be created (no accessKey/secretKey) is logged at error level and the
+ *   others continue, as Apache; notes on what was not carried over are logged at warn level;
+ * - a malformed file stops the start (PlainAclFileError naming the file), as Apache's AclException.
+ */
+import type { Logger } from '../../common/logging/logger.js';
+import { readPlainAclConfig, type PlainAclLocation } from '../../auth/v1/plain-acl-files.js';
+import { migrateAccount } from '../../auth/v1/plain-account-migration.js';
+import type { SessionCredentials } from '../../auth/acl-signature.js';
+import type { AuthMetadataManager } from './auth-metadata-manager.js';
+
+/** What a migration run did, by accessKey. */
+export interface AuthMigrationReport {
+  files: string[];
+  /** Created users, `name (Super|Normal)`. */
+  migrated: string[];
+  /** accessKeys that were users already. */
+  existing: string[];
+  /** Accounts not created, with the reason. */
+  failed: string[];
+  /** accessKeys of the `admin: true` accounts, in file order (migrated now or before). */
+  adminAccounts: string[];
+}
+
+/**
+ * The credentials the broker signs its own requests with when neither
+ * innerClientAuthenticationCredentials nor initAuthenticationUser is set: the first `admin: true`
+ * account of plain_acl.yml that is an enabled Super user, with its current password (tsmq
+ * addition, like the initAuthenticationUser fallback of inner-request-signer.ts: `tsmq start`'s
+ * own nameserver authenticates, Apache's does not). Null when there is none.
+ */
+export function innerCredentialsFromMigration(report: AuthMigrationReport, metadata: AuthMetadataManager): SessionCredentials | null {
+  for (const name of report.adminAccounts) {
+    const u = metadata.getUser(name);
+    if (u && u.userType === 'Super' && u.userStatus === 'enable') return { accessKey: u.username, secretKey: u.password };
+  }
+  return null;
+}
+
+/**
+ * Migrates the ACL 1.0 accounts at `loc` into `metadata` (see the file comment).
+ * @throws PlainAclFileError for an unreadable or malformed ACL 1.0 file.
+ */
+export async function migrateAuthFromV1(loc: PlainAclLocation, metadata: AuthMetadataManager, logger: Logger): Promise<AuthMigrationReport> {
+  const config = readPlainAclConfig(loc);
+  const report: AuthMigrationReport = { files: config.files, migrated: [], existing: [], failed: [], adminAccounts: config.accounts.filter((a) => a.admin && a.accessKey).map((a) => a.accessKey!) };
+  if (config.files.length === 0) {
+    logger.warn(`auth: migrateAuthFromV1Enabled=true but no ACL 1.0 file at ${loc.rocketmqHome}/${loc.plainAclFile} or under ${loc.rocketmqHome}/conf/acl: nothing migrated`);
+    return report;
+  }
+  if (config.globalWhiteRemoteAddresses.length > 0) {
+    logger.warn(`auth: globalWhiteRemoteAddresses ${JSON.stringify(config.globalWhiteRemoteAddresses)} not migrated (as Apache): ACL 2.0 lets no address in without a signature`);
+  }
+  for (const account of config.accounts) {
+    const { user, acl, notes } = migrateAccount(account);
+    if (!user) {
+      report.failed.push(notes.join('; '));
+      logger.error(`auth: ACL 1.0 migration: ${notes.join('; ')}`);
+      continue;
+    }
+    if (metadata.getUser(user.username)) {
+      report.existing.push(user.username);
+      continue;
+    }
+    for (const n of notes) logger.warn(`auth: ACL 1.0 migration: ${n}`);
+    try {
+      await metadata.createUser(user);
+      if (acl) await metadata.upsertAcl(acl);
+    } catch (e) {
+      report.failed.push(`${user.username}: ${(e as Error).message}`);
+      logger.error(`auth: ACL 1.0 migration of ${JSON.stringify(user.username)} failed: ${(e as Error).message}`);
+      continue;
+    }
+    report.migrated.push(`${user.username} (${user.userType})`);
+  }
+  logger.info(
+    `auth: ACL 1.0 migration from ${config.files.join(', ')}: created ${report.migrated.length ? report.migrated.join(', ') : 'no user'}` +
+      (report.existing.length ? `; already users, left unchanged: ${report.existing.join(', ')}` : '') +
+      (report.failed.length ? `; not migrated: ${report.failed.length}` : ''),
+  );
+  return report;
+}
