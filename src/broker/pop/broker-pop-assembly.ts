@@ -50,9 +50,18 @@ export function openPopState(at: PopStateLocation): PopStateStore {
   });
 }
 
-/** The broker's PopService over the opened state. */
+/** The broker's PopService over the opened state; a deleted topic's pop state is forgotten (PopService.forgetTopic). */
 export function createPopService(ctx: BrokerContext, state: PopStateStore, rawConfig: Record<string, string>): PopService {
-  return new PopService({ broker: popBrokerOf(ctx), state, config: resolvePopConfig(rawConfig), clock: ctx.clock, logger: ctx.logger });
+  const service = new PopService({ broker: popBrokerOf(ctx), state, config: resolvePopConfig(rawConfig), clock: ctx.clock, logger: ctx.logger });
+  ctx.topicConfigManager.onChange((topic) => {
+    // '' = a touch of every topic, nothing deleted
+    if (topic === '' || ctx.topicConfigManager.selectTopicConfig(topic)) return;
+    service.forgetTopic(topic).then(
+      (n) => n > 0 && ctx.logger.info(`pop state of deleted topic ${topic} forgotten (${n} queue states)`),
+      (e: Error) => ctx.logger.error(`forgetting the pop state of deleted topic ${topic} failed: ${e.message}`),
+    );
+  });
+  return service;
 }
 
 /** Imports Apache's in-flight pops (revive topic of `brokerClusterName`) into the opened pop state. */

@@ -143,6 +143,16 @@ export class PopService {
     return this.opts.broker;
   }
 
+  /**
+   * A deleted topic: its pop state (every group's ack offsets and deliveries in flight) is
+   * forgotten (PopStateStore.forgetTopic) with the queue rotation of its groups. Resolves with
+   * the number of queue states dropped.
+   */
+  forgetTopic(topic: string): Promise<number> {
+    for (const key of [...this.rotation.keys()]) if (key.slice(key.indexOf('\u0001') + 1) === topic) this.rotation.delete(key);
+    return this.opts.state.forgetTopic(topic);
+  }
+
   /** True while this broker may pop and write pop state (a master). */
   get isMaster(): boolean {
     return this.master;

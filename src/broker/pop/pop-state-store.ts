@@ -191,6 +191,37 @@ export class PopStateStore {
   }
 
   /**
+   * Forgets every queue state of a deleted `topic` (Apache drops a deleted topic's offsets and pop
+   * in-flight counts: cleanOffsetByTopic, clearInFlightMessageNumByTopicName): gone from memory at
+   * once, durable by a compaction (the new snapshot lacks them, the logs naming them are deleted),
+   * so a broker that creates and deletes topics all day does not keep a state per queue of every
+   * topic it ever popped from. A crash before the compaction ends brings them back at the next
+   * start (nothing else changes). Resolves with how many queue states were dropped (0: nothing
+   * written). @throws Error when the compaction fails (the states stay forgotten in memory).
+   */
+  async forgetTopic(topic: string): Promise<number> {
+    if (this.closed) return 0;
+    const n = this.table.forgetTopic(topic);
+    if (n === 0) return 0;
+    this.changes++;
+    await this.compactAfterCurrent();
+    return n;
+  }
+
+  /** A compaction after the one in progress (whose snapshot may predate the table), tracked as `compacting`. */
+  private compactAfterCurrent(): Promise<void> {
+    const previous = this.compacting;
+    const tracked: Promise<void> = (async () => {
+      await previous?.catch(() => undefined);
+      await this.compact();
+    })().finally(() => {
+      if (this.compacting === tracked) this.compacting = null;
+    });
+    this.compacting = tracked;
+    return tracked;
+  }
+
+  /**
    * Replaces the whole table with a master's (`exportState().queues`, `maxVersion`): validated
    * first (a bad document throws and changes nothing), applied in memory at once, durable when the
    * returned promise resolves (a compaction: snapshot of a new generation, older logs deleted).
@@ -204,15 +235,7 @@ export class PopStateStore {
     this.lastVersion = Math.max(this.lastVersion, this.table.maxVersion);
     this.changes++;
     // after a compaction in progress (its snapshot may predate this table), one of our own
-    const previous = this.compacting;
-    const tracked: Promise<void> = (async () => {
-      await previous?.catch(() => undefined);
-      await this.compact();
-    })().finally(() => {
-      if (this.compacting === tracked) this.compacting = null;
-    });
-    this.compacting = tracked;
-    return tracked;
+    return this.compactAfterCurrent();
   }
 
   /** fdatasync of the current log when it has unflushed records; waiters resolve after it. */

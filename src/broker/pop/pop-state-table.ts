@@ -121,6 +121,18 @@ export class PopStateTable {
     }
   }
 
+  /** Drops every queue state of `topic` (any group); returns how many there were. */
+  forgetTopic(topic: string): number {
+    let n = 0;
+    for (const [key, st] of this.queues) {
+      if (st.topic === topic) {
+        this.queues.delete(key);
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** All queue states of a group on a topic, by queue id. */
   queuesOf(group: string, topic: string): Map<number, PopQueueState> {
     const out = new Map<number, PopQueueState>();
