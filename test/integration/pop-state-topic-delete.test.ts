@@ -1,10 +1,13 @@
 /**
- * A deleted topic's pop state goes with it (soak finding: the pop state table kept a queue state
+ * A deleted topic's pop state goes with it, and a group's with its offsets (soak finding: the pop state table kept a queue state
  * per group and queue of every topic ever popped from, in memory and in every pop snapshot, after
  * the topic was deleted; Apache drops a deleted topic's offsets and pop in-flight counts). Over the
  * wire on a real broker: POP_MESSAGE from two topics, DELETE_TOPIC_IN_BROKER of one; its pop state
  * is gone (also after a restart: the compaction wrote a snapshot without it), the other topic's
- * stays, and the deleted topic created again pops from its start as a new topic.
+ * stays, and the deleted topic created again pops from its start as a new topic. A group deleted
+ * with cleanOffset (DELETE_SUBSCRIPTIONGROUP, `mqadmin deleteSubGroup -r true`) loses its pop state
+ * on every topic (Apache: removeOffset + clearInFlightMessageNumByGroupName); without cleanOffset
+ * it keeps it, as its offsets.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +23,7 @@ import { removeDir, tempDir } from '../support/store-fixtures.js';
 const GONE = 'PopDeletedT';
 const KEPT = 'PopKeptT';
 const GROUP = 'GID_POP_DEL';
+const GROUP2 = 'GID_POP_DEL2';
 
 describe('a deleted topic loses its pop state', { timeout: 60_000 }, () => {
   const dir = tempDir('tsmq-pop-topic-delete-');
@@ -47,8 +51,8 @@ describe('a deleted topic loses its pop state', { timeout: 60_000 }, () => {
     invoke(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, { topic, defaultTopic: 'TBW102', readQueueNums: 2, writeQueueNums: 2, perm: 6, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false });
   const send = (addr: string, topic: string, queueId: number, key: string) =>
     invoke(addr, RequestCode.SEND_MESSAGE_V2, { a: 'PID_POP_DEL', b: topic, c: 'TBW102', d: 2, e: queueId, f: 0, g: Date.now(), h: 0, i: encodeProperties(new Map([['KEYS', key], ['UNIQ_KEY', `U-${key}`], ['WAIT', 'true']])), j: 0, k: false }, Buffer.from(key));
-  const pop = (addr: string, topic: string) =>
-    invoke(addr, RequestCode.POP_MESSAGE, { consumerGroup: GROUP, topic, queueId: -1, maxMsgNums: 32, invisibleTime: 60_000, pollTime: 0, bornTime: Date.now(), initMode: 0, expType: 'TAG', exp: '*', order: false });
+  const pop = (addr: string, topic: string, group = GROUP) =>
+    invoke(addr, RequestCode.POP_MESSAGE, { consumerGroup: group, topic, queueId: -1, maxMsgNums: 32, invisibleTime: 60_000, pollTime: 0, bornTime: Date.now(), initMode: 0, expType: 'TAG', exp: '*', order: false });
 
   it('drops the pop state of the deleted topic only, durably', async () => {
     let { b, addr } = await start();
@@ -80,5 +84,22 @@ describe('a deleted topic loses its pop state', { timeout: 60_000 }, () => {
     await send(addr, GONE, 0, 'again');
     const r = await pop(addr, GONE);
     assert.ok((r.body?.length ?? 0) > 0, 'the message of the new topic is popped');
+  });
+
+  it('drops the pop state of a group deleted with its offsets, on every topic', async () => {
+    assert.ok(broker, 'the broker of the first test is still up');
+    const b = broker!;
+    const addr = `127.0.0.1:${b.port}`;
+    await pop(addr, KEPT, GROUP2);
+    assert.ok(b.popService.hasPopState(GROUP2, KEPT));
+    // without cleanOffset: the offsets stay, so does the pop state
+    await invoke(addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, { groupName: GROUP2, cleanOffset: false });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(b.popService.hasPopState(GROUP2, KEPT), 'kept without cleanOffset');
+    await invoke(addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, { groupName: GROUP2, cleanOffset: true });
+    const deadline = Date.now() + 10_000;
+    while (b.popService.hasPopState(GROUP2, KEPT) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(b.popService.hasPopState(GROUP2, KEPT), false, 'gone with cleanOffset');
+    assert.equal(b.popService.hasPopState(GROUP, KEPT), true, 'the other group keeps its pop state');
   });
 });

@@ -41,6 +41,7 @@ export class ConsumerOffsetManager extends ConfigManager {
   private readonly pullOffsets = new Map<string, Map<number, number>>();
   /** topic@group → queueId → offset of a server-side reset not yet taken by a pull (not persisted). */
   private readonly resetOffsets = new Map<string, Map<number, number>>();
+  private readonly groupRemovedListeners: Array<(group: string) => void> = [];
 
   constructor(filePath: string, opts: ConsumerOffsetManagerOptions) {
     super(filePath, opts);
@@ -203,6 +204,12 @@ export class ConsumerOffsetManager extends ConfigManager {
     for (const map of [this.table, this.pullOffsets, this.resetOffsets]) {
       for (const key of [...map.keys()]) if (groupOfKey(key) === group) map.delete(key);
     }
+    for (const l of this.groupRemovedListeners) l(group);
+  }
+
+  /** Registers a callback run after removeGroup (the pop state of the group goes too). */
+  onGroupRemoved(listener: (group: string) => void): void {
+    this.groupRemovedListeners.push(listener);
   }
 
   /** `topic@group` keys currently stored. */

@@ -191,17 +191,18 @@ export class PopStateStore {
   }
 
   /**
-   * Forgets every queue state of a deleted `topic` (Apache drops a deleted topic's offsets and pop
-   * in-flight counts: cleanOffsetByTopic, clearInFlightMessageNumByTopicName): gone from memory at
-   * once, durable by a compaction (the new snapshot lacks them, the logs naming them are deleted),
-   * so a broker that creates and deletes topics all day does not keep a state per queue of every
-   * topic it ever popped from. A crash before the compaction ends brings them back at the next
-   * start (nothing else changes). Resolves with how many queue states were dropped (0: nothing
-   * written). @throws Error when the compaction fails (the states stay forgotten in memory).
+   * Forgets every queue state whose group and topic `match` — a deleted topic's, a deleted group's
+   * (Apache drops their offsets and pop in-flight counts: cleanOffsetByTopic /
+   * clearInFlightMessageNumByTopicName, removeOffset / clearInFlightMessageNumByGroupName): gone
+   * from memory at once, durable by a compaction (the new snapshot lacks them, the logs naming
+   * them are deleted), so a broker that creates and deletes topics and groups all day does not
+   * keep a state per queue of every one it ever popped. A crash before the compaction ends brings
+   * them back at the next start (nothing else changes). Resolves with how many queue states were
+   * dropped (0: nothing written). @throws Error when the compaction fails (they stay forgotten in memory).
    */
-  async forgetTopic(topic: string): Promise<number> {
+  async forget(match: (group: string, topic: string) => boolean): Promise<number> {
     if (this.closed) return 0;
-    const n = this.table.forgetTopic(topic);
+    const n = this.table.forget(match);
     if (n === 0) return 0;
     this.changes++;
     await this.compactAfterCurrent();

@@ -121,11 +121,11 @@ export class PopStateTable {
     }
   }
 
-  /** Drops every queue state of `topic` (any group); returns how many there were. */
-  forgetTopic(topic: string): number {
+  /** Drops every queue state whose group and topic `match`; returns how many there were. */
+  forget(match: (group: string, topic: string) => boolean): number {
     let n = 0;
     for (const [key, st] of this.queues) {
-      if (st.topic === topic) {
+      if (match(st.group, st.topic)) {
         this.queues.delete(key);
         n++;
       }
