@@ -271,6 +271,22 @@ export class BrokerMetrics implements BrokerStatsListener {
     this.finishLatency.observe({ topic }, sinceBornMs);
   }
 
+  /**
+   * Forgets the series of a deleted topic: messages/throughput in and message size (every
+   * message type), half messages and transaction finish latency. The series read from
+   * BrokerStatsManager (messages/throughput out, DLQ, commit/rollback) go with its counters, the
+   * lag series with the topic's offsets. Apache keeps such series until restart (OpenTelemetry
+   * keeps every attribute set it saw, up to its cardinality limit), so a broker that churns
+   * topics exports more series every day; tsmq drops them. A topic created again starts from 0
+   * (a counter reset, which Prometheus' rate() handles).
+   */
+  onTopicDeleted(topic: string): void {
+    this.putSeries.delete(topic);
+    this.messageSize.remove((labels) => labels.topic === topic);
+    this.halfTopics.delete(topic);
+    this.finishLatency.remove({ topic });
+  }
+
   /** The Prometheus text exposition of every metric. */
   text(): Promise<string> {
     return this.registry.metrics();

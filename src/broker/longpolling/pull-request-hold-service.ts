@@ -147,7 +147,8 @@ export class PullRequestHoldService {
 
   private dropChannel(channel: RemotingChannel): void {
     for (const [key, list] of [...this.table]) {
-      for (const req of list) {
+      // a copy: remove() splices `list`, which would skip the entry after each removed one
+      for (const req of [...list]) {
         if (req.channel === channel) this.remove(req);
       }
       if ((this.table.get(key)?.length ?? 0) === 0) this.table.delete(key);

@@ -41,6 +41,7 @@ export class ConsumerOffsetManager extends ConfigManager {
   private readonly pullOffsets = new Map<string, Map<number, number>>();
   /** topic@group → queueId → offset of a server-side reset not yet taken by a pull (not persisted). */
   private readonly resetOffsets = new Map<string, Map<number, number>>();
+  private readonly groupRemovedListeners: Array<(group: string) => void> = [];
 
   constructor(filePath: string, opts: ConsumerOffsetManagerOptions) {
     super(filePath, opts);
@@ -183,18 +184,32 @@ export class ConsumerOffsetManager extends ConfigManager {
     return changed;
   }
 
-  /** Drops all offsets of a topic (DELETE_TOPIC_IN_BROKER). */
+  /**
+   * Drops all offsets of a topic (DELETE_TOPIC_IN_BROKER): committed ones, and the in-memory pull
+   * ends and pending resets (Apache cleanOffsetByTopic also empties its pullOffsetTable and
+   * resetOffsetTable), so a topic created again does not report a deleted one's pull offsets.
+   */
   cleanOffsetByTopic(topic: string): void {
-    for (const key of [...this.table.keys()]) {
-      if (topicOfKey(key) === topic) this.table.delete(key);
+    for (const map of [this.table, this.pullOffsets, this.resetOffsets]) {
+      for (const key of [...map.keys()]) if (topicOfKey(key) === topic) map.delete(key);
     }
   }
 
-  /** Drops all offsets of a group. */
+  /**
+   * Drops all offsets of a group (DELETE_SUBSCRIPTIONGROUP with cleanOffset), its pull ends and
+   * pending resets included (Apache's cleanOffset leaves those two in memory; they would outlive
+   * the group for good).
+   */
   removeGroup(group: string): void {
-    for (const key of [...this.table.keys()]) {
-      if (groupOfKey(key) === group) this.table.delete(key);
+    for (const map of [this.table, this.pullOffsets, this.resetOffsets]) {
+      for (const key of [...map.keys()]) if (groupOfKey(key) === group) map.delete(key);
     }
+    for (const l of this.groupRemovedListeners) l(group);
+  }
+
+  /** Registers a callback run after removeGroup (the pop state of the group goes too). */
+  onGroupRemoved(listener: (group: string) => void): void {
+    this.groupRemovedListeners.push(listener);
   }
 
   /** `topic@group` keys currently stored. */

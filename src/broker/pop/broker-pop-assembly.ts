@@ -50,9 +50,27 @@ export function openPopState(at: PopStateLocation): PopStateStore {
   });
 }
 
-/** The broker's PopService over the opened state. */
+/**
+ * The broker's PopService over the opened state; the pop state of a deleted topic, and of a group
+ * whose offsets are deleted, is forgotten (PopService.forgetTopic / forgetGroup).
+ */
 export function createPopService(ctx: BrokerContext, state: PopStateStore, rawConfig: Record<string, string>): PopService {
-  return new PopService({ broker: popBrokerOf(ctx), state, config: resolvePopConfig(rawConfig), clock: ctx.clock, logger: ctx.logger });
+  const service = new PopService({ broker: popBrokerOf(ctx), state, config: resolvePopConfig(rawConfig), clock: ctx.clock, logger: ctx.logger });
+  ctx.topicConfigManager.onChange((topic) => {
+    // '' = a touch of every topic, nothing deleted
+    if (topic === '' || ctx.topicConfigManager.selectTopicConfig(topic)) return;
+    service.forgetTopic(topic).then(
+      (n) => n > 0 && ctx.logger.info(`pop state of deleted topic ${topic} forgotten (${n} queue states)`),
+      (e: Error) => ctx.logger.error(`forgetting the pop state of deleted topic ${topic} failed: ${e.message}`),
+    );
+  });
+  ctx.consumerOffsetManager.onGroupRemoved((group) => {
+    service.forgetGroup(group).then(
+      (n) => n > 0 && ctx.logger.info(`pop state of group ${group} forgotten with its offsets (${n} queue states)`),
+      (e: Error) => ctx.logger.error(`forgetting the pop state of group ${group} failed: ${e.message}`),
+    );
+  });
+  return service;
 }
 
 /** Imports Apache's in-flight pops (revive topic of `brokerClusterName`) into the opened pop state. */

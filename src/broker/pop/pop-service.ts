@@ -143,6 +143,27 @@ export class PopService {
     return this.opts.broker;
   }
 
+  /**
+   * A deleted topic: its pop state (every group's ack offsets and deliveries in flight) is
+   * forgotten (PopStateStore.forget) with the queue rotation of its groups. Resolves with the
+   * number of queue states dropped.
+   */
+  forgetTopic(topic: string): Promise<number> {
+    for (const key of [...this.rotation.keys()]) if (key.slice(key.indexOf('\u0001') + 1) === topic) this.rotation.delete(key);
+    return this.opts.state.forget((_g, t) => t === topic);
+  }
+
+  /**
+   * A group whose offsets were deleted (DELETE_SUBSCRIPTIONGROUP with cleanOffset): its pop state
+   * on every topic is forgotten, with its queue rotation and FIFO mark. Resolves with the number of
+   * queue states dropped.
+   */
+  forgetGroup(group: string): Promise<number> {
+    for (const key of [...this.rotation.keys()]) if (key.slice(0, key.indexOf('\u0001')) === group) this.rotation.delete(key);
+    this.fifoGroups.delete(group);
+    return this.opts.state.forget((g) => g === group);
+  }
+
   /** True while this broker may pop and write pop state (a master). */
   get isMaster(): boolean {
     return this.master;

@@ -191,6 +191,38 @@ export class PopStateStore {
   }
 
   /**
+   * Forgets every queue state whose group and topic `match` — a deleted topic's, a deleted group's
+   * (Apache drops their offsets and pop in-flight counts: cleanOffsetByTopic /
+   * clearInFlightMessageNumByTopicName, removeOffset / clearInFlightMessageNumByGroupName): gone
+   * from memory at once, durable by a compaction (the new snapshot lacks them, the logs naming
+   * them are deleted), so a broker that creates and deletes topics and groups all day does not
+   * keep a state per queue of every one it ever popped. A crash before the compaction ends brings
+   * them back at the next start (nothing else changes). Resolves with how many queue states were
+   * dropped (0: nothing written). @throws Error when the compaction fails (they stay forgotten in memory).
+   */
+  async forget(match: (group: string, topic: string) => boolean): Promise<number> {
+    if (this.closed) return 0;
+    const n = this.table.forget(match);
+    if (n === 0) return 0;
+    this.changes++;
+    await this.compactAfterCurrent();
+    return n;
+  }
+
+  /** A compaction after the one in progress (whose snapshot may predate the table), tracked as `compacting`. */
+  private compactAfterCurrent(): Promise<void> {
+    const previous = this.compacting;
+    const tracked: Promise<void> = (async () => {
+      await previous?.catch(() => undefined);
+      await this.compact();
+    })().finally(() => {
+      if (this.compacting === tracked) this.compacting = null;
+    });
+    this.compacting = tracked;
+    return tracked;
+  }
+
+  /**
    * Replaces the whole table with a master's (`exportState().queues`, `maxVersion`): validated
    * first (a bad document throws and changes nothing), applied in memory at once, durable when the
    * returned promise resolves (a compaction: snapshot of a new generation, older logs deleted).
@@ -204,15 +236,7 @@ export class PopStateStore {
     this.lastVersion = Math.max(this.lastVersion, this.table.maxVersion);
     this.changes++;
     // after a compaction in progress (its snapshot may predate this table), one of our own
-    const previous = this.compacting;
-    const tracked: Promise<void> = (async () => {
-      await previous?.catch(() => undefined);
-      await this.compact();
-    })().finally(() => {
-      if (this.compacting === tracked) this.compacting = null;
-    });
-    this.compacting = tracked;
-    return tracked;
+    return this.compactAfterCurrent();
   }
 
   /** fdatasync of the current log when it has unflushed records; waiters resolve after it. */

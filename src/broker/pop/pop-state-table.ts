@@ -121,6 +121,18 @@ export class PopStateTable {
     }
   }
 
+  /** Drops every queue state whose group and topic `match`; returns how many there were. */
+  forget(match: (group: string, topic: string) => boolean): number {
+    let n = 0;
+    for (const [key, st] of this.queues) {
+      if (match(st.group, st.topic)) {
+        this.queues.delete(key);
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** All queue states of a group on a topic, by queue id. */
   queuesOf(group: string, topic: string): Map<number, PopQueueState> {
     const out = new Map<number, PopQueueState>();

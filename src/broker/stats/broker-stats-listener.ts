@@ -32,4 +32,10 @@ export interface BrokerStatsListener {
   onCreateExecuted?(kind: 'topic' | 'consumerGroup', success: boolean, latencyMs: number, isSystemTopic: boolean): void;
   /** A transactional message of `topic` was committed `sinceBornMs` ms after its producer created it. Optional. */
   onTransactionCommitted?(topic: string, sinceBornMs: number): void;
+  /**
+   * `topic` was deleted (DELETE_TOPIC_IN_BROKER, after BrokerStatsManager forgot its counters):
+   * forget every series labelled with it, so a broker that creates and deletes topics all day
+   * does not export (and keep in memory) one set of series per topic it ever had. Optional.
+   */
+  onTopicDeleted?(topic: string): void;
 }

@@ -297,13 +297,14 @@ export class BrokerStatsManager {
     return this.stats(Stats.GROUP_GET_NUMS, `${topic}@${group}`, 'minute').tps;
   }
 
-  /** Forgets a deleted topic's counters (Apache onTopicDeleted). */
+  /** Forgets a deleted topic's counters (Apache onTopicDeleted), then tells the listener (its series go too). */
   onTopicDeleted(topic: string): void {
     for (const [name, set] of this.sets) {
       for (const key of [...set.keys()]) {
         if (key === topic || (name !== Stats.TOPIC_PUT_NUMS && name !== Stats.TOPIC_PUT_SIZE && key.startsWith(`${topic}@`))) set.delete(key);
       }
     }
+    this.listener?.onTopicDeleted?.(topic);
   }
 
   /** Forgets a deleted group's counters (Apache onGroupDeleted). */

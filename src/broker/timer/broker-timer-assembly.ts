@@ -73,13 +73,18 @@ export interface TimerServiceParts {
 
 /**
  * Creates the timer topic, loads config/timermetrics (a corrupt file is logged and replaced by
- * empty metrics) and creates the delivery service (not started).
+ * empty metrics; a deleted topic's timer series are forgotten, TimerMetrics.forgetTopic) and creates
+ * the delivery service (not started).
  */
 export function createTimerService(deps: TimerServiceDeps): TimerServiceParts {
   const { timerStore, store } = deps;
   if (!timerStore) return { service: null, metrics: null };
   const metrics = new TimerMetrics(timerMetricsPath(deps.storePathRootDir), deps.clock, { logger: deps.logger, fs: deps.fs });
   metrics.loadOrEmpty((m) => deps.logger.error(m));
+  // a deleted topic's timer series go with it ('' = a touch of every topic, nothing deleted)
+  deps.topics.onChange((topic) => {
+    if (topic !== '' && !deps.topics.selectTopicConfig(topic)) metrics.forgetTopic(topic);
+  });
   deps.topics.createTopicInSendMessageBackMethod(TIMER_TOPIC, 1, PermName.PERM_READ | PermName.PERM_WRITE, 0);
   const service = new TimerMessageService({
     timerStore,

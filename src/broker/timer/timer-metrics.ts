@@ -145,6 +145,19 @@ export class TimerMetrics extends ConfigManager implements TimerMetricsListener 
   }
 
   /**
+   * A topic was deleted: forgets its process-local totals and delay-latency series, and its
+   * timingCount entry (Apache `removeTimingCount`) when no timer of it waits in the wheel (count
+   * ≤ 0). An entry with timers still waiting stays: those timers fire into the deleted topic and
+   * decrement it, and removing it first would leave a negative count behind for good.
+   */
+  forgetTopic(topic: string): void {
+    this.enqueueTotal.delete(topic);
+    this.dequeueTotal.delete(topic);
+    this.delayLatency.delete(topic);
+    if ((this.timingCount.get(topic)?.count ?? 1) <= 0) this.removeTimingCount(topic);
+  }
+
+  /**
    * Slave sync (Apache `syncTimerMetrics`): when the master's dataVersion differs, adopt it and
    * replace the table. Returns whether anything changed. @throws Error for a malformed document.
    */

@@ -103,3 +103,48 @@ test('a batch of small frames larger than a chunk is still one buffer, bytes int
   assert.ok(pieces[0]!.length > 3 * 64 * 1024);
   assert.deepEqual(pieces[0], Buffer.concat(cmds.map(encodeFrame)));
 });
+
+test('an idle connection keeps a small chunk; one writing many frames per turn grows to the largest (soak9: 64 KiB per idle connection)', () => {
+  const MIN_CHUNK_BYTES = 4 * 1024; // frame-batch.ts MIN_CHUNK_BYTES / MAX_CHUNK_BYTES
+  const MAX_CHUNK_BYTES = 64 * 1024;
+  const reply = (i: number) => createResponseCommand(createRequestCommand(11), 19, null, { nextBeginOffset: i, minOffset: 0, maxOffset: i, suggestWhichBrokerId: 0 });
+  // a held long poll answered now and then: one small frame per take(), thousands of times
+  const idle = new FrameBatch();
+  const want: Buffer[] = [];
+  const got: Buffer[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const c = reply(i);
+    idle.add(c);
+    want.push(encodeFrame(c));
+    got.push(...idle.take());
+    assert.ok(idle.chunkCapacity <= MIN_CHUNK_BYTES, `after ${i + 1} replies the idle batch holds ${idle.chunkCapacity} bytes`);
+  }
+  assert.deepEqual(Buffer.concat(got), Buffer.concat(want), 'bytes handed out earlier are never overwritten');
+  // a pipelining client: hundreds of replies per turn
+  const busy = new FrameBatch();
+  for (let round = 0; round < 20; round++) {
+    for (let i = 0; i < 300; i++) busy.add(reply(i));
+    busy.take();
+  }
+  assert.equal(busy.chunkCapacity, MAX_CHUNK_BYTES);
+  // and it shrinks back once the turns carry one small reply each
+  for (let i = 0; i < 20_000 && busy.chunkCapacity > MIN_CHUNK_BYTES; i++) {
+    busy.add(reply(i));
+    busy.take();
+  }
+  assert.equal(busy.chunkCapacity, MIN_CHUNK_BYTES);
+});
+
+test('500 connections with one small reply each hold a few MiB of chunks, not 500 x 64 KiB', () => {
+  const before = process.memoryUsage().arrayBuffers;
+  const batches: FrameBatch[] = [];
+  for (let i = 0; i < 500; i++) {
+    const b = new FrameBatch();
+    b.add(createResponseCommand(createRequestCommand(11), 19, null, { nextBeginOffset: i, minOffset: 0, maxOffset: i }));
+    b.take();
+    batches.push(b);
+  }
+  const grownBytes = process.memoryUsage().arrayBuffers - before;
+  assert.equal(batches.length, 500);
+  assert.ok(grownBytes < 500 * 16 * 1024, `500 idle batches hold ${grownBytes} bytes`);
+});
