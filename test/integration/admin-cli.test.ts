@@ -78,6 +78,13 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
     assert.equal(typed.out[1], 'topic ADMIN_FIFO: readQueueNums 2, writeQueueNums 2, perm 6 (RW), order false, attributes +message.type=FIFO');
     const cfg = await rawInvoke(broker, { code: RequestCode.GET_TOPIC_CONFIG, extFields: { topic: 'ADMIN_FIFO' } });
     assert.deepEqual(JSON.parse(cfg.body.toString()).attributes, { 'message.type': 'FIFO' });
+    const byCluster = await runCli(['update-topic', '-c', 'DefaultCluster', '-n', namesrv, '-t', 'ADMIN_BY_CLUSTER', '-r', '3', '-w', '3']);
+    assert.equal(byCluster.error, null, byCluster.error?.message);
+    assert.deepEqual(byCluster.out, [`create topic to ${broker} success.`, 'topic ADMIN_BY_CLUSTER: readQueueNums 3, writeQueueNums 3, perm 6 (RW), order false'], 'mqadmin updateTopic -c: every master of the cluster');
+    const created = await rawInvoke(broker, { code: RequestCode.GET_TOPIC_CONFIG, extFields: { topic: 'ADMIN_BY_CLUSTER' } });
+    assert.equal(JSON.parse(created.body.toString()).writeQueueNums, 3);
+    assert.equal((await runCli(['update-topic', '-c', 'NoCluster', '-n', namesrv, '-t', 'T'])).error?.message, 'cluster NoCluster is not known to the nameserver (clusters: DefaultCluster)');
+    assert.equal((await runCli(['update-topic', '-t', 'T'])).error?.message, 'give -b <broker address> or -c <cluster> (with -n <nameserver>)');
     const refused = await runCli(['update-topic', '-b', broker, '-t', 'ADMIN_FIFO', '-a', '+colour=red']);
     assert.equal(refused.error?.message, `${broker} refused: code 1 (SYSTEM_ERROR), unsupported key: colour`);
   });

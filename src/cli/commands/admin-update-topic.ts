@@ -1,6 +1,7 @@
 /**
- * `tsmq admin update-topic -b <host:port> -t <topic> [-r 8] [-w 8] [-p 6] [-o false] [-a +k=v,-k]`:
- * creates or updates a topic on one broker (mqadmin `updateTopic`, request code
+ * `tsmq admin update-topic (-b <host:port> | -c <cluster> -n <namesrv>) -t <topic> [-r 8] [-w 8] [-p 6] [-o false] [-a +k=v,-k]`:
+ * creates or updates a topic on one broker, or with `-c` on every master of a cluster in broker
+ * name order (mqadmin `updateTopic`, request code
  * UPDATE_AND_CREATE_TOPIC = 17). `-a` changes topic attributes as mqadmin's does, e.g.
  * `-a +message.type=FIFO` (the broker checks them: broker/topic/topic-attributes.ts). Defaults as mqadmin: 8 read and 8 write queues, perm 6 (read + write). The broker refuses
  * illegal names, system topics and the cluster name; it re-registers with its nameservers, so the
@@ -9,10 +10,13 @@
 import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
 import { TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
+import { fetchClusterInfo, masterAddrsOfCluster } from './admin-nameserver.js';
 import { addressList, adminCommand, intOption, invokeAdmin, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
 
 export interface UpdateTopicOptions extends CommonAdminOptions {
-  brokerAddr: string;
+  brokerAddr?: string;
+  cluster?: string;
+  namesrvAddr?: string;
   topic: string;
   readQueueNums: string;
   writeQueueNums: string;
@@ -72,31 +76,48 @@ export function topicSettingsOf(opts: UpdateTopicOptions): TopicSettings {
   };
 }
 
+/**
+ * The brokers to write: `-b` alone, or every master of `-c` (mqadmin: `-b` wins when both are
+ * given). @throws Error when neither is given, `-c` lacks `-n`, or the cluster has no master.
+ */
+async function brokersOf(opts: UpdateTopicOptions, timeoutMs: number): Promise<string[]> {
+  if (opts.brokerAddr) return addressList(opts.brokerAddr, 'broker').slice(0, 1);
+  if (!opts.cluster) throw new Error('give -b <broker address> or -c <cluster> (with -n <nameserver>)');
+  if (!opts.namesrvAddr) throw new Error('-c needs -n <nameserver address> (or NAMESRV_ADDR)');
+  const masters = masterAddrsOfCluster(await fetchClusterInfo(opts.namesrvAddr, timeoutMs), opts.cluster.trim());
+  if (masters.length === 0) throw new Error(`cluster ${opts.cluster} has no master`);
+  return masters;
+}
+
 export async function runUpdateTopic(opts: UpdateTopicOptions): Promise<void> {
   const settings = topicSettingsOf(opts);
-  const [brokerAddr] = addressList(opts.brokerAddr, 'broker');
-  const { addr, response } = await invokeAdmin(
-    [brokerAddr!],
-    RequestCode.UPDATE_AND_CREATE_TOPIC,
-    {
-      topic: settings.topic,
-      defaultTopic: TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC,
-      readQueueNums: settings.readQueueNums,
-      writeQueueNums: settings.writeQueueNums,
-      perm: settings.perm,
-      topicFilterType: 'SINGLE_TAG',
-      topicSysFlag: 0,
-      order: settings.order,
-      ...(settings.attributes !== undefined ? { attributes: settings.attributes } : {}),
-    },
-    timeoutOf(opts),
-  );
-  successBody(addr, response);
+  const timeoutMs = timeoutOf(opts);
+  const written: string[] = [];
+  for (const broker of await brokersOf(opts, timeoutMs)) {
+    const { addr, response } = await invokeAdmin(
+      [broker],
+      RequestCode.UPDATE_AND_CREATE_TOPIC,
+      {
+        topic: settings.topic,
+        defaultTopic: TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC,
+        readQueueNums: settings.readQueueNums,
+        writeQueueNums: settings.writeQueueNums,
+        perm: settings.perm,
+        topicFilterType: 'SINGLE_TAG',
+        topicSysFlag: 0,
+        order: settings.order,
+        ...(settings.attributes !== undefined ? { attributes: settings.attributes } : {}),
+      },
+      timeoutMs,
+    );
+    successBody(addr, response);
+    written.push(addr);
+    if (!opts.json) console.log(`create topic to ${addr} success.`);
+  }
   if (opts.json) {
-    printJson({ brokerAddr: addr, ...settings });
+    printJson(opts.brokerAddr ? { brokerAddr: written[0], ...settings } : { brokerAddrs: written, ...settings });
     return;
   }
-  console.log(`create topic to ${addr} success.`);
   console.log(`topic ${settings.topic}: readQueueNums ${settings.readQueueNums}, writeQueueNums ${settings.writeQueueNums}, perm ${settings.perm} (${permText(settings.perm)}), order ${settings.order}${settings.attributes ? `, attributes ${settings.attributes}` : ''}`);
 }
 
@@ -104,8 +125,10 @@ export function registerAdminUpdateTopic(program: Command): void {
   withCommonOptions(
     adminCommand(program)
       .command('update-topic')
-      .description('create or update a topic on a broker (mqadmin updateTopic, request code 17)')
-      .requiredOption('-b, --broker-addr <host:port>', 'broker address')
+      .description('create or update a topic on a broker or on every master of a cluster (mqadmin updateTopic, request code 17)')
+      .option('-b, --broker-addr <host:port>', 'broker address')
+      .option('-c, --cluster <cluster>', 'every master of this cluster (needs -n; -b wins when both are given)')
+      .option('-n, --namesrv-addr <host:port>', 'nameserver address(es) for -c', process.env.NAMESRV_ADDR)
       .requiredOption('-t, --topic <topic>', 'topic name')
       .option('-r, --read-queue-nums <n>', 'read queues', '8')
       .option('-w, --write-queue-nums <n>', 'write queues', '8')
