@@ -183,7 +183,7 @@ export class BrokerContext {
         }
         done(result);
       },
-      (err) => fail(err),
+      fail, // told (err, msg): the message is not needed here
     );
   }
 

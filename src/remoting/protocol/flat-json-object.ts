@@ -40,9 +40,9 @@ const NO_STRING = null;
  */
 export function parseFlatStringObject(buf: Buffer, start: number, end: number): Record<string, string> | null {
   if (end - start < 2 || buf[start] !== 0x7b || buf[end - 1] !== 0x7d) return null;
-  const o: Record<string, string> = {};
   let p = start + 1;
-  if (p === end - 1) return o;
+  if (p === end - 1) return {};
+  let n = 0;
   for (;;) {
     const key = readString(buf, p, end);
     if (key === NO_STRING || key === '__proto__') return null;
@@ -50,15 +50,80 @@ export function parseFlatStringObject(buf: Buffer, start: number, end: number): 
     if (buf[p] !== 0x3a) return null; // :
     const value = readString(buf, p + 1, end);
     if (value === NO_STRING) return null;
-    o[key] = value;
+    keysRead[n] = key;
+    valuesRead[n] = value;
+    n++;
     p = readEnd;
     const c = buf[p];
     if (c === 0x2c) {
       p++;
       continue;
     }
-    return c === 0x7d && p === end - 1 ? o : null;
+    if (c !== 0x7d || p !== end - 1) return null;
+    break;
   }
+  const shape = shapeOf(n);
+  let o: Record<string, string>;
+  if (shape !== null) o = shape.make(valuesRead);
+  else {
+    o = {};
+    for (let i = 0; i < n; i++) o[keysRead[i]!] = valuesRead[i]!;
+  }
+  for (let i = 0; i < n; i++) valuesRead[i] = ''; // hold no request's values
+  return o;
+}
+
+/** Keys and values of the object being read, in order (reused; only the first n of a call count). */
+const keysRead: string[] = [];
+const valuesRead: string[] = [];
+
+/**
+ * A key sequence seen more than once, with a function that builds its object as one object
+ * literal (`{"k0": v[0], "k1": v[1], …}`: the same keys, order and values as assigning them one by
+ * one, in a fraction of the time of 13 keyed stores). Keys are written as JSON string literals,
+ * which are valid JavaScript string literals; `__proto__` never gets here.
+ */
+interface Shape {
+  keys: string[];
+  make: (values: string[]) => Record<string, string>;
+}
+/** Shapes made so far (never more than MAX_SHAPES, never dropped: a client cannot make the broker compile code over and over). */
+const shapes: Shape[] = [];
+const MAX_SHAPES = 64;
+const MAX_SHAPE_KEYS = 40;
+let lastShape: Shape | null = null;
+/** The key sequence of the last object no shape matched: a shape is made when the next miss repeats it. */
+let lastMiss: string[] = [];
+
+/** The shape of keysRead[0, n), or null (then, on a repeated miss, one is made for next time). */
+function shapeOf(n: number): Shape | null {
+  if (lastShape !== null && sameKeys(lastShape.keys, n)) return lastShape;
+  for (let i = 0; i < shapes.length; i++) {
+    const s = shapes[i]!;
+    if (sameKeys(s.keys, n)) {
+      lastShape = s;
+      return s;
+    }
+  }
+  if (n > MAX_SHAPE_KEYS || shapes.length >= MAX_SHAPES) return null;
+  if (!sameKeys(lastMiss, n)) {
+    lastMiss = keysRead.slice(0, n);
+    return null;
+  }
+  const keys = lastMiss;
+  lastMiss = [];
+  const body = keys.map((k, i) => `${JSON.stringify(k)}:v[${i}]`).join(',');
+  const make = new Function('v', `return {${body}};`) as Shape['make'];
+  const s: Shape = { keys, make };
+  shapes.push(s);
+  lastShape = s;
+  return s;
+}
+
+function sameKeys(keys: string[], n: number): boolean {
+  if (keys.length !== n) return false;
+  for (let i = 0; i < n; i++) if (keys[i] !== keysRead[i]) return false;
+  return true;
 }
 
 /** The JSON string starting at buf[p] (its opening quote), or null; sets readEnd. */

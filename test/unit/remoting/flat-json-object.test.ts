@@ -98,3 +98,18 @@ test('byte mutations of the Java send extFields (fast-check): whenever taken, JS
   );
   assert.ok(taken > 1000, `taken ${taken} times`);
 });
+
+test('a key sequence seen again is built from one object literal: still the same keys, order and values as JSON.parse, also past the cap on such shapes', () => {
+  const texts = [JAVA_SEND_EXT, '{"a":"1","b":"2","a":"3"}', '{"b":"x","2":"y","1":"z","a":"w"}', '{"\\u0001k\\"ey":"v","constructor":"c","toString":"t"}'];
+  for (let round = 0; round < 4; round++) {
+    for (const t of texts) assertSameAsJsonParse(t.replaceAll('"1"', `"${round}"`), `${t} (round ${round})`);
+  }
+  for (let s = 0; s < 100; s++) {
+    for (let round = 0; round < 3; round++) assertSameAsJsonParse(`{"s${s}":"${round}","x":"${s}"}`, `shape ${s} round ${round}`);
+  }
+  const a = parse('{"p":"1"}')!;
+  const b = parse('{"p":"1"}')!;
+  assert.notEqual(a, b, 'a new object per call');
+  a.p = 'changed';
+  assert.equal(b.p, '1');
+});
