@@ -96,11 +96,14 @@ export class SendMessageProcessor {
   readonly handler: RequestHandler = (rc) => this.process(rc);
 
   /**
-   * Answers a send. The usual single send answers through one promise (the put is told through
-   * BrokerContext.putMessageWithCallback, no promise per step); checks that refuse answer at once
-   * (no promise); a batch or a transactional half message answers through its own async path.
+   * Answers a send. The usual single send's put is told through BrokerContext
+   * .putMessageWithCallback (no promise per step) and answered through the dispatch's responder
+   * (RequestContext.respond: returns null, no promise at all) or, when called without one, through
+   * one promise; checks that refuse answer at once; a batch or a transactional half message
+   * answers through its own async path.
    */
-  process({ channel, request }: RequestContext): Promise<RemotingCommand> | RemotingCommand {
+  process(rc: RequestContext): Promise<RemotingCommand> | RemotingCommand | null {
+    const { channel, request } = rc;
     const header = decodeSendMessageHeader(request);
     const check = this.msgCheck(request, header, channel.remoteAddress);
     if ('response' in check) return check.response;
@@ -133,6 +136,26 @@ export class SendMessageProcessor {
     this.addClusterProperty(msg, propertiesText);
     if (isTransactionPrepared(msg)) return this.sendHalf(request, header, msg);
     const queueIdForReply = msg.queueId;
+    const respond = rc.respond;
+    if (respond !== undefined) {
+      // answered through the dispatch's responder: no promise at all
+      this.ctx.putMessageWithCallback(
+        msg,
+        'send',
+        (result) => {
+          let response: RemotingCommand;
+          try {
+            response = this.storedReply(request, msg, queueIdForReply, result);
+          } catch (e) {
+            respond.fail(e);
+            return;
+          }
+          respond.answer(response);
+        },
+        (e) => respond.fail(e),
+      );
+      return null;
+    }
     return new Promise<RemotingCommand>((resolve, reject) => {
       this.ctx.putMessageWithCallback(
         msg,

@@ -141,18 +141,45 @@ describe('single send, put through callbacks (real store)', () => {
     assert.equal(seen.length, puts + 2, 'both went through putMessageWithCallback');
   });
 
+  it('through the dispatch a send returns null and answers through the responder; called without one it returns a promise of the same answer', async () => {
+    const { h: hh } = await harness();
+    await hh.send('TopicResp', 'creates the topic');
+    const handler = hh.broker.handlerFor(RequestCode.SEND_MESSAGE_V2)!;
+    const ext = { a: 'PID_CB', b: 'TopicResp', c: 'TBW102', d: 4, e: 0, f: 0, g: 1, h: 0, i: 'UNIQ_KEY\x01R1\x02TAGS\x01T', j: 0, k: false };
+    let answer: RemotingCommand | null = null;
+    const answered = new Promise<void>((resolve) => {
+      const out = handler({ channel: hh.channel, request: createRequestCommand(RequestCode.SEND_MESSAGE_V2, ext, Buffer.from('x')), respond: { answer: (r) => { answer = r; resolve(); }, fail: (e) => assert.fail(String(e)) } });
+      assert.equal(out, null, 'no promise, no answer returned');
+    });
+    await answered;
+    assert.equal(answer!.code, ResponseCode.SUCCESS);
+    assert.equal(answer!.extFields?.transactionId, 'R1');
+    const viaPromise = handler({ channel: hh.channel, request: createRequestCommand(RequestCode.SEND_MESSAGE_V2, { ...ext, i: 'UNIQ_KEY\x01R2' }, Buffer.from('y')) });
+    assert.ok(viaPromise instanceof Promise);
+    const r = await viaPromise;
+    assert.equal(r!.code, ResponseCode.SUCCESS);
+    assert.equal(r!.extFields?.transactionId, 'R2');
+    assert.equal(Number(r!.extFields?.queueOffset), Number(answer!.extFields?.queueOffset) + 1);
+  });
+
   it('every outcome answers: stored (stats), refused after shutdown (code and remark, counted as failed), an internal error thrown or told later → SYSTEM_ERROR', async () => {
     const { h: hh, store } = await harness();
     const table = new ProcessorTable(silentLogger);
     table.register(RequestCode.SEND_MESSAGE_V2, hh.broker.handlerFor(RequestCode.SEND_MESSAGE_V2)!);
     const sent: RemotingCommand[] = [];
-    const ch = { id: 'cb', remoteAddress: '127.0.0.1:5555', closed: false, send: (c: RemotingCommand) => void sent.push(c), close() {}, onClose() {} };
+    let answered: (() => void) | null = null;
+    const ch = { id: 'cb', remoteAddress: '127.0.0.1:5555', closed: false, send: (c: RemotingCommand) => { sent.push(c); answered?.(); }, close() {}, onClose() {} };
+    /** Dispatches like the transport (the send answers through the dispatch's responder) and waits for the answer. */
+    const dispatch = (req: RemotingCommand): Promise<void> => new Promise<void>((resolve) => {
+      answered = resolve;
+      void table.dispatch(ch, req);
+    });
     const request = (n: number) => createRequestCommand(RequestCode.SEND_MESSAGE_V2, { a: 'PID_CB', b: 'TopicOutcome', c: 'TBW102', d: 4, e: 0, f: 0, g: 1, h: 0, i: `UNIQ_KEY\x01ID${n}\x02TAGS\x01T`, j: 0, k: false }, Buffer.from(`m${n}`));
 
     const stats = hh.ctx.brokerStats;
     await hh.send('TopicOutcome', 'creates the topic');
-    await table.dispatch(ch, request(1));
-    await table.dispatch(ch, request(2));
+    await dispatch(request(1));
+    await dispatch(request(2));
     assert.deepEqual(sent.map((c) => [c.code, c.extFields?.queueOffset, c.extFields?.transactionId]), [[0, 1, 'ID1'], [0, 2, 'ID2']]);
     assert.equal(stats.getStatsItem('TOPIC_PUT_NUMS', 'TopicOutcome')?.value, 3);
 
@@ -160,15 +187,15 @@ describe('single send, put through callbacks (real store)', () => {
     store.putMessageWithCallback = () => {
       throw new Error('thrown inside the put');
     };
-    await table.dispatch(ch, request(3));
+    await dispatch(request(3));
     store.putMessageWithCallback = (msg, _done, fail) => queueMicrotask(() => fail!(new Error('told after the put'), msg));
-    await table.dispatch(ch, request(4));
+    await dispatch(request(4));
     assert.deepEqual(sent.slice(2).map((c) => [c.code, c.remark]), [[ResponseCode.SYSTEM_ERROR, 'thrown inside the put'], [ResponseCode.SYSTEM_ERROR, 'told after the put']]);
 
     store.putMessageWithCallback = real;
     const failedBefore = stats.totals.putMessageFailedTimes;
     await store.shutdown();
-    await table.dispatch(ch, request(5));
+    await dispatch(request(5));
     const refused = sent.at(-1)!;
     assert.equal(refused.code, ResponseCode.SERVICE_NOT_AVAILABLE);
     assert.equal(refused.remark, 'message store has been shut down');

@@ -90,3 +90,29 @@ test('an unknown code: REQUEST_CODE_NOT_SUPPORTED at once; a gate refusal is ans
   assert.deepEqual(sent.slice(1).map((c) => [c.code, c.remark]), [[ResponseCode.NO_PERMISSION, 'denied'], [ResponseCode.SUCCESS, null]]);
   assert.equal(ran, 1);
 });
+
+test('a handler that returns null and answers through its responder: answered then (observed, SYSTEM_ERROR for fail, nothing for oneway)', async () => {
+  const table = new ProcessorTable(silentLogger);
+  const seen = observed(table);
+  const later: Array<() => void> = [];
+  table.register(60, (rc) => {
+    assert.ok(rc.respond, 'the dispatch hands a responder');
+    later.push(() => rc.respond!.answer(createResponseCommand(rc.request, ResponseCode.SUCCESS, null, { late: 'yes' })));
+    return null;
+  });
+  table.register(61, (rc) => {
+    later.push(() => rc.respond!.fail(new Error('failed later')));
+    return null;
+  });
+  const sent: RemotingCommand[] = [];
+  const ch = channel(sent);
+  const req = createRequestCommand(60, {});
+  await table.dispatch(ch, req);
+  await table.dispatch(ch, createRequestCommand(61, {}));
+  await table.dispatch(ch, markOneway(createRequestCommand(60, {})));
+  assert.equal(sent.length, 0, 'nothing before the responder is called');
+  for (const f of later) f();
+  assert.deepEqual(sent.map((c) => [c.code, c.remark, c.extFields]), [[ResponseCode.SUCCESS, null, { late: 'yes' }], [ResponseCode.SYSTEM_ERROR, 'failed later', null]]);
+  assert.equal(sent[0]!.opaque, req.opaque);
+  assert.deepEqual(seen, [[60, 0, false], [61, ResponseCode.SYSTEM_ERROR, false], [60, 0, true]]);
+});
