@@ -200,6 +200,8 @@ export class SendMessageProcessor {
     item.propertiesText = '';
   }
 
+  /** The last topic name that passed validateTopic and isNotAllowedSendTopic (pure checks of the name). */
+  private lastSendableTopic: string | null = null;
   private clusterCompletion: BatchPropertyCompletion | null = null;
   private clusterCompletionName = '';
   /** What addClusterProperty hands to BatchPropertyCompletion (reused: one synchronous use at a time). */
@@ -249,10 +251,14 @@ export class SendMessageProcessor {
     if (!PermName.isWriteable(cfg.brokerPermission)) {
       return { response: this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${cfg.brokerIP1}] sending message is forbidden`) };
     }
-    const problem = validateTopic(topic);
-    if (problem) return { response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `illegal topic: ${problem}`) };
-    if (isNotAllowedSendTopic(topic)) {
-      return { response: this.reply(request, ResponseCode.NO_PERMISSION, `Sending message to topic[${topic}] is forbidden.`) };
+    if (topic !== this.lastSendableTopic) {
+      // both checks depend on the name only: a producer's next send to the same topic skips them
+      const problem = validateTopic(topic);
+      if (problem) return { response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `illegal topic: ${problem}`) };
+      if (isNotAllowedSendTopic(topic)) {
+        return { response: this.reply(request, ResponseCode.NO_PERMISSION, `Sending message to topic[${topic}] is forbidden.`) };
+      }
+      this.lastSendableTopic = topic;
     }
     const bodyLength = request.body?.length ?? 0;
     if (bodyLength > cfg.maxMessageSize) {
