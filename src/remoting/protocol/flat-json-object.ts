@@ -92,6 +92,8 @@ const shapes: Shape[] = [];
 const MAX_SHAPES = 64;
 const MAX_SHAPE_KEYS = 40;
 let lastShape: Shape | null = null;
+/** Set when `new Function` is refused: objects are then always built key by key. */
+let shapesDisabled = false;
 /** The key sequence of the last object no shape matched: a shape is made when the next miss repeats it. */
 let lastMiss: string[] = [];
 
@@ -105,7 +107,7 @@ function shapeOf(n: number): Shape | null {
       return s;
     }
   }
-  if (n > MAX_SHAPE_KEYS || shapes.length >= MAX_SHAPES) return null;
+  if (n > MAX_SHAPE_KEYS || shapes.length >= MAX_SHAPES || shapesDisabled) return null;
   if (!sameKeys(lastMiss, n)) {
     lastMiss = keysRead.slice(0, n);
     return null;
@@ -113,7 +115,14 @@ function shapeOf(n: number): Shape | null {
   const keys = lastMiss;
   lastMiss = [];
   const body = keys.map((k, i) => `${JSON.stringify(k)}:v[${i}]`).join(',');
-  const make = new Function('v', `return {${body}};`) as Shape['make'];
+  let make: Shape['make'];
+  try {
+    make = new Function('v', `return {${body}};`) as Shape['make'];
+  } catch {
+    // code generation disallowed (node --disallow-code-generation-from-strings): keyed stores only
+    shapesDisabled = true;
+    return null;
+  }
   const s: Shape = { keys, make };
   shapes.push(s);
   lastShape = s;

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { spawnSync } from 'node:child_process';
 import { parseFlatStringObject } from '../../../src/remoting/protocol/flat-json-object.js';
 import { mulberry32 } from '../../support/prng.js';
 
@@ -112,4 +113,18 @@ test('a key sequence seen again is built from one object literal: still the same
   assert.notEqual(a, b, 'a new object per call');
   a.p = 'changed';
   assert.equal(b.p, '1');
+});
+
+test('with code generation from strings disallowed (node --disallow-code-generation-from-strings) repeated shapes are still read, key by key', () => {
+  const url = new URL('../../../src/remoting/protocol/flat-json-object.ts', import.meta.url).href;
+  const script = `import(${JSON.stringify(url)}).then(({ parseFlatStringObject }) => {
+    const b = Buffer.from('{"a":"1","b":"x\\\\u0001y","a":"2"}');
+    const out = [];
+    for (let i = 0; i < 4; i++) out.push(JSON.stringify(parseFlatStringObject(b, 0, b.length)));
+    console.log(out.join('|'));
+  });`;
+  const r = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const want = JSON.stringify({ a: '2', b: 'x\u0001y' });
+  assert.equal(r.stdout.trim(), [want, want, want, want].join('|'));
 });
