@@ -5,8 +5,9 @@
  * TAGS properties, `--size` B body), 64 per read, through each tree's FrameDecoder →
  * ProcessorTable.dispatch → the broker's own 310 handler (static-topic wrapper,
  * SendMessageProcessor, BrokerContext.putMessage, from an in-process broker: the unit tests'
- * BrokerHarness) → a put that only counts (answers PUT_OK at once, in one promise job, like an
- * ASYNC_FLUSH put) → FrameBatch encoding of the 64 replies.
+ * BrokerHarness) → a put that only counts (answers PUT_OK like an ASYNC_FLUSH put: the turn's puts
+ * after one shared "commit" microtask, through the store API the tree's broker calls: a promise
+ * per put, or putMessageWithCallback) → FrameBatch encoding of the 64 replies.
  * What it measures is the part of a single send's broker CPU that src/remoting and the send
  * processor own (decode, header, checks, reply, encode), without the CommitLog, dispatch, socket
  * and the noise of a shared machine's network load; sides alternate A B, B A, … per round.
@@ -66,12 +67,37 @@ async function rigOf(root: string, size: number): Promise<Rig> {
   const { FrameDecoder } = await import(url('src/remoting/protocol/frame-codec.ts'));
   const { FrameBatch } = await import(url('src/remoting/protocol/frame-batch.ts'));
   const { ProcessorTable } = await import(url('src/remoting/transport/processor-table.ts'));
-  /** Counts puts and answers PUT_OK (nothing is stored). */
+  /**
+   * Counts puts and answers PUT_OK (nothing is stored), the way the real store answers an
+   * ASYNC_FLUSH put: the puts of a turn wait for one commit, then each is answered — a promise
+   * put by resolving its promise, a putMessageWithCallback put by its callback (a tree whose
+   * broker does not call putMessageWithCallback uses putMessage only).
+   */
   class CountingStore extends FakeMessageStore {
     private n = 0;
-    async putMessage(): Promise<unknown> {
+    private readonly waiting: { done: (r: unknown, arg: unknown) => void; arg: unknown; result: unknown }[] = [];
+    private scheduled = false;
+    private readonly commit = (): void => {
+      this.scheduled = false;
+      const w = this.waiting.splice(0);
+      for (const x of w) x.done(x.result, x.arg);
+    };
+    private resultOf(): unknown {
       const q = this.n++;
       return { status: 'PUT_OK', appendResult: { wroteOffset: q * 1200, wroteBytes: 1200, msgId: `7F00000100002A9F${String(1e15 + q * 1200)}`, queueOffset: q, storeTimestamp: 0 } };
+    }
+    private wait(done: (r: unknown, arg: unknown) => void, arg: unknown): void {
+      this.waiting.push({ done, arg, result: this.resultOf() });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        queueMicrotask(this.commit);
+      }
+    }
+    putMessage(): Promise<unknown> {
+      return new Promise((resolve) => this.wait((r) => resolve(r), null));
+    }
+    putMessageWithCallback(msg: unknown, done: (r: unknown, m: unknown) => void): void {
+      this.wait(done, msg);
     }
   }
   const clock = new ManualClock(1_700_000_000_000);

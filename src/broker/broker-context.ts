@@ -23,6 +23,10 @@ import { TopicQueueMappingManager } from './static-topic/topic-queue-mapping-man
 import { BrokerStatsManager } from './stats/broker-stats-manager.js';
 import { TopicValidator } from '../common/message/topic-validator.js';
 import { isRetryOrDlqTopic, metricsMessageType } from './stats/metrics-labels.js';
+import type { MetricsMessageType } from './stats/broker-stats-listener.js';
+
+/** Who puts a message through BrokerContext.putMessage (what it counts in the stats). */
+export type PutOrigin = 'send' | 'commit' | 'internal' | 'sendBack';
 
 export interface BrokerContextInit {
   config: BrokerConfig;
@@ -132,7 +136,7 @@ export class BrokerContext {
    * A 'send' or 'sendBack' stored under SCHEDULE_TOPIC_XXXX also counts in QUEUE_PUT_NUMS/SIZE of
    * `SCHEDULE_TOPIC_XXXX@<delay level - 1>` (with enableDetailStat, as Apache 5.3.3).
    */
-  putMessage(msg: MessageInner, origin: 'send' | 'commit' | 'internal' | 'sendBack' = 'internal'): Promise<PutMessageResult> {
+  putMessage(msg: MessageInner, origin: PutOrigin = 'internal'): Promise<PutMessageResult> {
     const topic = msg.topic; // as sent: its config must be durable before the answer
     const listener = origin === 'send' ? this.brokerStats.listener : null;
     const messageType = listener ? metricsMessageType(msg.properties) : 'normal';
@@ -141,16 +145,64 @@ export class BrokerContext {
     if (refused) return configWrite ? this.alsoAwait(Promise.resolve(refused), configWrite) : Promise.resolve(refused);
     applyScheduleRewrite(msg, this.delayLevels);
     const put = this.store.putMessage(msg).then((result) => {
-      if (result.appendResult) {
-        if (origin === 'sendBack') this.brokerStats.recordSendBackPut(msg.topic, result.appendResult.wroteBytes); // after the hooks
-        else this.brokerStats.recordPut(msg.topic, 1, result.appendResult.wroteBytes); // after the hooks
-        // per-queue stats: Apache 5.3.3 counts only sends / send-backs stored under SCHEDULE_TOPIC_XXXX
-        if (msg.topic === TopicValidator.RMQ_SYS_SCHEDULE_TOPIC && (origin === 'send' || origin === 'sendBack')) this.brokerStats.recordQueuePut(msg.topic, msg.queueId, 1, result.appendResult.wroteBytes);
-        if (listener && !isRetryOrDlqTopic(msg.topic)) listener.onPut(msg.topic, messageType, 1, result.appendResult.wroteBytes);
-      } else this.brokerStats.recordPutFailed();
+      this.recordPutOutcome(msg, origin, messageType, result);
       return result;
     });
     return configWrite ? this.alsoAwait(put, configWrite) : put;
+  }
+
+  /**
+   * `putMessage` told through callbacks instead of a promise (the remoting single send's path: no
+   * promise per put when the store has MessageStore.putMessageWithCallback): the same hooks,
+   * durability wait for a just-created topic's config, stats and result, given to `done(result)`
+   * exactly once — synchronously when known at once (a refusal), else later. An internal error (a
+   * bug; refusals are results) is thrown when it happens during the call, else given to
+   * `fail(err)`, where `putMessage` would reject. `done` and `fail` must not throw.
+   */
+  putMessageWithCallback(msg: MessageInner, origin: PutOrigin, done: (result: PutMessageResult) => void, fail: (err: unknown) => void): void {
+    const store = this.store;
+    if (store.putMessageWithCallback === undefined || this.topicConfigManager.durable(msg.topic) !== null) {
+      this.putMessage(msg, origin).then(done, fail);
+      return;
+    }
+    const messageType = origin === 'send' && this.brokerStats.listener ? metricsMessageType(msg.properties) : 'normal';
+    const refused = this.timerPutHook?.apply(msg);
+    if (refused) {
+      done(refused);
+      return;
+    }
+    applyScheduleRewrite(msg, this.delayLevels);
+    store.putMessageWithCallback(
+      msg,
+      (result, put) => {
+        try {
+          this.recordPutOutcome(put, origin, messageType, result);
+        } catch (e) {
+          fail(e);
+          return;
+        }
+        done(result);
+      },
+      fail, // told (err, msg): the message is not needed here
+    );
+  }
+
+  /**
+   * The stats of a put (see `putMessage`): `msg` as stored (after the hooks), `messageType` of the
+   * properties as sent.
+   */
+  private recordPutOutcome(msg: MessageInner, origin: PutOrigin, messageType: MetricsMessageType, result: PutMessageResult): void {
+    const a = result.appendResult;
+    if (!a) {
+      this.brokerStats.recordPutFailed();
+      return;
+    }
+    if (origin === 'sendBack') this.brokerStats.recordSendBackPut(msg.topic, a.wroteBytes); // after the hooks
+    else this.brokerStats.recordPut(msg.topic, 1, a.wroteBytes); // after the hooks
+    // per-queue stats: Apache 5.3.3 counts only sends / send-backs stored under SCHEDULE_TOPIC_XXXX
+    if (msg.topic === TopicValidator.RMQ_SYS_SCHEDULE_TOPIC && (origin === 'send' || origin === 'sendBack')) this.brokerStats.recordQueuePut(msg.topic, msg.queueId, 1, a.wroteBytes);
+    const listener = origin === 'send' ? this.brokerStats.listener : null;
+    if (listener && !isRetryOrDlqTopic(msg.topic)) listener.onPut(msg.topic, messageType, 1, a.wroteBytes);
   }
 
   /** `put`'s result, answered once `configWrite` settled too (its failure is only logged). */

@@ -43,7 +43,7 @@ import type {
   PutMessagesResult,
   QueryMessageResult,
 } from './message-store.js';
-import { PutMessageService, type PutMessageCallback, type ReplicaAck } from './put/put-message-service.js';
+import { PutMessageService, type PutMessageCallback, type PutMessageFailure, type ReplicaAck } from './put/put-message-service.js';
 import { StoreReads } from './query/store-reads.js';
 import type { StoreCheckpoint } from './recovery/store-checkpoint.js';
 import type { RecoveryReport } from './recovery/store-recovery.js';
@@ -53,7 +53,7 @@ import { completeStoreConfig, type StoreConfig } from './store-config.js';
 
 export type { MessageStoreDeps } from './lifecycle/store-components.js';
 export type { DispatchStats } from './dispatch/reput-message-service.js';
-export type { PutMessageCallback } from './put/put-message-service.js';
+export type { PutMessageCallback, PutMessageFailure } from './put/put-message-service.js';
 
 export class DefaultMessageStore implements MessageStore {
   readonly config: StoreConfig;
@@ -137,10 +137,11 @@ export class DefaultMessageStore implements MessageStore {
   /**
    * `putMessage` for callers with many puts in flight that do not await each one: the same
    * outcome, told to `done(result, msg)` once, synchronously when known at once, else later; no
-   * promise per put (see PutMessageService.putMessageWithCallback). `done` must not throw.
+   * promise per put; an internal error after the call goes to `fail` (see
+   * PutMessageService.putMessageWithCallback). `done` and `fail` must not throw.
    */
-  putMessageWithCallback(msg: MessageInner, done: PutMessageCallback): void {
-    this.putPath.putMessageWithCallback(msg, done);
+  putMessageWithCallback(msg: MessageInner, done: PutMessageCallback, fail?: PutMessageFailure): void {
+    this.putPath.putMessageWithCallback(msg, done, fail);
   }
 
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {

@@ -200,9 +200,29 @@ export interface QueryMessageResult {
   indexLastUpdatePhyOffset: number;
 }
 
+/**
+ * Told the outcome of `MessageStore.putMessageWithCallback`: the result and the message that was
+ * put (so a caller needs no closure per message).
+ */
+export type PutMessageCallback = (result: PutMessageResult, msg: MessageInner) => void;
+
+/**
+ * Told an internal error (a bug, never a refusal: those are results) of a
+ * `putMessageWithCallback` put that surfaced after the call returned, with the message put.
+ */
+export type PutMessageFailure = (err: unknown, msg: MessageInner) => void;
+
 export interface MessageStore {
   /** Appends one message. Never throws for bad input: returns MESSAGE_ILLEGAL etc. with a remark. */
   putMessage(msg: MessageInner): Promise<PutMessageResult>;
+  /**
+   * `putMessage` without a promise per put, for callers with many puts in flight (the broker's
+   * single sends): the same outcome, told to `done(result, msg)` exactly once, synchronously when
+   * known at once (a refusal), else later. An internal error (a bug) is thrown when it happens
+   * during the call, else told to `fail(err, msg)` (without `fail`: an uncaught exception).
+   * `done` and `fail` must not throw. Optional: a caller without it uses `putMessage`.
+   */
+  putMessageWithCallback?(msg: MessageInner, done: PutMessageCallback, fail?: PutMessageFailure): void;
   /**
    * Appends a batch atomically (RocketMQ `putMessages` with a MessageExtBatch): all messages of
    * one topic and queue, non-transactional, with consecutive queue offsets and CommitLog

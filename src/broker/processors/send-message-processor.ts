@@ -34,13 +34,14 @@ import { MessageConst } from '../../common/message/message-const.js';
 import { getTransactionValue, MessageSysFlag } from '../../common/message/sysflag.js';
 import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
-import { BatchPropertyCompletion, decodeBatchBody } from '../../common/message/batch-codec.js';
+import { BatchPropertyCompletion, decodeBatchBody, type BatchItem } from '../../common/message/batch-codec.js';
 import { recallHandleOf } from '../timer/recall-handle.js';
 import { compressedBodyProblem } from '../../common/message/compressed-body.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
 import { PermName } from '../broker-config.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { TopicConfig } from '../topic/topic-config.js';
+import type { PutMessageResult } from '../../store/message-store.js';
 import { mapPutResult } from '../send/put-result-mapping.js';
 import { decodeSendMessageHeader, type SendMessageRequestHeader } from './send-message-header.js';
 import type { TransactionalMessageService } from '../transaction/transactional-message-service.js';
@@ -49,6 +50,7 @@ import { isTransactionPrepared } from '../transaction/half-message.js';
 /** DLQ topics have one queue (Apache `DLQ_NUMS_PER_GROUP`). */
 export const DLQ_NUMS_PER_GROUP = 1;
 const RW = PermName.PERM_READ | PermName.PERM_WRITE;
+const NO_PROPERTIES = new Map<string, string>();
 
 /** The peer's address as a SocketAddress; 0.0.0.0:0 when it cannot be parsed. */
 export function bornHostOf(remoteAddress: string): SocketAddress {
@@ -93,13 +95,22 @@ export class SendMessageProcessor {
 
   readonly handler: RequestHandler = (rc) => this.process(rc);
 
-  async process({ channel, request }: RequestContext): Promise<RemotingCommand> {
+  /**
+   * Answers a send. The usual single send's put is told through BrokerContext
+   * .putMessageWithCallback (no promise per step) and answered through the dispatch's responder
+   * (RequestContext.respond: returns null, no promise at all) or, when called without one, through
+   * one promise; checks that refuse answer at once; a batch or a transactional half message
+   * answers through its own async path.
+   */
+  process(rc: RequestContext): Promise<RemotingCommand> | RemotingCommand | null {
+    const { channel, request } = rc;
     const header = decodeSendMessageHeader(request);
     const check = this.msgCheck(request, header, channel.remoteAddress);
     if ('response' in check) return check.response;
     const batch = request.code === RequestCode.SEND_BATCH_MESSAGE || header.batch === true;
     // a single send's properties are decoded once, here, for the transaction check and the message
-    const properties = batch ? null : decodeProperties(header.properties ?? '');
+    const propertiesText = header.properties ?? '';
+    const properties = batch ? null : decodeProperties(propertiesText);
     const tranProblem = transactionTypeProblem(header.sysFlag, properties);
     if (tranProblem) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, tranProblem);
     if (batch) return this.sendBatch(request, header, check.topicConfig, check.queueId, channel);
@@ -117,26 +128,87 @@ export class SendMessageProcessor {
       storeHost: this.ctx.storeHost,
       reconsumeTimes: header.reconsumeTimes ?? 0,
       preparedTransactionOffset: 0,
+      encodedProperties: undefined,
+      encodedPropertiesTail: undefined,
     };
     const retry = this.handleRetryAndDlq(request, header, msg);
     if (retry) return retry;
-    msg.properties.set(MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
-    if (isTransactionPrepared(msg)) {
-      if (this.ctx.config.rejectTransactionMessage || !this.transactions) {
-        const why = this.ctx.config.rejectTransactionMessage ? 'is forbidden' : 'is not supported';
-        return this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${this.ctx.config.brokerName}] sending transaction message ${why}`);
-      }
-      // ali-ons never sets PGROUP; the check-back (code 39) needs the producer group.
-      if (!msg.properties.has(MessageConst.PGROUP)) msg.properties.set(MessageConst.PGROUP, header.producerGroup);
-      const queueIdForHalf = msg.queueId;
-      const { result } = await this.transactions.prepare(msg);
-      const mappedHalf = mapPutResult(result);
-      if (!mappedHalf.stored) return this.reply(request, mappedHalf.code, mappedHalf.remark);
-      const h = result.appendResult!;
-      return this.reply(request, mappedHalf.code, mappedHalf.remark, { msgId: h.msgId, queueId: queueIdForHalf, queueOffset: h.queueOffset, ...transactionIdOf(msg) });
-    }
+    this.addClusterProperty(msg, propertiesText);
+    if (isTransactionPrepared(msg)) return this.sendHalf(request, header, msg);
     const queueIdForReply = msg.queueId;
-    const result = await this.ctx.putMessage(msg, 'send');
+    const respond = rc.respond;
+    if (respond !== undefined) {
+      // answered through the dispatch's responder: no promise at all
+      this.ctx.putMessageWithCallback(
+        msg,
+        'send',
+        (result) => {
+          let response: RemotingCommand;
+          try {
+            response = this.storedReply(request, msg, queueIdForReply, result);
+          } catch (e) {
+            respond.fail(e);
+            return;
+          }
+          respond.answer(response);
+        },
+        (e) => respond.fail(e),
+      );
+      return null;
+    }
+    return new Promise<RemotingCommand>((resolve, reject) => {
+      this.ctx.putMessageWithCallback(
+        msg,
+        'send',
+        (result) => {
+          let response: RemotingCommand;
+          try {
+            response = this.storedReply(request, msg, queueIdForReply, result);
+          } catch (e) {
+            reject(e);
+            return;
+          }
+          resolve(response);
+        },
+        reject,
+      );
+    });
+  }
+
+  /**
+   * Sets the CLUSTER property (Apache adds it to every sent message) and, when the client's
+   * properties text is what the stored record would hold anyway (its decoded Map encodes back to
+   * it, with or without the last separator the Java client leaves out), gives the record encoder
+   * that text plus the CLUSTER entry (MessageInner.encodedProperties / encodedPropertiesTail): the
+   * same stored bytes without serialising the Map again. The put hooks reset it when they change
+   * the properties.
+   */
+  private addClusterProperty(msg: MessageInner, propertiesText: string): void {
+    const clusterName = this.ctx.config.brokerClusterName;
+    let completion = this.clusterCompletion;
+    if (completion === null || this.clusterCompletionName !== clusterName) {
+      completion = new BatchPropertyCompletion(new Map(), MessageConst.CLUSTER, clusterName);
+      this.clusterCompletion = completion;
+      this.clusterCompletionName = clusterName;
+    }
+    const item = this.propertiesItem;
+    item.properties = msg.properties;
+    item.propertiesText = propertiesText;
+    msg.encodedProperties = completion.complete(item);
+    msg.encodedPropertiesTail = completion.tail;
+    item.properties = NO_PROPERTIES;
+    item.propertiesText = '';
+  }
+
+  /** The last topic name that passed validateTopic and isNotAllowedSendTopic (pure checks of the name). */
+  private lastSendableTopic: string | null = null;
+  private clusterCompletion: BatchPropertyCompletion | null = null;
+  private clusterCompletionName = '';
+  /** What addClusterProperty hands to BatchPropertyCompletion (reused: one synchronous use at a time). */
+  private readonly propertiesItem: BatchItem = { flag: 0, body: Buffer.alloc(0), properties: new Map(), propertiesText: '' };
+
+  /** A stored single send's answer (msgId, queueId, queueOffset, transactionId, recallHandle, MSG_REGION, TRACE_ON), or the put's refusal. */
+  private storedReply(request: RemotingCommand, msg: MessageInner, queueIdForReply: number, result: PutMessageResult): RemotingCommand {
     const mapped = mapPutResult(result);
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
     const a = result.appendResult!;
@@ -151,6 +223,24 @@ export class SendMessageProcessor {
     return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId: queueIdForReply, queueOffset: a.queueOffset, ...transactionIdOf(msg), ...(recallHandle ? { recallHandle } : {}) });
   }
 
+  /** A transactional half message (TRAN_MSG "true"): stored by the TransactionalMessageService. */
+  private async sendHalf(request: RemotingCommand, header: SendMessageRequestHeader, msg: MessageInner): Promise<RemotingCommand> {
+    msg.encodedProperties = undefined; // PGROUP may be added; the half message's properties are its own
+    msg.encodedPropertiesTail = undefined;
+    if (this.ctx.config.rejectTransactionMessage || !this.transactions) {
+      const why = this.ctx.config.rejectTransactionMessage ? 'is forbidden' : 'is not supported';
+      return this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${this.ctx.config.brokerName}] sending transaction message ${why}`);
+    }
+    // ali-ons never sets PGROUP; the check-back (code 39) needs the producer group.
+    if (!msg.properties.has(MessageConst.PGROUP)) msg.properties.set(MessageConst.PGROUP, header.producerGroup);
+    const queueIdForHalf = msg.queueId;
+    const { result } = await this.transactions.prepare(msg);
+    const mappedHalf = mapPutResult(result);
+    if (!mappedHalf.stored) return this.reply(request, mappedHalf.code, mappedHalf.remark);
+    const h = result.appendResult!;
+    return this.reply(request, mappedHalf.code, mappedHalf.remark, { msgId: h.msgId, queueId: queueIdForHalf, queueOffset: h.queueOffset, ...transactionIdOf(msg) });
+  }
+
   /**
    * Apache `msgCheck` plus the topic-length / body-size pre-checks of 5.x HookUtils (the limit
    * applies to the body as received). Also the checks of a reply message (ReplyMessageProcessor).
@@ -161,10 +251,14 @@ export class SendMessageProcessor {
     if (!PermName.isWriteable(cfg.brokerPermission)) {
       return { response: this.reply(request, ResponseCode.NO_PERMISSION, `the broker[${cfg.brokerIP1}] sending message is forbidden`) };
     }
-    const problem = validateTopic(topic);
-    if (problem) return { response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `illegal topic: ${problem}`) };
-    if (isNotAllowedSendTopic(topic)) {
-      return { response: this.reply(request, ResponseCode.NO_PERMISSION, `Sending message to topic[${topic}] is forbidden.`) };
+    if (topic !== this.lastSendableTopic) {
+      // both checks depend on the name only: a producer's next send to the same topic skips them
+      const problem = validateTopic(topic);
+      if (problem) return { response: this.reply(request, ResponseCode.MESSAGE_ILLEGAL, `illegal topic: ${problem}`) };
+      if (isNotAllowedSendTopic(topic)) {
+        return { response: this.reply(request, ResponseCode.NO_PERMISSION, `Sending message to topic[${topic}] is forbidden.`) };
+      }
+      this.lastSendableTopic = topic;
     }
     const bodyLength = request.body?.length ?? 0;
     if (bodyLength > cfg.maxMessageSize) {

@@ -41,7 +41,11 @@ export interface MappedPutResult {
   stored: boolean;
 }
 
+/** The answer of every stored PUT_OK (shared: the result is read, never changed). */
+const STORED_OK: Readonly<MappedPutResult> = Object.freeze({ code: ResponseCode.SUCCESS, remark: null, stored: true });
+
 export function mapPutResult(result: PutMessageResult): MappedPutResult {
+  if (result.status === 'PUT_OK' && result.appendResult !== undefined) return STORED_OK;
   const m = MAPPING[result.status] ?? MAPPING.UNKNOWN_ERROR;
   const stored = m.stored && result.appendResult !== undefined;
   const remark = m.code === ResponseCode.SUCCESS ? null : (result.remark ?? m.remark);

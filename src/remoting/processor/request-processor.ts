@@ -32,6 +32,23 @@ export interface RemotingChannel {
 export interface RequestContext {
   channel: RemotingChannel;
   request: RemotingCommand;
+  /**
+   * Set by the transport's dispatch (ProcessorTable): a handler may return null and answer later
+   * through it instead of returning a promise (no promise per request on a hot path). Absent when
+   * the handler is called some other way (a wrapper's rewritten request, a test): then the
+   * handler answers by what it returns.
+   */
+  respond?: Responder;
+}
+
+/**
+ * The later answer of a request whose handler returned null: exactly one call of `answer` (null:
+ * no reply) or `fail` (answered SYSTEM_ERROR with the error's message, as a throwing handler is),
+ * after which the dispatch treats it as it treats a returned answer (oneway rules, observer).
+ */
+export interface Responder {
+  answer(response: RemotingCommand | null): void;
+  fail(err: unknown): void;
 }
 
 /**

@@ -13,6 +13,7 @@
  */
 import type { ExtFieldValue, RemotingCommand } from './remoting-command.js';
 import { FrameError } from './frame-error.js';
+import { parseFlatStringObject } from './flat-json-object.js';
 
 /** Header JSON bytes for `cmd` (body not included). */
 export function encodeJsonHeader(cmd: RemotingCommand): Buffer {
@@ -279,13 +280,18 @@ export function decodeJavaClientHeader(buf: Buffer, body: Buffer | null, start: 
   q = readEnd - F_FLAG.length;
   // F_FLAG begins with the '}' that closes extFields
   if (q < extStart || !matchAt(buf, q, F_FLAG, end) || buf[extStart] !== 0x7b) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(buf.toString('utf8', extStart, q + 1));
-  } catch {
-    return null;
+  // a flat object of strings (every Java client's) straight from the bytes; anything else through JSON.parse
+  let extFields: Record<string, ExtFieldValue> | null = parseFlatStringObject(buf, extStart, q + 1);
+  if (extFields === null) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(buf.toString('utf8', extStart, q + 1));
+    } catch {
+      return null;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
+    extFields = extFieldsOf(parsed);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
   return {
     code,
     language: languageEnd - languageStart === 4 && matchAt(buf, languageStart, F_JAVA, end) ? 'JAVA' : buf.toString('latin1', languageStart, languageEnd),
@@ -293,7 +299,7 @@ export function decodeJavaClientHeader(buf: Buffer, body: Buffer | null, start: 
     opaque,
     flag,
     remark: null,
-    extFields: extFieldsOf(parsed),
+    extFields,
     serializeTypeCurrentRPC: 0,
     body,
   };

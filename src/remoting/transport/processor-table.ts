@@ -16,7 +16,7 @@
  *   handler so that a timed request costs no extra promise.
  */
 import type { Logger } from '../../common/logging/logger.js';
-import type { RemotingChannel, RequestHandler } from '../processor/request-processor.js';
+import type { RemotingChannel, RequestContext, RequestHandler, Responder } from '../processor/request-processor.js';
 import type { RemotingCommand } from '../protocol/remoting-command.js';
 import { RPC_TYPE_RESPONSE } from '../protocol/remoting-command.js';
 import { createResponseCommand, isOneway } from '../protocol/commands.js';
@@ -54,36 +54,85 @@ export class ProcessorTable {
     return this.handlers.has(code);
   }
 
-  /** Runs the handler for `request` and writes its reply. Never rejects. */
-  async dispatch(channel: RemotingChannel, request: RemotingCommand): Promise<void> {
+  /**
+   * Runs the handler for `request` and writes its reply. Never rejects. A handler that answers at
+   * once is answered synchronously; one that returns a promise is answered when it settles (no
+   * async function of its own: one promise per request less), and the promise returned here
+   * settles after that. A handler that returns null and answers later through its context's
+   * `respond` (RequestContext.respond) is answered when it calls it: the promise returned here
+   * may settle before that.
+   */
+  dispatch(channel: RemotingChannel, request: RemotingCommand): Promise<void> {
+    if (this.gate) return this.dispatchGated(channel, request);
     const oneway = isOneway(request);
     const handler = this.handlers.get(request.code);
     if (!handler) {
-      const remark = ` request type ${request.code} not supported`;
-      this.logger.warn(`${channel.remoteAddress}${remark}`);
-      if (!oneway) channel.send(createResponseCommand(request, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark));
+      this.notSupported(channel, request, oneway);
+      return DISPATCHED;
+    }
+    const rc = new PendingRequest(this, channel, request, oneway);
+    rc.t0 = this.observer ? performance.now() : 0;
+    let out: ReturnType<RequestHandler>;
+    try {
+      out = handler(rc);
+    } catch (e) {
+      this.failed(channel, request, oneway, rc.t0, e);
+      return DISPATCHED;
+    }
+    if (out instanceof Promise) {
+      return out.then(
+        (response) => this.answer(channel, request, oneway, rc.t0, response),
+        (e: unknown) => this.failed(channel, request, oneway, rc.t0, e),
+      );
+    }
+    this.answer(channel, request, oneway, rc.t0, out);
+    return DISPATCHED;
+  }
+
+  /** `dispatch` with a RequestGate: the gate's check first (it may wait), then the handler. */
+  private async dispatchGated(channel: RemotingChannel, request: RemotingCommand): Promise<void> {
+    const oneway = isOneway(request);
+    const handler = this.handlers.get(request.code);
+    if (!handler) {
+      this.notSupported(channel, request, oneway);
       return;
     }
     let response: RemotingCommand | null;
-    let t0 = 0; // > 0 once the handler was called with an observer set
+    const rc = new PendingRequest(this, channel, request, oneway); // rc.t0 > 0 once the handler was called with an observer set
     try {
-      if (this.gate) {
-        const refusal = await this.gate.check(channel, request);
-        if (refusal) {
-          if (!oneway) channel.send(createResponseCommand(request, refusal.code, refusal.remark));
-          return;
-        }
+      const refusal = await this.gate!.check(channel, request);
+      if (refusal) {
+        if (!oneway) channel.send(createResponseCommand(request, refusal.code, refusal.remark));
+        return;
       }
-      t0 = this.observer ? performance.now() : 0;
-      response = await handler({ channel, request });
-      if (this.observer && response) this.observer(request.code, response.code, performance.now() - t0, oneway);
+      rc.t0 = this.observer ? performance.now() : 0;
+      response = await handler(rc);
     } catch (e) {
-      if (this.observer && t0 > 0) this.observer(request.code, ResponseCode.SYSTEM_ERROR, performance.now() - t0, oneway);
-      const message = e instanceof Error ? e.message : String(e);
-      this.logger.warn(`processing ${requestCodeName(request.code)} from ${channel.remoteAddress} failed: ${message}`);
-      if (!oneway) channel.send(createResponseCommand(request, ResponseCode.SYSTEM_ERROR, message));
+      this.failed(channel, request, oneway, rc.t0, e);
       return;
     }
+    this.answer(channel, request, oneway, rc.t0, response);
+  }
+
+  private notSupported(channel: RemotingChannel, request: RemotingCommand, oneway: boolean): void {
+    const remark = ` request type ${request.code} not supported`;
+    this.logger.warn(`${channel.remoteAddress}${remark}`);
+    if (!oneway) channel.send(createResponseCommand(request, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark));
+  }
+
+  /** A handler threw (or its promise rejected): SYSTEM_ERROR with the error's message. `t0` > 0: the handler was timed. */
+  /** @internal PendingRequest's way in. */
+  failed(channel: RemotingChannel, request: RemotingCommand, oneway: boolean, t0: number, e: unknown): void {
+    if (this.observer && t0 > 0) this.observer(request.code, ResponseCode.SYSTEM_ERROR, performance.now() - t0, oneway);
+    const message = e instanceof Error ? e.message : String(e);
+    this.logger.warn(`processing ${requestCodeName(request.code)} from ${channel.remoteAddress} failed: ${message}`);
+    if (!oneway) channel.send(createResponseCommand(request, ResponseCode.SYSTEM_ERROR, message));
+  }
+
+  /** Writes a handler's answer (none when null or for a oneway request) and tells the observer. */
+  /** @internal PendingRequest's way in. */
+  answer(channel: RemotingChannel, request: RemotingCommand, oneway: boolean, t0: number, response: RemotingCommand | null): void {
+    if (this.observer && response && t0 > 0) this.observer(request.code, response.code, performance.now() - t0, oneway);
     if (!response) return;
     if (oneway) {
       // never written: its write hook (a pull reply's store body, read-cache leases) still runs once
@@ -107,3 +156,31 @@ export class ProcessorTable {
     });
   }
 }
+
+/**
+ * The context a dispatched handler gets: channel, request and, as its `respond`, itself — a
+ * handler that returned null answers through `answer` / `fail` later (RequestContext.respond).
+ */
+class PendingRequest implements RequestContext, Responder {
+  /** performance.now() when the handler was called with an observer set, else 0. */
+  t0 = 0;
+  readonly respond: Responder = this;
+
+  constructor(
+    private readonly table: ProcessorTable,
+    readonly channel: RemotingChannel,
+    readonly request: RemotingCommand,
+    private readonly oneway: boolean,
+  ) {}
+
+  answer(response: RemotingCommand | null): void {
+    this.table.answer(this.channel, this.request, this.oneway, this.t0, response);
+  }
+
+  fail(err: unknown): void {
+    this.table.failed(this.channel, this.request, this.oneway, this.t0, err);
+  }
+}
+
+/** What `dispatch` returns once it answered synchronously. */
+const DISPATCHED: Promise<void> = Promise.resolve();

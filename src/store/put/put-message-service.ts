@@ -48,7 +48,7 @@ import type { FlushManager, FlushStatus } from '../commitlog/flush-services.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { ReputMessageService } from '../dispatch/reput-message-service.js';
 import type { HandleHAResult } from '../ha/ha-service.js';
-import type { AppendResult, PreparedMessage, PutMessageResult, PutMessagesResult, PutMessageStatus, PutPreparedResult } from '../message-store.js';
+import type { AppendResult, PreparedMessage, PutMessageCallback, PutMessageFailure, PutMessageResult, PutMessagesResult, PutMessageStatus, PutPreparedResult } from '../message-store.js';
 import type { RunningFlags } from '../retention/running-flags.js';
 import type { StoreConfig } from '../store-config.js';
 import type { StoreState } from '../store-state.js';
@@ -76,11 +76,7 @@ export interface PutPathParts {
   logger: Logger;
 }
 
-/**
- * Told the outcome of `putMessageWithCallback`: the result and the message that was put (so a
- * caller needs no closure per message).
- */
-export type PutMessageCallback = (result: PutMessageResult, msg: MessageInner) => void;
+export type { PutMessageCallback, PutMessageFailure } from '../message-store.js';
 
 /**
  * A single put appended under ASYNC_FLUSH whose bytes wait for the segment's commit: told by
@@ -93,8 +89,10 @@ interface PendingPut {
   wait: boolean;
   done: (result: PutMessageResult, arg: never) => void;
   arg: unknown;
-  /** A promise caller's reject: an internal error after the commit (a bug) rejects its promise; null: thrown (an uncaught exception). */
+  /** A promise caller's reject: an internal error after the commit (a bug) rejects its promise. */
   reject: ((e: unknown) => void) | null;
+  /** A callback caller's `fail`, told such an error with `arg`; null with `reject`: thrown (an uncaught exception). */
+  fail: ((e: unknown, arg: never) => void) | null;
 }
 
 /** A PendingPut answered through a promise's resolve function (its `arg`). */
@@ -141,18 +139,20 @@ export class PutMessageService {
    * before this returns, when the outcome is known at once (a refusal; or no commit, flush or slave
    * ack to wait for), else later from the commit (a microtask after it) or the flush/slave wait.
    * Under ASYNC_FLUSH the puts of one event-loop turn share one commit waiter, so a put costs no
-   * promise. `done` must not throw (a throw from a later call is reported as an uncaught exception).
+   * promise. An internal error after the call returned goes to `fail(err, msg)` (without `fail`: an
+   * uncaught exception). `done` and `fail` must not throw.
    * @throws only what `putMessage` would reject with (an internal error; refusals are results).
    */
-  putMessageWithCallback(msg: MessageInner, done: PutMessageCallback): void {
+  putMessageWithCallback(msg: MessageInner, done: PutMessageCallback, fail?: PutMessageFailure): void {
     const out = this.putMessageNow(msg);
     if (out instanceof Promise) {
-      out.then((r) => done(r, msg));
+      out.then((r) => done(r, msg), fail ? (e: unknown) => fail(e, msg) : undefined);
       return;
     }
     if (isPendingPut(out)) {
       out.done = done;
       out.arg = msg;
+      out.fail = fail ?? null;
       return;
     }
     done(out, msg);
@@ -179,7 +179,7 @@ export class PutMessageService {
     // step 4 without a promise: one commit waiter entry is shared by the puts of the turn
     const f = commitLog.mfq.findMappedFileByOffset(nextOffset - 1);
     if (f === null) return this.afterCommit(r, nextOffset, wait); // deleted by retention meanwhile
-    const pending: PendingPut = { appendResult: r, nextOffset, wait, done: unanswered, arg: null, reject: null };
+    const pending: PendingPut = { appendResult: r, nextOffset, wait, done: unanswered, arg: null, reject: null, fail: null };
     return f.notifyWhenCommitted(nextOffset - f.fileFromOffset, this.onPutCommitted, pending) ? pending : this.afterCommit(r, nextOffset, wait);
   }
 
@@ -190,11 +190,12 @@ export class PutMessageService {
     try {
       out = commitError === null ? this.afterCommit(r, pending.nextOffset, pending.wait) : commitFailed(r, commitError);
     } catch (e) {
-      if (pending.reject === null) throw e;
-      pending.reject(e);
+      if (pending.reject !== null) pending.reject(e);
+      else if (pending.fail !== null) pending.fail(e, pending.arg as never);
+      else throw e;
       return;
     }
-    if (out instanceof Promise) out.then((res) => pending.done(res, pending.arg as never), pending.reject ?? undefined);
+    if (out instanceof Promise) out.then((res) => pending.done(res, pending.arg as never), pending.reject ?? (pending.fail === null ? undefined : (e: unknown) => pending.fail!(e, pending.arg as never)));
     else pending.done(out, pending.arg as never);
   };
 

@@ -19,6 +19,8 @@ import type {
   MessageArrivingListener,
   MessageFilter,
   MessageStore,
+  PutMessageCallback,
+  PutMessageFailure,
   PutMessageResult,
   PutMessagesResult,
   PutMessageStatus,
@@ -62,6 +64,17 @@ export class FakeMessageStore implements MessageStore {
       this.queues.set(key, q);
     }
     return q;
+  }
+
+  /** `putMessage` told through callbacks (as the real store: the broker's single sends use it); goes through `this.putMessage`, so a test replacing that sees these puts too. */
+  putMessageWithCallback(msg: MessageInner, done: PutMessageCallback, fail?: PutMessageFailure): void {
+    this.putMessage(msg).then(
+      (r) => done(r, msg),
+      (e: unknown) => {
+        if (!fail) throw e;
+        fail(e, msg);
+      },
+    );
   }
 
   async putMessage(msg: MessageInner): Promise<PutMessageResult> {
