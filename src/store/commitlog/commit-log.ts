@@ -225,6 +225,8 @@ export class CommitLog {
       logger: opts.logger,
       preallocate: true,
       asyncCommit: opts.asyncCommit ?? false,
+      // prepared blocks (appendPrepared) are written on the libuv pool, off this thread
+      asyncDirectWrites: true,
       prewrite: opts.prewrite ? { yieldToFlushesWithinMs: PREWRITE_YIELD_TO_FLUSHES_MS, ...opts.prewrite } : null,
       ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     });
