@@ -70,10 +70,16 @@ const TIMER_BLANK_SLOTS = 60;
 const ENQUEUE_BATCH = 256;
 const ENQUEUE_IDLE_MS = 100;
 const SCAN_GROUP = 'CID_SYS_RMQ_TIMER';
-/** Prepared deliveries are appended in blocks of at most this many records / bytes, this many blocks awaiting their flush at once. */
+/**
+ * Prepared deliveries are appended in blocks of at most this many records / bytes, this many
+ * blocks awaiting their commit/flush at once: they are appended and dispatched (consumable) at
+ * once, their CommitLog writes run on the libuv pool (MappedFile.appendDirect), so up to 64 MiB
+ * of the burst may be consumable ahead of the page cache (it is in memory, readers copy it from
+ * there); 4 made the event loop wait for the writes under load.
+ */
 const PREPARED_BLOCK_RECORDS = 4096;
 const PREPARED_BLOCK_BYTES = 4 * 1024 * 1024;
-const PREPARED_BLOCKS_IN_FLIGHT = 4;
+const PREPARED_BLOCKS_IN_FLIGHT = 16;
 /** Java Long.MAX_VALUE as Apache writes it into TIMER_ENQUEUE_MS for messages that never entered the wheel. */
 export const NEVER_ENQUEUED = '9223372036854775807';
 const STORED: ReadonlySet<PutMessageStatus> = new Set(['PUT_OK', 'FLUSH_DISK_TIMEOUT', 'FLUSH_SLAVE_TIMEOUT', 'SLAVE_NOT_AVAILABLE']);

@@ -270,9 +270,9 @@ test('putPreparedMessages: records carved back to back are written from their bl
 
 test('putPreparedMessages: records carved back to back are written from their block, byte-equal to single puts (SYNC_FLUSH, asynchronous commits)', () => carvedSameAsSinglePuts({ flushDiskType: 'SYNC_FLUSH', commitCommitLogAsync: true }));
 
-test('putPreparedMessages: a failed direct write stores the records before it, gives back the queue offsets of the rest and sets the write-error flag', async () => {
+test('putPreparedMessages: a failed direct write on the store thread (file system without pwriteAsync) stores the records before it, gives back the queue offsets of the rest and sets the write-error flag', async () => {
   const root = tempDir();
-  const fs = new FaultyFileSystem();
+  const fs = new FaultyFileSystem({ asyncWrites: false });
   // the second segment's first write is the block's second run
   fs.pathFault = (op, p) => (op === 'pwrite' && p.endsWith(String(BIG_SEGMENT).padStart(20, '0')) ? 'EIO' : null);
   try {
@@ -296,6 +296,44 @@ test('putPreparedMessages: a failed direct write stores the records before it, g
     assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), `U${r.appended - 1}`);
     // the write-error flag refuses puts while the CommitLog cannot be written
     assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'x' }))).status, 'SERVICE_NOT_AVAILABLE');
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('putPreparedMessages: direct runs are written on the libuv pool; a failed pool write answers FLUSH_DISK_TIMEOUT with every record appended and dispatched (readable from the block), refuses puts, and the next commit writes the bytes', async () => {
+  const root = tempDir();
+  const fs = new FaultyFileSystem();
+  try {
+    const cfg = smallConfig(root, { mappedFileSizeCommitLog: 4 * 1024 * 1024, mappedFileSizeConsumeQueue: 20 * 1000, maxIndexNum: 40_000 });
+    let store = await openStore(cfg, { fs });
+    await seed(store);
+    const msgs = manyMessages();
+    const calls0 = fs.pwriteAsyncCalls;
+    fs.pwriteErrorCode = 'EIO';
+    const prepared = prepareCarved(store, msgs);
+    const expected = prepared.map((p) => p.record); // views of the block: the append writes the position fields into them
+    const r = await store.putPreparedMessages(prepared);
+    assert.ok(fs.pwriteAsyncCalls > calls0, 'the run went to the pool');
+    assert.equal(r.status, 'FLUSH_DISK_TIMEOUT');
+    assert.match(r.remark ?? '', /page cache failed/);
+    assert.equal(r.appended, msgs.length);
+    await dispatched(store);
+    // consumable: read from the block in memory
+    const last = msgs.at(-1)!;
+    const got = await store.getMessage('g', last.topic, last.queueId, store.getMaxOffsetInQueue(last.topic, last.queueId) - 1, 1);
+    assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), `U${msgs.length - 1}`);
+    assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'x' }))).status, 'SERVICE_NOT_AVAILABLE', 'the write-error flag refuses puts');
+    fs.pwriteErrorCode = null;
+    const snapshot = expected.map((b) => Buffer.from(b));
+    await store.shutdown(); // flushes: the failed range is written again
+    store = await openStore(cfg, { fs: new FaultyFileSystem() });
+    for (const [i, m] of msgs.entries()) {
+      if (i % 37 !== 0 && i !== msgs.length - 1) continue;
+      const q = await readQueue(store, m.topic, m.queueId);
+      assert.ok(q.includes(snapshot[i]!.toString('hex')), `record ${i} is in the CommitLog after the restart, byte-equal`);
+    }
     await store.shutdown();
   } finally {
     removeDir(root);
