@@ -75,7 +75,7 @@ const SCAN_GROUP = 'CID_SYS_RMQ_TIMER';
  * blocks awaiting their commit/flush at once: they are appended and dispatched (consumable) at
  * once, their CommitLog writes run on the libuv pool (MappedFile.appendDirect), so up to 64 MiB
  * of the burst may be consumable ahead of the page cache (it is in memory, readers copy it from
- * there); 4 made the event loop wait for the writes under load.
+ * there). Before the writes left the event loop this was 4.
  */
 const PREPARED_BLOCK_RECORDS = 4096;
 const PREPARED_BLOCK_BYTES = 4 * 1024 * 1024;
