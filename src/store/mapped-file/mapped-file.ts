@@ -687,7 +687,12 @@ export class MappedFile extends ReferenceResource {
     if (this.gapEnd === this.committedPosition) this.commitError = null;
     this.recycleChunks();
     this.resolveWaiters();
-    if (this.available && !this.fdClosed && (this.wrotePosition > this.submittedPosition || this.gapEnd > this.committedPosition)) this.startCommit();
+    if (this.fdClosed) {
+      // closed (crash simulation) while this write ran: the bytes after it are never written
+      if (this.committedPosition < this.wrotePosition) this.failWaiters(this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`));
+      return;
+    }
+    if (this.available && (this.wrotePosition > this.submittedPosition || this.gapEnd > this.committedPosition)) this.startCommit();
   }
 
   /**

@@ -339,3 +339,50 @@ test('putPreparedMessages: direct runs are written on the libuv pool; a failed p
     removeDir(root);
   }
 });
+
+test('putPreparedMessages: a crash while the pool writes of a block are pending loses only a tail of whole records; every ConsumeQueue entry left points at its own record', async () => {
+  const root = tempDir();
+  try {
+    const cfg = smallConfig(root, { mappedFileSizeCommitLog: 8 * 1024 * 1024, mappedFileSizeConsumeQueue: 20 * 4000, maxIndexNum: 40_000 });
+    const fs = new FaultyFileSystem();
+    let store = await openStore(cfg, { fs });
+    await seed(store);
+    const base = store.getMaxPhyOffset();
+    // 2,000 records of ~1 KiB: ~2 MiB, three 1 MiB pool writes; the first is slow
+    const msgs = Array.from({ length: 2000 }, (_, i) => makeMessage({ topic: 'T1', queueId: i % 2, body: Buffer.alloc(1000, 0x41 + (i % 26)), keys: `K${i}`, properties: { UNIQ_KEY: `U${i}` } }));
+    const block = Buffer.alloc(4 * 1024 * 1024);
+    let used = 0;
+    const prepared = msgs.map((m) => {
+      const p = store.prepareMessage(m, (n) => block.subarray(used, (used += n)));
+      assert.ok('record' in p);
+      return p as PreparedMessage;
+    });
+    fs.pwriteAsyncDelayMs = 300;
+    const put = store.putPreparedMessages(prepared);
+    await new Promise((r) => setTimeout(r, 50)); // appended and dispatched, the first piece in flight
+    assert.equal(store.getMaxOffsetInQueue('T1', 0), 1 + 1000, 'dispatched before the writes completed');
+    const got = await store.getMessage('g', 'T1', 1, 999, 1);
+    assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), 'U1999', 'readable from the block before it is in the file');
+    store.closeAbruptly({ commitPending: false }); // the piece in flight is in the OS's hands; the rest is lost
+    await put.catch(() => undefined);
+    store = await openStore(cfg, { fs: new FaultyFileSystem() });
+    const end = store.getMaxPhyOffset();
+    const sizes = prepared.map((p) => p.record.length);
+    let k = 0;
+    for (let at = base; at < end; k++) at += sizes[k]!;
+    assert.ok(k > 0 && k < 2000, `recovered ${k} whole records of the block`);
+    assert.equal(end, base + sizes.slice(0, k).reduce((a, b) => a + b, 0), 'the CommitLog ends at a record boundary');
+    for (const q of [0, 1]) {
+      const n = store.getMaxOffsetInQueue('T1', q);
+      const seeded = q === 0 ? 1 : 0;
+      assert.equal(n - seeded, msgs.slice(0, k).filter((m) => m.queueId === q).length, `queue ${q} holds entries of the recovered records only`);
+      const last = await store.getMessage('g', 'T1', q, n - 1, 1);
+      const expect = [...msgs.slice(0, k).entries()].filter(([, m]) => m.queueId === q).at(-1)![0];
+      assert.equal(decodeRecord(last.messages[0]!).properties.get('UNIQ_KEY'), `U${expect}`);
+    }
+    assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'after' }))).status, 'PUT_OK');
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
