@@ -143,20 +143,28 @@ interface SamplingNode {
 }
 
 /** Garbage collections (count, ms) while observed. */
-function observeGc(): { stop: () => { count: number; ms: number } } {
+function observeGc(): { stop: () => { count: number; ms: number; byKind: Record<string, { count: number; ms: number }> } } {
   let count = 0;
   let ms = 0;
+  // perf_hooks NODE_PERFORMANCE_GC_* kinds
+  const kinds: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' };
+  const byKind: Record<string, { count: number; ms: number }> = {};
   const obs = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       count++;
       ms += e.duration;
+      const kind = kinds[(e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? 'other';
+      const k = (byKind[kind] ??= { count: 0, ms: 0 });
+      k.count++;
+      k.ms += e.duration;
     }
   });
   obs.observe({ entryTypes: ['gc'] });
   return {
     stop: () => {
       obs.disconnect();
-      return { count, ms: Math.round(ms) };
+      for (const k of Object.values(byKind)) k.ms = Math.round(k.ms);
+      return { count, ms: Math.round(ms), byKind };
     },
   };
 }

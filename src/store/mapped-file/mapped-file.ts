@@ -84,9 +84,27 @@ export const WRITE_THROUGH_PIECE_BYTES = 256 * 1024;
 const DEFAULT_COMMIT_THRESHOLD_BYTES = 256 * 1024;
 /**
  * Largest single asynchronous write of bytes handed over by `appendDirect` (asyncDirectWrites):
- * a 4 MiB block goes to the libuv pool in pieces of this size, one at a time.
+ * a foreign chunk (up to a 4 MiB block) goes to the libuv pool as pieces of this size, all
+ * submitted at once (no event-loop turn between them; one at a time made the writes wait for
+ * the event loop, which was busy with the next block).
  */
 export const DIRECT_WRITE_PIECE_BYTES = 1024 * 1024;
+
+/**
+ * Writes [off, off+len) of `buf` at `pos` as pieces of at most DIRECT_WRITE_PIECE_BYTES submitted
+ * together; settles once every piece settled (never while one still runs on the fd), rejecting
+ * with the first error.
+ */
+async function writePieces(write: NonNullable<FileSystem['pwriteAsync']>, fd: number, buf: Buffer, off: number, len: number, pos: number): Promise<void> {
+  if (len <= DIRECT_WRITE_PIECE_BYTES) {
+    await write(fd, buf, off, len, pos);
+    return;
+  }
+  const pieces: Promise<number>[] = [];
+  for (let done = 0; done < len; done += DIRECT_WRITE_PIECE_BYTES) pieces.push(write(fd, buf, off + done, Math.min(DIRECT_WRITE_PIECE_BYTES, len - done), pos + done));
+  const settled = await Promise.allSettled(pieces);
+  for (const r of settled) if (r.status === 'rejected') throw r.reason;
+}
 
 /**
  * One write buffer: holds the file's bytes [base, end) at buf[0, end - base). A `foreign` chunk
@@ -657,8 +675,7 @@ export class MappedFile extends ReferenceResource {
     const write = c.foreign === true ? (this.directWrite ?? this.asyncWrite) : this.asyncWrite;
     if (write === null) return; // (tryCommit above wrote the buffered bytes before the first foreign chunk)
     to = Math.min(to, c.end);
-    if (c.foreign === true) to = Math.min(to, from + DIRECT_WRITE_PIECE_BYTES);
-    else if (c === this.chunks[this.chunks.length - 1]) {
+    if (c.foreign !== true && c === this.chunks[this.chunks.length - 1]) {
       // double buffering: appends go on in another buffer, from its start (cache-resident)
       this.chunks.push({ buf: this.spareBuffer ?? Buffer.allocUnsafe(this.writeBufferBytes), base: this.wrotePosition, end: this.wrotePosition });
       this.spareBuffer = null;
@@ -668,7 +685,7 @@ export class MappedFile extends ReferenceResource {
       this.gapEnd = to;
     }
     this.flightChunk = c;
-    this.onFd((fd) => write(fd, c.buf, from - c.base, to - from, from)).then(
+    this.onFd<unknown>((fd) => (c.foreign === true ? writePieces(write, fd, c.buf, from - c.base, to - from, from) : write(fd, c.buf, from - c.base, to - from, from))).then(
       () => this.writeDone(to, null),
       (e: unknown) => this.writeDone(to, e instanceof Error ? e : new Error(String(e))),
     );

@@ -340,7 +340,7 @@ test('putPreparedMessages: direct runs are written on the libuv pool; a failed p
   }
 });
 
-test('putPreparedMessages: a crash while the pool writes of a block are pending loses only a tail of whole records; every ConsumeQueue entry left points at its own record', async () => {
+test('putPreparedMessages: a crash while the pool writes of two blocks are pending (the first in flight, the second waiting behind it) loses exactly the second; every ConsumeQueue entry left points at its own record', async () => {
   const root = tempDir();
   try {
     const cfg = smallConfig(root, { mappedFileSizeCommitLog: 8 * 1024 * 1024, mappedFileSizeConsumeQueue: 20 * 4000, maxIndexNum: 40_000 });
@@ -348,7 +348,7 @@ test('putPreparedMessages: a crash while the pool writes of a block are pending 
     let store = await openStore(cfg, { fs });
     await seed(store);
     const base = store.getMaxPhyOffset();
-    // 2,000 records of ~1 KiB: ~2 MiB, three 1 MiB pool writes; the first is slow
+    // 2,000 records of ~1 KiB in two blocks of ~1 MiB; the pool writes are slow
     const msgs = Array.from({ length: 2000 }, (_, i) => makeMessage({ topic: 'T1', queueId: i % 2, body: Buffer.alloc(1000, 0x41 + (i % 26)), keys: `K${i}`, properties: { UNIQ_KEY: `U${i}` } }));
     const block = Buffer.alloc(4 * 1024 * 1024);
     let used = 0;
@@ -358,19 +358,20 @@ test('putPreparedMessages: a crash while the pool writes of a block are pending 
       return p as PreparedMessage;
     });
     fs.pwriteAsyncDelayMs = 300;
-    const put = store.putPreparedMessages(prepared);
-    await new Promise((r) => setTimeout(r, 50)); // appended and dispatched, the first piece in flight
+    const puts = [store.putPreparedMessages(prepared.slice(0, 1000)), store.putPreparedMessages(prepared.slice(1000))];
+    await new Promise((r) => setTimeout(r, 50)); // both appended and dispatched, the first block's write in flight
     assert.equal(store.getMaxOffsetInQueue('T1', 0), 1 + 1000, 'dispatched before the writes completed');
     const got = await store.getMessage('g', 'T1', 1, 999, 1);
     assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), 'U1999', 'readable from the block before it is in the file');
-    store.closeAbruptly({ commitPending: false }); // the piece in flight is in the OS's hands; the rest is lost
-    await put.catch(() => undefined);
+    store.closeAbruptly({ commitPending: false }); // the write in flight is in the OS's hands; the second block is lost
+    const answers = await Promise.all(puts);
+    assert.notEqual(answers[1]!.status, 'PUT_OK', 'the second block was never written: not answered PUT_OK');
     store = await openStore(cfg, { fs: new FaultyFileSystem() });
     const end = store.getMaxPhyOffset();
     const sizes = prepared.map((p) => p.record.length);
     let k = 0;
     for (let at = base; at < end; k++) at += sizes[k]!;
-    assert.ok(k > 0 && k < 2000, `recovered ${k} whole records of the block`);
+    assert.equal(k, 1000, 'the first block is recovered whole, nothing of the second');
     assert.equal(end, base + sizes.slice(0, k).reduce((a, b) => a + b, 0), 'the CommitLog ends at a record boundary');
     for (const q of [0, 1]) {
       const n = store.getMaxOffsetInQueue('T1', q);
