@@ -91,6 +91,26 @@ const DEFAULT_COMMIT_THRESHOLD_BYTES = 256 * 1024;
 export const DIRECT_WRITE_PIECE_BYTES = 1024 * 1024;
 
 /**
+ * Writes the file range [from, to) held by `group` (consecutive foreign chunks) with writePieces
+ * per chunk, all submitted at once; settles once all settled, rejecting with the first error.
+ */
+async function writeGroup(write: NonNullable<FileSystem['pwriteAsync']>, fd: number, group: readonly WriteChunk[], from: number, to: number): Promise<void> {
+  if (group.length === 1) {
+    const c = group[0]!;
+    await writePieces(write, fd, c.buf, from - c.base, to - from, from);
+    return;
+  }
+  const parts: Promise<void>[] = [];
+  for (const c of group) {
+    const a = Math.max(from, c.base);
+    const b = Math.min(to, c.end);
+    if (b > a) parts.push(writePieces(write, fd, c.buf, a - c.base, b - a, a));
+  }
+  const settled = await Promise.allSettled(parts);
+  for (const r of settled) if (r.status === 'rejected') throw r.reason;
+}
+
+/**
  * Writes [off, off+len) of `buf` at `pos` as pieces of at most DIRECT_WRITE_PIECE_BYTES submitted
  * together; settles once every piece settled (never while one still runs on the fd), rejecting
  * with the first error.
@@ -163,6 +183,8 @@ export class MappedFile extends ReferenceResource {
   private spareBuffer: Buffer | null = null;
   /** The chunk whose bytes the asynchronous write in flight reads (null: none in flight). */
   private flightChunk: WriteChunk | null = null;
+  /** Every chunk the write in flight reads, in position order (flightChunk first; several only for consecutive foreign chunks). */
+  private flightChunks: WriteChunk[] = [];
   /** In position order; only the last group takes new callers (see notifyWhenCommitted). */
   private commitWaiters: CommitWaiterGroup[] = [];
   /** Settled groups whose listeners are called on the next microtask (never inside a commit: a listener may append). */
@@ -483,7 +505,7 @@ export class MappedFile extends ReferenceResource {
     this.submittedPosition = this.fileSize;
     this.normalize();
     // a full file never buffers again: only the buffer of a write in flight is kept
-    this.chunks = this.flightChunk ? [this.flightChunk] : [];
+    this.chunks = this.flightChunk ? [...this.flightChunks] : [];
     this.spareBuffer = null;
   }
 
@@ -674,26 +696,47 @@ export class MappedFile extends ReferenceResource {
     // foreign chunks (appendDirect) always go to the pool; buffered bytes only with asyncCommit
     const write = c.foreign === true ? (this.directWrite ?? this.asyncWrite) : this.asyncWrite;
     if (write === null) return; // (tryCommit above wrote the buffered bytes before the first foreign chunk)
-    to = Math.min(to, c.end);
-    if (c.foreign !== true && c === this.chunks[this.chunks.length - 1]) {
-      // double buffering: appends go on in another buffer, from its start (cache-resident)
-      this.chunks.push({ buf: this.spareBuffer ?? Buffer.allocUnsafe(this.writeBufferBytes), base: this.wrotePosition, end: this.wrotePosition });
-      this.spareBuffer = null;
+    const group = [c];
+    if (c.foreign === true) {
+      // the foreign chunks that follow it back to back go in the same write: the pool goes on
+      // from one to the next without waiting for an event-loop turn
+      const limit = to;
+      to = Math.min(limit, c.end);
+      for (let k = this.chunks.indexOf(c) + 1; k < this.chunks.length && to < limit; k++) {
+        const n = this.chunks[k]!;
+        if (n.foreign !== true || n.base !== to) break;
+        group.push(n);
+        to = Math.min(limit, n.end);
+      }
+    } else {
+      to = Math.min(to, c.end);
+      if (c === this.chunks[this.chunks.length - 1]) {
+        // double buffering: appends go on in another buffer, from its start (cache-resident)
+        this.chunks.push({ buf: this.spareBuffer ?? Buffer.allocUnsafe(this.writeBufferBytes), base: this.wrotePosition, end: this.wrotePosition });
+        this.spareBuffer = null;
+      }
     }
     if (from === this.submittedPosition) {
       this.submittedPosition = to;
       this.gapEnd = to;
     }
     this.flightChunk = c;
-    this.onFd<unknown>((fd) => (c.foreign === true ? writePieces(write, fd, c.buf, from - c.base, to - from, from) : write(fd, c.buf, from - c.base, to - from, from))).then(
-      () => this.writeDone(to, null),
-      (e: unknown) => this.writeDone(to, e instanceof Error ? e : new Error(String(e))),
+    this.flightChunks = group;
+    const end = to;
+    const op =
+      c.foreign === true
+        ? (fd: number): Promise<unknown> => writeGroup(write, fd, group, from, end)
+        : (fd: number): Promise<unknown> => write(fd, c.buf, from - c.base, end - from, from);
+    this.onFd<unknown>(op).then(
+      () => this.writeDone(end, null),
+      (e: unknown) => this.writeDone(end, e instanceof Error ? e : new Error(String(e))),
     );
   }
 
   /** Completion of the asynchronous write of [committed, to). */
   private writeDone(to: number, err: Error | null): void {
     this.flightChunk = null;
+    this.flightChunks = [];
     if (err !== null) {
       this.commitError = err;
       this.failWaiters(err);
@@ -1047,8 +1090,13 @@ export class MappedFile extends ReferenceResource {
    */
   closeAbruptly(commitPending: boolean): void {
     try {
-      const f = this.flightChunk;
-      if (f !== null && !this.fdClosed) this.fs.pwrite(this.fd, f.buf, this.committedPosition - f.base, Math.min(this.gapEnd, f.end) - this.committedPosition, this.committedPosition);
+      if (this.flightChunk !== null && !this.fdClosed) {
+        for (const f of this.flightChunks) {
+          const from = Math.max(this.committedPosition, f.base);
+          const to = Math.min(this.gapEnd, f.end);
+          if (to > from) this.fs.pwrite(this.fd, f.buf, from - f.base, to - from, from);
+        }
+      }
       if (commitPending) this.commitNow();
     } catch {
       // the bytes never reached the page cache: lost with the process
@@ -1066,7 +1114,7 @@ export class MappedFile extends ReferenceResource {
   private closeFd(): void {
     if (this.fdClosed) return;
     this.fdClosed = true;
-    this.chunks = this.flightChunk ? [this.flightChunk] : [];
+    this.chunks = this.flightChunk ? [...this.flightChunks] : [];
     this.spareBuffer = null;
     if (this.flightChunk === null) this.failWaiters(this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`));
     if (this.asyncOps > 0) {

@@ -249,9 +249,16 @@ test('appendDirect with asyncDirectWrites: the source is written on the pool in 
     ffs.pwriteAsyncDelayMs = 30;
     const writes: Array<{ len: number; pos: number; async: boolean }> = [];
     const realAsync = ffs.pwriteAsync!;
-    ffs.pwriteAsync = (fd, buf, off, len, pos) => {
+    let running = 0;
+    let maxRunning = 0;
+    ffs.pwriteAsync = async (fd, buf, off, len, pos) => {
       writes.push({ len, pos, async: true });
-      return realAsync(fd, buf, off, len, pos);
+      maxRunning = Math.max(maxRunning, ++running);
+      try {
+        return await realAsync(fd, buf, off, len, pos);
+      } finally {
+        running--;
+      }
     };
     const realSync = ffs.pwrite.bind(ffs);
     ffs.pwrite = (fd, buf, off, len, pos) => {
@@ -308,21 +315,40 @@ test('appendDirect with asyncDirectWrites: the source is written on the pool in 
     block.fill(0); // handed over, but its bytes are in the file now: readers read the file
     assert.ok(mf.read(100, len)!.equals(blockCopy.subarray(1000)));
 
+    // foreign chunks waiting behind a write in flight go to the pool together when it completes
+    writes.length = 0;
+    maxRunning = 0;
+    const parts = [0x31, 0x32, 0x33].map((b) => Buffer.alloc(100_000, b));
+    for (const part of parts) mf.appendDirect(part);
+    const groupEnd = end + 300_000;
+    assert.equal(await mf.whenCommitted(groupEnd), null);
+    assert.deepEqual(
+      writes.map((w) => [w.pos, w.len, w.async]),
+      [
+        [end, 100_000, true],
+        [end + 100_000, 100_000, true],
+        [end + 200_000, 100_000, true],
+      ],
+    );
+    assert.equal(maxRunning, 2, 'the second and third chunk were written together, after the first');
+    assert.ok(onDisk(end, 300_000).equals(Buffer.concat(parts)));
+    const afterGroup = groupEnd;
+
     // a failed pool write: commit waiters get the error, the bytes stay readable, the next commit writes them
     writes.length = 0;
     ffs.pwriteErrorCode = 'EIO';
     const block2 = Buffer.alloc(70_000, 0x5a);
     mf.appendDirect(block2);
-    const end2 = end + block2.length;
+    const end2 = afterGroup + block2.length;
     const err = await mf.whenCommitted(end2);
     assert.match(String(err), /EIO/);
     assert.match(String(mf.commitError), /EIO/);
-    assert.equal(mf.getCommittedPosition(), end);
-    assert.ok(mf.read(end, block2.length)!.equals(Buffer.alloc(70_000, 0x5a)));
+    assert.equal(mf.getCommittedPosition(), afterGroup);
+    assert.ok(mf.read(afterGroup, block2.length)!.equals(Buffer.alloc(70_000, 0x5a)));
     ffs.pwriteErrorCode = null;
     assert.equal(await mf.flush(0), end2, 'the flush writes the failed range again, then forces it');
     assert.equal(mf.commitError, null);
-    assert.ok(onDisk(end, block2.length).equals(Buffer.alloc(70_000, 0x5a)));
+    assert.ok(onDisk(afterGroup, block2.length).equals(Buffer.alloc(70_000, 0x5a)));
     mf.shutdown(0);
   } finally {
     removeDir(dir);

@@ -378,7 +378,7 @@ test('putPreparedMessages: a crash while the pool writes of two blocks are pendi
       const seeded = q === 0 ? 1 : 0;
       assert.equal(n - seeded, msgs.slice(0, k).filter((m) => m.queueId === q).length, `queue ${q} holds entries of the recovered records only`);
       const last = await store.getMessage('g', 'T1', q, n - 1, 1);
-      const expect = [...msgs.slice(0, k).entries()].filter(([, m]) => m.queueId === q).at(-1)![0];
+      const expect: number = [...msgs.slice(0, k).entries()].filter(([, m]) => m.queueId === q).at(-1)![0];
       assert.equal(decodeRecord(last.messages[0]!).properties.get('UNIQ_KEY'), `U${expect}`);
     }
     assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'after' }))).status, 'PUT_OK');
