@@ -36,6 +36,7 @@ import type {
   MessageArrivingListener,
   MessageFilter,
   MessageStore,
+  PreparedColumns,
   PreparedMessage,
   PutMessageResult,
   PutMessageStatus,
@@ -152,7 +153,7 @@ export class DefaultMessageStore implements MessageStore {
     return this.c.commitLog.prepare(msg, alloc);
   }
 
-  putPreparedMessages(records: readonly PreparedMessage[]): Promise<PutPreparedResult> {
+  putPreparedMessages(records: readonly PreparedMessage[] | PreparedColumns): Promise<PutPreparedResult> {
     return this.putPath.putPrepared(records);
   }
 

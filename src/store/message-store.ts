@@ -87,6 +87,52 @@ export interface PreparedMessage {
 }
 
 /**
+ * Prepared records as columns, for `putPreparedMessages` without an object per record (the timer
+ * service's PrefetchedItems rows: a million-timer burst made a PreparedMessage per delivery).
+ * Record `k` of the `count` appended, in order, is row `rows[k]` of the columns, with the meaning
+ * of the PreparedMessage field of the same name (`wait`: 1 unless the WAIT property is "false";
+ * `properties`: the DELAY-deciding properties of a schedule-topic record, else absent). The store
+ * reads the columns only during the call, synchronously; the records' bytes are handed over
+ * as with PreparedMessage (the append writes the position fields into them and may write them to
+ * the file from there after the call returned: they must not change again).
+ */
+export interface PreparedColumns {
+  readonly count: number;
+  readonly rows: ArrayLike<number>;
+  readonly view: ArrayLike<Buffer | null>;
+  readonly topic: ArrayLike<string>;
+  readonly queueId: ArrayLike<number>;
+  readonly sysFlag: ArrayLike<number>;
+  readonly bornTimestamp: ArrayLike<number>;
+  readonly tags: ArrayLike<string | undefined>;
+  readonly keys: ArrayLike<string>;
+  readonly uniqKey: ArrayLike<string | null>;
+  readonly wait: ArrayLike<number>;
+  readonly properties?: ArrayLike<Map<string, string> | undefined>;
+}
+
+/** The columns of PreparedMessages (one row each, in order). */
+export function preparedColumnsOf(records: readonly PreparedMessage[]): PreparedColumns {
+  const n = records.length;
+  const rows = new Int32Array(n);
+  for (let k = 0; k < n; k++) rows[k] = k;
+  return {
+    count: n,
+    rows,
+    view: records.map((r) => r.record),
+    topic: records.map((r) => r.topic),
+    queueId: records.map((r) => r.queueId),
+    sysFlag: records.map((r) => r.sysFlag),
+    bornTimestamp: records.map((r) => r.bornTimestamp),
+    tags: records.map((r) => r.tags),
+    keys: records.map((r) => r.keys),
+    uniqKey: records.map((r) => r.uniqKey),
+    wait: records.map((r) => (r.waitStoreMsgOK ? 1 : 0)),
+    properties: records.map((r) => r.properties),
+  };
+}
+
+/**
  * Result of `putPreparedMessages`: the first `appended` records were stored (consecutive from
  * `wroteOffset`, `wroteBytes` in all, end-of-file fillers included, all with `storeTimestamp`).
  * `status` is PUT_OK (or a flush/slave wait status such as FLUSH_DISK_TIMEOUT) when every record
@@ -243,7 +289,7 @@ export interface MessageStore {
    * store timestamp, one dispatch (ConsumeQueue, index, arriving listener) and one flush / slave
    * wait (skipped when every record's WAIT is "false") for the block. Optional.
    */
-  putPreparedMessages?(records: readonly PreparedMessage[]): Promise<PutPreparedResult>;
+  putPreparedMessages?(records: readonly PreparedMessage[] | PreparedColumns): Promise<PutPreparedResult>;
   /**
    * Pull path, see store-format.md §7 for statuses and nextBeginOffset rules. With `lend`
    * (stores that support it; others ignore it) records may come as views (GetMessageResult

@@ -13,11 +13,11 @@
  * absent KEYS is the shared ''. `release(i)` forgets a row's record; a block no row of this table
  * uses any more is dropped from it (the GC frees it when no other table holds it either).
  *
- * Rows are built by `appendUnits` (a walk of the slot) and prepared by `setPrepared`;
- * `preparedMessage(i)` makes the PreparedMessage the store appends (a short-lived object built per
- * block at due time).
+ * Rows are built by `appendUnits` (a walk of the slot) and prepared by `setPrepared`; at due
+ * time `stamp(i)` writes the delivery time into a row's record and `columns(rows)` hands a block
+ * of rows to the store (MessageStore.putPreparedMessages with PreparedColumns: no object per row).
  */
-import type { PreparedMessage } from '../../store/message-store.js';
+import type { PreparedColumns, PreparedMessage } from '../../store/message-store.js';
 import type { TimerUnit } from '../../store/timer/timer-unit.js';
 
 /** Heap held per row (the typed-array columns and string slots), bytes; for the prefetch budget. */
@@ -189,16 +189,45 @@ export class PrefetchedItems {
 
   /**
    * Writes `nowDigits` (the delivery time's decimal digits, latin1) over the TIMER_DEQUEUE_MS
-   * placeholder of prepared row `i` and returns the PreparedMessage to append; null when the
-   * digit count differs (deliver it the usual way).
+   * placeholder of prepared row `i`; false when the digit count differs or the row has no
+   * record (deliver it the usual way). The row is then appended as it is, straight from the
+   * columns (`columns`).
    */
-  preparedMessage(i: number, nowDigits: Uint8Array): PreparedMessage | null {
-    const buf = this.blocks[this.block[i]!];
+  stamp(i: number, nowDigits: Uint8Array): boolean {
+    const b = this.block[i]!;
+    const buf = b < 0 ? null : this.blocks[b];
     const n = nowDigits.length;
-    if (!buf || n !== this.stampLen) return null;
-    const at = this.at[i]!;
-    const d = at + this.stampAt[i]!;
+    if (!buf || n !== this.stampLen || this.view[i] === null) return false;
+    const d = this.at[i]! + this.stampAt[i]!;
     for (let k = 0; k < n; k++) buf[d + k] = nowDigits[k]!;
+    return true;
+  }
+
+  /**
+   * Rows `rows[0..count)` (stamped, with their record) as the store's PreparedColumns: no object
+   * per row (read by putPreparedMessages during its call only).
+   */
+  columns(rows: Int32Array, count: number): PreparedColumns {
+    return {
+      count,
+      rows,
+      view: this.view,
+      topic: this.topic,
+      queueId: this.queueId,
+      sysFlag: this.sysFlag,
+      bornTimestamp: this.bornTimestamp,
+      tags: this.tags,
+      keys: this.keys,
+      uniqKey: this.uniqKey,
+      wait: this.wait,
+    };
+  }
+
+  /** preparedMessage of stamped row `i` (tests and diagnostics; delivery uses `columns`). */
+  preparedMessage(i: number, nowDigits: Uint8Array): PreparedMessage | null {
+    if (!this.stamp(i, nowDigits)) return null;
+    const buf = this.blocks[this.block[i]!]!;
+    const at = this.at[i]!;
     return {
       record: this.view[i] ?? buf.subarray(at, at + this.size[i]!),
       topic: this.topic[i]!,

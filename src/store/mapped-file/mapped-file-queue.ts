@@ -28,6 +28,8 @@ export interface MappedFileQueueOptions {
   commitThresholdBytes?: number;
   /** Commit with asynchronous writes on the libuv pool (MappedFileOptions.asyncCommit). Default false. */
   asyncCommit?: boolean;
+  /** appendDirect writes on the libuv pool (MappedFileOptions.asyncDirectWrites). Default false. */
+  asyncDirectWrites?: boolean;
   /** Pre-create the next segment in the background (CommitLog). */
   preallocate?: boolean;
   /** With `preallocate`: also pre-write it with zeros (warmMapedFileEnable). */
@@ -70,6 +72,7 @@ export class MappedFileQueue {
       ...(opts.writeBufferBytes !== undefined ? { writeBufferBytes: opts.writeBufferBytes } : {}),
       ...(opts.commitThresholdBytes !== undefined ? { commitThresholdBytes: opts.commitThresholdBytes } : {}),
       ...(opts.asyncCommit !== undefined ? { asyncCommit: opts.asyncCommit } : {}),
+      ...(opts.asyncDirectWrites !== undefined ? { asyncDirectWrites: opts.asyncDirectWrites } : {}),
       ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     };
     const clock = this.clock;

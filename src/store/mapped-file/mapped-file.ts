@@ -62,6 +62,12 @@ export interface MappedFileOptions {
    */
   asyncCommit?: boolean;
   /**
+   * `appendDirect` hands its bytes to asynchronous positional writes on the libuv pool
+   * (`fs.pwriteAsync`; ignored when the file system has none) instead of writing them on the
+   * calling thread, whatever `asyncCommit` says (see `appendDirect`). Default false.
+   */
+  asyncDirectWrites?: boolean;
+  /**
    * Told once, synchronously, when an fdatasync/fsync of the file fails (fsyncgate: the file is
    * then sync-failed for good, see `getSyncFailure`).
    */
@@ -76,12 +82,60 @@ const DEFAULT_WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
  */
 export const WRITE_THROUGH_PIECE_BYTES = 256 * 1024;
 const DEFAULT_COMMIT_THRESHOLD_BYTES = 256 * 1024;
+/**
+ * Largest single asynchronous write of bytes handed over by `appendDirect` (asyncDirectWrites):
+ * a foreign chunk (up to a 4 MiB block) goes to the libuv pool as pieces of this size, all
+ * submitted at once (no event-loop turn between them; one at a time made the writes wait for
+ * the event loop, which was busy with the next block).
+ */
+export const DIRECT_WRITE_PIECE_BYTES = 1024 * 1024;
 
-/** One write buffer: holds the file's bytes [base, end) at buf[0, end - base). */
+/**
+ * Writes the file range [from, to) held by `group` (consecutive foreign chunks) with writePieces
+ * per chunk, all submitted at once; settles once all settled, rejecting with the first error.
+ */
+async function writeGroup(write: NonNullable<FileSystem['pwriteAsync']>, fd: number, group: readonly WriteChunk[], from: number, to: number): Promise<void> {
+  if (group.length === 1) {
+    const c = group[0]!;
+    await writePieces(write, fd, c.buf, from - c.base, to - from, from);
+    return;
+  }
+  const parts: Promise<void>[] = [];
+  for (const c of group) {
+    const a = Math.max(from, c.base);
+    const b = Math.min(to, c.end);
+    if (b > a) parts.push(writePieces(write, fd, c.buf, a - c.base, b - a, a));
+  }
+  const settled = await Promise.allSettled(parts);
+  for (const r of settled) if (r.status === 'rejected') throw r.reason;
+}
+
+/**
+ * Writes [off, off+len) of `buf` at `pos` as pieces of at most DIRECT_WRITE_PIECE_BYTES submitted
+ * together; settles once every piece settled (never while one still runs on the fd), rejecting
+ * with the first error.
+ */
+async function writePieces(write: NonNullable<FileSystem['pwriteAsync']>, fd: number, buf: Buffer, off: number, len: number, pos: number): Promise<void> {
+  if (len <= DIRECT_WRITE_PIECE_BYTES) {
+    await write(fd, buf, off, len, pos);
+    return;
+  }
+  const pieces: Promise<number>[] = [];
+  for (let done = 0; done < len; done += DIRECT_WRITE_PIECE_BYTES) pieces.push(write(fd, buf, off + done, Math.min(DIRECT_WRITE_PIECE_BYTES, len - done), pos + done));
+  const settled = await Promise.allSettled(pieces);
+  for (const r of settled) if (r.status === 'rejected') throw r.reason;
+}
+
+/**
+ * One write buffer: holds the file's bytes [base, end) at buf[0, end - base). A `foreign` chunk
+ * is the caller's memory handed over by `appendDirect` (asyncDirectWrites): read from and written
+ * out, never appended into, reused or recycled; dropped once its bytes are in the file.
+ */
 interface WriteChunk {
   buf: Buffer;
   base: number;
   end: number;
+  foreign?: true;
 }
 
 /**
@@ -129,6 +183,8 @@ export class MappedFile extends ReferenceResource {
   private spareBuffer: Buffer | null = null;
   /** The chunk whose bytes the asynchronous write in flight reads (null: none in flight). */
   private flightChunk: WriteChunk | null = null;
+  /** Every chunk the write in flight reads, in position order (flightChunk first; several only for consecutive foreign chunks). */
+  private flightChunks: WriteChunk[] = [];
   /** In position order; only the last group takes new callers (see notifyWhenCommitted). */
   private commitWaiters: CommitWaiterGroup[] = [];
   /** Settled groups whose listeners are called on the next microtask (never inside a commit: a listener may append). */
@@ -136,6 +192,8 @@ export class MappedFile extends ReferenceResource {
   /** A told group kept for the next turn (its arrays keep their capacity: no regrowth per turn). */
   private spareWaiterGroup: CommitWaiterGroup | null = null;
   private readonly asyncWrite: NonNullable<FileSystem['pwriteAsync']> | null;
+  /** The libuv-pool write of foreign chunks (asyncDirectWrites), null: appendDirect writes on this thread. */
+  private readonly directWrite: NonNullable<FileSystem['pwriteAsync']> | null;
   private readonly writeBufferBytes: number;
   private readonly commitThresholdBytes: number;
   private commitScheduled = false;
@@ -171,6 +229,7 @@ export class MappedFile extends ReferenceResource {
     this.writeBufferBytes = Math.min(fileSize, opts.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES);
     this.commitThresholdBytes = Math.min(this.writeBufferBytes, opts.commitThresholdBytes ?? DEFAULT_COMMIT_THRESHOLD_BYTES);
     this.asyncWrite = opts.asyncCommit && opts.fs.pwriteAsync ? opts.fs.pwriteAsync.bind(opts.fs) : null;
+    this.directWrite = opts.asyncDirectWrites && opts.fs.pwriteAsync ? opts.fs.pwriteAsync.bind(opts.fs) : null;
     this.onSyncFailed = opts.onSyncFailed;
   }
 
@@ -255,19 +314,39 @@ export class MappedFile extends ReferenceResource {
   }
 
   /**
-   * Appends `len` bytes of `src` without copying them into a write buffer: what is buffered is
-   * committed first, then `src` is written into the file at once (synchronous pwrite on this
-   * thread), so the bytes are committed (page cache) when this returns and `src` may change
-   * again. For large blocks already encoded elsewhere (CommitLog.appendPrepared): one copy (the
-   * kernel's) instead of two. @throws RangeError as `append`; the write error, and then nothing
-   * was appended (write position unchanged; bytes the failed write may have left after it are
-   * overwritten by the next append).
+   * Appends `len` bytes of `src` without copying them into a write buffer. For large blocks
+   * already encoded elsewhere (CommitLog.appendPrepared): one copy (the kernel's) instead of two.
+   *
+   * Without `asyncDirectWrites` (or a `pwriteAsync`): what is buffered is committed first, then
+   * `src` is written into the file at once (synchronous pwrite on this thread), so the bytes are
+   * committed (page cache) when this returns and `src` may change again. @throws the write
+   * error, and then nothing was appended (write position unchanged; bytes the failed write may
+   * have left after it are overwritten by the next append).
+   *
+   * With `asyncDirectWrites`: `src` becomes a foreign chunk of this file and is written on the
+   * libuv pool (another thread) in pieces of DIRECT_WRITE_PIECE_BYTES, in file order after
+   * everything appended before it; this thread does not wait. The bytes are appended (readers
+   * see them, copied from `src`, as they see buffered bytes) when this returns; the committed
+   * position passes them only once their write completed (`whenCommitted`), and a flush forces
+   * only completed writes. The caller hands `src` over: its bytes must not change again (they
+   * are read by the write and by readers until committed, and written again from there after a
+   * failed write). A failed write is reported as a failed commit (`commitError`, the
+   * `whenCommitted` waiters); the next commit writes the bytes again.
+   *
+   * @throws RangeError as `append`.
    */
   appendDirect(src: Buffer, srcOffset = 0, len = src.length - srcOffset): void {
     if (!this.available) throw new RangeError(`append to a shut-down segment ${this.filePath}`);
     if (len > this.remaining()) throw new RangeError(`append of ${len} bytes exceeds remaining ${this.remaining()} in ${this.filePath}`);
     if (len === 0) return;
-    this.writeThrough(src, srcOffset, len);
+    if (this.directWrite === null) {
+      this.writeThrough(src, srcOffset, len);
+      return;
+    }
+    const base = this.wrotePosition;
+    this.chunks.push({ buf: srcOffset === 0 && len === src.length ? src : src.subarray(srcOffset, srcOffset + len), base, end: base + len, foreign: true });
+    this.wrotePosition = base + len;
+    this.startCommit();
   }
 
   /**
@@ -334,8 +413,8 @@ export class MappedFile extends ReferenceResource {
   private roomFor(len: number): WriteChunk {
     const cap = this.writeBufferBytes;
     const last = this.chunks[this.chunks.length - 1];
-    if (last !== undefined && last.end === this.wrotePosition && this.wrotePosition + len - last.base <= cap) return last;
-    if (last !== undefined && last !== this.flightChunk) {
+    if (last !== undefined && last.foreign !== true && last.end === this.wrotePosition && this.wrotePosition + len - last.base <= cap) return last;
+    if (last !== undefined && last.foreign !== true && last !== this.flightChunk) {
       if (!this.isWritten(last.base, last.end)) this.commitNow();
       if (last !== this.flightChunk && this.isWritten(last.base, last.end)) {
         last.base = last.end = this.wrotePosition;
@@ -362,8 +441,8 @@ export class MappedFile extends ReferenceResource {
     let kept = 0;
     for (let i = 0; i < chunks.length; i++) {
       const c = chunks[i]!;
-      if (i < chunks.length - 1 && c !== this.flightChunk && this.isWritten(c.base, c.end)) {
-        if (this.spareBuffer === null) this.spareBuffer = c.buf;
+      if ((i < chunks.length - 1 || c.foreign === true) && c !== this.flightChunk && this.isWritten(c.base, c.end)) {
+        if (this.spareBuffer === null && c.foreign !== true) this.spareBuffer = c.buf;
         continue;
       }
       chunks[kept++] = c;
@@ -384,7 +463,7 @@ export class MappedFile extends ReferenceResource {
     }
     this.releaseChunks();
     const last = this.chunks[this.chunks.length - 1];
-    if (last !== undefined && last !== this.flightChunk && last.end > last.base && last.end === this.wrotePosition && this.isWritten(last.base, last.end)) {
+    if (last !== undefined && last.foreign !== true && last !== this.flightChunk && last.end > last.base && last.end === this.wrotePosition && this.isWritten(last.base, last.end)) {
       last.base = last.end;
     }
   }
@@ -426,7 +505,7 @@ export class MappedFile extends ReferenceResource {
     this.submittedPosition = this.fileSize;
     this.normalize();
     // a full file never buffers again: only the buffer of a write in flight is kept
-    this.chunks = this.flightChunk ? [this.flightChunk] : [];
+    this.chunks = this.flightChunk ? [...this.flightChunks] : [];
     this.spareBuffer = null;
   }
 
@@ -517,6 +596,14 @@ export class MappedFile extends ReferenceResource {
    * succeeds, and every `whenCommitted` waiter is told.
    */
   commitNow(): void {
+    this.commitPending(false);
+  }
+
+  /**
+   * commitNow; with `beforeForeign`, bytes from the first foreign chunk not yet handed to a write
+   * on are left to the libuv pool (startCommit writes them there).
+   */
+  private commitPending(beforeForeign: boolean): void {
     if (this.fdClosed) return;
     try {
       if (this.flightChunk === null && this.gapEnd > this.committedPosition) {
@@ -525,8 +612,9 @@ export class MappedFile extends ReferenceResource {
         });
         this.normalize();
       }
-      if (this.wrotePosition > this.submittedPosition) {
-        this.writeRange(this.submittedPosition, this.wrotePosition, (p) => {
+      const to = beforeForeign ? this.foreignFrom(this.submittedPosition) : this.wrotePosition;
+      if (to > this.submittedPosition) {
+        this.writeRange(this.submittedPosition, to, (p) => {
           this.submittedPosition = p; // written ahead of a gap, or committed (normalize)
           this.normalize();
         });
@@ -563,6 +651,13 @@ export class MappedFile extends ReferenceResource {
     }
   }
 
+  /** Start of the first foreign chunk's bytes at or after `p` (wrotePosition when none). */
+  private foreignFrom(p: number): number {
+    let to = this.wrotePosition;
+    for (const c of this.chunks) if (c.foreign === true && c.end > p && c.base < to) to = Math.max(p, c.base);
+    return to;
+  }
+
   private chunkAt(p: number): WriteChunk | null {
     for (const c of this.chunks) if (c.base <= p && p < c.end) return c;
     return null;
@@ -575,8 +670,8 @@ export class MappedFile extends ReferenceResource {
    */
   startCommit(): void {
     if (this.asyncWrite === null) {
-      this.tryCommit();
-      return;
+      this.tryCommit(); // on this thread, up to the first foreign chunk
+      if (this.directWrite === null) return;
     }
     if (this.flightChunk !== null || this.fdClosed) return;
     let from: number;
@@ -598,27 +693,50 @@ export class MappedFile extends ReferenceResource {
       }
       return;
     }
-    to = Math.min(to, c.end);
-    if (c === this.chunks[this.chunks.length - 1]) {
-      // double buffering: appends go on in another buffer, from its start (cache-resident)
-      this.chunks.push({ buf: this.spareBuffer ?? Buffer.allocUnsafe(this.writeBufferBytes), base: this.wrotePosition, end: this.wrotePosition });
-      this.spareBuffer = null;
+    // foreign chunks (appendDirect) always go to the pool; buffered bytes only with asyncCommit
+    const write = c.foreign === true ? (this.directWrite ?? this.asyncWrite) : this.asyncWrite;
+    if (write === null) return; // (tryCommit above wrote the buffered bytes before the first foreign chunk)
+    const group = [c];
+    if (c.foreign === true) {
+      // the foreign chunks that follow it back to back go in the same write: the pool goes on
+      // from one to the next without waiting for an event-loop turn
+      const limit = to;
+      to = Math.min(limit, c.end);
+      for (let k = this.chunks.indexOf(c) + 1; k < this.chunks.length && to < limit; k++) {
+        const n = this.chunks[k]!;
+        if (n.foreign !== true || n.base !== to) break;
+        group.push(n);
+        to = Math.min(limit, n.end);
+      }
+    } else {
+      to = Math.min(to, c.end);
+      if (c === this.chunks[this.chunks.length - 1]) {
+        // double buffering: appends go on in another buffer, from its start (cache-resident)
+        this.chunks.push({ buf: this.spareBuffer ?? Buffer.allocUnsafe(this.writeBufferBytes), base: this.wrotePosition, end: this.wrotePosition });
+        this.spareBuffer = null;
+      }
     }
     if (from === this.submittedPosition) {
       this.submittedPosition = to;
       this.gapEnd = to;
     }
     this.flightChunk = c;
-    const write = this.asyncWrite;
-    this.onFd((fd) => write(fd, c.buf, from - c.base, to - from, from)).then(
-      () => this.writeDone(to, null),
-      (e: unknown) => this.writeDone(to, e instanceof Error ? e : new Error(String(e))),
+    this.flightChunks = group;
+    const end = to;
+    const op =
+      c.foreign === true
+        ? (fd: number): Promise<unknown> => writeGroup(write, fd, group, from, end)
+        : (fd: number): Promise<unknown> => write(fd, c.buf, from - c.base, end - from, from);
+    this.onFd<unknown>(op).then(
+      () => this.writeDone(end, null),
+      (e: unknown) => this.writeDone(end, e instanceof Error ? e : new Error(String(e))),
     );
   }
 
   /** Completion of the asynchronous write of [committed, to). */
   private writeDone(to: number, err: Error | null): void {
     this.flightChunk = null;
+    this.flightChunks = [];
     if (err !== null) {
       this.commitError = err;
       this.failWaiters(err);
@@ -629,7 +747,12 @@ export class MappedFile extends ReferenceResource {
     if (this.gapEnd === this.committedPosition) this.commitError = null;
     this.recycleChunks();
     this.resolveWaiters();
-    if (this.available && !this.fdClosed && (this.wrotePosition > this.submittedPosition || this.gapEnd > this.committedPosition)) this.startCommit();
+    if (this.fdClosed) {
+      // closed (crash simulation) while this write ran: the bytes after it are never written
+      if (this.committedPosition < this.wrotePosition) this.failWaiters(this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`));
+      return;
+    }
+    if (this.available && (this.wrotePosition > this.submittedPosition || this.gapEnd > this.committedPosition)) this.startCommit();
   }
 
   /**
@@ -741,8 +864,11 @@ export class MappedFile extends ReferenceResource {
   private commitAll(): Promise<void> | null {
     const target = this.wrotePosition;
     if (this.asyncWrite === null) {
-      this.commitNow();
-      return null;
+      if (this.directWrite === null) {
+        this.commitNow();
+        return null;
+      }
+      this.commitPending(true); // throws the write error, as commitNow
     }
     this.startCommit();
     if (this.committedPosition >= target) return null;
@@ -964,8 +1090,13 @@ export class MappedFile extends ReferenceResource {
    */
   closeAbruptly(commitPending: boolean): void {
     try {
-      const f = this.flightChunk;
-      if (f !== null && !this.fdClosed) this.fs.pwrite(this.fd, f.buf, this.committedPosition - f.base, Math.min(this.gapEnd, f.end) - this.committedPosition, this.committedPosition);
+      if (this.flightChunk !== null && !this.fdClosed) {
+        for (const f of this.flightChunks) {
+          const from = Math.max(this.committedPosition, f.base);
+          const to = Math.min(this.gapEnd, f.end);
+          if (to > from) this.fs.pwrite(this.fd, f.buf, from - f.base, to - from, from);
+        }
+      }
       if (commitPending) this.commitNow();
     } catch {
       // the bytes never reached the page cache: lost with the process
@@ -983,7 +1114,7 @@ export class MappedFile extends ReferenceResource {
   private closeFd(): void {
     if (this.fdClosed) return;
     this.fdClosed = true;
-    this.chunks = this.flightChunk ? [this.flightChunk] : [];
+    this.chunks = this.flightChunk ? [...this.flightChunks] : [];
     this.spareBuffer = null;
     if (this.flightChunk === null) this.failWaiters(this.commitError ?? new Error(`segment ${this.filePath} was closed before its bytes were written`));
     if (this.asyncOps > 0) {
@@ -1031,7 +1162,7 @@ export class MappedFile extends ReferenceResource {
       return;
     }
     try {
-      this.commitNow();
+      this.commitPending(this.directWrite !== null && this.available);
     } catch {
       // recorded in commitError; the store refuses puts until a later commit succeeds
     }

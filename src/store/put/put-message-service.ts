@@ -48,7 +48,7 @@ import type { FlushManager, FlushStatus } from '../commitlog/flush-services.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { ReputMessageService } from '../dispatch/reput-message-service.js';
 import type { HandleHAResult } from '../ha/ha-service.js';
-import type { AppendResult, PreparedMessage, PutMessageCallback, PutMessageFailure, PutMessageResult, PutMessagesResult, PutMessageStatus, PutPreparedResult } from '../message-store.js';
+import { preparedColumnsOf, type AppendResult, type PreparedColumns, type PreparedMessage, type PutMessageCallback, type PutMessageFailure, type PutMessageResult, type PutMessagesResult, type PutMessageStatus, type PutPreparedResult } from '../message-store.js';
 import type { RunningFlags } from '../retention/running-flags.js';
 import type { StoreConfig } from '../store-config.js';
 import type { StoreState } from '../store-state.js';
@@ -236,7 +236,8 @@ export class PutMessageService {
    * roll fails midway, the records before it are stored and dispatched, `appended` counts them
    * and the status is the refusal (the write-error flag is set as for putMessage).
    */
-  async putPrepared(records: readonly PreparedMessage[]): Promise<PutPreparedResult> {
+  async putPrepared(input: readonly PreparedMessage[] | PreparedColumns): Promise<PutPreparedResult> {
+    const records = isColumns(input) ? input : preparedColumnsOf(input);
     const refused = this.checkStoreStatus();
     if (refused) return { status: refused.status, remark: refused.remark ?? refused.status, appended: 0, wroteOffset: 0, wroteBytes: 0, storeTimestamp: 0 };
     const { commitLog } = this.p;
@@ -255,7 +256,7 @@ export class PutMessageService {
       return { status: failed?.status ?? 'PUT_OK', remark: failed?.remark ?? 'no record', appended, wroteOffset, wroteBytes, storeTimestamp };
     }
     let wait = false;
-    for (let i = 0; i < appended && !wait; i++) wait = records[i]!.waitStoreMsgOK;
+    for (let k = 0; k < appended && !wait; k++) wait = records.wait[records.rows[k]!] === 1;
     const summary: AppendResult = { wroteOffset, wroteBytes, msgId: '', queueOffset: 0, storeTimestamp };
     const put = await this.handleDiskFlushAndHA(summary, wroteOffset + wroteBytes, wait);
     const status = failed ? failed.status : put.status;
@@ -369,6 +370,10 @@ function isPendingPut(x: PutMessageResult | PendingPut): x is PendingPut {
 function unanswered(): void {}
 
 /** Step 4's answer when the commit of the put's bytes failed. */
+function isColumns(x: readonly PreparedMessage[] | PreparedColumns): x is PreparedColumns {
+  return !Array.isArray(x);
+}
+
 function commitFailed(r: AppendResult, commitError: Error): PutMessageResult {
   return { status: 'FLUSH_DISK_TIMEOUT', appendResult: r, remark: `the CommitLog write into the page cache failed (${describeWriteError(commitError)}): the message is appended but only this process holds it` };
 }

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { ManualClock } from '../../../src/common/time/clock.js';
 import { NodeFileSystem } from '../../../src/common/fs/node-file-system.js';
 import { fileNameToOffset, isSegmentFileName, offsetToFileName } from '../../../src/store/mapped-file/file-names.js';
-import { MappedFile, OS_PAGE_SIZE, WRITE_THROUGH_PIECE_BYTES } from '../../../src/store/mapped-file/mapped-file.js';
+import { DIRECT_WRITE_PIECE_BYTES, MappedFile, OS_PAGE_SIZE, WRITE_THROUGH_PIECE_BYTES } from '../../../src/store/mapped-file/mapped-file.js';
+import { FaultyFileSystem } from '../../support/faulty-file-system.js';
 import { MappedFileQueue, SegmentLoadError } from '../../../src/store/mapped-file/mapped-file-queue.js';
 import { removeDir, tempDir } from '../../support/store-fixtures.js';
 
@@ -235,6 +236,119 @@ test('appendDirect: buffered bytes are written first, then the source in pieces 
     assert.equal(mf.getWrotePosition(), at);
     assert.equal(mf.getCommittedPosition(), at);
     assert.throws(() => mf.appendDirect(Buffer.alloc(size)), RangeError, 'more than the room left');
+    mf.shutdown(0);
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('appendDirect with asyncDirectWrites: the source is written on the pool in order, readable at once, committed only after its writes; never appended into; a failed write is written again by the next commit', async () => {
+  const dir = tempDir();
+  try {
+    const ffs = new FaultyFileSystem();
+    ffs.pwriteAsyncDelayMs = 30;
+    const writes: Array<{ len: number; pos: number; async: boolean }> = [];
+    const realAsync = ffs.pwriteAsync!;
+    let running = 0;
+    let maxRunning = 0;
+    ffs.pwriteAsync = async (fd, buf, off, len, pos) => {
+      writes.push({ len, pos, async: true });
+      maxRunning = Math.max(maxRunning, ++running);
+      try {
+        return await realAsync(fd, buf, off, len, pos);
+      } finally {
+        running--;
+      }
+    };
+    const realSync = ffs.pwrite.bind(ffs);
+    ffs.pwrite = (fd, buf, off, len, pos) => {
+      writes.push({ len, pos, async: false });
+      return realSync(fd, buf, off, len, pos);
+    };
+    const file = path.join(dir, offsetToFileName(0));
+    const size = 8 * DIRECT_WRITE_PIECE_BYTES;
+    const mf = MappedFile.create(file, 0, size, { fs: ffs, asyncDirectWrites: true, writeBufferBytes: 64 * 1024, commitThresholdBytes: 64 * 1024 });
+    const onDisk = (pos: number, len: number): Buffer => {
+      const b = Buffer.alloc(len);
+      const fd = fs.openSync(file, 'r');
+      try {
+        fs.readSync(fd, b, 0, len, pos);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return b;
+    };
+    const head = Buffer.alloc(100, 0x61);
+    mf.append(head);
+    const block = Buffer.alloc(2 * DIRECT_WRITE_PIECE_BYTES + 5000);
+    for (let i = 0; i < block.length; i++) block[i] = (i * 7 + 3) & 0xff;
+    const blockCopy = Buffer.from(block);
+    const len = block.length - 1000;
+    mf.appendDirect(block, 1000, len);
+    // appended, readable, not committed: the write runs on the pool
+    assert.equal(mf.getWrotePosition(), 100 + len);
+    assert.ok(mf.getCommittedPosition() < 100 + len, `committed ${mf.getCommittedPosition()}`);
+    mf.append(Buffer.from('tail')); // after the foreign bytes, into a buffer of its own
+    const end = 100 + len + 4;
+    const back = mf.read(0, end)!;
+    assert.ok(back.subarray(0, 100).equals(head));
+    assert.ok(back.subarray(100, 100 + len).equals(blockCopy.subarray(1000)), 'the foreign bytes are read from the caller block');
+    assert.equal(back.subarray(100 + len).toString(), 'tail');
+    assert.ok(block.equals(blockCopy), 'nothing was appended into the caller block');
+    assert.ok(onDisk(100, 16).equals(Buffer.alloc(16)), 'not in the file yet');
+    const committed = mf.whenCommitted(end);
+    assert.notEqual(committed, null);
+    assert.equal(await committed, null);
+    assert.equal(mf.getCommittedPosition(), end);
+    assert.ok(onDisk(0, end).equals(back), 'the file holds the bytes once committed');
+    // the head went first (on this thread), then the block in pieces, then the tail
+    assert.deepEqual(
+      writes.map((w) => [w.pos, w.len, w.async]),
+      [
+        [0, 100, false],
+        [100, DIRECT_WRITE_PIECE_BYTES, true],
+        [100 + DIRECT_WRITE_PIECE_BYTES, DIRECT_WRITE_PIECE_BYTES, true],
+        [100 + 2 * DIRECT_WRITE_PIECE_BYTES, len - 2 * DIRECT_WRITE_PIECE_BYTES, true],
+        [100 + len, 4, false],
+      ],
+    );
+    block.fill(0); // handed over, but its bytes are in the file now: readers read the file
+    assert.ok(mf.read(100, len)!.equals(blockCopy.subarray(1000)));
+
+    // foreign chunks waiting behind a write in flight go to the pool together when it completes
+    writes.length = 0;
+    maxRunning = 0;
+    const parts = [0x31, 0x32, 0x33].map((b) => Buffer.alloc(100_000, b));
+    for (const part of parts) mf.appendDirect(part);
+    const groupEnd = end + 300_000;
+    assert.equal(await mf.whenCommitted(groupEnd), null);
+    assert.deepEqual(
+      writes.map((w) => [w.pos, w.len, w.async]),
+      [
+        [end, 100_000, true],
+        [end + 100_000, 100_000, true],
+        [end + 200_000, 100_000, true],
+      ],
+    );
+    assert.equal(maxRunning, 2, 'the second and third chunk were written together, after the first');
+    assert.ok(onDisk(end, 300_000).equals(Buffer.concat(parts)));
+    const afterGroup = groupEnd;
+
+    // a failed pool write: commit waiters get the error, the bytes stay readable, the next commit writes them
+    writes.length = 0;
+    ffs.pwriteErrorCode = 'EIO';
+    const block2 = Buffer.alloc(70_000, 0x5a);
+    mf.appendDirect(block2);
+    const end2 = afterGroup + block2.length;
+    const err = await mf.whenCommitted(end2);
+    assert.match(String(err), /EIO/);
+    assert.match(String(mf.commitError), /EIO/);
+    assert.equal(mf.getCommittedPosition(), afterGroup);
+    assert.ok(mf.read(afterGroup, block2.length)!.equals(Buffer.alloc(70_000, 0x5a)));
+    ffs.pwriteErrorCode = null;
+    assert.equal(await mf.flush(0), end2, 'the flush writes the failed range again, then forces it');
+    assert.equal(mf.commitError, null);
+    assert.ok(onDisk(afterGroup, block2.length).equals(Buffer.alloc(70_000, 0x5a)));
     mf.shutdown(0);
   } finally {
     removeDir(dir);

@@ -270,9 +270,9 @@ test('putPreparedMessages: records carved back to back are written from their bl
 
 test('putPreparedMessages: records carved back to back are written from their block, byte-equal to single puts (SYNC_FLUSH, asynchronous commits)', () => carvedSameAsSinglePuts({ flushDiskType: 'SYNC_FLUSH', commitCommitLogAsync: true }));
 
-test('putPreparedMessages: a failed direct write stores the records before it, gives back the queue offsets of the rest and sets the write-error flag', async () => {
+test('putPreparedMessages: a failed direct write on the store thread (file system without pwriteAsync) stores the records before it, gives back the queue offsets of the rest and sets the write-error flag', async () => {
   const root = tempDir();
-  const fs = new FaultyFileSystem();
+  const fs = new FaultyFileSystem({ asyncWrites: false });
   // the second segment's first write is the block's second run
   fs.pathFault = (op, p) => (op === 'pwrite' && p.endsWith(String(BIG_SEGMENT).padStart(20, '0')) ? 'EIO' : null);
   try {
@@ -296,6 +296,92 @@ test('putPreparedMessages: a failed direct write stores the records before it, g
     assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), `U${r.appended - 1}`);
     // the write-error flag refuses puts while the CommitLog cannot be written
     assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'x' }))).status, 'SERVICE_NOT_AVAILABLE');
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('putPreparedMessages: direct runs are written on the libuv pool; a failed pool write answers FLUSH_DISK_TIMEOUT with every record appended and dispatched (readable from the block), refuses puts, and the next commit writes the bytes', async () => {
+  const root = tempDir();
+  const fs = new FaultyFileSystem();
+  try {
+    const cfg = smallConfig(root, { mappedFileSizeCommitLog: 4 * 1024 * 1024, mappedFileSizeConsumeQueue: 20 * 1000, maxIndexNum: 40_000 });
+    let store = await openStore(cfg, { fs });
+    await seed(store);
+    const msgs = manyMessages();
+    const calls0 = fs.pwriteAsyncCalls;
+    fs.pwriteErrorCode = 'EIO';
+    const prepared = prepareCarved(store, msgs);
+    const expected = prepared.map((p) => p.record); // views of the block: the append writes the position fields into them
+    const r = await store.putPreparedMessages(prepared);
+    assert.ok(fs.pwriteAsyncCalls > calls0, 'the run went to the pool');
+    assert.equal(r.status, 'FLUSH_DISK_TIMEOUT');
+    assert.match(r.remark ?? '', /page cache failed/);
+    assert.equal(r.appended, msgs.length);
+    await dispatched(store);
+    // consumable: read from the block in memory
+    const last = msgs.at(-1)!;
+    const got = await store.getMessage('g', last.topic, last.queueId, store.getMaxOffsetInQueue(last.topic, last.queueId) - 1, 1);
+    assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), `U${msgs.length - 1}`);
+    assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'x' }))).status, 'SERVICE_NOT_AVAILABLE', 'the write-error flag refuses puts');
+    fs.pwriteErrorCode = null;
+    const snapshot = expected.map((b) => Buffer.from(b));
+    await store.shutdown(); // flushes: the failed range is written again
+    store = await openStore(cfg, { fs: new FaultyFileSystem() });
+    for (const [i, m] of msgs.entries()) {
+      if (i % 37 !== 0 && i !== msgs.length - 1) continue;
+      const q = await readQueue(store, m.topic, m.queueId);
+      assert.ok(q.includes(snapshot[i]!.toString('hex')), `record ${i} is in the CommitLog after the restart, byte-equal`);
+    }
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('putPreparedMessages: a crash while the pool writes of two blocks are pending (the first in flight, the second waiting behind it) loses exactly the second; every ConsumeQueue entry left points at its own record', async () => {
+  const root = tempDir();
+  try {
+    const cfg = smallConfig(root, { mappedFileSizeCommitLog: 8 * 1024 * 1024, mappedFileSizeConsumeQueue: 20 * 4000, maxIndexNum: 40_000 });
+    const fs = new FaultyFileSystem();
+    let store = await openStore(cfg, { fs });
+    await seed(store);
+    const base = store.getMaxPhyOffset();
+    // 2,000 records of ~1 KiB in two blocks of ~1 MiB; the pool writes are slow
+    const msgs = Array.from({ length: 2000 }, (_, i) => makeMessage({ topic: 'T1', queueId: i % 2, body: Buffer.alloc(1000, 0x41 + (i % 26)), keys: `K${i}`, properties: { UNIQ_KEY: `U${i}` } }));
+    const block = Buffer.alloc(4 * 1024 * 1024);
+    let used = 0;
+    const prepared = msgs.map((m) => {
+      const p = store.prepareMessage(m, (n) => block.subarray(used, (used += n)));
+      assert.ok('record' in p);
+      return p as PreparedMessage;
+    });
+    fs.pwriteAsyncDelayMs = 300;
+    const puts = [store.putPreparedMessages(prepared.slice(0, 1000)), store.putPreparedMessages(prepared.slice(1000))];
+    await new Promise((r) => setTimeout(r, 50)); // both appended and dispatched, the first block's write in flight
+    assert.equal(store.getMaxOffsetInQueue('T1', 0), 1 + 1000, 'dispatched before the writes completed');
+    const got = await store.getMessage('g', 'T1', 1, 999, 1);
+    assert.equal(decodeRecord(got.messages[0]!).properties.get('UNIQ_KEY'), 'U1999', 'readable from the block before it is in the file');
+    store.closeAbruptly({ commitPending: false }); // the write in flight is in the OS's hands; the second block is lost
+    const answers = await Promise.all(puts);
+    assert.notEqual(answers[1]!.status, 'PUT_OK', 'the second block was never written: not answered PUT_OK');
+    store = await openStore(cfg, { fs: new FaultyFileSystem() });
+    const end = store.getMaxPhyOffset();
+    const sizes = prepared.map((p) => p.record.length);
+    let k = 0;
+    for (let at = base; at < end; k++) at += sizes[k]!;
+    assert.equal(k, 1000, 'the first block is recovered whole, nothing of the second');
+    assert.equal(end, base + sizes.slice(0, k).reduce((a, b) => a + b, 0), 'the CommitLog ends at a record boundary');
+    for (const q of [0, 1]) {
+      const n = store.getMaxOffsetInQueue('T1', q);
+      const seeded = q === 0 ? 1 : 0;
+      assert.equal(n - seeded, msgs.slice(0, k).filter((m) => m.queueId === q).length, `queue ${q} holds entries of the recovered records only`);
+      const last = await store.getMessage('g', 'T1', q, n - 1, 1);
+      const expect: number = [...msgs.slice(0, k).entries()].filter(([, m]) => m.queueId === q).at(-1)![0];
+      assert.equal(decodeRecord(last.messages[0]!).properties.get('UNIQ_KEY'), `U${expect}`);
+    }
+    assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'after' }))).status, 'PUT_OK');
     await store.shutdown();
   } finally {
     removeDir(root);
