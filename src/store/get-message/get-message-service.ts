@@ -46,7 +46,7 @@ import type { CachedChunkRef, CommitLog } from '../commitlog/commit-log.js';
 import type { CommitLogReadCache, ReadCacheChunk } from '../commitlog/commit-log-read-cache.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import { CQ_STORE_UNIT_SIZE } from '../consumequeue/consume-queue.js';
-import { cqEntryPhyOffset, cqEntrySize, cqEntryTagsCode } from '../consumequeue/consume-queue-entry.js';
+import { cqEntriesView, cqViewPhyOffset, cqViewSize, cqViewTagsCode } from '../consumequeue/consume-queue-entry.js';
 import type { GetMessageLendOptions, GetMessageResult, GetMessageStatus, MessageFilter } from '../message-store.js';
 import type { StoreConfig } from '../store-config.js';
 import { PullBodyPool } from './pull-body-pool.js';
@@ -147,13 +147,14 @@ export class GetMessageService {
     lend: GetMessageLendOptions | null,
   ): void {
     const maxPhy = this.commitLog.getMaxOffset();
+    const ev = cqEntriesView(entries);
     let status: GetMessageStatus = 'NO_MATCHED_MESSAGE';
     let nextBeginOffset = offset;
     let nextPhyFileStart = -1;
     let maxPhyPulled = 0;
     // the body under construction; bytes [0, used) are the records copied so far
     // (lend mode: taken from the pool only when a record is copied)
-    let body: Buffer = lend === null ? this.bodies.acquire(this.initialBodyBytes(entries, Math.min(count, maxMsgNums))) : NO_BODY;
+    let body: Buffer = lend === null ? this.bodies.acquire(this.initialBodyBytes(ev, Math.min(count, maxMsgNums))) : NO_BODY;
     let used = 0;
     // bytes [used, used + aheadBytes) of body already hold CommitLog [aheadPhy, aheadPhy + aheadBytes)
     let aheadPhy = -1;
@@ -168,13 +169,13 @@ export class GetMessageService {
     let taken = 0;
     const chunkBytes = this.commitLog.readCache.chunkBytes;
     for (let i = 0; i < count; i++) {
-      const phy = cqEntryPhyOffset(entries, i);
-      const size = cqEntrySize(entries, i);
+      const phy = cqViewPhyOffset(ev, i);
+      const size = cqViewSize(ev, i);
       const isInMem = maxPhy - phy <= this.memoryBytes;
       if (this.isTheBatchFull(size, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, taken, isInMem)) break;
       nextBeginOffset = offset + i + 1;
       if (nextPhyFileStart >= 0 && phy < nextPhyFileStart) continue;
-      if (filter && !filter.isMatchedByConsumeQueue(cqEntryTagsCode(entries, i))) {
+      if (filter && !filter.isMatchedByConsumeQueue(cqViewTagsCode(ev, i))) {
         if (taken === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
@@ -188,11 +189,11 @@ export class GetMessageService {
           // inside the span read (or the cached chunk) of an earlier record of this pull
           if (lend !== null && spanChunk !== null && (size >= lend.minViewBytes || result.continuesView(spanChunk.chunk, phy - spanPhy))) lent = spanChunk;
           else {
-            body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
             spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
           }
         } else {
-          const plan = this.planRead(entries, i, count, phy, size, Math.min(maxMsgNums - taken, 1 << 30), Math.min(maxTotalMsgSize - result.bufferTotalSizeBytes, this.transferCapBytes));
+          const plan = this.planRead(ev, i, count, phy, size, Math.min(maxMsgNums - taken, 1 << 30), Math.min(maxTotalMsgSize - result.bufferTotalSizeBytes, this.transferCapBytes));
           spanPhy = -1;
           spanChunk = null;
           aheadPhy = -1;
@@ -209,12 +210,12 @@ export class GetMessageService {
             lent = runChunk;
           } else if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
             // adjacent records: straight into the body
-            body = this.withRoom(body, used, used + plan.spanBytes, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + plan.spanBytes, ev, count, maxMsgNums);
             if (this.commitLog.readInto(phy, body, used, plan.spanBytes)) {
               aheadPhy = phy;
               aheadBytes = plan.spanBytes;
             } else readable = this.commitLog.readInto(phy, body, used, size);
-          } else if (plan.records > 1 || nextInSameRegion(entries, i, count, phy, size, chunkBytes)) {
+          } else if (plan.records > 1 || nextInSameRegion(ev, i, count, phy, size, chunkBytes)) {
             // records of this queue with others' in between (a few, or so many that a span read
             // would waste too much: the next record of this pull is still within one chunk):
             // copied out of (or lent from) the read cache's chunk when it holds them (the other
@@ -228,13 +229,13 @@ export class GetMessageService {
               spanBytes = chunk.length;
               if (lend !== null && size >= lend.minViewBytes) lent = chunk;
               else {
-                body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+                body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
                 spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
               }
             } else if (plan.records > 1 && (lend === null || chunk === null)) {
               // (lend mode with the chunk cached: only this record crosses its end; the next
               // records are lent from the next chunk, not copied out of a span read)
-              body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+              body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
               if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
               if (this.commitLog.readInto(phy, this.span, 0, plan.spanBytes)) {
                 spanBuf = this.span;
@@ -243,11 +244,11 @@ export class GetMessageService {
                 spanBuf.copy(body, used, 0, size);
               } else readable = this.commitLog.readInto(phy, body, used, size);
             } else {
-              body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+              body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
               readable = this.commitLog.readInto(phy, body, used, size);
             }
           } else {
-            body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
             readable = this.commitLog.readInto(phy, body, used, size);
           }
         }
@@ -307,9 +308,9 @@ export class GetMessageService {
    * `buf` goes back to the pool (nothing refers to it). The first body of a lend-mode pull
    * (`buf` = NO_BODY) is sized as copy mode's.
    */
-  private withRoom(buf: Buffer, used: number, needBytes: number, entries: Buffer, count: number, maxMsgNums: number): Buffer {
+  private withRoom(buf: Buffer, used: number, needBytes: number, ev: DataView, count: number, maxMsgNums: number): Buffer {
     if (needBytes <= buf.length) return buf;
-    if (buf.length === 0) return this.bodies.acquire(Math.max(needBytes, this.initialBodyBytes(entries, Math.min(count, maxMsgNums))));
+    if (buf.length === 0) return this.bodies.acquire(Math.max(needBytes, this.initialBodyBytes(ev, Math.min(count, maxMsgNums))));
     const next = this.bodies.acquire(Math.max(needBytes, buf.length * 2));
     buf.copy(next, 0, 0, used);
     this.bodies.release(buf);
@@ -325,14 +326,14 @@ export class GetMessageService {
    * so records of one queue interleaved with those of up to ~8 others are cheaper to read as one
    * span and copy out (bench/results/pull-serving-2026-12-01.md).
    */
-  private planRead(entries: Buffer, i: number, count: number, phy: number, size: number, maxRecords: number, maxRecordBytes: number): { records: number; recordBytes: number; spanBytes: number } {
+  private planRead(ev: DataView, i: number, count: number, phy: number, size: number, maxRecords: number, maxRecordBytes: number): { records: number; recordBytes: number; spanBytes: number } {
     const fileEnd = this.commitLog.rollNextFile(phy);
     let records = 1;
     let recordBytes = size;
     let end = phy + size;
     for (let j = i + 1; j < count && records < maxRecords; j++) {
-      const nSize = cqEntrySize(entries, j);
-      const nPhy = cqEntryPhyOffset(entries, j);
+      const nSize = cqViewSize(ev, j);
+      const nPhy = cqViewPhyOffset(ev, j);
       if (nSize <= 0 || nSize >= 0x7fffffff || nPhy < end) break;
       const nEnd = nPhy + nSize;
       if (nEnd > fileEnd || nEnd - phy > MAX_SPAN_BYTES || recordBytes + nSize > maxRecordBytes) break;
@@ -345,10 +346,10 @@ export class GetMessageService {
   }
 
   /** Sum of the sizes of the first `n` entries (what a pull of n unfiltered records needs), at least 4 KiB. */
-  private initialBodyBytes(entries: Buffer, n: number): number {
+  private initialBodyBytes(ev: DataView, n: number): number {
     let sum = 0;
     for (let i = 0; i < n; i++) {
-      const size = cqEntrySize(entries, i);
+      const size = cqViewSize(ev, i);
       if (size > 0 && size < 0x7fffffff) sum += size;
     }
     return Math.max(4096, Math.min(sum, this.transferCapBytes));
@@ -373,10 +374,10 @@ export class GetMessageService {
  * chunk is worth reading whole even when a span read would waste too much (many queues
  * interleaved: the other queues' pulls read the same chunk).
  */
-function nextInSameRegion(entries: Buffer, i: number, count: number, phy: number, size: number, regionBytes: number): boolean {
+function nextInSameRegion(ev: DataView, i: number, count: number, phy: number, size: number, regionBytes: number): boolean {
   if (i + 1 >= count) return false;
-  const nPhy = cqEntryPhyOffset(entries, i + 1);
-  const nSize = cqEntrySize(entries, i + 1);
+  const nPhy = cqViewPhyOffset(ev, i + 1);
+  const nSize = cqViewSize(ev, i + 1);
   return nSize > 0 && nSize < 0x7fffffff && nPhy >= phy + size && nPhy + nSize - phy <= regionBytes;
 }
 
@@ -411,8 +412,13 @@ class PulledMessages implements GetMessageResult {
   messageQueueOffsets: number[] = [];
   bufferTotalSizeBytes = 0;
   body?: Buffer;
-  bodyParts?: Buffer[];
   suggestPullingFromSlave = false;
+  /** Lend mode: the buffer of each part (a chunk's or the body), in order; views made only for `bodyParts`. */
+  private partBufs: Buffer[] | null = null;
+  /** Lend mode: part i is partBufs[i] bytes [partRanges[2i], partRanges[2i + 1]). */
+  private partRanges: number[] | null = null;
+  /** `bodyParts` once made (or assigned). */
+  private partViews: Buffer[] | undefined = undefined;
   /** Size of each record taken, in order (views are made from these). */
   private sizes: number[] = [];
   private views: Buffer[] | null = null;
@@ -435,6 +441,41 @@ class PulledMessages implements GetMessageResult {
   ) {
     parts.n = 0;
     this.parts = parts;
+  }
+
+  get bodyParts(): Buffer[] | undefined {
+    if (this.partViews === undefined && this.partBufs !== null) {
+      const bufs = this.partBufs;
+      const ranges = this.partRanges!;
+      const views = new Array<Buffer>(bufs.length);
+      for (let i = 0; i < bufs.length; i++) {
+        const b = bufs[i]!;
+        views[i] = b.subarray(ranges[2 * i]!, ranges[2 * i + 1]!);
+        if (b === this.ownedBody) this.pool.tieView(views[i]!);
+      }
+      this.partViews = views;
+    }
+    return this.partViews;
+  }
+
+  set bodyParts(parts: Buffer[] | undefined) {
+    this.partViews = parts;
+  }
+
+  get partCount(): number {
+    return this.partBufs?.length ?? 0;
+  }
+
+  partBuffer(i: number): Buffer {
+    return this.partBufs![i]!;
+  }
+
+  partStart(i: number): number {
+    return this.partRanges![2 * i]!;
+  }
+
+  partEnd(i: number): number {
+    return this.partRanges![2 * i + 1]!;
   }
 
   get messages(): Buffer[] {
@@ -607,16 +648,20 @@ class PulledMessages implements GetMessageResult {
       this.ownedBody = body;
       this.ownedBodyLendId = this.pool.lendIdOf(body);
     } else if (body.length > 0) this.pool.release(body);
-    const parts: Buffer[] = new Array<Buffer>(partCount);
+    // the parts as (buffer, start, end); Buffer views only when `bodyParts` is read
+    const bufs = new Array<Buffer>(partCount);
+    const ranges = new Array<number>(2 * partCount);
     for (let i = 0; i < partCount; i++) {
       const c = partChunks[i]!;
-      parts[i] = (c === null ? body : c.buf).subarray(partStarts[i]!, partEnds[i]!);
-      if (c === null) this.pool.tieView(parts[i]!);
+      bufs[i] = c === null ? body : c.buf;
+      ranges[2 * i] = partStarts[i]!;
+      ranges[2 * i + 1] = partEnds[i]!;
     }
     // the scratch keeps no chunk alive for longer than the cache does (cleared up to this pull's count)
     for (let i = 0; i < n; i++) ps.chunks[i] = null;
-    if (parts.length === 1) this.body = parts[0]!;
-    this.bodyParts = parts;
+    this.partBufs = bufs;
+    this.partRanges = ranges;
+    if (partCount === 1) this.body = this.bodyParts![0]!;
   }
 
   /**
@@ -648,7 +693,9 @@ class PulledMessages implements GetMessageResult {
     this.parts.n = 0;
     // assigned, not deleted: the result object keeps its shape (no dictionary mode)
     this.body = undefined;
-    this.bodyParts = undefined;
+    this.partViews = undefined;
+    this.partBufs = null;
+    this.partRanges = null;
   }
 
   done(status: GetMessageStatus, nextBeginOffset: number): this {
