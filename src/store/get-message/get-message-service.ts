@@ -123,7 +123,8 @@ export class GetMessageService {
     // them without filling the batch (unreadable entries, a removed file), then scan again: the
     // result is the one a scan of the whole window gives.
     const firstEntries = filter === null ? Math.min(windowEntries, Math.max(1, maxMsgNums)) : windowEntries;
-    const slice = cq.readEntries(offset, Math.max(1, firstEntries));
+    // (transient: the entries are read only within this call, before the queue is read again)
+    const slice = cq.readEntries(offset, Math.max(1, firstEntries), true);
     if (!slice) return result.done('OFFSET_FOUND_NULL', correctOffsets ? cq.rollNextFile(offset) : offset);
     this.scan(result, slice.buf, slice.count, offset, maxMsgNums, filter, maxTotalMsgSize, lend);
     if (firstEntries < windowEntries && slice.count === firstEntries && result.nextBeginOffset === offset + slice.count && result.messageQueueOffsets.length < maxMsgNums) {
@@ -167,6 +168,7 @@ export class GetMessageService {
     let spanPhy = -1;
     let spanBytes = 0;
     let taken = 0;
+    result.expect(Math.max(0, Math.min(count, maxMsgNums)));
     const chunkBytes = this.commitLog.readCache.chunkBytes;
     for (let i = 0; i < count; i++) {
       const phy = cqViewPhyOffset(ev, i);
@@ -421,6 +423,8 @@ class PulledMessages implements GetMessageResult {
   private partViews: Buffer[] | undefined = undefined;
   /** Size of each record taken, in order (views are made from these). */
   private sizes: number[] = [];
+  /** Records taken so far (the lists' filled length while scanning). */
+  private takenCount = 0;
   private views: Buffer[] | null = null;
   /** Lend mode: parts under construction (the service's scratch; emptied here). Without lend mode the body is the one part. */
   private readonly parts: PartScratch;
@@ -502,10 +506,27 @@ class PulledMessages implements GetMessageResult {
     this.views = list;
   }
 
+  /**
+   * Sizes the offset and size lists for at most `n` records (a scan takes at most min(entries,
+   * maxMsgNums)): filled by index, cut to the records taken by finish(), so a pull of 32 does
+   * not grow two arrays step by step.
+   */
+  expect(n: number): void {
+    this.messageQueueOffsets = new Array<number>(n);
+    this.sizes = new Array<number>(n);
+    this.takenCount = 0;
+  }
+
   /** Records the record at queue offset `queueOffset` (`size` bytes; its bytes follow through addCopied / addView). */
   take(queueOffset: number, size: number): void {
-    this.messageQueueOffsets.push(queueOffset);
-    this.sizes.push(size);
+    const k = this.takenCount++;
+    if (k < this.sizes.length) {
+      this.messageQueueOffsets[k] = queueOffset;
+      this.sizes[k] = size;
+    } else {
+      this.messageQueueOffsets.push(queueOffset);
+      this.sizes.push(size);
+    }
     this.bufferTotalSizeBytes += size;
   }
 
@@ -562,6 +583,10 @@ class PulledMessages implements GetMessageResult {
    * only part when there is one.
    */
   finish(body: Buffer, used: number, lend: GetMessageLendOptions | null): void {
+    if (this.sizes.length !== this.takenCount) {
+      this.messageQueueOffsets.length = this.takenCount;
+      this.sizes.length = this.takenCount;
+    }
     if (lend === null) {
       // copy mode: the body is the records
       if (used > 0) {
@@ -688,6 +713,7 @@ class PulledMessages implements GetMessageResult {
     this.dropHoldings();
     this.messageQueueOffsets = [];
     this.sizes = [];
+    this.takenCount = 0;
     this.views = null;
     this.bufferTotalSizeBytes = 0;
     this.parts.n = 0;
