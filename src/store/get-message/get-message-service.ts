@@ -59,6 +59,13 @@ const SPAN_WASTE_RATIO = 8;
 /** The body of a lend-mode pull before anything was copied. */
 const NO_BODY = Buffer.alloc(0);
 
+/** How the records from one entry on are read together (GetMessageService.planRead). */
+interface ReadPlan {
+  records: number;
+  recordBytes: number;
+  spanBytes: number;
+}
+
 /** Default maxTotalMsgSize of a pull (RocketMQ: 128 MiB). */
 export const DEFAULT_MAX_TOTAL_MSG_SIZE = 128 * 1024 * 1024;
 
@@ -79,6 +86,8 @@ export class GetMessageService {
   /** Lend mode parts of the pull being scanned (reused by every pull, see PartScratch). */
   private readonly partScratch = new PartScratch();
   private readonly memoryBytes: number;
+  /** planRead's answer (one object reused: read at once by the scan, before the next planRead). */
+  private readonly plan: ReadPlan = { records: 0, recordBytes: 0, spanBytes: 0 };
   /** Reused buffer for span reads (records are copied out of it before scan returns). */
   private span: Buffer = Buffer.alloc(0);
   /** Most bytes one pull returns (the larger transfer limit): caps the body's first size and read-ahead. */
@@ -328,7 +337,7 @@ export class GetMessageService {
    * so records of one queue interleaved with those of up to ~8 others are cheaper to read as one
    * span and copy out (bench/results/pull-serving-2026-12-01.md).
    */
-  private planRead(ev: DataView, i: number, count: number, phy: number, size: number, maxRecords: number, maxRecordBytes: number): { records: number; recordBytes: number; spanBytes: number } {
+  private planRead(ev: DataView, i: number, count: number, phy: number, size: number, maxRecords: number, maxRecordBytes: number): ReadPlan {
     const fileEnd = this.commitLog.rollNextFile(phy);
     let records = 1;
     let recordBytes = size;
@@ -344,7 +353,11 @@ export class GetMessageService {
       recordBytes += nSize;
       end = nEnd;
     }
-    return { records, recordBytes, spanBytes: end - phy };
+    const plan = this.plan;
+    plan.records = records;
+    plan.recordBytes = recordBytes;
+    plan.spanBytes = end - phy;
+    return plan;
   }
 
   /** Sum of the sizes of the first `n` entries (what a pull of n unfiltered records needs), at least 4 KiB. */
