@@ -297,6 +297,28 @@ export class GetMessageService {
       status = 'FOUND';
       maxPhyPulled = phy;
       nextPhyFileStart = -1;
+      if (lent !== null && filter === null) {
+        // lend mode, no filter: the following records that lie in the same chunk are lent from
+        // it at once — what the loop above does for each of them, without its other cases (the
+        // first record outside the chunk, too short a view or a full batch goes round again)
+        const chunk = lent.chunk;
+        const chunkPhy = lent.phyStart;
+        const chunkEnd = chunkPhy + lent.length;
+        const minView = lend!.minViewBytes;
+        while (i + 1 < count) {
+          const nPhy = cqViewPhyOffset(ev, i + 1);
+          const nSize = cqViewSize(ev, i + 1);
+          if (!(nSize > 0 && nSize < 0x7fffffff) || nPhy < chunkPhy || nPhy + nSize > chunkEnd) break;
+          if (nSize < minView && !result.continuesView(chunk, nPhy - chunkPhy)) break;
+          if (this.isTheBatchFull(nSize, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, taken, maxPhy - nPhy <= this.memoryBytes)) break;
+          i++;
+          nextBeginOffset = offset + i + 1;
+          result.take(offset + i, nSize);
+          taken++;
+          result.addView(chunk, nPhy - chunkPhy, nSize);
+          maxPhyPulled = nPhy;
+        }
+      }
     }
     result.status = status;
     result.nextBeginOffset = nextBeginOffset;
