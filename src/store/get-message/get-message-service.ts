@@ -465,6 +465,8 @@ class PulledMessages implements GetMessageResult {
   private readonly parts: PartScratch;
   /** Chunks leased by this result (each once). */
   private leased: ReadCacheChunk[] = NO_PARTS as ReadCacheChunk[];
+  /** The chunk addView last made sure of in `leased` (most records of a pull come from the chunk of the one before). */
+  private lastLeased: ReadCacheChunk | null = null;
   /** The pooled body this result owns (handed back by release()), and the pool's lend id of it. */
   private ownedBody: Buffer | null = null;
   private ownedBodyLendId = 0;
@@ -588,10 +590,13 @@ class PulledMessages implements GetMessageResult {
       ps.ends[n - 1] = start + size;
       return;
     }
-    if (this.leased === NO_PARTS) this.leased = [];
-    if (!this.leased.includes(chunk)) {
-      this.cache.lease(chunk);
-      this.leased.push(chunk);
+    if (chunk !== this.lastLeased) {
+      if (this.leased === NO_PARTS) this.leased = [];
+      if (!this.leased.includes(chunk)) {
+        this.cache.lease(chunk);
+        this.leased.push(chunk);
+      }
+      this.lastLeased = chunk;
     }
     this.pushPart(chunk, start, start + size);
   }
@@ -699,6 +704,7 @@ class PulledMessages implements GetMessageResult {
           this.leased.splice(i, 1);
         }
       }
+      this.lastLeased = null;
       partChunks = chunks;
       partStarts = starts;
       partEnds = ends;
@@ -737,6 +743,7 @@ class PulledMessages implements GetMessageResult {
   private dropHoldings(): void {
     if (this.ownedBody !== null) this.pool.release(this.ownedBody, this.ownedBodyLendId);
     this.ownedBody = null;
+    this.lastLeased = null;
     if (this.leased.length > 0) {
       for (const c of this.leased) this.cache.unlease(c);
       this.leased = NO_PARTS as ReadCacheChunk[];
