@@ -37,7 +37,9 @@
  * one chunk are one view; a run of adjacent records that fits one chunk is lent from it (the
  * chunk read whole on its second miss when all written) instead of read into the body. Records or runs
  * shorter than `minViewBytes` are copied as before; more than `maxParts` parts are copied into
- * one body. `bodyParts` are the parts in order. The bytes of a view are those of the record
+ * one body. The parts in order are described by `partCount` / `partBuffer(i)` / `partStart(i)` /
+ * `partEnd(i)` (no object per part) and, made on first read, by `bodyParts` (a Buffer view per
+ * part). The bytes of a view are those of the record
  * (CQ entries point only at dispatched records; a chunk holds only bytes below its segment's
  * write position).
  */
@@ -424,7 +426,7 @@ const NO_PARTS: Array<ReadCacheChunk | null> = [];
 /**
  * Lend mode's parts under construction (the chunk, null = the body; start and end in it), in
  * order: one set per GetMessageService, reused by every pull (a scan and its finish() run
- * synchronously within getMessage, and finish() turns the parts into `bodyParts`), so a pull of
+ * synchronously within getMessage, and finish() turns the parts into the result's part lists), so a pull of
  * 32 interleaved records does not grow three arrays of its own.
  */
 class PartScratch {
@@ -442,7 +444,8 @@ class PartScratch {
  * While scanning, each record taken is either copied into the pull's body (a PullBodyPool buffer,
  * bytes [0, used)) or, in lend mode, lent as a view of a read-cache chunk (leased at once, so
  * later reads of the same pull cannot refill it). Parts are kept as (chunk or body, start, end),
- * records adjacent in the same buffer merged into one part; finish() turns them into `bodyParts`.
+ * records adjacent in the same buffer merged into one part; finish() turns them into the result's part
+ * lists (buffer per part, start/end pairs); `bodyParts` views are made from them on first read.
  */
 class PulledMessages implements GetMessageResult {
   status: GetMessageStatus = 'NO_MESSAGE_IN_QUEUE';
@@ -619,7 +622,7 @@ class PulledMessages implements GetMessageResult {
    * Ends the scan: `body[0, used)` holds the copied records. Without `lend`, `body` is the
    * records. In lend mode, views shorter than `lend.minViewBytes` are copied into the body (in
    * order, merged with neighbouring copies), then, when more than `lend.maxParts` parts remain,
-   * every part is copied into one fresh body; `bodyParts` are the parts in order and `body` the
+   * every part is copied into one fresh body; the part lists (and `bodyParts`) are the parts in order and `body` the
    * only part when there is one.
    */
   finish(body: Buffer, used: number, lend: GetMessageLendOptions | null): void {
