@@ -20,9 +20,11 @@
  * Two ways of getting the records, both released when done (as the broker does once a reply is
  * written):
  * - zero-copy (the target row): getMessage's lend mode, `{ minViewBytes: 0, maxParts: ∞ }` —
- *   records come as views of the CommitLog read cache's chunks (`bodyParts`, runs adjacent in the
- *   CommitLog as one view), the analogue of Apache's SelectMappedBufferResult views; the bench
- *   takes `bodyParts` (the views are made) and calls `release()`;
+ *   records come as ranges of the CommitLog read cache's chunks (runs adjacent in the CommitLog as
+ *   one range), the analogue of Apache's SelectMappedBufferResult views; the bench takes every
+ *   part's buffer and range (`partCount` / `partBuffer` / `partStart` / `partEnd`: no Buffer view
+ *   object per record; `bodyParts` would make one per part), checks they add up to the records'
+ *   bytes, and calls `release()`;
  * - copy: one body buffer per pull (the broker's choice for interleaved records, where one socket
  *   write per 1 KiB view costs more than copying it).
  * Before the rounds, one pass of each mode warms the JIT, the chunk buffers and the body pool (a
@@ -33,6 +35,7 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DefaultMessageStore } from '../../src/store/default-message-store.js';
+import type { GetMessageResult } from '../../src/store/message-store.js';
 import { warmPageCache } from '../lib/disk-ops.js';
 import { dropPageCache } from '../lib/os.js';
 import { GiB, LatencyRecorder, MiB, mbPerSec, nowMs, perSec, round3 } from '../lib/stats.js';
@@ -51,6 +54,14 @@ interface PullRun {
 /** Lend mode of the zero-copy rows: every record found in a cached chunk comes as a view. */
 const LEND_ALL = { minViewBytes: 0, maxParts: Number.POSITIVE_INFINITY };
 
+/** Bytes of a lend-mode result's parts, taken as the broker or an embedding would: each part's buffer and range. */
+function partBytes(r: GetMessageResult): number {
+  let sum = 0;
+  const n = r.partCount ?? 0;
+  for (let i = 0; i < n; i++) if (r.partBuffer!(i).length >= r.partEnd!(i)) sum += r.partEnd!(i) - r.partStart!(i);
+  return sum;
+}
+
 async function pullAll(store: DefaultMessageStore, batch: number, zeroCopy: boolean): Promise<PullRun> {
   const lanes = pullLanes(store);
   const latency = new LatencyRecorder(1 << 16);
@@ -64,14 +75,14 @@ async function pullAll(store: DefaultMessageStore, batch: number, zeroCopy: bool
     for (const lane of active) {
       const s = nowMs();
       const r = await store.getMessage('BenchGroup', lane.topic, lane.queueId, lane.offset, batch, null, zeroCopy ? LEND_ALL : null);
-      // the records as handed out: views (zero-copy) or one body
-      const parts = zeroCopy ? r.bodyParts : r.body;
+      // the records as handed out: (buffer, start, end) parts (zero-copy) or one body
+      const handed = zeroCopy ? partBytes(r) : (r.body?.length ?? 0);
       latency.add(nowMs() - s);
       calls++;
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
       messages += r.messageQueueOffsets.length;
       bytes += r.bufferTotalSizeBytes;
-      if (r.bufferTotalSizeBytes > 0 && parts === undefined) throw new Error(`no records handed out for ${r.bufferTotalSizeBytes} bytes`);
+      if (handed !== r.bufferTotalSizeBytes) throw new Error(`${handed} bytes handed out for ${r.bufferTotalSizeBytes} bytes of records`);
       // done with the records: body and chunk views go back for reuse, as the broker does once a
       // reply is written
       r.release!();
@@ -182,7 +193,7 @@ export async function run(ctx: BenchContext): Promise<BenchOutput> {
       notes: [
         `${put.ok.toLocaleString('en-US')} messages written (${describeFailures(put.notOk)}), ${round3(put.recordBytes / GiB)} GiB of CommitLog; pulled round robin over 16 queues from offset 0 with maxMsgNums ${batch}: ${hot.calls.toLocaleString('en-US')} calls hot, ${cold.calls.toLocaleString('en-US')} cold.`,
         `Rounds (reference read MB/s, zero-copy MB/s, ratio, copy MB/s): ${hots.map((h, i) => `${Math.round(refs[i]!)} / ${Math.round(mbPerSec(h.bytes, h.elapsedMs))} / ${roundRatios[i]}× / ${Math.round(mbPerSec(copies[i]!.bytes, copies[i]!.elapsedMs))}`).join('; ')}. Median of the per-round ratios ${median(roundRatios)}×.`,
-        `Statuses hot ${JSON.stringify(hot.statuses)}, cold ${JSON.stringify(cold.statuses)}. Zero-copy: getMessage's lend mode hands out views of the CommitLog read cache's 256 KiB chunks (one pread per chunk serves every queue's records in it; the records are not copied again), released after use; first passes (warm-up, not reported) ${Math.round(mbPerSec(hotA.bytes, hotA.elapsedMs))} MB/s zero-copy, ${Math.round(mbPerSec(hotCopyA.bytes, hotCopyA.elapsedMs))} MB/s copy. Copy: the records copied into one pooled body per pull (the broker's reply for records interleaved with other queues').`,
+        `Statuses hot ${JSON.stringify(hot.statuses)}, cold ${JSON.stringify(cold.statuses)}. Zero-copy: getMessage's lend mode hands out (buffer, start, end) parts of the CommitLog read cache's 256 KiB chunks, no view object per record (one pread per chunk serves every queue's records in it; the records are not copied again), released after use; first passes (warm-up, not reported) ${Math.round(mbPerSec(hotA.bytes, hotA.elapsedMs))} MB/s zero-copy, ${Math.round(mbPerSec(hotCopyA.bytes, hotCopyA.elapsedMs))} MB/s copy. Copy: the records copied into one pooled body per pull (the broker's reply for records interleaved with other queues').`,
         dropped
           ? 'Cold: store closed cleanly and re-opened (recovery reads the tail), then the page cache was dropped; the ConsumeQueues are cold too. Round-robin pulls walk the CommitLog roughly sequentially, so kernel read-ahead helps, as it does for consumers that keep up.'
           : 'drop_caches was not permitted here, so the "cold" run read from the page cache; the figure is not a cold-read figure.',

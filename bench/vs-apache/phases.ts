@@ -99,17 +99,24 @@ async function warmUp(env: PhaseEnv, tick: () => Promise<void>): Promise<WarmupI
   return { seconds, jitShareAtEnd: share === null ? null : Math.round(share * 10000) / 10000, jitCpuSeconds: mon ? Math.round(mon.cpuSeconds * 10) / 10 : null, settled, cyclesRun: cycles };
 }
 
-function cpuStart(env: PhaseEnv): () => CpuWindow {
+/**
+ * CPU of broker and generators from now until the returned function is called. Cores used = CPU-s
+ * ÷ wall s, or ÷ `busySeconds` when given (consume phases: first delivered message to the last
+ * new one — the window also holds the consumers' start and rebalance wait, ~1 s of a 6–9 s window,
+ * which made saturated consumers read as "neither").
+ */
+function cpuStart(env: PhaseEnv): (busySeconds?: number) => CpuWindow {
   const t0 = Date.now();
   const b0 = treeCpuSeconds(env.sys.cpuRoots);
   const g0 = env.gens.cpuSeconds();
   const m0 = machineBusySeconds();
-  return () => {
+  return (busySeconds?: number) => {
     const wall = (Date.now() - t0) / 1000;
     const b = treeCpuSeconds(env.sys.cpuRoots) - b0;
     const g = env.gens.cpuSeconds() - g0;
-    const bc = b / wall;
-    const gc = g / wall;
+    const span = busySeconds !== undefined && busySeconds > 0 ? Math.min(busySeconds, wall) : wall;
+    const bc = b / span;
+    const gc = g / span;
     const oc = Math.max(0, (machineBusySeconds() - m0 - b - g) / wall);
     // tsmq runs its JavaScript on one thread: one busy core is its ceiling whatever it is given
     const brokerCeiling = env.sys.system === 'tsmq' ? Math.min(1, env.brokerCores) : env.brokerCores;
@@ -232,10 +239,11 @@ export async function consumePhases(env: PhaseEnv, producer: Generator, l: Consu
     const phase = consumePhaseName(kind);
     const cpuEnd = cpuStart(env);
     const raw = await env.gens.all((i) => `consume kind=${kind} topic=${topic} group=${l.tag}${kind}g${i} expected=${expected} timeoutSeconds=${l.timeoutSeconds} ${knobs}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
-    const cpu = cpuEnd();
     const distinct = raw.reduce((s, e) => s + Number(e.distinct), 0);
     const first = Math.min(...raw.map((e) => Number(e.firstEpochMs)));
     const last = Math.max(...raw.map((e) => Number(e.endEpochMs)));
+    // cores over the consuming seconds (see cpuStart)
+    const cpu = cpuEnd(last > first ? (last - first) / 1000 : undefined);
     const msgsPerSec = last > first ? Math.round(distinct / ((last - first) / 1000)) : NaN;
     const complete = raw.every((e) => e.complete === true);
     out.push({

@@ -183,6 +183,17 @@ export interface GetMessageResult {
    */
   bodyParts?: Buffer[];
   /**
+   * Lend mode, without a Buffer object per part (`bodyParts` makes one view per part when read; a
+   * pull of records interleaved with other queues' is one part per record): the number of parts;
+   * part i is `partBuffer(i)` bytes [`partStart(i)`, `partEnd(i)`) — a read-cache chunk's buffer
+   * or the pooled body, shared by other parts and other results. Same bytes, same order and same
+   * validity (until `release()`) as `bodyParts`. 0 / absent without lend mode.
+   */
+  readonly partCount?: number;
+  partBuffer?(i: number): Buffer;
+  partStart?(i: number): number;
+  partEnd?(i: number): number;
+  /**
    * Ends the loan of `body`, `bodyParts` and `messages`: the body goes back to the store's pool,
    * leased read-cache chunks may be reused. Call once nothing reads them any more (a pull reply:
    * from the socket's write callback). Idempotent; never calling it only costs memory (the GC

@@ -24,6 +24,9 @@
  *   (MappedFile.setPositions, truncateTo — crash recovery, HA truncation) move on; a segment that
  *   is shut down is not served.
  * - At most `capacityChunks` chunks (least recently used replaced); memory is taken on first use.
+ *   Fewer are kept while the readers keep together (`activeChunks`, from minActiveChunks = 8 up,
+ *   doubled whenever a chunk evicted recently is read again, halved after a quiet stretch), so the
+ *   buffers refilled stay in the CPU's cache.
  * - Leases (zero-copy pulls, GetMessageService lend mode): `lease(chunk)` lends views of a
  *   chunk's bytes to a reader (a pull reply until its socket write is done). A leased chunk's
  *   buffer is never refilled: when it is evicted (or invalidated, or the cache cleared) it leaves
@@ -37,6 +40,13 @@ import type { MappedFile } from '../mapped-file/mapped-file.js';
 /** Default chunk size and count: 64 × 256 KiB = 16 MiB. */
 export const READ_CACHE_CHUNK_BYTES = 256 * 1024;
 export const READ_CACHE_CHUNKS = 64;
+/**
+ * Chunks the cache keeps while nothing it evicted is asked for again (8 × 256 KiB = 2 MiB): the
+ * buffers it refills then stay in the CPU's cache (a 256 KiB pread into a buffer last written
+ * 16 MiB of reads ago runs at about half the speed of one into a buffer written 2 MiB ago,
+ * bench/results/store-pull-2026-12-02-pull9.md).
+ */
+export const READ_CACHE_MIN_ACTIVE_CHUNKS = 8;
 /** Longer reads bypass the cache (see the file comment). */
 export const READ_CACHE_MAX_READ_BYTES = 8 * 1024;
 /** Missed chunks remembered for admission (a chunk is cached on its second miss among these). */
@@ -71,6 +81,8 @@ export interface CommitLogReadCacheOptions {
   /** Reads longer than this go to the segment (capped at half a chunk). */
   maxCachedReadBytes?: number;
   capacityChunks?: number;
+  /** Chunks kept while no evicted chunk is asked for again (see activeChunks); at most capacityChunks. */
+  minActiveChunks?: number;
   ghostEntries?: number;
 }
 
@@ -79,6 +91,19 @@ export class CommitLogReadCache {
   private readonly maxReadBytes: number;
   private readonly capacity: number;
   private readonly ghostEntries: number;
+  private readonly minActive: number;
+  /**
+   * Chunks kept now, between minActiveChunks and capacityChunks: doubled when a chunk evicted
+   * recently (among the last `capacity` evictions) is filled again — the readers' working set is
+   * larger than what is kept — and halved after 4 × capacity fills without that. Readers that
+   * keep together (consumers of one region) get a small set of buffers that stay in the CPU's
+   * cache; readers spread over many regions get up to capacityChunks.
+   */
+  private active: number;
+  /** Keys of recently evicted chunks (insertion order = age), at most `capacity`. */
+  private readonly evicted = new Set<number>();
+  /** Fills since the active count last grew (or shrank). */
+  private fillsSinceResize = 0;
   private readonly chunks = new Map<number, Chunk>();
   /** Chunk offsets that missed once recently (insertion order = age). */
   private readonly ghosts = new Set<number>();
@@ -99,6 +124,8 @@ export class CommitLogReadCache {
   constructor(opts: CommitLogReadCacheOptions = {}) {
     this.chunkBytes = opts.chunkBytes ?? READ_CACHE_CHUNK_BYTES;
     this.capacity = opts.capacityChunks ?? READ_CACHE_CHUNKS;
+    this.minActive = Math.max(2, Math.min(this.capacity, opts.minActiveChunks ?? READ_CACHE_MIN_ACTIVE_CHUNKS));
+    this.active = this.minActive;
     this.ghostEntries = opts.ghostEntries ?? READ_CACHE_GHOST_ENTRIES;
     this.maxReadBytes = Math.min(opts.maxCachedReadBytes ?? READ_CACHE_MAX_READ_BYTES, this.chunkBytes >> 1);
     // two chunks: a read crossing a chunk boundary holds one while the other is filled
@@ -183,12 +210,33 @@ export class CommitLogReadCache {
     for (const ch of this.chunks.values()) this.retire(ch);
     this.chunks.clear();
     this.ghosts.clear();
+    this.evicted.clear();
     this.freeBufs.length = 0;
   }
 
   /** Chunks held now. */
   get size(): number {
     return this.chunks.size;
+  }
+
+  /** Chunks the cache keeps now (grows towards capacityChunks while evicted chunks are asked for again). */
+  get activeChunks(): number {
+    return this.active;
+  }
+
+  /** A fill of chunk `key`: grows the active count when it was evicted recently, shrinks it after a long quiet stretch. */
+  private resizeOnFill(key: number): void {
+    if (this.evicted.delete(key)) {
+      if (this.active < this.capacity) {
+        this.active = Math.min(this.capacity, this.active * 2);
+        this.fillsSinceResize = 0;
+      }
+      return;
+    }
+    if (++this.fillsSinceResize >= 4 * this.capacity && this.active > this.minActive) {
+      this.active = Math.max(this.minActive, this.active >> 1);
+      this.fillsSinceResize = 0;
+    }
   }
 
   /** The valid cached chunk `index` of `mf`, reading it when admitted; null when the caller should read the file. */
@@ -213,6 +261,7 @@ export class CommitLogReadCache {
       return null;
     }
     this.ghosts.delete(key);
+    this.resizeOnFill(key);
     const slot = this.takeSlot();
     if (!mf.readInto(start, slot.buf, 0, length)) return null;
     slot.offset = key;
@@ -227,12 +276,27 @@ export class CommitLogReadCache {
   }
 
   /**
-   * A chunk object to fill: a new one while below capacity, else the least recently used one
+   * A chunk object to fill: a new one while below the active count, else the least recently used one
    * without leases (removed); when every chunk is leased, the least recently used is retired and
    * a new chunk takes its place. A leased buffer is never handed out here.
    */
   private takeSlot(): Chunk {
-    if (this.chunks.size < this.capacity) return this.newChunk();
+    // after the active count shrank: the least recently used chunks beyond it leave first
+    while (this.chunks.size > this.active) {
+      const extra = this.evictOne();
+      if (extra.leases === 0) this.recycle(extra);
+    }
+    if (this.chunks.size < this.active) return this.newChunk();
+    const victim = this.evictOne();
+    return victim.leases === 0 ? victim : this.newChunk();
+  }
+
+  /**
+   * Takes the least recently used chunk without leases out of the cache (returned for refilling),
+   * or, when every chunk is leased, retires the least recently used one (returned retired: its
+   * buffer must not be used). Remembers the key among the recently evicted.
+   */
+  private evictOne(): Chunk {
     let victim: Chunk | null = null;
     let leased: Chunk | null = null;
     for (const ch of this.chunks.values()) {
@@ -240,13 +304,12 @@ export class CommitLogReadCache {
         if (leased === null || ch.lastUsed < leased.lastUsed) leased = ch;
       } else if (victim === null || ch.lastUsed < victim.lastUsed) victim = ch;
     }
-    if (victim !== null) {
-      this.chunks.delete(victim.offset);
-      return victim;
-    }
-    this.chunks.delete(leased!.offset);
-    this.retire(leased!);
-    return this.newChunk();
+    const out = victim ?? leased!;
+    this.chunks.delete(out.offset);
+    this.evicted.add(out.offset);
+    if (this.evicted.size > this.capacity) this.evicted.delete(this.evicted.values().next().value!);
+    if (out.leases > 0) this.retire(out);
+    return out;
   }
 
   private newChunk(): Chunk {

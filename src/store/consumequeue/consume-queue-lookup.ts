@@ -45,9 +45,13 @@ export class EntryReadAhead {
 
   constructor(readonly entries = ENTRY_READ_AHEAD_ENTRIES) {}
 
-  /** A copy of `mf`'s bytes [pos, pos + bytes) when held, else null. */
-  take(mf: MappedFile, pos: number, bytes: number): Buffer | null {
+  /**
+   * A copy of `mf`'s bytes [pos, pos + bytes) when held, else null; with `transient`, a view of
+   * the read-ahead buffer instead (valid until this read-ahead is filled again).
+   */
+  take(mf: MappedFile, pos: number, bytes: number, transient = false): Buffer | null {
     if (this.mf !== mf || this.epoch !== mf.getContentEpoch() || !mf.isAvailable() || pos < this.pos || pos + bytes > this.pos + this.len) return null;
+    if (transient) return this.buf!.subarray(pos - this.pos, pos - this.pos + bytes);
     const out = Buffer.allocUnsafe(bytes);
     this.buf!.copy(out, 0, pos - this.pos, pos - this.pos + bytes);
     return out;
@@ -70,9 +74,11 @@ export class EntryReadAhead {
 
 /**
  * Raw packed entries from `queueOffset` to the end of its file (at most `maxCount`); null if
- * unavailable. With `ahead`, short reads are served from (and refill) the queue's read-ahead.
+ * unavailable. With `ahead`, short reads are served from (and refill) the queue's read-ahead;
+ * with `transient` too, such a read is a view of the read-ahead's buffer (valid until the next
+ * read of this queue) instead of a copy.
  */
-export function readEntries(mfq: MappedFileQueue, minLogicOffset: number, queueOffset: number, maxCount: number, ahead?: EntryReadAhead): { buf: Buffer; count: number } | null {
+export function readEntries(mfq: MappedFileQueue, minLogicOffset: number, queueOffset: number, maxCount: number, ahead?: EntryReadAhead, transient = false): { buf: Buffer; count: number } | null {
   const logic = queueOffset * CQ_STORE_UNIT_SIZE;
   if (logic < minLogicOffset) return null;
   const mf = mfq.findMappedFileByOffset(logic);
@@ -82,7 +88,7 @@ export function readEntries(mfq: MappedFileQueue, minLogicOffset: number, queueO
   if (count <= 0) return null;
   const bytes = count * CQ_STORE_UNIT_SIZE;
   if (ahead && count <= ahead.entries) {
-    const held = ahead.take(mf, pos, bytes) ?? (ahead.fill(mf, pos) ? ahead.take(mf, pos, bytes) : null);
+    const held = ahead.take(mf, pos, bytes, transient) ?? (ahead.fill(mf, pos) ? ahead.take(mf, pos, bytes, transient) : null);
     if (held) return { buf: held, count };
   }
   const buf = mf.read(pos, bytes);

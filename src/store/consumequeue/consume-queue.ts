@@ -273,11 +273,13 @@ export class ConsumeQueue {
 
   /**
    * Raw packed entries from `queueOffset` to the end of its file (at most `maxCount`); null if
-   * unavailable. Pull-sized reads go through the queue's read-ahead (EntryReadAhead).
+   * unavailable. Pull-sized reads go through the queue's read-ahead (EntryReadAhead); with
+   * `transient` they are a view of its buffer, valid only until this queue is read again (the
+   * pull path's scan, which reads them at once), instead of a copy.
    */
-  readEntries(queueOffset: number, maxCount: number): { buf: Buffer; count: number } | null {
+  readEntries(queueOffset: number, maxCount: number, transient = false): { buf: Buffer; count: number } | null {
     this.readAhead ??= new EntryReadAhead();
-    return readEntries(this.mfq, this.minLogicOffset, queueOffset, maxCount, this.readAhead);
+    return readEntries(this.mfq, this.minLogicOffset, queueOffset, maxCount, this.readAhead, transient);
   }
 
   /** The entry at `queueOffset`, or null when absent or below min. */

@@ -37,7 +37,9 @@
  * one chunk are one view; a run of adjacent records that fits one chunk is lent from it (the
  * chunk read whole on its second miss when all written) instead of read into the body. Records or runs
  * shorter than `minViewBytes` are copied as before; more than `maxParts` parts are copied into
- * one body. `bodyParts` are the parts in order. The bytes of a view are those of the record
+ * one body. The parts in order are described by `partCount` / `partBuffer(i)` / `partStart(i)` /
+ * `partEnd(i)` (no object per part) and, made on first read, by `bodyParts` (a Buffer view per
+ * part). The bytes of a view are those of the record
  * (CQ entries point only at dispatched records; a chunk holds only bytes below its segment's
  * write position).
  */
@@ -46,7 +48,7 @@ import type { CachedChunkRef, CommitLog } from '../commitlog/commit-log.js';
 import type { CommitLogReadCache, ReadCacheChunk } from '../commitlog/commit-log-read-cache.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import { CQ_STORE_UNIT_SIZE } from '../consumequeue/consume-queue.js';
-import { cqEntryPhyOffset, cqEntrySize, cqEntryTagsCode } from '../consumequeue/consume-queue-entry.js';
+import { cqEntriesView, cqViewPhyOffset, cqViewSize, cqViewTagsCode } from '../consumequeue/consume-queue-entry.js';
 import type { GetMessageLendOptions, GetMessageResult, GetMessageStatus, MessageFilter } from '../message-store.js';
 import type { StoreConfig } from '../store-config.js';
 import { PullBodyPool } from './pull-body-pool.js';
@@ -58,6 +60,13 @@ const SPAN_WASTE_RATIO = 8;
 
 /** The body of a lend-mode pull before anything was copied. */
 const NO_BODY = Buffer.alloc(0);
+
+/** How the records from one entry on are read together (GetMessageService.planRead). */
+interface ReadPlan {
+  records: number;
+  recordBytes: number;
+  spanBytes: number;
+}
 
 /** Default maxTotalMsgSize of a pull (RocketMQ: 128 MiB). */
 export const DEFAULT_MAX_TOTAL_MSG_SIZE = 128 * 1024 * 1024;
@@ -79,6 +88,8 @@ export class GetMessageService {
   /** Lend mode parts of the pull being scanned (reused by every pull, see PartScratch). */
   private readonly partScratch = new PartScratch();
   private readonly memoryBytes: number;
+  /** planRead's answer (one object reused: read at once by the scan, before the next planRead). */
+  private readonly plan: ReadPlan = { records: 0, recordBytes: 0, spanBytes: 0 };
   /** Reused buffer for span reads (records are copied out of it before scan returns). */
   private span: Buffer = Buffer.alloc(0);
   /** Most bytes one pull returns (the larger transfer limit): caps the body's first size and read-ahead. */
@@ -123,7 +134,8 @@ export class GetMessageService {
     // them without filling the batch (unreadable entries, a removed file), then scan again: the
     // result is the one a scan of the whole window gives.
     const firstEntries = filter === null ? Math.min(windowEntries, Math.max(1, maxMsgNums)) : windowEntries;
-    const slice = cq.readEntries(offset, Math.max(1, firstEntries));
+    // (transient: the entries are read only within this call, before the queue is read again)
+    const slice = cq.readEntries(offset, Math.max(1, firstEntries), true);
     if (!slice) return result.done('OFFSET_FOUND_NULL', correctOffsets ? cq.rollNextFile(offset) : offset);
     this.scan(result, slice.buf, slice.count, offset, maxMsgNums, filter, maxTotalMsgSize, lend);
     if (firstEntries < windowEntries && slice.count === firstEntries && result.nextBeginOffset === offset + slice.count && result.messageQueueOffsets.length < maxMsgNums) {
@@ -147,13 +159,14 @@ export class GetMessageService {
     lend: GetMessageLendOptions | null,
   ): void {
     const maxPhy = this.commitLog.getMaxOffset();
+    const ev = cqEntriesView(entries);
     let status: GetMessageStatus = 'NO_MATCHED_MESSAGE';
     let nextBeginOffset = offset;
     let nextPhyFileStart = -1;
     let maxPhyPulled = 0;
     // the body under construction; bytes [0, used) are the records copied so far
     // (lend mode: taken from the pool only when a record is copied)
-    let body: Buffer = lend === null ? this.bodies.acquire(this.initialBodyBytes(entries, Math.min(count, maxMsgNums))) : NO_BODY;
+    let body: Buffer = lend === null ? this.bodies.acquire(this.initialBodyBytes(ev, Math.min(count, maxMsgNums))) : NO_BODY;
     let used = 0;
     // bytes [used, used + aheadBytes) of body already hold CommitLog [aheadPhy, aheadPhy + aheadBytes)
     let aheadPhy = -1;
@@ -166,15 +179,16 @@ export class GetMessageService {
     let spanPhy = -1;
     let spanBytes = 0;
     let taken = 0;
+    result.expect(Math.max(0, Math.min(count, maxMsgNums)));
     const chunkBytes = this.commitLog.readCache.chunkBytes;
     for (let i = 0; i < count; i++) {
-      const phy = cqEntryPhyOffset(entries, i);
-      const size = cqEntrySize(entries, i);
+      const phy = cqViewPhyOffset(ev, i);
+      const size = cqViewSize(ev, i);
       const isInMem = maxPhy - phy <= this.memoryBytes;
       if (this.isTheBatchFull(size, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, taken, isInMem)) break;
       nextBeginOffset = offset + i + 1;
       if (nextPhyFileStart >= 0 && phy < nextPhyFileStart) continue;
-      if (filter && !filter.isMatchedByConsumeQueue(cqEntryTagsCode(entries, i))) {
+      if (filter && !filter.isMatchedByConsumeQueue(cqViewTagsCode(ev, i))) {
         if (taken === 0) status = 'NO_MATCHED_MESSAGE';
         continue;
       }
@@ -188,11 +202,11 @@ export class GetMessageService {
           // inside the span read (or the cached chunk) of an earlier record of this pull
           if (lend !== null && spanChunk !== null && (size >= lend.minViewBytes || result.continuesView(spanChunk.chunk, phy - spanPhy))) lent = spanChunk;
           else {
-            body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
             spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
           }
         } else {
-          const plan = this.planRead(entries, i, count, phy, size, Math.min(maxMsgNums - taken, 1 << 30), Math.min(maxTotalMsgSize - result.bufferTotalSizeBytes, this.transferCapBytes));
+          const plan = this.planRead(ev, i, count, phy, size, Math.min(maxMsgNums - taken, 1 << 30), Math.min(maxTotalMsgSize - result.bufferTotalSizeBytes, this.transferCapBytes));
           spanPhy = -1;
           spanChunk = null;
           aheadPhy = -1;
@@ -209,12 +223,12 @@ export class GetMessageService {
             lent = runChunk;
           } else if (plan.spanBytes === plan.recordBytes && plan.records > 1) {
             // adjacent records: straight into the body
-            body = this.withRoom(body, used, used + plan.spanBytes, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + plan.spanBytes, ev, count, maxMsgNums);
             if (this.commitLog.readInto(phy, body, used, plan.spanBytes)) {
               aheadPhy = phy;
               aheadBytes = plan.spanBytes;
             } else readable = this.commitLog.readInto(phy, body, used, size);
-          } else if (plan.records > 1 || nextInSameRegion(entries, i, count, phy, size, chunkBytes)) {
+          } else if (plan.records > 1 || nextInSameRegion(ev, i, count, phy, size, chunkBytes)) {
             // records of this queue with others' in between (a few, or so many that a span read
             // would waste too much: the next record of this pull is still within one chunk):
             // copied out of (or lent from) the read cache's chunk when it holds them (the other
@@ -228,13 +242,13 @@ export class GetMessageService {
               spanBytes = chunk.length;
               if (lend !== null && size >= lend.minViewBytes) lent = chunk;
               else {
-                body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+                body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
                 spanBuf.copy(body, used, phy - spanPhy, phy - spanPhy + size);
               }
             } else if (plan.records > 1 && (lend === null || chunk === null)) {
               // (lend mode with the chunk cached: only this record crosses its end; the next
               // records are lent from the next chunk, not copied out of a span read)
-              body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+              body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
               if (this.span.length < plan.spanBytes) this.span = Buffer.allocUnsafe(Math.max(plan.spanBytes, MAX_SPAN_BYTES));
               if (this.commitLog.readInto(phy, this.span, 0, plan.spanBytes)) {
                 spanBuf = this.span;
@@ -243,11 +257,11 @@ export class GetMessageService {
                 spanBuf.copy(body, used, 0, size);
               } else readable = this.commitLog.readInto(phy, body, used, size);
             } else {
-              body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+              body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
               readable = this.commitLog.readInto(phy, body, used, size);
             }
           } else {
-            body = this.withRoom(body, used, used + size, entries, count, maxMsgNums);
+            body = this.withRoom(body, used, used + size, ev, count, maxMsgNums);
             readable = this.commitLog.readInto(phy, body, used, size);
           }
         }
@@ -285,6 +299,28 @@ export class GetMessageService {
       status = 'FOUND';
       maxPhyPulled = phy;
       nextPhyFileStart = -1;
+      if (lent !== null && filter === null) {
+        // lend mode, no filter: the following records that lie in the same chunk are lent from
+        // it at once — what the loop above does for each of them, without its other cases (the
+        // first record outside the chunk, too short a view or a full batch goes round again)
+        const chunk = lent.chunk;
+        const chunkPhy = lent.phyStart;
+        const chunkEnd = chunkPhy + lent.length;
+        const minView = lend!.minViewBytes;
+        while (i + 1 < count) {
+          const nPhy = cqViewPhyOffset(ev, i + 1);
+          const nSize = cqViewSize(ev, i + 1);
+          if (!(nSize > 0 && nSize < 0x7fffffff) || nPhy < chunkPhy || nPhy + nSize > chunkEnd) break;
+          if (nSize < minView && !result.continuesView(chunk, nPhy - chunkPhy)) break;
+          if (this.isTheBatchFull(nSize, maxTotalMsgSize, maxMsgNums, result.bufferTotalSizeBytes, taken, maxPhy - nPhy <= this.memoryBytes)) break;
+          i++;
+          nextBeginOffset = offset + i + 1;
+          result.take(offset + i, nSize);
+          taken++;
+          result.addView(chunk, nPhy - chunkPhy, nSize);
+          maxPhyPulled = nPhy;
+        }
+      }
     }
     result.status = status;
     result.nextBeginOffset = nextBeginOffset;
@@ -307,9 +343,9 @@ export class GetMessageService {
    * `buf` goes back to the pool (nothing refers to it). The first body of a lend-mode pull
    * (`buf` = NO_BODY) is sized as copy mode's.
    */
-  private withRoom(buf: Buffer, used: number, needBytes: number, entries: Buffer, count: number, maxMsgNums: number): Buffer {
+  private withRoom(buf: Buffer, used: number, needBytes: number, ev: DataView, count: number, maxMsgNums: number): Buffer {
     if (needBytes <= buf.length) return buf;
-    if (buf.length === 0) return this.bodies.acquire(Math.max(needBytes, this.initialBodyBytes(entries, Math.min(count, maxMsgNums))));
+    if (buf.length === 0) return this.bodies.acquire(Math.max(needBytes, this.initialBodyBytes(ev, Math.min(count, maxMsgNums))));
     const next = this.bodies.acquire(Math.max(needBytes, buf.length * 2));
     buf.copy(next, 0, 0, used);
     this.bodies.release(buf);
@@ -325,14 +361,14 @@ export class GetMessageService {
    * so records of one queue interleaved with those of up to ~8 others are cheaper to read as one
    * span and copy out (bench/results/pull-serving-2026-12-01.md).
    */
-  private planRead(entries: Buffer, i: number, count: number, phy: number, size: number, maxRecords: number, maxRecordBytes: number): { records: number; recordBytes: number; spanBytes: number } {
+  private planRead(ev: DataView, i: number, count: number, phy: number, size: number, maxRecords: number, maxRecordBytes: number): ReadPlan {
     const fileEnd = this.commitLog.rollNextFile(phy);
     let records = 1;
     let recordBytes = size;
     let end = phy + size;
     for (let j = i + 1; j < count && records < maxRecords; j++) {
-      const nSize = cqEntrySize(entries, j);
-      const nPhy = cqEntryPhyOffset(entries, j);
+      const nSize = cqViewSize(ev, j);
+      const nPhy = cqViewPhyOffset(ev, j);
       if (nSize <= 0 || nSize >= 0x7fffffff || nPhy < end) break;
       const nEnd = nPhy + nSize;
       if (nEnd > fileEnd || nEnd - phy > MAX_SPAN_BYTES || recordBytes + nSize > maxRecordBytes) break;
@@ -341,14 +377,18 @@ export class GetMessageService {
       recordBytes += nSize;
       end = nEnd;
     }
-    return { records, recordBytes, spanBytes: end - phy };
+    const plan = this.plan;
+    plan.records = records;
+    plan.recordBytes = recordBytes;
+    plan.spanBytes = end - phy;
+    return plan;
   }
 
   /** Sum of the sizes of the first `n` entries (what a pull of n unfiltered records needs), at least 4 KiB. */
-  private initialBodyBytes(entries: Buffer, n: number): number {
+  private initialBodyBytes(ev: DataView, n: number): number {
     let sum = 0;
     for (let i = 0; i < n; i++) {
-      const size = cqEntrySize(entries, i);
+      const size = cqViewSize(ev, i);
       if (size > 0 && size < 0x7fffffff) sum += size;
     }
     return Math.max(4096, Math.min(sum, this.transferCapBytes));
@@ -373,10 +413,10 @@ export class GetMessageService {
  * chunk is worth reading whole even when a span read would waste too much (many queues
  * interleaved: the other queues' pulls read the same chunk).
  */
-function nextInSameRegion(entries: Buffer, i: number, count: number, phy: number, size: number, regionBytes: number): boolean {
+function nextInSameRegion(ev: DataView, i: number, count: number, phy: number, size: number, regionBytes: number): boolean {
   if (i + 1 >= count) return false;
-  const nPhy = cqEntryPhyOffset(entries, i + 1);
-  const nSize = cqEntrySize(entries, i + 1);
+  const nPhy = cqViewPhyOffset(ev, i + 1);
+  const nSize = cqViewSize(ev, i + 1);
   return nSize > 0 && nSize < 0x7fffffff && nPhy >= phy + size && nPhy + nSize - phy <= regionBytes;
 }
 
@@ -386,7 +426,7 @@ const NO_PARTS: Array<ReadCacheChunk | null> = [];
 /**
  * Lend mode's parts under construction (the chunk, null = the body; start and end in it), in
  * order: one set per GetMessageService, reused by every pull (a scan and its finish() run
- * synchronously within getMessage, and finish() turns the parts into `bodyParts`), so a pull of
+ * synchronously within getMessage, and finish() turns the parts into the result's part lists), so a pull of
  * 32 interleaved records does not grow three arrays of its own.
  */
 class PartScratch {
@@ -404,22 +444,32 @@ class PartScratch {
  * While scanning, each record taken is either copied into the pull's body (a PullBodyPool buffer,
  * bytes [0, used)) or, in lend mode, lent as a view of a read-cache chunk (leased at once, so
  * later reads of the same pull cannot refill it). Parts are kept as (chunk or body, start, end),
- * records adjacent in the same buffer merged into one part; finish() turns them into `bodyParts`.
+ * records adjacent in the same buffer merged into one part; finish() turns them into the result's part
+ * lists (buffer per part, start/end pairs); `bodyParts` views are made from them on first read.
  */
 class PulledMessages implements GetMessageResult {
   status: GetMessageStatus = 'NO_MESSAGE_IN_QUEUE';
   messageQueueOffsets: number[] = [];
   bufferTotalSizeBytes = 0;
   body?: Buffer;
-  bodyParts?: Buffer[];
   suggestPullingFromSlave = false;
+  /** Lend mode: the buffer of each part (a chunk's or the body), in order; views made only for `bodyParts`. */
+  private partBufs: Buffer[] | null = null;
+  /** Lend mode: part i is partBufs[i] bytes [partRanges[2i], partRanges[2i + 1]). */
+  private partRanges: number[] | null = null;
+  /** `bodyParts` once made (or assigned). */
+  private partViews: Buffer[] | undefined = undefined;
   /** Size of each record taken, in order (views are made from these). */
   private sizes: number[] = [];
+  /** Records taken so far (the lists' filled length while scanning). */
+  private takenCount = 0;
   private views: Buffer[] | null = null;
   /** Lend mode: parts under construction (the service's scratch; emptied here). Without lend mode the body is the one part. */
   private readonly parts: PartScratch;
   /** Chunks leased by this result (each once). */
   private leased: ReadCacheChunk[] = NO_PARTS as ReadCacheChunk[];
+  /** The chunk addView last made sure of in `leased` (most records of a pull come from the chunk of the one before). */
+  private lastLeased: ReadCacheChunk | null = null;
   /** The pooled body this result owns (handed back by release()), and the pool's lend id of it. */
   private ownedBody: Buffer | null = null;
   private ownedBodyLendId = 0;
@@ -435,6 +485,41 @@ class PulledMessages implements GetMessageResult {
   ) {
     parts.n = 0;
     this.parts = parts;
+  }
+
+  get bodyParts(): Buffer[] | undefined {
+    if (this.partViews === undefined && this.partBufs !== null) {
+      const bufs = this.partBufs;
+      const ranges = this.partRanges!;
+      const views = new Array<Buffer>(bufs.length);
+      for (let i = 0; i < bufs.length; i++) {
+        const b = bufs[i]!;
+        views[i] = b.subarray(ranges[2 * i]!, ranges[2 * i + 1]!);
+        if (b === this.ownedBody) this.pool.tieView(views[i]!);
+      }
+      this.partViews = views;
+    }
+    return this.partViews;
+  }
+
+  set bodyParts(parts: Buffer[] | undefined) {
+    this.partViews = parts;
+  }
+
+  get partCount(): number {
+    return this.partBufs?.length ?? 0;
+  }
+
+  partBuffer(i: number): Buffer {
+    return this.partBufs![i]!;
+  }
+
+  partStart(i: number): number {
+    return this.partRanges![2 * i]!;
+  }
+
+  partEnd(i: number): number {
+    return this.partRanges![2 * i + 1]!;
   }
 
   get messages(): Buffer[] {
@@ -461,10 +546,27 @@ class PulledMessages implements GetMessageResult {
     this.views = list;
   }
 
+  /**
+   * Sizes the offset and size lists for at most `n` records (a scan takes at most min(entries,
+   * maxMsgNums)): filled by index, cut to the records taken by finish(), so a pull of 32 does
+   * not grow two arrays step by step.
+   */
+  expect(n: number): void {
+    this.messageQueueOffsets = new Array<number>(n);
+    this.sizes = new Array<number>(n);
+    this.takenCount = 0;
+  }
+
   /** Records the record at queue offset `queueOffset` (`size` bytes; its bytes follow through addCopied / addView). */
   take(queueOffset: number, size: number): void {
-    this.messageQueueOffsets.push(queueOffset);
-    this.sizes.push(size);
+    const k = this.takenCount++;
+    if (k < this.sizes.length) {
+      this.messageQueueOffsets[k] = queueOffset;
+      this.sizes[k] = size;
+    } else {
+      this.messageQueueOffsets.push(queueOffset);
+      this.sizes.push(size);
+    }
     this.bufferTotalSizeBytes += size;
   }
 
@@ -491,10 +593,13 @@ class PulledMessages implements GetMessageResult {
       ps.ends[n - 1] = start + size;
       return;
     }
-    if (this.leased === NO_PARTS) this.leased = [];
-    if (!this.leased.includes(chunk)) {
-      this.cache.lease(chunk);
-      this.leased.push(chunk);
+    if (chunk !== this.lastLeased) {
+      if (this.leased === NO_PARTS) this.leased = [];
+      if (!this.leased.includes(chunk)) {
+        this.cache.lease(chunk);
+        this.leased.push(chunk);
+      }
+      this.lastLeased = chunk;
     }
     this.pushPart(chunk, start, start + size);
   }
@@ -517,10 +622,14 @@ class PulledMessages implements GetMessageResult {
    * Ends the scan: `body[0, used)` holds the copied records. Without `lend`, `body` is the
    * records. In lend mode, views shorter than `lend.minViewBytes` are copied into the body (in
    * order, merged with neighbouring copies), then, when more than `lend.maxParts` parts remain,
-   * every part is copied into one fresh body; `bodyParts` are the parts in order and `body` the
+   * every part is copied into one fresh body; the part lists (and `bodyParts`) are the parts in order and `body` the
    * only part when there is one.
    */
   finish(body: Buffer, used: number, lend: GetMessageLendOptions | null): void {
+    if (this.sizes.length !== this.takenCount) {
+      this.messageQueueOffsets.length = this.takenCount;
+      this.sizes.length = this.takenCount;
+    }
     if (lend === null) {
       // copy mode: the body is the records
       if (used > 0) {
@@ -598,6 +707,7 @@ class PulledMessages implements GetMessageResult {
           this.leased.splice(i, 1);
         }
       }
+      this.lastLeased = null;
       partChunks = chunks;
       partStarts = starts;
       partEnds = ends;
@@ -607,16 +717,20 @@ class PulledMessages implements GetMessageResult {
       this.ownedBody = body;
       this.ownedBodyLendId = this.pool.lendIdOf(body);
     } else if (body.length > 0) this.pool.release(body);
-    const parts: Buffer[] = new Array<Buffer>(partCount);
+    // the parts as (buffer, start, end); Buffer views only when `bodyParts` is read
+    const bufs = new Array<Buffer>(partCount);
+    const ranges = new Array<number>(2 * partCount);
     for (let i = 0; i < partCount; i++) {
       const c = partChunks[i]!;
-      parts[i] = (c === null ? body : c.buf).subarray(partStarts[i]!, partEnds[i]!);
-      if (c === null) this.pool.tieView(parts[i]!);
+      bufs[i] = c === null ? body : c.buf;
+      ranges[2 * i] = partStarts[i]!;
+      ranges[2 * i + 1] = partEnds[i]!;
     }
     // the scratch keeps no chunk alive for longer than the cache does (cleared up to this pull's count)
     for (let i = 0; i < n; i++) ps.chunks[i] = null;
-    if (parts.length === 1) this.body = parts[0]!;
-    this.bodyParts = parts;
+    this.partBufs = bufs;
+    this.partRanges = ranges;
+    if (partCount === 1) this.body = this.bodyParts![0]!;
   }
 
   /**
@@ -632,6 +746,7 @@ class PulledMessages implements GetMessageResult {
   private dropHoldings(): void {
     if (this.ownedBody !== null) this.pool.release(this.ownedBody, this.ownedBodyLendId);
     this.ownedBody = null;
+    this.lastLeased = null;
     if (this.leased.length > 0) {
       for (const c of this.leased) this.cache.unlease(c);
       this.leased = NO_PARTS as ReadCacheChunk[];
@@ -643,12 +758,15 @@ class PulledMessages implements GetMessageResult {
     this.dropHoldings();
     this.messageQueueOffsets = [];
     this.sizes = [];
+    this.takenCount = 0;
     this.views = null;
     this.bufferTotalSizeBytes = 0;
     this.parts.n = 0;
     // assigned, not deleted: the result object keeps its shape (no dictionary mode)
     this.body = undefined;
-    this.bodyParts = undefined;
+    this.partViews = undefined;
+    this.partBufs = null;
+    this.partRanges = null;
   }
 
   done(status: GetMessageStatus, nextBeginOffset: number): this {

@@ -313,3 +313,42 @@ test('read cache leases: a retired buffer goes back to the free list on its last
     removeDir(root);
   }
 });
+
+test('read cache footprint: readers that keep together use minActiveChunks buffers; readers spread over more regions grow it up to capacityChunks (no chunk read twice once grown); a quiet stretch shrinks it again', () => {
+  const root = tempDir();
+  try {
+    const data = randomBytes(256 * 1024 - 100);
+    const mf = MappedFile.create(path.join(root, 'big'), 0, 256 * 1024, { fs: nodeFileSystem });
+    mf.append(data);
+    mf.commitNow();
+    const cache = new CommitLogReadCache({ chunkBytes: CHUNK, capacityChunks: 8, minActiveChunks: 2 });
+    const chunks = Math.floor(data.length / CHUNK); // 63 whole chunks
+    const check = (index: number): void => {
+      const ch = cache.chunkAt(mf, index * CHUNK + 5);
+      assert.ok(ch !== null, `chunk ${index}`);
+      assert.ok(ch.buf.subarray(0, ch.length).equals(data.subarray(index * CHUNK, index * CHUNK + ch.length)), `chunk ${index} bytes`);
+    };
+    // one region walked forward, each chunk looked at 4 times (4 queues' pulls): every chunk read once, 2 buffers
+    for (let i = 0; i < 20; i++) for (let q = 0; q < 4; q++) check(i);
+    assert.equal(cache.fills, 20);
+    assert.equal(cache.activeChunks, 2);
+    assert.ok(cache.size <= 2);
+    // 6 readers at 6 regions, round robin: the evicted chunks come back, so the cache grows to 8
+    const regions = [20, 26, 32, 38, 44, 50];
+    const fillsPerRound: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      const before = cache.fills;
+      for (const r of regions) check(r);
+      fillsPerRound.push(cache.fills - before);
+    }
+    assert.equal(cache.activeChunks, 8);
+    assert.deepEqual(fillsPerRound.slice(-3), [0, 0, 0], `fills per round ${fillsPerRound.join(',')}: none once grown`);
+    // a long quiet stretch (4 × capacity fills, nothing evicted asked again) halves it, and again
+    for (let pass = 0; pass < 3; pass++) for (let i = 0; i < chunks; i++) check(i);
+    assert.ok(cache.activeChunks < 8, `active ${cache.activeChunks} after a quiet stretch`);
+    assert.ok(cache.size <= cache.activeChunks);
+    mf.close();
+  } finally {
+    removeDir(root);
+  }
+});

@@ -15,6 +15,12 @@ import { HOUR_MS, fillCommitLogFiles, localTime, openRetentionStore, retentionCo
 
 const LEND_ALL = { minViewBytes: 0, maxParts: Number.POSITIVE_INFINITY };
 const concat = (r: GetMessageResult): Buffer => Buffer.concat(r.bodyParts ?? (r.body ? [r.body] : []));
+/** The records as the view-free part accessors describe them (partCount / partBuffer / partStart / partEnd). */
+const concatParts = (r: GetMessageResult): Buffer => {
+  const out: Buffer[] = [];
+  for (let i = 0; i < (r.partCount ?? 0); i++) out.push(Buffer.from(r.partBuffer!(i).subarray(r.partStart!(i), r.partEnd!(i))));
+  return Buffer.concat(out);
+};
 
 /** `queues` queues of topic T written round robin (`perQueue` each, ~1 KiB random bodies), plus a single-queue topic A written in one run of `adjacent` records. */
 async function loadStore(root: string, queues: number, perQueue: number, adjacent: number): Promise<{ store: DefaultMessageStore; bodies: Buffer[][] }> {
@@ -52,6 +58,8 @@ test('lend mode: interleaved records come as views of read-cache chunks (one per
         // chunk end is copied into the body)
         assert.ok(lent.bodyParts!.length >= 30, `${lent.bodyParts!.length} parts`);
         assert.ok(concat(lent).equals(copy.body!), `q${q}@${offset}: the views hold the copied bytes`);
+        assert.equal(lent.partCount, lent.bodyParts!.length, 'one described part per view');
+        assert.ok(concatParts(lent).equals(copy.body!), `q${q}@${offset}: the described parts hold the copied bytes`);
         assert.equal(lent.bufferTotalSizeBytes, copy.body!.length);
         lent.messages.forEach((m, i) => {
           const d = decodeRecord(m);
@@ -135,6 +143,7 @@ test('lend mode: lent views stay intact while the cache is cleared and refilled 
     }
     assert.ok(cache.retiredLeased >= 1);
     assert.ok(concat(held).equals(expected), 'the lent bytes were not overwritten');
+    assert.ok(concatParts(held).equals(expected), 'the described parts were not overwritten either');
     held.messages.forEach((m, i) => assert.ok(decodeRecord(m).body.equals(bodies[3]![40 + i]!)));
     held.release!();
     assert.equal(cache.leasesHeld, 0);
@@ -195,6 +204,7 @@ test('lend mode and retention: CommitLog files deleted while their records are l
     assert.equal(r.commitLog!.deleted.length, 2);
     assert.equal(store.getMinPhyOffset(), 2 * 64 * 1024);
     assert.ok(concat(lent).equals(copy), 'the lent bytes are unchanged after the deletion');
+    assert.ok(concatParts(lent).equals(copy), 'and so are the described parts');
     lent.messages.forEach((m, i) => assert.equal(seqOf(m), i));
     const again = await store.getMessage('g', 'T', 0, 0, 32, null, LEND_ALL);
     assert.notEqual(again.status, 'FOUND', 'the read cache never serves a deleted file');
