@@ -222,8 +222,8 @@ export class PutMessageService {
     }
     if (out.status !== 'PUT_OK') return this.appendRefusal(out);
     const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: out.msgIds, queueOffset: out.firstQueueOffset, storeTimestamp: out.storeTimestamp };
-    const dispatches = out.dispatches;
-    for (let i = 0; i < dispatches.length; i++) this.p.dispatch.enqueue(dispatches[i]!);
+    // one block: the ConsumeQueue takes the batch's entries in one append (DispatcherChain.runBlock)
+    this.p.dispatch.enqueueBlock(out.dispatches);
     const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
     const make = out.makeAppendResults;
     return put instanceof Promise ? put.then((p) => withAppendResults(p, make)) : withAppendResults(put, make);
