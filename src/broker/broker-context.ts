@@ -24,13 +24,6 @@ import { BrokerStatsManager } from './stats/broker-stats-manager.js';
 import { TopicValidator } from '../common/message/topic-validator.js';
 import { isRetryOrDlqTopic, metricsMessageType } from './stats/metrics-labels.js';
 
-/**
- * The prefix every property the timer hook reads or writes starts with (TIMER_DELIVER_MS,
- * TIMER_DELAY_SEC, TIMER_DELAY_MS, TIMER_OUT_MS, TIMER_DEL_UNIQKEY): a properties text without
- * it has none of them (the DELAY branch of the hook only deletes them).
- */
-const TIMER_KEY_PREFIX = 'TIMER_';
-
 export interface BrokerContextInit {
   config: BrokerConfig;
   store: MessageStore;
@@ -200,25 +193,12 @@ export class BrokerContext {
    * Timers in a batch: each item goes through the timer hook (so a batch of timer messages is
    * one atomic block in rmq_sys_wheel_timer, each item filed in the wheel at its own time). A
    * batch mixing timer and plain items would span two queues and could not be atomic: it is
-   * refused whole (MESSAGE_ILLEGAL), as is a batch with one item the hook refuses. An item whose
-   * encoded properties hold no `TIMER_` key is not a timer message and passes the hook unchanged
-   * (its stored bytes are the same either way), so it is not handed to it (no Map lookups).
+   * refused whole (MESSAGE_ILLEGAL), as is a batch with one item the hook refuses.
    */
   private applyTimerHookToBatch(msgs: readonly MessageInner[]): PutMessagesResult | null {
     if (!this.timerPutHook || msgs.length === 0) return null;
-    let plainTail: string | null = null;
     for (let i = 0; i < msgs.length; i++) {
-      const msg = msgs[i]!;
-      const text = msg.encodedProperties;
-      if (text !== undefined && !text.includes(TIMER_KEY_PREFIX)) {
-        const tail = msg.encodedPropertiesTail ?? '';
-        if (tail === plainTail) continue;
-        if (!tail.includes(TIMER_KEY_PREFIX)) {
-          plainTail = tail;
-          continue;
-        }
-      }
-      const refused = this.timerPutHook.apply(msg);
+      const refused = this.timerPutHook.apply(msgs[i]!);
       if (refused) return { ...refused, remark: `batch message ${i}: ${refused.remark ?? refused.status}` };
     }
     const first = msgs[0]!;
