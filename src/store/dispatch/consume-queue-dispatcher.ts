@@ -40,6 +40,12 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
    * reported once per queue (the block's records share one; the last is the newest anyway).
    */
   dispatchBlock(reqs: readonly DispatchRequest[]): void {
+    if (sameQueue(reqs)) {
+      const last = reqs[reqs.length - 1]!;
+      this.cqStore.putMessagePositionInfos(last.topic, last.queueId, reqs);
+      this.onLogicsWrite(last.storeTimestamp);
+      return;
+    }
     const byTopic = this.groups;
     byTopic.clear();
     for (const r of reqs) {
@@ -64,4 +70,15 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
 
   /** Scratch of dispatchBlock: topic → queue id → the block's records of that queue. */
   private readonly groups = new Map<string, Map<number, DispatchRequest[]>>();
+}
+
+/** True when every request of `reqs` owns a ConsumeQueue entry of one queue (a batch). */
+function sameQueue(reqs: readonly DispatchRequest[]): boolean {
+  const first = reqs[0];
+  if (first === undefined) return false;
+  for (let i = 0; i < reqs.length; i++) {
+    const r = reqs[i]!;
+    if (r.queueId !== first.queueId || r.topic !== first.topic || !isConsumeQueueRecord(r.sysFlag)) return false;
+  }
+  return true;
 }

@@ -204,6 +204,11 @@ test('putMessages: msgIds of one store host and of mixed hosts; appendResults ma
     const ids = m.appendResults!.map((a) => a.msgId);
     assert.deepEqual(ids, mixed.map((msg, i) => createMessageId(msg.storeHost, 4 * size + i * size)));
     assert.equal(m.appendResult!.msgId, ids.join(','));
+    // one getter for all results (a getter closure per result gave each its own hidden class, held in old space with the batch's results)
+    const getterOf = (r: object): unknown => Object.getOwnPropertyDescriptor(r, 'appendResults')?.get;
+    assert.equal(typeof getterOf(one), 'function');
+    assert.equal(getterOf(m), getterOf(one), 'the same getter function');
+    assert.deepEqual(Object.keys(one).sort(), ['appendResult', 'appendResults', 'status'], 'the maker is not enumerable');
     await store.shutdown();
   } finally {
     removeDir(root);
