@@ -9,8 +9,14 @@
  *   once migrated, and users changed since with mqadmin keep their changes), as Apache;
  * - an account that cannot be created (no accessKey/secretKey) is logged at error level and the
  *   others continue, as Apache; notes on what was not carried over are logged at warn level;
- * - a malformed file stops the start (PlainAclFileError naming the file), as Apache's AclException.
+ * - a malformed file stops the start (PlainAclFileError naming the file), as Apache's AclException;
+ * - a home that is not an existing directory stops the start (ConfigError naming rocketmqHome):
+ *   a typo or a pasted end-of-line `# comment` would otherwise start a broker that enforces ACL
+ *   2.0 with no user at all (tsmq addition; Apache tries to create an empty plain_acl.yml there).
+ *   An existing home without ACL 1.0 files is only warned about.
  */
+import { statSync } from 'node:fs';
+import { ConfigError, endOfLineCommentHint } from '../../common/config/config-spec.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { readPlainAclConfig, type PlainAclLocation } from '../../auth/v1/plain-acl-files.js';
 import { migrateAccount } from '../../auth/v1/plain-account-migration.js';
@@ -45,11 +51,24 @@ export function innerCredentialsFromMigration(report: AuthMigrationReport, metad
   return null;
 }
 
+/** @throws ConfigError (key rocketmqHome) when `home` is not an existing directory. */
+function assertHomeDirectory(home: string): void {
+  let isDir: boolean;
+  try {
+    isDir = statSync(home).isDirectory();
+  } catch {
+    throw new ConfigError('rocketmqHome', home, 'no such directory (the RocketMQ home holding conf/plain_acl.yml, from rocketmqHome / rocketmq.home.dir or $ROCKETMQ_HOME)' + endOfLineCommentHint(home));
+  }
+  if (!isDir) throw new ConfigError('rocketmqHome', home, 'not a directory (the RocketMQ home holding conf/plain_acl.yml)' + endOfLineCommentHint(home));
+}
+
 /**
  * Migrates the ACL 1.0 accounts at `loc` into `metadata` (see the file comment).
- * @throws PlainAclFileError for an unreadable or malformed ACL 1.0 file.
+ * @throws PlainAclFileError for an unreadable or malformed ACL 1.0 file; ConfigError when the home
+ *   is not a directory.
  */
 export async function migrateAuthFromV1(loc: PlainAclLocation, metadata: AuthMetadataManager, logger: Logger): Promise<AuthMigrationReport> {
+  assertHomeDirectory(loc.rocketmqHome);
   const config = readPlainAclConfig(loc);
   const report: AuthMigrationReport = { files: config.files, migrated: [], existing: [], failed: [], adminAccounts: config.accounts.filter((a) => a.admin && a.accessKey).map((a) => a.accessKey!) };
   if (config.files.length === 0) {

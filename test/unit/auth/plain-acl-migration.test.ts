@@ -267,6 +267,23 @@ describe('the broker migrator (users.json / acls.json)', () => {
   });
 });
 
+describe('the RocketMQ home itself', () => {
+  it('a rocketmqHome that is not a directory stops the start naming the key (a typo, or a pasted end-of-line "# comment"), instead of a broker with no users', async () => {
+    const configDir = join(tempDir(), 'config');
+    const md = await AuthMetadataManager.open(configDir, { initUser: null, innerCredentials: null });
+    const missing = join(tempDir(), 'no-such-home');
+    await assert.rejects(migrateAuthFromV1({ rocketmqHome: missing, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger), (e: unknown) => e instanceof ConfigError && e.key === 'rocketmqHome' && e.message === `invalid config rocketmqHome=${missing}: no such directory (the RocketMQ home holding conf/plain_acl.yml, from rocketmqHome / rocketmq.home.dir or $ROCKETMQ_HOME)`);
+    const commented = `${tempDir()}          # the home holding conf/plain_acl.yml`;
+    await assert.rejects(migrateAuthFromV1({ rocketmqHome: commented, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger), (e: unknown) => e instanceof ConfigError && /no such directory .*\(a \.properties value runs to the end of its line: put a # comment on a line of its own\)$/.test(e.message));
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    await assert.rejects(migrateAuthFromV1({ rocketmqHome: file, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger), (e: unknown) => e instanceof ConfigError && /rocketmqHome=.*a-file: not a directory/.test(e.message));
+    const empty = tempDir();
+    const r = await migrateAuthFromV1({ rocketmqHome: empty, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger);
+    assert.deepEqual([r.files, r.migrated], [[], []], 'an existing home without files: nothing migrated, the start goes on (warned)');
+  });
+});
+
 describe('config: aclEnable and migrateAuthFromV1Enabled', () => {
   it('aclEnable=true without ACL 2.0 still stops the start, now naming the migration keys', () => {
     for (const raw of [{ aclEnable: 'true' } as Record<string, string>, { aclEnable: 'true', authenticationEnabled: 'true' }, { aclEnable: 'true', migrateAuthFromV1Enabled: 'true', rocketmqHome: '/x' }]) {
