@@ -24,6 +24,8 @@ import { resolveTlsServerSettings, type TlsServerSettings } from '../common/tls/
 import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
 import { resolveAuthConfig, type AuthConfig } from '../auth/auth-config.js';
 import { innerCredentialsFromMigration, migrateAuthFromV1 } from './auth/auth-migrator.js';
+import { whiteAddressRefusalHint } from '../auth/v1/plain-acl-white-address.js';
+import type { RemotingAuthGateOptions } from '../auth/remoting-auth-gate.js';
 import type { MessageStore } from '../store/message-store.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { resolveStoreConfig } from '../store/store-config.js';
@@ -67,7 +69,8 @@ export interface BrokerParts {
   ctx: BrokerContext;
   schedule: ScheduleMessageService;
   popState: PopStateStore;
-  auth: { config: AuthConfig; metadata: AuthMetadataManager };
+  /** refusalHint: explains refusals ACL 1.0's white addresses would have let through (after migrateAuthFromV1Enabled). */
+  auth: { config: AuthConfig; metadata: AuthMetadataManager; refusalHint: RemotingAuthGateOptions['refusalHint'] | null };
   timer: { config: TimerConfig; store: TimerStore | null; service: TimerMessageService | null; metrics: TimerMetrics | null };
   /** `tls.server.*` of broker.conf. */
   tls: TlsServerSettings;
@@ -123,8 +126,11 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
     });
     const authMetadata = await AuthMetadataManager.open(path.join(root, 'config'), authConfig, { logger, ...(opts.fs ? { fs: opts.fs } : {}) });
     let auth = authConfig;
+    let refusalHint: RemotingAuthGateOptions['refusalHint'] | null = null;
     if (authConfig.migrateFromV1) {
       const report = await migrateAuthFromV1(authConfig.migrateFromV1, authMetadata, logger);
+      const white = report.whiteAddresses;
+      if (white.global.length > 0 || white.byAccount.size > 0) refusalHint = (ip, ak) => whiteAddressRefusalHint(white, ip, ak);
       const signer = authConfig.innerCredentials || authConfig.initUser ? null : innerCredentialsFromMigration(report, authMetadata);
       if (signer) {
         auth = { ...authConfig, innerCredentials: signer };
@@ -137,7 +143,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
       ctx,
       schedule,
       popState,
-      auth: { config: auth, metadata: authMetadata },
+      auth: { config: auth, metadata: authMetadata, refusalHint },
       timer: { config: timerConfig, store: timerStore, ...timerParts },
       tls,
     };

@@ -11,6 +11,7 @@
 import type { Logger } from '../common/logging/logger.js';
 import type { TlsServerSettings } from '../common/tls/tls-server-config.js';
 import type { AuthConfig } from '../auth/auth-config.js';
+import type { RemotingAuthGateOptions } from '../auth/remoting-auth-gate.js';
 import type { RequestHandler } from '../remoting/processor/request-processor.js';
 import { RemotingServer } from '../remoting/transport/remoting-server.js';
 import { resolveRemotingServerLimits } from '../remoting/transport/remoting-server-config.js';
@@ -28,6 +29,8 @@ export interface BrokerRemotingServerDeps {
   tls: TlsServerSettings;
   authConfig: AuthConfig;
   authMetadata: AuthMetadataManager;
+  /** Explains refusals in the log (ACL 1.0 white addresses after a migration); none when absent. */
+  authRefusalHint?: RemotingAuthGateOptions['refusalHint'];
   /** Handler tables, registered in this order. */
   handlerTables: Iterable<Iterable<[number, RequestHandler]>>;
 }
@@ -35,7 +38,7 @@ export interface BrokerRemotingServerDeps {
 /** A configured, not yet started, broker remoting server (see the file comment). */
 export function createBrokerRemotingServer(deps: BrokerRemotingServerDeps): RemotingServer {
   const { config, ctx } = deps;
-  const requestGate = brokerRequestGate(deps.authConfig, deps.authMetadata, config.brokerClusterName, deps.logger);
+  const requestGate = brokerRequestGate(deps.authConfig, deps.authMetadata, config.brokerClusterName, deps.logger, deps.authRefusalHint);
   const server = new RemotingServer({
     listenPort: config.listenPort,
     ...(config.bindAddress ? { host: config.bindAddress } : {}),

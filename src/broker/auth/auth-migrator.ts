@@ -18,7 +18,8 @@
 import { statSync } from 'node:fs';
 import { ConfigError, endOfLineCommentHint } from '../../common/config/config-spec.js';
 import type { Logger } from '../../common/logging/logger.js';
-import { readPlainAclConfig, type PlainAclLocation } from '../../auth/v1/plain-acl-files.js';
+import { readPlainAclConfig, type PlainAclConfig, type PlainAclLocation } from '../../auth/v1/plain-acl-files.js';
+import type { PlainAclWhiteAddresses } from '../../auth/v1/plain-acl-white-address.js';
 import { migrateAccount } from '../../auth/v1/plain-account-migration.js';
 import type { SessionCredentials } from '../../auth/acl-signature.js';
 import type { AuthMetadataManager } from './auth-metadata-manager.js';
@@ -34,6 +35,8 @@ export interface AuthMigrationReport {
   failed: string[];
   /** accessKeys of the `admin: true` accounts, in file order (migrated now or before). */
   adminAccounts: string[];
+  /** The files' white addresses (not migrated; kept to explain refusals they would have let through). */
+  whiteAddresses: PlainAclWhiteAddresses;
 }
 
 /**
@@ -49,6 +52,12 @@ export function innerCredentialsFromMigration(report: AuthMigrationReport, metad
     if (u && u.userType === 'Super' && u.userStatus === 'enable') return { accessKey: u.username, secretKey: u.password };
   }
   return null;
+}
+
+function whiteAddressesOf(config: PlainAclConfig): PlainAclWhiteAddresses {
+  const byAccount = new Map<string, string>();
+  for (const a of config.accounts) if (a.accessKey && a.whiteRemoteAddress && a.whiteRemoteAddress.trim() !== '') byAccount.set(a.accessKey, a.whiteRemoteAddress.trim());
+  return { global: config.globalWhiteRemoteAddresses.filter((g) => g.trim() !== ''), byAccount };
 }
 
 /** @throws ConfigError (key rocketmqHome) when `home` is not an existing directory. */
@@ -70,7 +79,7 @@ function assertHomeDirectory(home: string): void {
 export async function migrateAuthFromV1(loc: PlainAclLocation, metadata: AuthMetadataManager, logger: Logger): Promise<AuthMigrationReport> {
   assertHomeDirectory(loc.rocketmqHome);
   const config = readPlainAclConfig(loc);
-  const report: AuthMigrationReport = { files: config.files, migrated: [], existing: [], failed: [], adminAccounts: config.accounts.filter((a) => a.admin && a.accessKey).map((a) => a.accessKey!) };
+  const report: AuthMigrationReport = { files: config.files, migrated: [], existing: [], failed: [], adminAccounts: config.accounts.filter((a) => a.admin && a.accessKey).map((a) => a.accessKey!), whiteAddresses: whiteAddressesOf(config) };
   if (config.files.length === 0) {
     logger.warn(`auth: migrateAuthFromV1Enabled=true but no ACL 1.0 file at ${loc.rocketmqHome}/${loc.plainAclFile} or under ${loc.rocketmqHome}/conf/acl: nothing migrated`);
     return report;
