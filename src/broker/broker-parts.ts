@@ -23,7 +23,7 @@ import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import { resolveTlsServerSettings, type TlsServerSettings } from '../common/tls/tls-server-config.js';
 import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
 import { resolveAuthConfig, type AuthConfig } from '../auth/auth-config.js';
-import { innerCredentialsFromMigration, migrateAuthFromV1 } from './auth/auth-migrator.js';
+import { aclEnableIgnoredWarning, innerCredentialsFromMigration, migrateAuthFromV1, type AuthMigrationReport } from './auth/auth-migrator.js';
 import { whiteAddressRefusalHint } from '../auth/v1/plain-acl-white-address.js';
 import type { RemotingAuthGateOptions } from '../auth/remoting-auth-gate.js';
 import type { MessageStore } from '../store/message-store.js';
@@ -127,8 +127,10 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
     const authMetadata = await AuthMetadataManager.open(path.join(root, 'config'), authConfig, { logger, ...(opts.fs ? { fs: opts.fs } : {}) });
     let auth = authConfig;
     let refusalHint: RemotingAuthGateOptions['refusalHint'] | null = null;
+    let migration: AuthMigrationReport | null = null;
     if (authConfig.migrateFromV1) {
       const report = await migrateAuthFromV1(authConfig.migrateFromV1, authMetadata, logger);
+      migration = report;
       const white = report.whiteAddresses;
       if (white.global.length > 0 || white.byAccount.size > 0) refusalHint = (ip, ak) => whiteAddressRefusalHint(white, ip, ak);
       const signer = authConfig.innerCredentials || authConfig.initUser ? null : innerCredentialsFromMigration(report, authMetadata);
@@ -137,7 +139,7 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
         logger.info(`auth: the broker signs its own requests as ${JSON.stringify(signer.accessKey)}, the first admin account of plain_acl.yml (innerClientAuthenticationCredentials chooses another)`);
       }
     }
-    if (authConfig.aclEnable) logger.warn('aclEnable=true (ACL 1.0) is ignored, as by Apache 5.3.3: ACL 2.0 (authenticationEnabled, authorizationEnabled) enforces' + (authConfig.migrateFromV1 ? ', with the plain_acl.yml accounts migrated' : '; plain_acl.yml is not read without migrateAuthFromV1Enabled=true'));
+    if (authConfig.aclEnable) logger.warn(aclEnableIgnoredWarning(migration, authMetadata.listUsers().length));
     return {
       config,
       ctx,

@@ -116,3 +116,17 @@ export async function migrateAuthFromV1(loc: PlainAclLocation, metadata: AuthMet
   );
   return report;
 }
+
+/**
+ * The warning logged at start for `aclEnable=true` (ignored, as by Apache 5.3.3), saying what ACL
+ * 2.0 enforces instead: the migrated accounts; or, when migration found no ACL 1.0 file and no
+ * user exists, that every client is refused until users are made; or that plain_acl.yml is not
+ * read without migrateAuthFromV1Enabled=true. `report` is null without migration.
+ */
+export function aclEnableIgnoredWarning(report: AuthMigrationReport | null, userCount: number): string {
+  const head = 'aclEnable=true (ACL 1.0) is ignored, as by Apache 5.3.3: ACL 2.0 (authenticationEnabled, authorizationEnabled) enforces';
+  if (!report) return `${head}; plain_acl.yml is not read without migrateAuthFromV1Enabled=true`;
+  if (report.files.length > 0) return `${head}, with the plain_acl.yml accounts migrated`;
+  if (userCount === 0) return `${head}, but no ACL 1.0 file was found to migrate and there is no user: every client is refused until one exists (put plain_acl.yml under rocketmqHome, or set initAuthenticationUser, then restart; docs/security.md "From ACL 1.0")`;
+  return `${head}; no ACL 1.0 file was found to migrate, the ${userCount} existing user(s) apply`;
+}

@@ -21,7 +21,7 @@ import { aclToInfo, groupResource, topicResource, type Action, type Resource } f
 import { resolveAuthConfig } from '../../../src/auth/auth-config.js';
 import { ConfigError } from '../../../src/common/config/config-spec.js';
 import { AuthMetadataManager } from '../../../src/broker/auth/auth-metadata-manager.js';
-import { innerCredentialsFromMigration, migrateAuthFromV1 } from '../../../src/broker/auth/auth-migrator.js';
+import { aclEnableIgnoredWarning, innerCredentialsFromMigration, migrateAuthFromV1 } from '../../../src/broker/auth/auth-migrator.js';
 import { silentLogger } from '../../../src/common/logging/logger.js';
 
 /** Apache 4.9.x distribution/conf/plain_acl.yml, as operators have it. */
@@ -281,6 +281,19 @@ describe('the RocketMQ home itself', () => {
     const empty = tempDir();
     const r = await migrateAuthFromV1({ rocketmqHome: empty, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger);
     assert.deepEqual([r.files, r.migrated], [[], []], 'an existing home without files: nothing migrated, the start goes on (warned)');
+  });
+});
+
+describe('the start warning for aclEnable=true', () => {
+  const report = (files: string[]) => ({ files, migrated: [], existing: [], failed: [], adminAccounts: [], whiteAddresses: { global: [], byAccount: new Map<string, string>() } });
+  it('says what enforces instead; with no file found and no user, that every client is refused and what to do', () => {
+    assert.match(aclEnableIgnoredWarning(report(['/h/conf/plain_acl.yml']), 3), /enforces, with the plain_acl\.yml accounts migrated$/);
+    assert.equal(
+      aclEnableIgnoredWarning(report([]), 0),
+      'aclEnable=true (ACL 1.0) is ignored, as by Apache 5.3.3: ACL 2.0 (authenticationEnabled, authorizationEnabled) enforces, but no ACL 1.0 file was found to migrate and there is no user: every client is refused until one exists (put plain_acl.yml under rocketmqHome, or set initAuthenticationUser, then restart; docs/security.md "From ACL 1.0")',
+    );
+    assert.match(aclEnableIgnoredWarning(report([]), 2), /no ACL 1\.0 file was found to migrate, the 2 existing user\(s\) apply$/);
+    assert.match(aclEnableIgnoredWarning(null, 0), /plain_acl\.yml is not read without migrateAuthFromV1Enabled=true$/);
   });
 });
 
