@@ -10,7 +10,8 @@
  *   2. Apache stopped (SIGTERM); the same broker.conf gets the four lines of docs/security.md and
  *      `tsmq broker -c` starts on the same store, the Apache nameserver keeps running.
  *   3. The same consumer (same group, same credentials) gets exactly the U, the D (not before
- *      born + 30 s) and the retried message with reconsumeTimes 1, nothing consumed on Apache
+ *      born + 30 s) and the retried message with reconsumeTimes 1 (both with DELAY 4 kept, as Apache
+ *      stores them), nothing consumed on Apache
  *      again; the same producer credentials still send; the account whose whiteRemoteAddress let a
  *      wrong secret through on Apache is refused now (check signature failed.) and tsmq's log says why.
  * About 50 s on 2 loaded cores (two JVM servers, three client JVMs, the 30 s delay; 70 s when the
@@ -122,6 +123,7 @@ describe(`Apache ${APACHE_4_VERSION} broker with ACL 1.0 → tsmq on the same st
     ].map((k) => `${k}:SEND_OK`).sort(), 'whiteapp with a wrong secret is let in by its whiteRemoteAddress under ACL 1.0');
     assert.deepEqual(new Set(recvOnApache.map((l) => String(l.key))), new Set(Array.from({ length: K }, (_, i) => `k${i}`)));
     assert.equal(recvOnApache.filter((l) => Number(l.reconsumeTimes) > 0).length, 0, 'the retry is still pending');
+    assert.deepEqual(recvOnApache.map((l) => String(l.delay)), Array(K).fill('null'));
   });
 
   it('tsmq broker -c on the same store and broker.conf (+ the migration keys): same clients, same credentials; every message, offset, delay and retry is there', async () => {
@@ -141,6 +143,10 @@ describe(`Apache ${APACHE_4_VERSION} broker with ACL 1.0 → tsmq on the same st
     const keys = got.map((l) => `${String(l.key)}#${String(l.reconsumeTimes)}`).sort();
     const want = [...Array.from({ length: U }, (_, i) => `u${i}#0`), 'w0#0', ...Array.from({ length: D }, (_, i) => `d${i}#0`), `${RETRY_KEY}#1`].sort();
     assert.deepEqual(keys, want, `delivered on tsmq: ${JSON.stringify(got)}`);
+    // Apache stores a due delayed message with its properties as they were, DELAY included (seen
+    // with Apache 4.9.7 delivering tsmq's delayed messages, by hand): tsmq's delivery does the same
+    assert.deepEqual(got.filter((l) => String(l.key).startsWith('d') || l.key === RETRY_KEY).map((l) => `${String(l.key)}:${String(l.delay)}`).sort(), [...Array.from({ length: D }, (_, i) => `d${i}:${DELAY_LEVEL}`), `${RETRY_KEY}:${DELAY_LEVEL}`].sort());
+    assert.deepEqual(got.filter((l) => String(l.key).startsWith('u')).map((l) => String(l.delay)), Array(U).fill('null'));
     for (const l of got.filter((x) => String(x.key).startsWith('d'))) assert.ok(Number(l.nowMs) - Number(l.bornMs) >= DELAY_MS - 1000, `${String(l.key)} delivered ${Number(l.nowMs) - Number(l.bornMs)} ms after its birth (delay level ${DELAY_LEVEL} = ${DELAY_MS} ms)`);
   });
 

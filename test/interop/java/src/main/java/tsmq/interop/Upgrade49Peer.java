@@ -30,7 +30,7 @@ import tsmq.interop.common.Json;
  *   consume &lt;ak&gt; &lt;sk&gt; &lt;group&gt; &lt;topic&gt; &lt;retryKeys,…|-&gt; &lt;retryDelayLevel&gt; &lt;expect&gt; &lt;timeoutMs&gt;
  *       push consumer (CONSUME_FROM_FIRST_OFFSET, one thread) until &lt;expect&gt; deliveries or the
  *       timeout, then shutdown (offsets committed); a key of retryKeys delivered with
- *       reconsumeTimes 0 is answered RECONSUME_LATER with that delay level: "recv" {key,reconsumeTimes,bornMs,nowMs}
+ *       reconsumeTimes 0 is answered RECONSUME_LATER with that delay level: "recv" {key,reconsumeTimes,delay (the DELAY property, "null" when absent),bornMs,nowMs}
  * </pre>
  * Steps are separated by "--"; "ak" "-" sends without credentials. Ends with "end".
  */
@@ -96,7 +96,7 @@ public final class Upgrade49Peer {
         c.subscribe(a[4], "*");
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             MessageExt m = msgs.get(0);
-            Json.obj().put("type", "recv").put("key", m.getKeys()).put("reconsumeTimes", m.getReconsumeTimes()).put("bornMs", m.getBornTimestamp()).put("nowMs", System.currentTimeMillis()).println();
+            Json.obj().put("type", "recv").put("key", m.getKeys()).put("reconsumeTimes", m.getReconsumeTimes()).put("delay", String.valueOf(m.getProperty("DELAY"))).put("bornMs", m.getBornTimestamp()).put("nowMs", System.currentTimeMillis()).println();
             seen.add(m.getKeys() + "#" + m.getReconsumeTimes());
             if (retryKeys.contains(m.getKeys()) && m.getReconsumeTimes() == 0) {
                 ctx.setDelayLevelWhenNextConsume(retryDelayLevel);
