@@ -36,6 +36,11 @@ export interface RemotingAuthGateOptions {
   refusalLog: RateLimitedLog;
   /** Name for log lines, e.g. "broker". */
   name: string;
+  /**
+   * An explanation appended to a refusal's log line (not to the client's remark), e.g. that
+   * ACL 1.0 let this address in (src/auth/v1/plain-acl-white-address.ts); null for none.
+   */
+  refusalHint?: (sourceIp: string, accessKey: string | undefined) => string | null;
 }
 
 /** Source IP of "ip:port" (IPv6 "[::1]:port" too), as Apache's substringBeforeLast(addr, ":"). */
@@ -95,9 +100,10 @@ export class RemotingAuthGate implements RequestGate {
 
   private refuse(logKey: string, what: string, channel: RemotingChannel, request: RemotingCommand, accessKey: string | undefined, resource: string | null, e: unknown): GateRefusal {
     if (!(e instanceof AuthenticationError || e instanceof AuthorizationError)) throw e;
+    const hint = this.opts.refusalHint?.(sourceIpOf(channel.remoteAddress), accessKey) ?? null;
     this.opts.refusalLog.warn(
       logKey,
-      `${this.opts.name}: ${what} refused for ${requestCodeName(request.code)} (${request.code}) from ${channel.remoteAddress}, AccessKey ${accessKey === undefined ? '(none)' : JSON.stringify(accessKey)}${resource ? `, resource ${resource}` : ''}: ${e.message}`,
+      `${this.opts.name}: ${what} refused for ${requestCodeName(request.code)} (${request.code}) from ${channel.remoteAddress}, AccessKey ${accessKey === undefined ? '(none)' : JSON.stringify(accessKey)}${resource ? `, resource ${resource}` : ''}: ${e.message}${hint ? ` [upgraded from ACL 1.0: ${hint}]` : ''}`,
     );
     return { code: ResponseCode.NO_PERMISSION, remark: e.message };
   }

@@ -33,6 +33,7 @@
 import type { Logger } from '../common/logging/logger.js';
 import type { TlsServerSettings } from '../common/tls/tls-server-config.js';
 import type { AuthConfig } from '../auth/auth-config.js';
+import type { RemotingAuthGateOptions } from '../auth/remoting-auth-gate.js';
 import type { RemotingServer } from '../remoting/transport/remoting-server.js';
 import type { RequestHandler } from '../remoting/processor/request-processor.js';
 import type { TimerStore } from '../store/timer/timer-store.js';
@@ -86,6 +87,7 @@ export class BrokerController {
   readonly authConfig: AuthConfig;
   /** ACL 2.0 users and ACLs (config/users.json, acls.json), shared with the gRPC front. */
   readonly authMetadata: AuthMetadataManager;
+  private readonly authRefusalHint: RemotingAuthGateOptions['refusalHint'] | null;
   /** Timer messages (src/broker/timer): null when timerWheelEnable=false. */
   readonly timerMessageService: TimerMessageService | null;
   /** The durable timer store (timerwheel, timerlog/, config/timercheck); null when timerWheelEnable=false. */
@@ -124,6 +126,7 @@ export class BrokerController {
     this.tls = parts.tls;
     this.authConfig = parts.auth.config;
     this.authMetadata = parts.auth.metadata;
+    this.authRefusalHint = parts.auth.refusalHint;
     this.scheduleMessageService = parts.schedule;
     this.popState = parts.popState;
     this.timerStore = parts.timer.store;
@@ -212,7 +215,7 @@ export class BrokerController {
     this.popService.setMaster(role.isMaster()); // before the first request: a slave pops nothing (Apache: revive on the master only)
     // Apache's pops in flight on this store (a migration): into the pop state before pops are served
     if (role.isMaster()) await takeOverApachePops(ctx, this.popState, this.rawConfig).catch((e: Error) => this.logger.error(`pop: taking over Apache's pops in flight failed: ${e.message}`));
-    const server = createBrokerRemotingServer({ ...wiring, authMetadata: this.authMetadata, handlerTables: [this.handlers, role.adminHandlers()] });
+    const server = createBrokerRemotingServer({ ...wiring, authMetadata: this.authMetadata, ...(this.authRefusalHint ? { authRefusalHint: this.authRefusalHint } : {}), handlerTables: [this.handlers, role.adminHandlers()] });
     await server.start();
     this.server = server;
     ctx.setListenPort(server.port);

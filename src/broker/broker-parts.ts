@@ -23,7 +23,9 @@ import { nodeFileSystem } from '../common/fs/node-file-system.js';
 import { resolveTlsServerSettings, type TlsServerSettings } from '../common/tls/tls-server-config.js';
 import { resolveTlsClientOptions } from '../common/tls/tls-client-config.js';
 import { resolveAuthConfig, type AuthConfig } from '../auth/auth-config.js';
-import { innerCredentialsFromMigration, migrateAuthFromV1 } from './auth/auth-migrator.js';
+import { aclEnableIgnoredWarning, innerCredentialsFromMigration, migrateAuthFromV1, type AuthMigrationReport } from './auth/auth-migrator.js';
+import { whiteAddressRefusalHint } from '../auth/v1/plain-acl-white-address.js';
+import type { RemotingAuthGateOptions } from '../auth/remoting-auth-gate.js';
 import type { MessageStore } from '../store/message-store.js';
 import { DefaultMessageStore } from '../store/default-message-store.js';
 import { resolveStoreConfig } from '../store/store-config.js';
@@ -67,7 +69,8 @@ export interface BrokerParts {
   ctx: BrokerContext;
   schedule: ScheduleMessageService;
   popState: PopStateStore;
-  auth: { config: AuthConfig; metadata: AuthMetadataManager };
+  /** refusalHint: explains refusals ACL 1.0's white addresses would have let through (after migrateAuthFromV1Enabled). */
+  auth: { config: AuthConfig; metadata: AuthMetadataManager; refusalHint: RemotingAuthGateOptions['refusalHint'] | null };
   timer: { config: TimerConfig; store: TimerStore | null; service: TimerMessageService | null; metrics: TimerMetrics | null };
   /** `tls.server.*` of broker.conf. */
   tls: TlsServerSettings;
@@ -123,21 +126,26 @@ export async function openBrokerParts(opts: BrokerPartsOptions): Promise<BrokerP
     });
     const authMetadata = await AuthMetadataManager.open(path.join(root, 'config'), authConfig, { logger, ...(opts.fs ? { fs: opts.fs } : {}) });
     let auth = authConfig;
+    let refusalHint: RemotingAuthGateOptions['refusalHint'] | null = null;
+    let migration: AuthMigrationReport | null = null;
     if (authConfig.migrateFromV1) {
       const report = await migrateAuthFromV1(authConfig.migrateFromV1, authMetadata, logger);
+      migration = report;
+      const white = report.whiteAddresses;
+      if (white.global.length > 0 || white.byAccount.size > 0) refusalHint = (ip, ak) => whiteAddressRefusalHint(white, ip, ak);
       const signer = authConfig.innerCredentials || authConfig.initUser ? null : innerCredentialsFromMigration(report, authMetadata);
       if (signer) {
         auth = { ...authConfig, innerCredentials: signer };
         logger.info(`auth: the broker signs its own requests as ${JSON.stringify(signer.accessKey)}, the first admin account of plain_acl.yml (innerClientAuthenticationCredentials chooses another)`);
       }
     }
-    if (authConfig.aclEnable) logger.warn('aclEnable=true (ACL 1.0) is ignored, as by Apache 5.3.3: ACL 2.0 (authenticationEnabled, authorizationEnabled) enforces' + (authConfig.migrateFromV1 ? ', with the plain_acl.yml accounts migrated' : '; plain_acl.yml is not read without migrateAuthFromV1Enabled=true'));
+    if (authConfig.aclEnable) logger.warn(aclEnableIgnoredWarning(migration, authMetadata.listUsers().length));
     return {
       config,
       ctx,
       schedule,
       popState,
-      auth: { config: auth, metadata: authMetadata },
+      auth: { config: auth, metadata: authMetadata, refusalHint },
       timer: { config: timerConfig, store: timerStore, ...timerParts },
       tls,
     };

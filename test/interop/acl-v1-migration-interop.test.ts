@@ -11,7 +11,8 @@
  *      send and consume every message on its PUB|SUB topic; the admin account sends to a topic
  *      the normal account is denied; refused: a topicPerms DENY topic, a topic only
  *      defaultTopicPerm (DENY) covers, a wrong secret, an unknown accessKey; 4.9.8 mqadmin's
- *      updateAclConfig (code 50) gets REQUEST_CODE_NOT_SUPPORTED, as from Apache 5.3.3;
+ *      updateAclConfig (code 50) gets REQUEST_CODE_NOT_SUPPORTED, as from Apache 5.3.3; the wrong
+ *      secret's refusal is logged with why ACL 1.0 let it through (the account's whiteRemoteAddress);
  *   3. Apache's Go client (rocketmq-client-go/v2, primitive.Credentials) as the normal account
  *      sends and push-consumes on its topic, and is refused on the DENY topic (skipped without go).
  * Skips when `java` or `mvn` is missing.
@@ -35,7 +36,7 @@ const PLAIN_ACL = `globalWhiteRemoteAddresses:
 accounts:
   - accessKey: RocketMQ
     secretKey: 12345678
-    whiteRemoteAddress:
+    whiteRemoteAddress: 127.0.0.1
     admin: false
     defaultTopicPerm: DENY
     defaultGroupPerm: SUB
@@ -172,6 +173,15 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
     });
   }
 
+  it('a refusal ACL 1.0 would have let through (the account\'s whiteRemoteAddress 127.0.0.1 skipped signature and permission checks) is logged with why and what to do; the client keeps Apache\'s remark', () => {
+    assert.match(
+      broker.log,
+      /authentication refused for SEND_MESSAGE(_V2)? \(\d+\) from 127\.0\.0\.1:\d+, AccessKey \\?"RocketMQ\\?": check signature failed\. \[upgraded from ACL 1\.0: plain_acl\.yml gave account \\?"RocketMQ\\?" whiteRemoteAddress \\?"127\.0\.0\.1\\?", which let 127\.0\.0\.1 in without checking its signature or permissions under ACL 1\.0; ACL 2\.0 checks every request: the client must sign with the account's secretKey/,
+      broker.log.slice(-4000),
+    );
+    assert.doesNotMatch(refused('wrongSecret').message as string, /upgraded from ACL 1\.0/);
+  });
+
   it('Go client (primitive.Credentials) as the normal account: sends and push-consumes on its topic; refused on the DENY topic', { skip: goSkipReason() }, async () => {
     const peer = await goPeer!;
     const creds = { accessKey: 'RocketMQ', secretKey: '12345678' };
@@ -196,7 +206,7 @@ describe('ACL 1.0 plain_acl.yml migrated to ACL 2.0 (migrateAuthFromV1Enabled), 
     for (const kase of ['v1admin-super', 'v1admin-normal']) {
       const r = refused(kase);
       assert.equal(r.code, 3, JSON.stringify(r));
-      assert.match(r.message as string, /request type 50 not supported/, JSON.stringify(r));
+      assert.match(r.message as string, /request type 50 not supported \(UPDATE_AND_CREATE_ACL_CONFIG is ACL 1\.0, removed in Apache RocketMQ 5\.3\.3 as in tsmq: manage users and ACLs with mqadmin 5\.x createUser\/createAcl\/updateAcl/, JSON.stringify(r));
     }
     const users = readFileSync(join(storeDir, 'config', 'users.json'), 'utf8');
     assert.doesNotMatch(users, /newAccount/);

@@ -4,7 +4,7 @@
  *
  * - brokerRequestGate(): authentication/authorization checked before every remoting handler,
  *   with the broker's resource contexts (remoting-auth-contexts.ts) and a rate-limited refusal
- *   log; null when authenticationEnabled and authorizationEnabled are both false. Built when the
+ *   log (with `refusalHint`'s explanation, e.g. an ACL 1.0 white address); null when authenticationEnabled and authorizationEnabled are both false. Built when the
  *   remoting server is created (start()).
  * - warnIfOpenWithoutAuth(): after start, a warning when the port is reachable from other hosts
  *   (not loopback) and authenticationEnabled=false.
@@ -13,7 +13,7 @@
  * and shared with the gRPC front; nothing here needs stopping.
  */
 import type { AuthConfig } from '../../auth/auth-config.js';
-import { RemotingAuthGate } from '../../auth/remoting-auth-gate.js';
+import { RemotingAuthGate, type RemotingAuthGateOptions } from '../../auth/remoting-auth-gate.js';
 import type { Logger } from '../../common/logging/logger.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { isLoopback } from '../../common/net/loopback.js';
@@ -21,13 +21,14 @@ import type { AuthMetadataManager } from './auth-metadata-manager.js';
 import { brokerAuthContexts } from './remoting-auth-contexts.js';
 
 /** The gate for the remoting server, or null when both authentication and authorization are off. */
-export function brokerRequestGate(config: AuthConfig, metadata: AuthMetadataManager, brokerClusterName: string, logger: Logger): RemotingAuthGate | null {
+export function brokerRequestGate(config: AuthConfig, metadata: AuthMetadataManager, brokerClusterName: string, logger: Logger, refusalHint?: RemotingAuthGateOptions['refusalHint']): RemotingAuthGate | null {
   const gate = new RemotingAuthGate({
     config,
     metadata,
     contextsOf: brokerAuthContexts(brokerClusterName),
     refusalLog: new RateLimitedLog(logger),
     name: 'broker',
+    ...(refusalHint ? { refusalHint } : {}),
   });
   return gate.enabled ? gate : null;
 }

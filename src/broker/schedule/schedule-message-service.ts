@@ -7,7 +7,8 @@
  * One timer per level (first run after 1 s). A run reads entries in queue order; an entry is
  * due at STORETIMESTAMP + the level's delay (the same deliver time the store writes as the CQ
  * tags code; a deliver time more than one delay in the future, i.e. clock skew, counts as now).
- * A due message is re-put to REAL_TOPIC / REAL_QID with DELAY removed and WAIT=false (tags code
+ * A due message is re-put to REAL_TOPIC / REAL_QID with its stored properties unchanged (DELAY kept,
+ * as Apache's stored copy; see messageTimeUp) and WAIT=false for the put (tags code
  * recomputed from TAGS by the store); the run stops at the first entry not yet due and sleeps
  * until it is (at most 1 s per sleep), 100 ms when the queue is drained, 10 s after a failed put
  * (the same entry is retried). Entries that can never be delivered (undecodable, no REAL_TOPIC,
@@ -25,6 +26,7 @@ import { silentLogger } from '../../common/logging/logger.js';
 import type { MessageExt, MessageInner } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { decodeRecord } from '../../common/message/record-codec.js';
+import { encodeProperties } from '../../common/message/properties.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
 import type { MessageStore, PutMessageStatus } from '../../store/message-store.js';
 import { ConfigManager, asNumber, asObject, type ConfigManagerOptions } from '../config-file/config-manager.js';
@@ -260,7 +262,12 @@ export class ScheduleMessageService extends ConfigManager {
 
 /**
  * The message to re-put when a delayed message is due (Apache `messageTimeup`): topic/queue
- * from REAL_TOPIC/REAL_QID, DELAY removed, WAIT=false, everything else kept (store host too).
+ * from REAL_TOPIC/REAL_QID, everything else kept (store host too). As in Apache (4.9.7 seen with
+ * its client, 5.3.3 by its bytecode), the **stored** properties are the schedule record's as they
+ * were, DELAY, REAL_TOPIC/REAL_QID and WAIT included: Apache builds the properties string first and
+ * only then clears DELAY and sets WAIT=false in the in-memory map, which its store does not encode
+ * again; a consumer sees `getDelayTimeLevel()` = the level. Here `encodedProperties` holds that
+ * text and `properties` (DELAY removed, WAIT=false) is what the put decides by.
  * Returns null when REAL_TOPIC or REAL_QID is missing.
  */
 export function messageTimeUp(ext: MessageExt): MessageInner | null {
@@ -282,5 +289,6 @@ export function messageTimeUp(ext: MessageExt): MessageInner | null {
     storeHost: ext.storeHost,
     reconsumeTimes: ext.reconsumeTimes,
     preparedTransactionOffset: 0,
+    encodedProperties: encodeProperties(ext.properties),
   };
 }

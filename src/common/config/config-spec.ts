@@ -63,11 +63,20 @@ type SpecValues<S extends Record<string, ConfigKey<ConfigValue>>> = {
   [K in keyof S]: S[K]['default'];
 };
 
+/**
+ * What to add to a refusal of `raw` when it holds a `#`: a .properties file (Java's and tsmq's)
+ * has no end-of-line comments, so `key=true   # why` gives the value `true   # why`.
+ * '' when there is no `#`.
+ */
+export function endOfLineCommentHint(raw: string): string {
+  return raw.includes('#') ? ' (a .properties value runs to the end of its line: put a # comment on a line of its own)' : '';
+}
+
 function parseValue(key: ConfigKey<ConfigValue>, raw: string): ConfigValue {
   const text = raw.trim();
   switch (key.type) {
     case 'number': {
-      if (!/^-?\d+(\.\d+)?$/.test(text)) throw new ConfigError(key.name, raw, 'not a number');
+      if (!/^-?\d+(\.\d+)?$/.test(text)) throw new ConfigError(key.name, raw, 'not a number' + endOfLineCommentHint(raw));
       return Number(text);
     }
     case 'boolean': {
@@ -77,7 +86,7 @@ function parseValue(key: ConfigKey<ConfigValue>, raw: string): ConfigValue {
       const lower = text.toLowerCase();
       if (lower === 'true') return true;
       if (lower === 'false') return false;
-      throw new ConfigError(key.name, raw, 'expected true or false');
+      throw new ConfigError(key.name, raw, 'expected true or false' + endOfLineCommentHint(raw));
     }
     default:
       return text;

@@ -1,6 +1,8 @@
 /**
  * Request code -> handler table and the dispatch rules of Apache's NettyRemotingAbstract:
- * - no handler: REQUEST_CODE_NOT_SUPPORTED (3), remark ` request type <code> not supported`;
+ * - no handler: REQUEST_CODE_NOT_SUPPORTED (3), remark ` request type <code> not supported`, and
+ *   for a code `retire()`d (one a caller may still send, e.g. ACL 1.0's 50-54 after an upgrade)
+ *   ` (<what to use instead>)` after it (tsmq addition); no gate runs, as in Apache;
  * - handler throws (HeaderError included): SYSTEM_ERROR (1), remark = the error message;
  * - a returned response gets the request's opaque, the response flag and the request's
  *   serialize type; null means "no reply now" (the handler may answer later via the channel);
@@ -30,6 +32,7 @@ export type ResponseObserver = (requestCode: number, responseCode: number, laten
 export class ProcessorTable {
   private readonly handlers = new Map<number, RequestHandler>();
 
+  private readonly retired = new Map<number, string>();
   private gate: RequestGate | null = null;
   private observer: ResponseObserver | null = null;
 
@@ -48,6 +51,11 @@ export class ProcessorTable {
   register(code: number, handler: RequestHandler): void {
     if (!Number.isInteger(code)) throw new RangeError(`request code must be an integer: ${code}`);
     this.handlers.set(code, handler);
+  }
+
+  /** Explains `code` when it has no handler: `why` follows Apache's remark, for the caller and in the log. */
+  retire(code: number, why: string): void {
+    this.retired.set(code, why);
   }
 
   has(code: number): boolean {
@@ -115,7 +123,8 @@ export class ProcessorTable {
   }
 
   private notSupported(channel: RemotingChannel, request: RemotingCommand, oneway: boolean): void {
-    const remark = ` request type ${request.code} not supported`;
+    const why = this.retired.get(request.code);
+    const remark = ` request type ${request.code} not supported${why ? ` (${why})` : ''}`;
     this.logger.warn(`${channel.remoteAddress}${remark}`);
     if (!oneway) channel.send(createResponseCommand(request, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark));
   }

@@ -85,6 +85,11 @@ export class RemotingServer {
     this.processors.register(code, handler);
   }
 
+  /** Explains an unsupported `code` after Apache's remark (processor-table.ts). */
+  retireCode(code: number, why: string): void {
+    this.processors.retire(code, why);
+  }
+
   /** Hears every request answered by a handler, with its latency (processor-table.ts). */
   setResponseObserver(observer: ResponseObserver | null): void {
     this.processors.setResponseObserver(observer);

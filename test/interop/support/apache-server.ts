@@ -1,12 +1,12 @@
 /**
- * Apache RocketMQ 5.3.3 NamesrvStartup / BrokerStartup from Maven Central jars (the build of
+ * Apache RocketMQ 5.3.3 (or 4.9.7) NamesrvStartup / BrokerStartup from Maven Central jars (the build of
  * bench/vs-apache/java/apache-server, cached under `$TMPDIR/tsmq-vs-apache-java/`), and a tsmq
  * broker (`tsx src/cli/main.ts broker -c <conf>`), each in its own process group, for tests that
  * swap one broker for the other on the same store directory. Stops by pid: `stop()` sends SIGTERM
  * (Apache's shutdown hook / tsmq's graceful shutdown) and waits; `kill()` sends SIGKILL.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,10 +17,13 @@ const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const APACHE_VERSION = '5.3.3';
 const ADD_OPENS = ['java.nio', 'sun.nio.ch', 'jdk.internal.ref', 'java.lang', 'java.util'].map((p) => `--add-opens=java.base/${p}=ALL-UNNAMED`);
 
-/** Classpath (lib/*) and lib dir of Apache's server jars, built (or taken from the cache) by Maven. */
-export function apacheServerJars(): { classpath: string; libDir: string } {
+/** Apache RocketMQ 4.9's last broker/namesrv on Maven Central (there is no 4.9.8 rocketmq-broker artifact). */
+export const APACHE_4_VERSION = '4.9.7';
+
+/** Classpath (lib/*) and lib dir of Apache's server jars of `version`, built (or taken from the cache) by Maven. */
+export function apacheServerJars(version: string = APACHE_VERSION): { classpath: string; libDir: string } {
   const pomDir = join(REPO, 'bench', 'vs-apache', 'java', 'apache-server');
-  const dir = mavenBuild(`apache-server-${APACHE_VERSION}`, pomDir, [join(pomDir, 'pom.xml')], ['dependency:copy-dependencies'], { 'rocketmq.server.version': APACHE_VERSION });
+  const dir = mavenBuild(`apache-server-${version}`, pomDir, [join(pomDir, 'pom.xml')], ['dependency:copy-dependencies'], { 'rocketmq.server.version': version });
   return { classpath: join(dir, 'lib', '*'), libDir: join(dir, 'lib') };
 }
 
@@ -97,28 +100,39 @@ function extractFromJar(jar: string, entry: string, to: string): void {
   writeFileSync(to, r.stdout);
 }
 
-/** The JVM command line pieces shared by the Apache namesrv and broker (home = ROCKETMQ_HOME, logs under it). */
-function apacheJvm(home: string, libDir: string, role: 'namesrv' | 'broker', heap: string): string[] {
+/**
+ * The JVM command line pieces shared by the Apache namesrv and broker (home = ROCKETMQ_HOME, logs under it).
+ * 5.x takes its logback file from the jar; 4.9 insists on `<home>/conf/logback_<role>.xml` (it
+ * exits without one), written here when missing: INFO to `<home>/logs/<role>.log`.
+ */
+function apacheJvm(home: string, libDir: string, role: 'namesrv' | 'broker', heap: string, version: string): string[] {
   const conf = join(home, 'conf');
   mkdirSync(conf, { recursive: true });
+  if (version.startsWith('4.')) {
+    const v4xml = join(conf, `logback_${role}.xml`);
+    if (!existsSync(v4xml)) {
+      writeFileSync(v4xml, `<configuration><appender name="F" class="ch.qos.logback.core.FileAppender"><file>${join(home, 'logs', `${role}.log`)}</file><encoder><pattern>%d %-5level [%thread] %logger{20} - %msg%n</pattern></encoder></appender><root level="INFO"><appender-ref ref="F"/></root></configuration>\n`);
+    }
+    return [`-Xms${heap}`, `-Xmx${heap}`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', ...ADD_OPENS, `-Duser.home=${home}`, `-Drocketmq.home.dir=${home}`];
+  }
   const xml = join(conf, `rmq.${role}.logback.xml`);
-  extractFromJar(join(libDir, `rocketmq-${role}-${APACHE_VERSION}.jar`), `rmq.${role}.logback.xml`, xml);
+  extractFromJar(join(libDir, `rocketmq-${role}-${version}.jar`), `rmq.${role}.logback.xml`, xml);
   return [`-Xms${heap}`, `-Xmx${heap}`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', ...ADD_OPENS, `-Duser.home=${home}`, `-Drocketmq.home.dir=${home}`, `-Drmq.logback.configurationFile=${xml}`];
 }
 
-/** Apache's NamesrvStartup on `port`; resolves once it printed "boot success". */
-export async function startApacheNamesrv(home: string, port: number): Promise<ServerProc> {
-  const { classpath, libDir } = apacheServerJars();
+/** Apache's NamesrvStartup (`version`, default 5.3.3) on `port`; resolves once it printed "boot success". */
+export async function startApacheNamesrv(home: string, port: number, version: string = APACHE_VERSION): Promise<ServerProc> {
+  const { classpath, libDir } = apacheServerJars(version);
   writeFileSync(join(home, 'namesrv.conf'), `listenPort=${port}\n`);
-  const p = start('java', [...apacheJvm(home, libDir, 'namesrv', '256m'), '-cp', classpath, 'org.apache.rocketmq.namesrv.NamesrvStartup', '-c', join(home, 'namesrv.conf')], 'apache namesrv', home, { ROCKETMQ_HOME: home });
+  const p = start('java', [...apacheJvm(home, libDir, 'namesrv', '256m', version), '-cp', classpath, 'org.apache.rocketmq.namesrv.NamesrvStartup', '-c', join(home, 'namesrv.conf')], 'apache namesrv', home, { ROCKETMQ_HOME: home });
   await p.waitFor(/boot success/, 120_000);
   return p;
 }
 
-/** Apache's BrokerStartup -c `conf`; resolves once it printed "boot success". */
-export async function startApacheBroker(home: string, conf: string): Promise<ServerProc> {
-  const { classpath, libDir } = apacheServerJars();
-  const p = start('java', [...apacheJvm(home, libDir, 'broker', '512m'), '-XX:MaxDirectMemorySize=2g', '-cp', classpath, 'org.apache.rocketmq.broker.BrokerStartup', '-c', conf], 'apache broker', home, { ROCKETMQ_HOME: home });
+/** Apache's BrokerStartup (`version`, default 5.3.3) -c `conf`; resolves once it printed "boot success". */
+export async function startApacheBroker(home: string, conf: string, version: string = APACHE_VERSION): Promise<ServerProc> {
+  const { classpath, libDir } = apacheServerJars(version);
+  const p = start('java', [...apacheJvm(home, libDir, 'broker', '512m', version), '-XX:MaxDirectMemorySize=2g', '-cp', classpath, 'org.apache.rocketmq.broker.BrokerStartup', '-c', conf], 'apache broker', home, { ROCKETMQ_HOME: home });
   await p.waitFor(/boot success/, 180_000);
   return p;
 }

@@ -21,7 +21,7 @@ import { aclToInfo, groupResource, topicResource, type Action, type Resource } f
 import { resolveAuthConfig } from '../../../src/auth/auth-config.js';
 import { ConfigError } from '../../../src/common/config/config-spec.js';
 import { AuthMetadataManager } from '../../../src/broker/auth/auth-metadata-manager.js';
-import { innerCredentialsFromMigration, migrateAuthFromV1 } from '../../../src/broker/auth/auth-migrator.js';
+import { aclEnableIgnoredWarning, innerCredentialsFromMigration, migrateAuthFromV1 } from '../../../src/broker/auth/auth-migrator.js';
 import { silentLogger } from '../../../src/common/logging/logger.js';
 
 /** Apache 4.9.x distribution/conf/plain_acl.yml, as operators have it. */
@@ -264,6 +264,36 @@ describe('the broker migrator (users.json / acls.json)', () => {
     writeFileSync(join(home, 'conf', 'plain_acl.yml'), 'accounts:\n  - {accessKey: z, secretKey: z, topicPerm: [a=PUB]}\n');
     await assert.rejects(migrateAuthFromV1(loc, reopened, silentLogger), (e: unknown) => e instanceof PlainAclFileError && /accounts\[0\]: unknown key "topicPerm"/.test(e.message));
     assert.equal(reopened.getUser('z'), undefined, 'nothing of a malformed file is migrated');
+  });
+});
+
+describe('the RocketMQ home itself', () => {
+  it('a rocketmqHome that is not a directory stops the start naming the key (a typo, or a pasted end-of-line "# comment"), instead of a broker with no users', async () => {
+    const configDir = join(tempDir(), 'config');
+    const md = await AuthMetadataManager.open(configDir, { initUser: null, innerCredentials: null });
+    const missing = join(tempDir(), 'no-such-home');
+    await assert.rejects(migrateAuthFromV1({ rocketmqHome: missing, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger), (e: unknown) => e instanceof ConfigError && e.key === 'rocketmqHome' && e.message === `invalid config rocketmqHome=${missing}: no such directory (the RocketMQ home holding conf/plain_acl.yml, from rocketmqHome / rocketmq.home.dir or $ROCKETMQ_HOME)`);
+    const commented = `${tempDir()}          # the home holding conf/plain_acl.yml`;
+    await assert.rejects(migrateAuthFromV1({ rocketmqHome: commented, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger), (e: unknown) => e instanceof ConfigError && /no such directory .*\(a \.properties value runs to the end of its line: put a # comment on a line of its own\)$/.test(e.message));
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    await assert.rejects(migrateAuthFromV1({ rocketmqHome: file, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger), (e: unknown) => e instanceof ConfigError && /rocketmqHome=.*a-file: not a directory/.test(e.message));
+    const empty = tempDir();
+    const r = await migrateAuthFromV1({ rocketmqHome: empty, plainAclFile: 'conf/plain_acl.yml' }, md, silentLogger);
+    assert.deepEqual([r.files, r.migrated], [[], []], 'an existing home without files: nothing migrated, the start goes on (warned)');
+  });
+});
+
+describe('the start warning for aclEnable=true', () => {
+  const report = (files: string[]) => ({ files, migrated: [], existing: [], failed: [], adminAccounts: [], whiteAddresses: { global: [], byAccount: new Map<string, string>() } });
+  it('says what enforces instead; with no file found and no user, that every client is refused and what to do', () => {
+    assert.match(aclEnableIgnoredWarning(report(['/h/conf/plain_acl.yml']), 3), /enforces, with the plain_acl\.yml accounts migrated$/);
+    assert.equal(
+      aclEnableIgnoredWarning(report([]), 0),
+      'aclEnable=true (ACL 1.0) is ignored, as by Apache 5.3.3: ACL 2.0 (authenticationEnabled, authorizationEnabled) enforces, but no ACL 1.0 file was found to migrate and there is no user: every client is refused until one exists (put plain_acl.yml under rocketmqHome, or set initAuthenticationUser, then restart; docs/security.md "From ACL 1.0")',
+    );
+    assert.match(aclEnableIgnoredWarning(report([]), 2), /no ACL 1\.0 file was found to migrate, the 2 existing user\(s\) apply$/);
+    assert.match(aclEnableIgnoredWarning(null, 0), /plain_acl\.yml is not read without migrateAuthFromV1Enabled=true$/);
   });
 });
 

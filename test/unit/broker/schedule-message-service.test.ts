@@ -85,8 +85,8 @@ describe('ScheduleMessageService', () => {
       const delivered = store.puts.at(-1)!;
       assert.equal(delivered.topic, 'RealTopic');
       assert.equal(delivered.body.toString(), 'new');
-      assert.equal(delivered.properties.has('DELAY'), false);
-      assert.equal(delivered.properties.get('WAIT'), 'false');
+      assert.equal(delivered.properties.get('DELAY'), '4', 'the stored copy keeps DELAY, as Apache\'s (a consumer sees getDelayTimeLevel() 4)');
+      assert.equal(delivered.properties.get('REAL_TOPIC'), 'RealTopic');
       assert.equal(delivered.properties.get('TAGS'), 'TagZ');
     } finally {
       await broker.shutdown();
@@ -220,12 +220,16 @@ describe('ScheduleMessageService', () => {
     assert.equal(h.ctx.brokerStats.totals.putMessageTimesTotal, 0);
   });
 
-  it('messageTimeUp restores topic/queue and clears DELAY', () => {
+  it('messageTimeUp restores topic/queue; the put decides without DELAY (WAIT=false) but stores the properties as they were, as Apache', () => {
     const rec = encodeRecord(scheduled(3, 'Real', 'b'));
-    const up = messageTimeUp(decodeRecord(rec))!;
+    const ext = decodeRecord(rec);
+    const up = messageTimeUp(ext)!;
     assert.equal(up.topic, 'Real');
     assert.equal(up.queueId, 0);
     assert.equal(up.properties.has('DELAY'), false);
+    assert.equal(up.properties.get('WAIT'), 'false');
     assert.equal(up.properties.get('REAL_TOPIC'), 'Real');
+    const stored = decodeRecord(encodeRecord(up));
+    assert.deepEqual([...stored.properties], [...ext.properties], 'stored: DELAY, REAL_TOPIC, REAL_QID, TAGS as in the schedule record');
   });
 });

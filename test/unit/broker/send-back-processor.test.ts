@@ -70,7 +70,7 @@ describe('CONSUMER_SEND_MSG_BACK (36)', () => {
 
     const retry1 = await deliverRetry();
     assert.equal(retry1.topic, '%RETRY%GR');
-    assert.equal(retry1.properties.has('DELAY'), false);
+    assert.equal(retry1.properties.get('DELAY'), '3', 'the stored copy keeps DELAY, as Apache\'s (schedule-message-service.ts messageTimeUp)');
     assert.equal(retry1.reconsumeTimes, 1);
 
     // Second failure: level 3 + 1 = 4; RETRY_TOPIC and ORIGIN_MESSAGE_ID are kept from the first.

@@ -33,6 +33,14 @@ test('booleans: any other word is refused (Apache would read it as false)', () =
   assert.equal(message(() => resolveBrokerConfig({ autoCreateTopicEnable: '' })), 'invalid config autoCreateTopicEnable=: expected true or false');
 });
 
+test('a value with an end-of-line "# comment" (not a comment in a .properties file, for Java nor tsmq) says so', () => {
+  // docs/security.md once showed `aclEnable=true      # may stay; ...`: pasted as is, the value is the whole rest of the line
+  const raw = 'true                      # may stay; ignored';
+  assert.equal(message(() => resolveBrokerConfig({ autoCreateTopicEnable: raw })), `invalid config autoCreateTopicEnable=${raw}: expected true or false (a .properties value runs to the end of its line: put a # comment on a line of its own)`);
+  assert.equal(message(() => resolveBrokerConfig({ listenPort: '10911 # remoting' })), 'invalid config listenPort=10911 # remoting: not a number (a .properties value runs to the end of its line: put a # comment on a line of its own)');
+  assert.equal(message(() => resolveBrokerConfig({ autoCreateTopicEnable: 'yes' })), 'invalid config autoCreateTopicEnable=yes: expected true or false', 'no hint without a #');
+});
+
 test('ports: a fraction must be a whole number; out of range names the range', () => {
   assert.equal(message(() => resolveBrokerConfig({ listenPort: '10921.5' })), 'invalid config listenPort=10921.5: must be a whole number (a port in 0..65535)');
   assert.equal(message(() => resolveBrokerConfig({ listenPort: '70000' })), 'invalid config listenPort=70000: must be a port in 0..65535');
