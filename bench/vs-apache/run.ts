@@ -56,7 +56,7 @@ function usage(): string {
   --batch N              messages per send(Collection) in batch mode (32)
   --seconds N            measured window of each produce phase (30)
   --warmup N             minimum warm-up per phase, s (60); Apache's ends when its broker JIT < ${JIT_QUIET_SHARE * 100} % CPU over ${JIT_WINDOW_SECONDS} s
-  --warmup-max N         cap of a warm-up, s (300); a warm-up also lasts until its throughput is steady:
+  --warmup-max N         cap of a warm-up, s (240); a warm-up also lasts until its throughput is steady:
   --steady-interval N    trace interval of a produce warm-up, s (${DEFAULT_STEADY.intervalSeconds})
   --steady-windows N     the last N intervals (consume: cycles per consumer kind) must agree (${DEFAULT_STEADY.windows})
   --steady-tolerance P   ... each within ±P % of their mean, rise across them < P/2 % (${DEFAULT_STEADY.tolerance * 100})
@@ -82,7 +82,7 @@ function usage(): string {
 
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
-    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: 300, steadyInterval: DEFAULT_STEADY.intervalSeconds, steadyWindows: DEFAULT_STEADY.windows, steadyTolerancePct: DEFAULT_STEADY.tolerance * 100, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
+    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: 240, steadyInterval: DEFAULT_STEADY.intervalSeconds, steadyWindows: DEFAULT_STEADY.windows, steadyTolerancePct: DEFAULT_STEADY.tolerance * 100, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
     brokerCpus: null, clientCpus: null, scaling: false, rawConsumer: false, rawProducer: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true, fill: true,
   };
   const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--steady-interval': 'steadyInterval', '--steady-windows': 'steadyWindows', '--steady-tolerance': 'steadyTolerancePct', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages', '--consumers': 'consumers', '--pull-batch': 'pullBatch', '--consume-batch': 'consumeBatch', '--queue-threshold': 'queueThreshold' } as const;
