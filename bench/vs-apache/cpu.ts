@@ -4,6 +4,7 @@
  * JVM's JIT compiler threads (/proc/<pid>/task/<tid>/comm "C1 CompilerThre" / "C2 CompilerThre").
  * Linux clock ticks are 100/s.
  */
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100;
@@ -215,4 +216,20 @@ export function systemSample(): SystemSample {
   const mem = readFileSync('/proc/meminfo', 'utf8');
   const kib = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(mem)?.[1] ?? NaN) * 1024;
   return { user, nice, system, idle, iowait, irq, softirq, steal, memFreeBytes: kib('MemFree'), cachedBytes: kib('Cached'), dirtyBytes: kib('Dirty'), writebackBytes: kib('Writeback') };
+}
+
+const PROBE_SCRIPT = `let x=0x12345678;const w=(n)=>{for(let i=0;i<n;i++){x^=x<<13;x^=x>>>17;x^=x<<5}};w(5e6);const c=process.cpuUsage();w(2e7);const d=process.cpuUsage(c);console.log((d.user+d.system)/1000,x)`;
+
+/**
+ * CPU milliseconds a fixed integer loop (2e7 xorshift steps, after a JIT warm-up of 5e6) takes in a
+ * fresh node process pinned with taskset to `cpus` (null: not pinned), or null if it failed. The
+ * guest's own load hardly changes it (it is CPU time, not wall time); host-side slowdowns that the
+ * guest's steal time does not show (a busy SMT sibling, a lower clock) raise it (42–44 ms on this
+ * machine, 2026-12-02 07:50).
+ */
+export function cpuProbeMs(cpus: string | null): number | null {
+  const [cmd, args] = cpus ? ['taskset', ['-c', cpus, process.execPath, '-e', PROBE_SCRIPT]] : [process.execPath, ['-e', PROBE_SCRIPT]];
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 10_000 });
+  const ms = Number(r.stdout?.split(' ')[0]);
+  return r.status === 0 && Number.isFinite(ms) ? Math.round(ms * 10) / 10 : null;
 }

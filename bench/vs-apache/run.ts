@@ -220,6 +220,7 @@ async function main(): Promise<void> {
           const env: PhaseEnv = {
             sys, gens, brokerCores: cfg.brokerCpus ? cpuCount(cfg.brokerCpus) : machineCores, generatorCores: cfg.clientCpus ? cpuCount(cfg.clientCpus) : machineCores,
             machineCores, minWarmupSeconds: minWarm, maxWarmupSeconds: Math.max(minWarm, o.warmupMax), log: (s) => console.log(s),
+            brokerCpus: cfg.brokerCpus,
             steady: { intervalSeconds: o.steadyInterval, windows: o.steadyWindows, tolerance: o.steadyTolerancePct / 100 },
           };
           try {

@@ -15,11 +15,12 @@
  * generators by thread class (cpu.ts `ThreadClass`; for tsmq its node helper threads), the broker's kernel
  * time, minor faults and busiest threads, the machine's CPU split (/proc/stat: user,
  * system, iowait, steal, idle, and what other processes used), /proc/meminfo MemFree / Cached /
- * Dirty / Writeback and the broker's RSS. The trace goes into the result JSON (`warmup.trace`) and a
+ * Dirty / Writeback, the broker's RSS and a fixed-work CPU probe on the broker's CPUs (cpu.ts
+ * `cpuProbeMs`: host-side slowdowns that steal time does not show). The trace goes into the result JSON (`warmup.trace`) and a
  * compact throughput line into the Markdown.
  */
 import { sleep } from '../lib/os.js';
-import { JitMonitor, systemSample, threadClassSeconds, treeRssBytes, type ClassSeconds, type SystemSample } from './cpu.js';
+import { cpuProbeMs, JitMonitor, systemSample, threadClassSeconds, treeRssBytes, type ClassSeconds, type SystemSample } from './cpu.js';
 import type { GeneratorGroup } from './generators.js';
 import type { Running } from './peers.js';
 
@@ -44,7 +45,7 @@ export const TRACE_COLUMNS = [
   'broker_cores', 'broker_sys_cores', 'broker_jit_cores', 'broker_gc_cores', 'broker_node_helper_cores', 'broker_minflt_per_s',
   'gen_cores', 'gen_jit_cores', 'gen_gc_cores',
   'sys_user_cores', 'sys_system_cores', 'sys_iowait_cores', 'sys_steal_cores', 'sys_idle_cores', 'other_cores',
-  'mem_free_gib', 'cached_gib', 'dirty_mib', 'writeback_mib', 'broker_rss_mib', 'broker_top_threads',
+  'mem_free_gib', 'cached_gib', 'dirty_mib', 'writeback_mib', 'broker_rss_mib', 'broker_top_threads', 'cpu_probe_ms',
 ] as const;
 
 export type TraceRow = Array<number | string | null>;
@@ -98,6 +99,8 @@ export interface WarmupEnv {
   minWarmupSeconds: number;
   maxWarmupSeconds: number;
   steady: SteadyRule;
+  /** the broker's taskset CPU list (null: any): where the per-interval CPU probe runs */
+  brokerCpus: string | null;
   log: (s: string) => void;
 }
 
@@ -128,7 +131,7 @@ function traceRow(env: WarmupEnv, t0: number, a: Snap, b: Snap, tick: { msgsPerS
     brokerCores, c(a.broker.sys, b.broker.sys), c(a.broker.jit, b.broker.jit), c(a.broker.gc, b.broker.gc), c(a.broker.v8, b.broker.v8), Math.round((b.broker.minflt - a.broker.minflt) / wall),
     genCores, c(a.gen.jit, b.gen.jit), c(a.gen.gc, b.gen.gc),
     r3(s('user') + s('nice')), r3(s('system') + s('irq') + s('softirq')), s('iowait'), s('steal'), s('idle'), other,
-    gib(b.sys.memFreeBytes), gib(b.sys.cachedBytes), mib(b.sys.dirtyBytes), mib(b.sys.writebackBytes), mib(treeRssBytes(env.sys.cpuRoots)), topThreads(a.broker.byName, b.broker.byName, wall),
+    gib(b.sys.memFreeBytes), gib(b.sys.cachedBytes), mib(b.sys.dirtyBytes), mib(b.sys.writebackBytes), mib(treeRssBytes(env.sys.cpuRoots)), topThreads(a.broker.byName, b.broker.byName, wall), cpuProbeMs(env.brokerCpus),
   ];
 }
 
@@ -193,7 +196,7 @@ export async function warmUp(env: WarmupEnv, tick: WarmupTick): Promise<WarmupIn
 function traceLine(row: TraceRow): string {
   const v = (c: (typeof TRACE_COLUMNS)[number]): number | string | null => row[TRACE_COLUMNS.indexOf(c)] ?? null;
   const lat = v('latency_ms_mean');
-  return `${String(v('t_s'))} s ${String(v('series'))}: ${String(v('msgs_per_s'))} msgs/s${lat === null ? '' : ` (${String(lat)} ms)`}; broker ${String(v('broker_cores'))} cores (sys ${String(v('broker_sys_cores'))}, JIT ${String(v('broker_jit_cores'))}, GC ${String(v('broker_gc_cores'))}, node helpers ${String(v('broker_node_helper_cores'))}), generators ${String(v('gen_cores'))} (JIT ${String(v('gen_jit_cores'))}, GC ${String(v('gen_gc_cores'))}); machine sys ${String(v('sys_system_cores'))} iowait ${String(v('sys_iowait_cores'))} steal ${String(v('sys_steal_cores'))} idle ${String(v('sys_idle_cores'))} other ${String(v('other_cores'))}; free ${String(v('mem_free_gib'))} GiB, cached ${String(v('cached_gib'))} GiB, dirty ${String(v('dirty_mib'))} MiB, writeback ${String(v('writeback_mib'))} MiB, broker RSS ${String(v('broker_rss_mib'))} MiB, ${String(v('broker_minflt_per_s'))} minor faults/s; top threads ${String(v('broker_top_threads'))}`;
+  return `${String(v('t_s'))} s ${String(v('series'))}: ${String(v('msgs_per_s'))} msgs/s${lat === null ? '' : ` (${String(lat)} ms)`}; broker ${String(v('broker_cores'))} cores (sys ${String(v('broker_sys_cores'))}, JIT ${String(v('broker_jit_cores'))}, GC ${String(v('broker_gc_cores'))}, node helpers ${String(v('broker_node_helper_cores'))}), generators ${String(v('gen_cores'))} (JIT ${String(v('gen_jit_cores'))}, GC ${String(v('gen_gc_cores'))}); machine sys ${String(v('sys_system_cores'))} iowait ${String(v('sys_iowait_cores'))} steal ${String(v('sys_steal_cores'))} idle ${String(v('sys_idle_cores'))} other ${String(v('other_cores'))}; free ${String(v('mem_free_gib'))} GiB, cached ${String(v('cached_gib'))} GiB, dirty ${String(v('dirty_mib'))} MiB, writeback ${String(v('writeback_mib'))} MiB, broker RSS ${String(v('broker_rss_mib'))} MiB, ${String(v('broker_minflt_per_s'))} minor faults/s; CPU probe ${String(v('cpu_probe_ms'))} ms; top threads ${String(v('broker_top_threads'))}`;
 }
 
 /** "95k 110k 118k …" (consume: "push 80k, lite 95k, …"): the trace's throughput in one line. */
