@@ -199,7 +199,7 @@ function traceLine(row: TraceRow): string {
   return `${String(v('t_s'))} s ${String(v('series'))}: ${String(v('msgs_per_s'))} msgs/s${lat === null ? '' : ` (${String(lat)} ms)`}; broker ${String(v('broker_cores'))} cores (sys ${String(v('broker_sys_cores'))}, JIT ${String(v('broker_jit_cores'))}, GC ${String(v('broker_gc_cores'))}, node helpers ${String(v('broker_node_helper_cores'))}), generators ${String(v('gen_cores'))} (JIT ${String(v('gen_jit_cores'))}, GC ${String(v('gen_gc_cores'))}); machine sys ${String(v('sys_system_cores'))} iowait ${String(v('sys_iowait_cores'))} steal ${String(v('sys_steal_cores'))} idle ${String(v('sys_idle_cores'))} other ${String(v('other_cores'))}; free ${String(v('mem_free_gib'))} GiB, cached ${String(v('cached_gib'))} GiB, dirty ${String(v('dirty_mib'))} MiB, writeback ${String(v('writeback_mib'))} MiB, broker RSS ${String(v('broker_rss_mib'))} MiB, ${String(v('broker_minflt_per_s'))} minor faults/s; CPU probe ${String(v('cpu_probe_ms'))} ms; top threads ${String(v('broker_top_threads'))}`;
 }
 
-/** "95k 110k 118k …" (consume: "push 80k, lite 95k, …"): the trace's throughput in one line. */
+/** "95k 110k 118k …" (consume: "push 80k lite 95k …"): the trace's throughput in one line. */
 export function compactTrace(rows: TraceRow[]): string {
   const series = new Set(rows.map((r) => r[1]));
   const k = (x: number): string => (x >= 10_000 ? `${Math.round(x / 1000)}k` : `${(x / 1000).toFixed(1)}k`);
