@@ -4,17 +4,18 @@
  * JVM's JIT compiler threads (/proc/<pid>/task/<tid>/comm "C1 CompilerThre" / "C2 CompilerThre").
  * Linux clock ticks are 100/s.
  */
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100;
 
-/** [ppid, utime+stime ticks] from a /proc stat line, or null. */
-function statOf(path: string): { ppid: number; ticks: number } | null {
+/** ppid, utime+stime ticks, stime ticks and minor page faults from a /proc stat line, or null. */
+function statOf(path: string): { ppid: number; ticks: number; sysTicks: number; minflt: number } | null {
   try {
     const s = readFileSync(path, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    // f[0] = field 3 (state), f[1] = ppid (field 4), utime = field 14, stime = field 15
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+    // f[0] = field 3 (state), f[1] = ppid (field 4), minflt = field 10, utime = field 14, stime = field 15
+    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), sysTicks: Number(f[12]), minflt: Number(f[7]) };
   } catch {
     return null;
   }
@@ -124,4 +125,111 @@ export class JitMonitor {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
+}
+
+/**
+ * What a thread does, from its /proc comm: `jit` = HotSpot's C1/C2 compiler threads; `gc` = HotSpot's
+ * GC threads ("GC Thread#N", "G1 …" concurrent/refine/service threads) and the "VM Thread" that runs
+ * the safepoint operations (GC pauses among them); `v8` = a node process's threads other than its main
+ * thread (V8's platform workers — concurrent marking/sweeping, background compiles — and libuv's pool;
+ * Node 20 leaves them all named "node"); `other` = the rest (application, netty threads, a node main
+ * thread).
+ */
+export type ThreadClass = 'jit' | 'gc' | 'v8' | 'other';
+
+export function threadClassOf(comm: string, mainThread: boolean): ThreadClass {
+  if (/^C[12] CompilerThre/.test(comm)) return 'jit';
+  if (/^(GC Thread|G1 |VM Thread)/.test(comm)) return 'gc';
+  if (/^(V8 |libuv-worker)/.test(comm) || (comm === 'node' && !mainThread)) return 'v8';
+  return 'other';
+}
+
+/**
+ * CPU-seconds per thread class, in all (`total`), in the kernel (`sys`), minor page faults, and
+ * CPU-seconds (all, kernel) per thread name with its digits replaced by `#` (`byName`: "SendMessageThre").
+ */
+export type ClassSeconds = Record<ThreadClass | 'total' | 'sys' | 'minflt', number> & { byName: Map<string, { total: number; sys: number }> };
+
+/** Per-thread CPU of the processes' trees (/proc/<pid>/task/<tid>/stat + comm), summed as ClassSeconds. */
+export function threadClassSeconds(roots: number[]): ClassSeconds {
+  const out: ClassSeconds = { jit: 0, gc: 0, v8: 0, other: 0, total: 0, sys: 0, minflt: 0, byName: new Map() };
+  for (const r of roots) {
+    for (const p of treePids(r)) {
+      let tids: string[] = [];
+      try {
+        tids = readdirSync(`/proc/${p}/task`);
+      } catch {
+        continue;
+      }
+      for (const t of tids) {
+        try {
+          const comm = readFileSync(`/proc/${p}/task/${t}/comm`, 'utf8').trim();
+          const st = statOf(`/proc/${p}/task/${t}/stat`);
+          if (!st) continue;
+          const s = st.ticks / TICKS_PER_SECOND;
+          out[threadClassOf(comm, t === String(p))] += s;
+          out.total += s;
+          out.sys += st.sysTicks / TICKS_PER_SECOND;
+          out.minflt += st.minflt;
+          const name = comm === 'node' ? (t === String(p) ? 'node main' : 'node helpers') : comm.replace(/\d+/g, '#');
+          const n = out.byName.get(name) ?? { total: 0, sys: 0 };
+          n.total += s;
+          n.sys += st.sysTicks / TICKS_PER_SECOND;
+          out.byName.set(name, n);
+        } catch {
+          /* thread gone */
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Resident set size (VmRSS) of the processes' trees, bytes. */
+export function treeRssBytes(roots: number[]): number {
+  let kib = 0;
+  for (const r of roots) {
+    for (const p of treePids(r)) {
+      try {
+        const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+        if (m) kib += Number(m[1]);
+      } catch {
+        /* gone */
+      }
+    }
+  }
+  return kib * 1024;
+}
+
+/**
+ * Machine-wide counters: /proc/stat's first line in CPU-seconds (all cores) and /proc/meminfo's
+ * MemFree, Cached, Dirty and Writeback in bytes.
+ */
+export interface SystemSample {
+  user: number; nice: number; system: number; idle: number; iowait: number; irq: number; softirq: number; steal: number;
+  memFreeBytes: number; cachedBytes: number; dirtyBytes: number; writebackBytes: number;
+}
+
+export function systemSample(): SystemSample {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map((x) => Number(x) / TICKS_PER_SECOND);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = f;
+  const mem = readFileSync('/proc/meminfo', 'utf8');
+  const kib = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(mem)?.[1] ?? NaN) * 1024;
+  return { user, nice, system, idle, iowait, irq, softirq, steal, memFreeBytes: kib('MemFree'), cachedBytes: kib('Cached'), dirtyBytes: kib('Dirty'), writebackBytes: kib('Writeback') };
+}
+
+const PROBE_SCRIPT = `let x=0x12345678;const w=(n)=>{for(let i=0;i<n;i++){x^=x<<13;x^=x>>>17;x^=x<<5}};w(5e6);const c=process.cpuUsage();w(2e7);const d=process.cpuUsage(c);console.log((d.user+d.system)/1000,x)`;
+
+/**
+ * CPU milliseconds a fixed integer loop (2e7 xorshift steps, after a JIT warm-up of 5e6) takes in a
+ * fresh node process pinned with taskset to `cpus` (null: not pinned), or null if it failed. The
+ * guest's own load hardly changes it (it is CPU time, not wall time); host-side slowdowns that the
+ * guest's steal time does not show (a busy SMT sibling, a lower clock) raise it (42–44 ms on this
+ * machine, 2026-12-02 07:50).
+ */
+export function cpuProbeMs(cpus: string | null): number | null {
+  const [cmd, args] = cpus ? ['taskset', ['-c', cpus, process.execPath, '-e', PROBE_SCRIPT]] : [process.execPath, ['-e', PROBE_SCRIPT]];
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 10_000 });
+  const ms = Number(r.stdout?.split(' ')[0]);
+  return r.status === 0 && Number.isFinite(ms) ? Math.round(ms * 10) / 10 : null;
 }

@@ -53,10 +53,14 @@ function portFree(port: number): Promise<boolean> {
 }
 
 const usedPorts = new Set<number>();
-/** A port P with P-2 (Apache's "VIP" port), P and P+1 (Apache's HA port) free. */
+/**
+ * A port P with P-2 (Apache's "VIP" port), P and P+1 (Apache's HA port) free, below Linux's
+ * ephemeral range (ip_local_port_range starts at 32768): a port picked inside it could be taken by
+ * some client connection's local port before the broker binds it ("Failed to bind", seen 2026-12-02).
+ */
 async function freePortTriple(): Promise<number> {
   for (let i = 0; i < 200; i++) {
-    const p = 20000 + Math.floor(Math.random() * 30000);
+    const p = 20002 + Math.floor(Math.random() * 12000);
     if ([p - 2, p, p + 1].some((x) => usedPorts.has(x))) continue;
     if ((await portFree(p - 2)) && (await portFree(p)) && (await portFree(p + 1))) {
       [p - 2, p, p + 1].forEach((x) => usedPorts.add(x));

@@ -7,28 +7,14 @@
  * - consume (`push`, `lite`): a fixed set of messages is preloaded, a warm-up consumes a second topic
  *   over and over with new groups, then each generator consumes the whole set once with a new push
  *   consumer group, then once with a new lite pull consumer group.
- * Warm-up: at least `minSeconds` and, for a JVM broker, until its JIT compiler threads used < 2 % CPU
- * over the last 5 s (capped at `maxSeconds`).
+ * Warm-up (warmup.ts): at least `minWarmupSeconds`, for a JVM broker until its JIT compiler threads
+ * are quiet, and until the throughput is steady (capped at `maxWarmupSeconds`).
  */
-import { sleep } from '../lib/os.js';
-import { JitMonitor, machineBusySeconds, treeCpuSeconds } from './cpu.js';
-import type { GenEvent, Generator, GeneratorGroup } from './generators.js';
-import type { Running } from './peers.js';
+import { machineBusySeconds, treeCpuSeconds } from './cpu.js';
+import type { GenEvent, Generator } from './generators.js';
+import { produceTick, warmUp, type WarmupEnv, type WarmupInfo } from './warmup.js';
 
-export const JIT_QUIET_SHARE = 0.02;
-export const JIT_WINDOW_SECONDS = 5;
-
-export interface WarmupInfo {
-  seconds: number;
-  /** broker JIT compiler threads' CPU share over the last 5 s when the warm-up ended (null: not a JVM) */
-  jitShareAtEnd: number | null;
-  /** broker JIT CPU-seconds during the warm-up (null: not a JVM) */
-  jitCpuSeconds: number | null;
-  /** false when the cap ended the warm-up before the JIT was quiet */
-  settled: boolean;
-  /** warm-up consume cycles (consume phases) */
-  cycles?: number;
-}
+export { JIT_QUIET_SHARE, JIT_WINDOW_SECONDS } from './warmup.js';
 
 export interface CpuWindow {
   wallSeconds: number;
@@ -60,43 +46,11 @@ export interface PhaseResult {
   raw: GenEvent[];
 }
 
-export interface PhaseEnv {
-  sys: Running;
-  gens: GeneratorGroup;
+export interface PhaseEnv extends WarmupEnv {
   brokerCores: number;
   generatorCores: number;
   /** machine cores (for the "both together saturate the machine" reading) */
   machineCores: number;
-  minWarmupSeconds: number;
-  maxWarmupSeconds: number;
-  log: (s: string) => void;
-}
-
-/** Runs `tick` until the warm-up criteria hold (see the file comment). */
-async function warmUp(env: PhaseEnv, tick: () => Promise<void>): Promise<WarmupInfo & { cyclesRun: number }> {
-  const mon = env.sys.jvmPid !== null ? new JitMonitor(env.sys.jvmPid, JIT_WINDOW_SECONDS).start() : null;
-  const t0 = Date.now();
-  let cycles = 0;
-  let settled = false;
-  try {
-    for (;;) {
-      await tick();
-      cycles++;
-      const elapsed = (Date.now() - t0) / 1000;
-      const share = mon ? mon.share() : 0;
-      if (elapsed >= env.minWarmupSeconds && share !== null && share < JIT_QUIET_SHARE) {
-        settled = true;
-        break;
-      }
-      if (elapsed >= env.maxWarmupSeconds) break;
-    }
-  } finally {
-    mon?.stop();
-  }
-  const seconds = Math.round((Date.now() - t0) / 100) / 10;
-  const share = mon?.share() ?? null;
-  env.log(`    warm-up ${seconds} s${mon ? `, broker JIT ${(share === null ? NaN : share * 100).toFixed(2)} % over the last ${JIT_WINDOW_SECONDS} s (${mon.cpuSeconds.toFixed(1)} CPU-s in all)${settled ? '' : ' — NOT settled (cap reached)'}` : ''}`);
-  return { seconds, jitShareAtEnd: share === null ? null : Math.round(share * 10000) / 10000, jitCpuSeconds: mon ? Math.round(mon.cpuSeconds * 10) / 10 : null, settled, cyclesRun: cycles };
 }
 
 /**
@@ -164,7 +118,7 @@ export async function producePhase(env: PhaseEnv, l: ProduceLoad): Promise<Phase
   env.log(`  ${l.phase}: ${env.gens.gens.length} × ${l.threads} threads of ${l.mode === 'batch' ? `send(${l.batch} messages)` : l.mode === 'raw' ? 'raw SEND_MESSAGE_V2 (client remoting layer)' : 'send(message)'} ...`);
   const started = await env.gens.all(() => `produce mode=${l.mode} threads=${l.threads} batch=${l.batch} size=${l.size} queues=${l.queues} topic=${l.topic}`, 'producing', 120_000);
   env.log(`    topic ${l.topic}: ${String(started[0]!.queues)} queues`);
-  const warmup = await warmUp(env, () => sleep(1000));
+  const warmup = await warmUp(env, produceTick(env.gens, env.steady.intervalSeconds));
   const cpuEnd = cpuStart(env);
   const raw = await env.gens.all(() => `measure seconds=${l.seconds}`, 'produced', (l.seconds + 120) * 1000);
   const cpu = cpuEnd();
@@ -173,7 +127,7 @@ export async function producePhase(env: PhaseEnv, l: ProduceLoad): Promise<Phase
   const pc = percentiles(raw.map((e) => e.histUs as Array<[number, number]>));
   const { calls, ...latencyMs } = pc;
   const r: PhaseResult = {
-    phase: l.phase, warmup: { seconds: warmup.seconds, jitShareAtEnd: warmup.jitShareAtEnd, jitCpuSeconds: warmup.jitCpuSeconds, settled: warmup.settled },
+    phase: l.phase, warmup,
     msgs, msgsPerSec, latencyMs, calls, notOk: raw.reduce((s, e) => s + Number(e.notOk), 0), errors: raw.reduce((s, e) => s + Number(e.errors), 0),
     cpu, msgsPerBrokerCpuSecond: Math.round(msgs / cpu.brokerCpuSeconds), complete: true,
     raw: raw.map(({ histUs: _h, ...rest }) => rest as GenEvent),
@@ -205,6 +159,14 @@ export interface ConsumeLoad {
   raw: boolean;
 }
 
+/** Distinct messages over all consumers ÷ (last consumer's last new message − first consumer's first message). */
+function consumeRate(raw: GenEvent[]): number {
+  const distinct = raw.reduce((s, e) => s + Number(e.distinct), 0);
+  const first = Math.min(...raw.map((e) => Number(e.firstEpochMs)));
+  const last = Math.max(...raw.map((e) => Number(e.endEpochMs)));
+  return last > first ? Math.round(distinct / ((last - first) / 1000)) : NaN;
+}
+
 /** Phase name of a consume kind. */
 export function consumePhaseName(kind: 'push' | 'lite' | 'raw'): string {
   return kind === 'push' ? 'consume push' : kind === 'lite' ? 'consume lite pull' : 'consume raw pull';
@@ -232,7 +194,8 @@ export async function consumePhases(env: PhaseEnv, producer: Generator, l: Consu
   const warmup = await warmUp(env, async () => {
     const kind = kinds[cycle % kinds.length]!;
     const c = cycle++;
-    await env.gens.all((i) => `consume kind=${kind} topic=${warmTopic} group=${l.tag}Warm${c}g${i} expected=${String(preWarm.ok)} timeoutSeconds=${l.timeoutSeconds} ${knobs}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
+    const raw = await env.gens.all((i) => `consume kind=${kind} topic=${warmTopic} group=${l.tag}Warm${c}g${i} expected=${String(preWarm.ok)} timeoutSeconds=${l.timeoutSeconds} ${knobs}`, 'consumed', (l.timeoutSeconds + 60) * 1000);
+    return { msgsPerSec: consumeRate(raw), latencyMs: null, series: kind };
   });
   const out: PhaseResult[] = [];
   for (const kind of kinds) {
@@ -244,10 +207,10 @@ export async function consumePhases(env: PhaseEnv, producer: Generator, l: Consu
     const last = Math.max(...raw.map((e) => Number(e.endEpochMs)));
     // cores over the consuming seconds (see cpuStart)
     const cpu = cpuEnd(last > first ? (last - first) / 1000 : undefined);
-    const msgsPerSec = last > first ? Math.round(distinct / ((last - first) / 1000)) : NaN;
+    const msgsPerSec = consumeRate(raw);
     const complete = raw.every((e) => e.complete === true);
     out.push({
-      phase, warmup: { seconds: warmup.seconds, jitShareAtEnd: warmup.jitShareAtEnd, jitCpuSeconds: warmup.jitCpuSeconds, settled: warmup.settled, cycles: warmup.cyclesRun },
+      phase, warmup,
       msgs: distinct, msgsPerSec, latencyMs: null, calls: null, notOk: 0, errors: 0, cpu,
       msgsPerBrokerCpuSecond: Math.round(distinct / cpu.brokerCpuSeconds), complete, raw,
     });

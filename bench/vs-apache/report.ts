@@ -30,7 +30,7 @@ const METRICS: Metric[] = [
   ['other processes: cores used', (r) => r.cpu.otherCoresUsed, 2],
   ['bottleneck', (r) => r.cpu.bottleneck, 0],
   ['errors + not-OK (+ incomplete)', (r) => `${r.errors + r.notOk}${r.complete ? '' : ' INCOMPLETE'}`, 0],
-  ['warm-up s (broker JIT % at end)', (r) => `${fmt(r.warmup.seconds, 0)}${r.warmup.jitShareAtEnd === null ? '' : ` (${fmt(r.warmup.jitShareAtEnd * 100, 2)} %${r.warmup.settled ? '' : ', cap'})`}`, 0],
+  ['warm-up s (broker JIT % at end)', (r) => `${fmt(r.warmup.seconds, 0)}${r.warmup.jitShareAtEnd === null ? '' : ` (${fmt(r.warmup.jitShareAtEnd * 100, 2)} %${r.warmup.jitQuiet ? '' : ', JIT busy at cap'})`}${r.warmup.steady ? '' : ' not steady at cap'}`, 0],
 ];
 
 export interface Table {

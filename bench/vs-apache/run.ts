@@ -28,9 +28,11 @@ import { GiB } from '../lib/stats.js';
 import { GeneratorGroup, LOADGEN_JVM } from './generators.js';
 import { mavenBuild } from './maven.js';
 import { apacheJvmFlags, startApache, startTsmq, type FlushDiskType, type Running } from './peers.js';
-import { consumePhases, JIT_QUIET_SHARE, JIT_WINDOW_SECONDS, producePhase, type PhaseEnv, type PhaseResult } from './phases.js';
+import { consumePhases, producePhase, type PhaseEnv, type PhaseResult } from './phases.js';
+import { fillPageCache, type PageCacheFill } from './page-cache.js';
 import { installCleanup, removeDir, tempDir } from './procs.js';
 import { buildTable } from './report.js';
+import { compactTrace, DEFAULT_STEADY, JIT_QUIET_SHARE, JIT_WINDOW_SECONDS } from './warmup.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');
@@ -42,9 +44,9 @@ const MODES = ['single', 'batch', 'sync-flush', 'consume', 'all'] as const;
 type Mode = (typeof MODES)[number];
 
 interface Opts {
-  peer: string; mode: Mode; batch: number; seconds: number; warmup: number; warmupMax: number; threads: number; generators: number;
+  peer: string; mode: Mode; batch: number; seconds: number; warmup: number; warmupMax: number; steadyInterval: number; steadyWindows: number; steadyTolerancePct: number; threads: number; generators: number;
   size: number; queues: number; consumeMessages: number; consumers: number; pullBatch: number; consumeBatch: number; queueThreshold: number; brokerCpus: string | null; clientCpus: string | null; scaling: boolean; rawConsumer: boolean; rawProducer: boolean;
-  brokerHeap: string; namesrvHeap: string; dir: string; only: 'apache' | 'tsmq' | null; tsmqRoot: string; report: boolean;
+  brokerHeap: string; namesrvHeap: string; dir: string; only: 'apache' | 'tsmq' | null; tsmqRoot: string; report: boolean; fill: boolean;
 }
 
 function usage(): string {
@@ -54,7 +56,10 @@ function usage(): string {
   --batch N              messages per send(Collection) in batch mode (32)
   --seconds N            measured window of each produce phase (30)
   --warmup N             minimum warm-up per phase, s (60); Apache's ends when its broker JIT < ${JIT_QUIET_SHARE * 100} % CPU over ${JIT_WINDOW_SECONDS} s
-  --warmup-max N         cap of a warm-up, s (--warmup + 20)
+  --warmup-max N         cap of a warm-up, s (240); a warm-up also lasts until its throughput is steady:
+  --steady-interval N    trace interval of a produce warm-up, s (${DEFAULT_STEADY.intervalSeconds})
+  --steady-windows N     the last N intervals (consume: cycles per consumer kind) must agree (${DEFAULT_STEADY.windows})
+  --steady-tolerance P   ... each within ±P % of their mean, rise across them < P/2 % (${DEFAULT_STEADY.tolerance * 100})
   --threads N            sender threads per generator JVM (32)
   --generators N         load generator JVMs (1)
   --consume-messages N   the preloaded set every consumer reads (1000000)
@@ -70,15 +75,17 @@ function usage(): string {
   --client-cpus LIST     taskset CPU list for the generator JVMs (e.g. 1)
   --scaling              single with the broker on 1 core, then on all cores, both systems
   --size BYTES (1024) --queues N (8) --broker-heap 8g --namesrv-heap 4g (Apache's runbroker.sh / runserver.sh)
+  --no-fill              do not fill the page cache before each broker start (page-cache.ts); write and
+                         delete 2 GiB instead, as before 2026-12-02 (for A/B runs of the warm-up)
   --dir PATH (os.tmpdir()) --only apache|tsmq --tsmq-root DIR --no-report`;
 }
 
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
-    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: -1, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
-    brokerCpus: null, clientCpus: null, scaling: false, rawConsumer: false, rawProducer: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true,
+    peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: 240, steadyInterval: DEFAULT_STEADY.intervalSeconds, steadyWindows: DEFAULT_STEADY.windows, steadyTolerancePct: DEFAULT_STEADY.tolerance * 100, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
+    brokerCpus: null, clientCpus: null, scaling: false, rawConsumer: false, rawProducer: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true, fill: true,
   };
-  const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages', '--consumers': 'consumers', '--pull-batch': 'pullBatch', '--consume-batch': 'consumeBatch', '--queue-threshold': 'queueThreshold' } as const;
+  const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--steady-interval': 'steadyInterval', '--steady-windows': 'steadyWindows', '--steady-tolerance': 'steadyTolerancePct', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages', '--consumers': 'consumers', '--pull-batch': 'pullBatch', '--consume-batch': 'consumeBatch', '--queue-threshold': 'queueThreshold' } as const;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const v = (): string => {
@@ -101,6 +108,7 @@ function parseArgs(argv: string[]): Opts {
     else if (a === '--only') o.only = v() as 'apache' | 'tsmq';
     else if (a === '--tsmq-root') o.tsmqRoot = v();
     else if (a === '--no-report') o.report = false;
+    else if (a === '--no-fill') o.fill = false;
     else if (a === '--raw-consumer') o.rawConsumer = true;
     else if (a === '--raw-producer') o.rawProducer = true;
     else if (a === '--help' || a === '-h') {
@@ -114,7 +122,7 @@ function parseArgs(argv: string[]): Opts {
   if (o.generators < 1 || o.threads < 1 || o.batch < 1 || o.seconds < 1 || o.consumers < 1 || o.pullBatch < 1 || o.consumeBatch < 1 || o.queueThreshold < 1) {
     throw new Error('--generators, --threads, --batch, --seconds, --consumers, --pull-batch, --consume-batch and --queue-threshold must be ≥ 1');
   }
-  if (o.warmupMax < 0) o.warmupMax = o.warmup + 20;
+  if (o.steadyInterval < 1 || o.steadyWindows < 2 || o.steadyTolerancePct < 1) throw new Error('--steady-interval must be ≥ 1, --steady-windows ≥ 2, --steady-tolerance ≥ 1');
   o.warmupMax = Math.max(o.warmupMax, o.warmup);
   for (const c of [o.brokerCpus, o.clientCpus]) if (c !== null) cpuCount(c);
   return o;
@@ -169,7 +177,7 @@ async function main(): Promise<void> {
   const machineCores = osCpus().length;
   const cfgs = plan(o);
   const apacheLabel = `Apache ${o.peer}`;
-  console.log(`vs-apache: ${apacheLabel} vs tsmq; ${o.scaling ? 'scaling (single, broker on 1 core / all cores)' : `mode ${o.mode}`}; ${o.generators} generator JVM(s) × ${o.threads} threads, ${o.size} B, ${o.queues} queues, batch ${o.batch}; warm-up ≥ ${o.warmup} s (cap ${o.warmupMax} s) + ${o.seconds} s; consume set ${o.consumeMessages} × ${o.consumers} consumer JVM(s) (pullBatchSize ${o.pullBatch}, consumeMessageBatchMaxSize ${o.consumeBatch}, pullThresholdForQueue ${o.queueThreshold}); broker cpus ${o.brokerCpus ?? 'any'}, client cpus ${o.clientCpus ?? 'any'}; data under ${o.dir}; load average ${loadavg()[0]!.toFixed(2)}`);
+  console.log(`vs-apache: ${apacheLabel} vs tsmq; ${o.scaling ? 'scaling (single, broker on 1 core / all cores)' : `mode ${o.mode}`}; ${o.generators} generator JVM(s) × ${o.threads} threads, ${o.size} B, ${o.queues} queues, batch ${o.batch}; warm-up ≥ ${o.warmup} s until steady (last ${o.steadyWindows} × ${o.steadyInterval} s within ±${o.steadyTolerancePct} %; cap ${o.warmupMax} s) + ${o.seconds} s; consume set ${o.consumeMessages} × ${o.consumers} consumer JVM(s) (pullBatchSize ${o.pullBatch}, consumeMessageBatchMaxSize ${o.consumeBatch}, pullThresholdForQueue ${o.queueThreshold}); broker cpus ${o.brokerCpus ?? 'any'}, client cpus ${o.clientCpus ?? 'any'}; data under ${o.dir}; load average ${loadavg()[0]!.toFixed(2)}`);
   console.log(`building Java (load generator: rocketmq-client ${CLIENT_VERSION}; Apache server ${o.peer}) ...`);
   const lgDir = mavenBuild('loadgen', JAVA_DIR, [join(JAVA_DIR, 'pom.xml'), join(JAVA_DIR, 'src')], ['compile', 'dependency:copy-dependencies']);
   const srvDir = mavenBuild(`apache-server-${o.peer}`, SERVER_POM_DIR, [join(SERVER_POM_DIR, 'pom.xml')], ['dependency:copy-dependencies'], { 'rocketmq.server.version': o.peer });
@@ -179,16 +187,24 @@ async function main(): Promise<void> {
   const results: Record<'apache' | 'tsmq', Record<string, PhaseResult>> = { apache: {}, tsmq: {} };
   const described: Record<string, string[]> = { apache: [], tsmq: [] };
   const failures: Record<string, string> = {};
+  const fills: Array<{ system: string; flush: string } & PageCacheFill> = [];
   const systems = (['apache', 'tsmq'] as const).filter((s) => !o.only || o.only === s);
   const tag = `Va${Date.now().toString(36)}`;
   for (const system of systems) {
     for (const cfg of cfgs) {
       let sys: Running | null = null;
       let gens: GeneratorGroup | null = null;
+      const warm = tempDir(o.dir, 'tsmq-vs-apache-warm-');
       try {
-        const warm = tempDir(o.dir, 'tsmq-vs-apache-warm-');
-        warmPageCache(warm, 2 * GiB); // same first-touch memory conditions for both (bench/README.md)
-        removeDir(warm);
+        if (o.fill) {
+          // the broker starts with the page cache full of clean, host-backed pages (page-cache.ts); kept until it stopped
+          const f = await fillPageCache(warm);
+          console.log(`page cache filled: ${(f.bytes / GiB).toFixed(1)} GiB in ${f.seconds} s (MemFree ${(f.freeBefore / GiB).toFixed(1)} → ${(f.freeAfter / GiB).toFixed(1)} GiB)`);
+          fills.push({ system, flush: cfg.flush, ...f });
+        } else {
+          warmPageCache(warm, 2 * GiB); // the earlier 2 GiB warm-up: its pages are free again when the broker writes
+          removeDir(warm);
+        }
         console.log(`starting ${system} (${cfg.flush}${cfg.brokerCpus ? `, broker cpus ${cfg.brokerCpus}` : ''}) ...`);
         const peerOpts = { dir: o.dir, flush: cfg.flush, cpus: cfg.brokerCpus, repo: REPO };
         sys = system === 'apache'
@@ -203,7 +219,9 @@ async function main(): Promise<void> {
           const minWarm = Math.max(o.warmup, Math.ceil(apacheWarm));
           const env: PhaseEnv = {
             sys, gens, brokerCores: cfg.brokerCpus ? cpuCount(cfg.brokerCpus) : machineCores, generatorCores: cfg.clientCpus ? cpuCount(cfg.clientCpus) : machineCores,
-            machineCores, minWarmupSeconds: minWarm, maxWarmupSeconds: system === 'tsmq' ? minWarm : o.warmupMax, log: (s) => console.log(s),
+            machineCores, minWarmupSeconds: minWarm, maxWarmupSeconds: Math.max(minWarm, o.warmupMax), log: (s) => console.log(s),
+            brokerCpus: cfg.brokerCpus,
+            steady: { intervalSeconds: o.steadyInterval, windows: o.steadyWindows, tolerance: o.steadyTolerancePct / 100 },
           };
           try {
             if (ph.kind === 'consume') {
@@ -232,6 +250,7 @@ async function main(): Promise<void> {
       } finally {
         if (gens) await gens.stop();
         if (sys) await sys.stop();
+        removeDir(warm);
       }
     }
   }
@@ -245,11 +264,27 @@ async function main(): Promise<void> {
   if (scaling) for (const s of scaling.lines) console.log(s);
   console.log(`\n${elapsedMin.toFixed(1)} min in all; load average now ${loadavg()[0]!.toFixed(2)}`);
   if (!o.report) {
-    console.log(`RESULT ${JSON.stringify({ tsmqRoot: o.tsmqRoot, results, failures })}`);
+    console.log(`RESULT ${JSON.stringify({ tsmqRoot: o.tsmqRoot, pageCacheFills: fills, results, failures })}`);
   } else {
-    writeReport(o, started, elapsedMin, srvLib, described, results, failures, table, scaling);
+    writeReport(o, started, elapsedMin, srvLib, described, results, failures, table, scaling, fills);
   }
   if (Object.keys(failures).length > 0) process.exitCode = 1;
+}
+
+/** One line per system and warm-up: its msgs/s trace and how it ended (consume phases share one warm-up). */
+function warmupLines(results: Record<'apache' | 'tsmq', Record<string, PhaseResult>>): string[] {
+  const out: string[] = [];
+  for (const [system, m] of Object.entries(results)) {
+    const seen = new Set<unknown>();
+    for (const r of Object.values(m)) {
+      if (seen.has(r.warmup)) continue;
+      seen.add(r.warmup);
+      const w = r.warmup;
+      const end = w.settled ? 'steady' : `cap: ${[...(w.jitQuiet ? [] : ['JIT busy']), ...(w.steady ? [] : ['not steady'])].join(', ')}`;
+      out.push(`- ${system} ${r.phase.startsWith('consume') ? 'consume' : r.phase} (${w.seconds} s, ${end}): ${compactTrace(w.trace.rows)}`);
+    }
+  }
+  return out;
 }
 
 function scalingOf(phases: string[], results: Record<'apache' | 'tsmq', Record<string, PhaseResult>>): { lines: string[]; ratios: Record<string, number | null> } {
@@ -277,7 +312,7 @@ function javaVersion(): string {
 function writeReport(
   o: Opts, started: Date, elapsedMin: number, srvLib: string, described: Record<string, string[]>,
   results: Record<'apache' | 'tsmq', Record<string, PhaseResult>>, failures: Record<string, string>,
-  table: ReturnType<typeof buildTable>, scaling: ReturnType<typeof scalingOf> | null,
+  table: ReturnType<typeof buildTable>, scaling: ReturnType<typeof scalingOf> | null, fills: Array<{ system: string; flush: string } & PageCacheFill>,
 ): void {
   const resultsDir = join(REPO, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
@@ -288,7 +323,7 @@ function writeReport(
   const java = javaVersion();
   writeFileSync(
     join(resultsDir, `${base}.json`),
-    JSON.stringify({ kind: 'vs-apache', startedAt: started.toISOString(), elapsedMinutes: Math.round(elapsedMin * 10) / 10, options: o, apacheServerVersion: o.peer, clientVersion: CLIENT_VERSION, java, machine, jvm: { ...jvm, loadgen: LOADGEN_JVM }, systems: described, results, failures, table: table.rows, targets: table.targets, scaling: scaling?.ratios ?? null }, null, 2) + '\n',
+    JSON.stringify({ kind: 'vs-apache', startedAt: started.toISOString(), elapsedMinutes: Math.round(elapsedMin * 10) / 10, options: o, apacheServerVersion: o.peer, clientVersion: CLIENT_VERSION, java, machine, jvm: { ...jvm, loadgen: LOADGEN_JVM }, systems: described, pageCacheFills: fills, results, failures, table: table.rows, targets: table.targets, scaling: scaling?.ratios ?? null }, null, 2) + '\n',
   );
   const met = table.targets.filter((t) => t.met === true).length;
   const all = Object.values(results).flatMap((m) => Object.values(m));
@@ -298,21 +333,28 @@ function writeReport(
   const caveats = [
     ...(o.seconds < 30 || o.warmup < 60 ? [`**Smoke run** (${o.seconds} s windows, ≥ ${o.warmup} s warm-ups${o.consumeMessages < 1_000_000 ? `, ${o.consumeMessages} consumed` : ''}): checks the harness, not a comparison.`] : []),
     ...(otherCores >= 0.25 ? [`**Busy machine**: other processes used on average ${otherCores.toFixed(2)} of ${machineCoresOf()} cores during the measured windows (${otherBy}); the figures are noisy, and unfair to the side with the busier windows.`] : []),
-    ...(all.some((r) => !r.warmup.settled) ? ['Some Apache warm-ups hit the cap before the JIT was quiet ("cap" in the warm-up row).'] : []),
+    ...(all.some((r) => !r.warmup.jitQuiet) ? ['Some Apache warm-ups hit the cap before the JIT was quiet ("JIT busy at cap" in the warm-up row).'] : []),
+    ...(all.some((r) => !r.warmup.steady) ? ['Some warm-ups hit the cap before the throughput was steady ("not steady at cap" in the warm-up row; their traces are below).'] : []),
   ];
   const md = [
     `# tsmq vs Apache RocketMQ ${o.peer} (${started.toISOString()})`, '',
     `Same run, Apache first, then tsmq; the same load generator JVMs (Apache rocketmq-client ${CLIENT_VERSION}): ${o.generators} JVM(s) × ${o.threads} sender threads, ${o.size} B bodies, topics with ${o.queues} queues.`,
-    `Each phase: a warm-up of at least ${o.warmup} s that, for Apache, lasts until the broker JVM's JIT compiler threads used < ${JIT_QUIET_SHARE * 100} % CPU over the last ${JIT_WINDOW_SECONDS} s (cap ${o.warmupMax} s); tsmq then gets a warm-up as long as Apache's for the same phase.`,
+    `Each phase: a warm-up of at least ${o.warmup} s that, for Apache, lasts until the broker JVM's JIT compiler threads used < ${JIT_QUIET_SHARE * 100} % CPU over the last ${JIT_WINDOW_SECONDS} s and, for both systems, until the throughput is steady: the last ${o.steadyWindows} intervals of ${o.steadyInterval} s (consume: the last ${o.steadyWindows} warm-up cycles of each consumer kind) each within ±${o.steadyTolerancePct} % of their mean, with a least-squares rise across them below ${o.steadyTolerancePct / 2} % (cap ${o.warmupMax} s); tsmq's warm-up is at least as long as Apache's for the same phase. Warm-up traces (msgs/s per interval) under "Warm-ups"; per-interval CPU by thread class, /proc/stat, Dirty/Writeback and broker RSS in the JSON (\`warmup.trace\`).`,
     `Produce phases: ${o.seconds} s measured, latency per send call (batch: one send(Collection) of ${o.batch}${o.rawProducer ? '; single raw: SEND_MESSAGE_V2 requests built by the load generator (producer group, queue round robin, TAGS, a new UNIQ_KEY, WAIT=true) and sent with invokeSync through the Java client\'s remoting layer, without DefaultMQProducer\'s per-send work, so the broker bounds the phase' : ''}). Consume phases: ${o.consumeMessages} messages preloaded with async single sends (round robin, so queues interleave), then ${o.consumers} consumer JVM(s) (not the producer's), each on a new consumer group of its own, read the whole set (fan-out: the broker serves it ${o.consumers}×), first with a DefaultMQPushConsumer, then with a DefaultLitePullConsumer${o.rawConsumer ? ', then (consume raw pull) with PULL_MESSAGE requests sent through the client\'s remoting layer, one of pullBatchSize in flight per queue, the records of each reply walked (TOTALSIZE, QUEUEID, QUEUEOFFSET) and not decoded, so the broker bounds the phase' : ''}; both with pullBatchSize ${o.pullBatch} and pullThresholdForQueue ${o.queueThreshold}, the push consumer with consumeMessageBatchMaxSize ${o.consumeBatch}; msgs/s = distinct messages over all consumers from the first delivered message to the last distinct one; the consume warm-up reads a 100 000-message topic with new groups over and over by the same rules.`,
     `CPU: broker = utime+stime of ${o.peer} broker + namesrv JVMs / tsmq's process tree, generator = the load generator JVMs (consume phases: the consumer JVMs), over each measured window; "cores used" = CPU-s ÷ wall s (consume phases: ÷ the seconds from the first delivered message to the last new one, the msgs/s denominator); bottleneck: the side ≥ 90 % of its cores (tsmq's JavaScript thread: 1 core).`,
     `Stores in temp dirs under ${o.dir}; loopback. Broker cpus ${o.brokerCpus ?? 'any'}, generator cpus ${o.clientCpus ?? 'any'}${o.scaling ? ' (scaling run: see phase names)' : ''}. Took ${elapsedMin.toFixed(1)} min. Targets met: ${met} of ${table.targets.length}.`, '',
     ...caveats.map((c) => `> ${c}\n`),
     table.md, '',
     ...(scaling ? ['```', ...scaling.lines.filter(Boolean), '```', ''] : []),
+    '## Warm-ups', '',
+    `msgs/s per warm-up interval (k = 1000; consume: per cycle, with the consumer kind), and how the warm-up ended:`, '',
+    ...warmupLines(results), '',
     '## Setup', '',
     `- Machine: ${machine.cores} × ${machine.cpuModel}, ${machine.ramGiB} GiB, kernel ${machine.kernel}, ${machine.disk}; load average at start ${machine.loadAvgAtStart} (shared machine); node ${machine.node}; tsmq commit ${machine.gitCommit}.`,
     `- Java: ${java}.`,
+    o.fill
+      ? `- Page cache before each broker start (page-cache.ts): a sparse file as large as MemFree read into the page cache and kept until the broker stopped, so that the broker's writes reuse host-backed pages from the start: ${fills.map((f) => `${f.system} ${f.flush} ${(f.bytes / GiB).toFixed(1)} GiB in ${f.seconds} s`).join(', ')}.`
+      : '- Page cache before each broker start: 2 GiB written and deleted (`--no-fill`; the broker pays the VM\'s first-touch cost for new page-cache pages until the free memory is used up).',
     `- Apache ${o.peer}: rocketmq-namesrv / rocketmq-broker ${o.peer} from Maven Central; broker.conf: ASYNC_MASTER, flushDiskType ASYNC_FLUSH (sync-flush phase: SYNC_FLUSH), autoCreateTopicEnable=true, otherwise defaults${o.peer.startsWith('4.') ? '; logging: WARN to stderr' : `; logging: the shipped rmq.broker.logback.xml / rmq.namesrv.logback.xml (-Drmq.logback.configurationFile)`}.`,
     `- JVM namesrv (runserver.sh): \`${jvm.namesrv.join(' ')}\``,
     `- JVM broker (runbroker.sh): \`${jvm.broker.join(' ')}\``,
@@ -321,7 +363,7 @@ function writeReport(
     `- tsmq: \`tsx src/cli/main.ts start -n <port> -p <port> --store <tmp> -o grpcListenPort=-1 -o flushDiskType=<…>\`, TSMQ_LOG_LEVEL=warn.`,
     `- Server jars: ${srvLib}.`,
     ...Object.entries(described).flatMap(([k, l]) => l.map((d) => `- ${k}: ${d}`)),
-    ...Object.entries(results).flatMap(([k, m]) => Object.values(m).map((r) => `- ${k} ${r.phase}: ${r.msgs} msgs${r.calls !== null ? ` in ${r.calls} calls` : ''}, not-OK ${r.notOk}, errors ${r.errors}${r.complete ? '' : ', INCOMPLETE'}; warm-up ${r.warmup.seconds} s${r.warmup.jitCpuSeconds !== null ? ` (broker JIT ${r.warmup.jitCpuSeconds} CPU-s${r.warmup.settled ? '' : ', cap reached'})` : ''}; window ${r.cpu.wallSeconds} s.`)),
+    ...Object.entries(results).flatMap(([k, m]) => Object.values(m).map((r) => `- ${k} ${r.phase}: ${r.msgs} msgs${r.calls !== null ? ` in ${r.calls} calls` : ''}, not-OK ${r.notOk}, errors ${r.errors}${r.complete ? '' : ', INCOMPLETE'}; warm-up ${r.warmup.seconds} s${r.warmup.jitCpuSeconds !== null ? ` (broker JIT ${r.warmup.jitCpuSeconds} CPU-s${r.warmup.jitQuiet ? '' : ', JIT busy at the cap'})` : ''}${r.warmup.steady ? '' : ', not steady at the cap'}; window ${r.cpu.wallSeconds} s.`)),
     ...Object.entries(failures).map(([k, m]) => `- **${k} failed**: ${m.split('\n')[0]}`),
     `- Raw: \`bench/results/${base}.json\`.`, '',
   ].join('\n');

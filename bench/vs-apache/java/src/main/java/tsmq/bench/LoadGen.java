@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -43,6 +44,10 @@ import org.apache.rocketmq.common.message.MessageExt;
  *     response header decoding into a SendResult): a sender that costs little per message, so
  *     that the broker, not the client, bounds the phase on a small machine (the same requests and
  *     the same client code for both brokers); SUCCESS (0) counts as SEND_OK
+ * stats
+ *     answers {"event":"stats","msgs":M,"calls":C,"latencyUsSum":L,"epochMs":T}: the OK messages and
+ *     send calls of the produce senders since the JVM started (warm-up and measured window alike) and the sum of their
+ *     latencies in µs, for the harness's per-interval warm-up trace (it diffs two answers)
  * measure seconds=S
  *     counts the sends that start in the next S seconds (msgs/s, latency histogram per call), then
  *     stops the senders; answers {"event":"produced",...}
@@ -80,6 +85,10 @@ public final class LoadGen {
   /** the first failed send of the current measurement (exception or non-OK status), for the report */
   private static volatile String firstError = null;
   private static int batchSize = 1;
+  /** every OK send of the produce senders since the JVM started (not only the measured window): the `stats` command's counters */
+  private static final LongAdder okMsgs = new LongAdder();
+  private static final LongAdder okCalls = new LongAdder();
+  private static final LongAdder okLatencyUs = new LongAdder();
 
   public static void main(String[] args) throws Exception {
     namesrv = opt(parse(args), "namesrv", null);
@@ -94,6 +103,7 @@ public final class LoadGen {
       try {
         switch (parts[0]) {
           case "produce": produce(a); break;
+          case "stats": stats(); break;
           case "measure": measure(Integer.parseInt(opt(a, "seconds", "30"))); break;
           case "preload": preload(a); break;
           case "consume": consume(a); break;
@@ -244,6 +254,9 @@ public final class LoadGen {
             }
             long us = (System.nanoTime() - t0) / 1000;
             if (bad == null) {
+              okMsgs.add(batchSize);
+              okCalls.increment();
+              okLatencyUs.add(us);
               if (t0 >= measureStartNs && t0 < measureEndNs) {
                 measuredMsgs[id] += batchSize;
                 hist[id][bucket(us)]++;
@@ -321,6 +334,11 @@ public final class LoadGen {
       if (r == null) return "no answer";
       return r.getCode() == 0 ? null : "code " + r.getCode() + ": " + r.getRemark();
     }
+  }
+
+  private static void stats() {
+    emit("{\"event\":\"stats\",\"msgs\":" + okMsgs.sum() + ",\"calls\":" + okCalls.sum() + ",\"latencyUsSum\":" + okLatencyUs.sum()
+        + ",\"epochMs\":" + System.currentTimeMillis() + "}");
   }
 
   private static void measure(int seconds) throws Exception {
