@@ -139,40 +139,29 @@ export class SendMessageProcessor {
     const respond = rc.respond;
     if (respond !== undefined) {
       // answered through the dispatch's responder: no promise at all
-      this.ctx.putMessageWithCallback(
-        msg,
-        'send',
-        (result) => {
-          let response: RemotingCommand;
-          try {
-            response = this.storedReply(request, msg, queueIdForReply, result);
-          } catch (e) {
-            respond.fail(e);
-            return;
-          }
-          respond.answer(response);
-        },
-        (e) => respond.fail(e),
-      );
+      this.putAndAnswer(request, msg, queueIdForReply, (response) => respond.answer(response), (e) => respond.fail(e));
       return null;
     }
-    return new Promise<RemotingCommand>((resolve, reject) => {
-      this.ctx.putMessageWithCallback(
-        msg,
-        'send',
-        (result) => {
-          let response: RemotingCommand;
-          try {
-            response = this.storedReply(request, msg, queueIdForReply, result);
-          } catch (e) {
-            reject(e);
-            return;
-          }
-          resolve(response);
-        },
-        reject,
-      );
-    });
+    return new Promise<RemotingCommand>((resolve, reject) => this.putAndAnswer(request, msg, queueIdForReply, resolve, reject));
+  }
+
+  /** Puts `msg` and hands its reply (storedReply) to `answer`, or what went wrong to `fail`; each called at most once. */
+  private putAndAnswer(request: RemotingCommand, msg: MessageInner, queueIdForReply: number, answer: (response: RemotingCommand) => void, fail: (e: unknown) => void): void {
+    this.ctx.putMessageWithCallback(
+      msg,
+      'send',
+      (result) => {
+        let response: RemotingCommand;
+        try {
+          response = this.storedReply(request, msg, queueIdForReply, result);
+        } catch (e) {
+          fail(e);
+          return;
+        }
+        answer(response);
+      },
+      fail,
+    );
   }
 
   /**

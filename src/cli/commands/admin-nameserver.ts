@@ -44,6 +44,20 @@ export function masterAddrsOfCluster(info: ClusterInfo, cluster: string): string
     .filter((a): a is string => typeof a === 'string');
 }
 
+/**
+ * The brokers an admin command writes: `-b` alone, or every master of `-c` via `-n` in broker-name
+ * order (mqadmin: `-b` wins when both are given). @throws Error when neither is given, `-c` lacks
+ * `-n`, the nameserver does not know the cluster, or the cluster has no master.
+ */
+export async function brokerOrClusterMasters(opts: { brokerAddr?: string; cluster?: string; namesrvAddr?: string }, timeoutMs: number): Promise<string[]> {
+  if (opts.brokerAddr) return addressList(opts.brokerAddr, 'broker').slice(0, 1);
+  if (!opts.cluster) throw new Error('give -b <broker address> or -c <cluster> (with -n <nameserver>)');
+  if (!opts.namesrvAddr) throw new Error('-c needs -n <nameserver address> (or NAMESRV_ADDR)');
+  const masters = masterAddrsOfCluster(await fetchClusterInfo(opts.namesrvAddr, timeoutMs), opts.cluster.trim());
+  if (masters.length === 0) throw new Error(`cluster ${opts.cluster} has no master`);
+  return masters;
+}
+
 /** Every address (masters and slaves) of the groups of `cluster`, by broker name then id. @throws as masterAddrsOfCluster. */
 export function allAddrsOfCluster(info: ClusterInfo, cluster: string): string[] {
   const names = info.clusterAddrTable[cluster];

@@ -25,8 +25,8 @@ import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
 import { ResponseCode } from '../../remoting/codes/response-code.js';
 import { validateGroup } from '../../common/message/topic-validator.js';
-import { addressList, adminCommand, intOption, invokeAdmin, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
-import { fetchClusterInfo, masterAddrsOfCluster } from './admin-nameserver.js';
+import { adminCommand, intOption, invokeAdmin, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
+import { brokerOrClusterMasters } from './admin-nameserver.js';
 import { deleteTopicInCluster } from './admin-delete-topic.js';
 
 interface GroupTargetOptions extends CommonAdminOptions {
@@ -93,15 +93,6 @@ function groupOf(text: string): string {
   return group;
 }
 
-async function brokersOf(opts: GroupTargetOptions, timeoutMs: number): Promise<string[]> {
-  if (opts.brokerAddr) return addressList(opts.brokerAddr, 'broker').slice(0, 1);
-  if (!opts.cluster) throw new Error('give -b <broker address> or -c <cluster> (with -n <nameserver>)');
-  if (!opts.namesrvAddr) throw new Error('-c needs -n <nameserver address> (or NAMESRV_ADDR)');
-  const masters = masterAddrsOfCluster(await fetchClusterInfo(opts.namesrvAddr, timeoutMs), opts.cluster.trim());
-  if (masters.length === 0) throw new Error(`cluster ${opts.cluster} has no master`);
-  return masters;
-}
-
 /** The group's config on a broker (352), or null when the broker has no such group. */
 export async function fetchGroupConfig(brokerAddr: string, group: string, timeoutMs: number): Promise<Record<string, unknown> | null> {
   const { addr, response } = await invokeAdmin([brokerAddr], RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, { group }, timeoutMs);
@@ -121,7 +112,7 @@ export async function runUpdateSubGroup(opts: UpdateSubGroupOptions): Promise<vo
   const group = groupOf(opts.group);
   const changes = groupChangesOf(opts);
   const out: Array<{ brokerAddr: string; config: Record<string, unknown> }> = [];
-  for (const broker of await brokersOf(opts, timeoutMs)) {
+  for (const broker of await brokerOrClusterMasters(opts, timeoutMs)) {
     const current = (await fetchGroupConfig(broker, group, timeoutMs)) ?? { groupName: group, ...NEW_GROUP_DEFAULTS };
     const config = { ...current, ...changes, groupName: group };
     const { addr, response } = await invokeAdmin([broker], RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, null, timeoutMs, Buffer.from(JSON.stringify(config), 'utf8'));
@@ -140,7 +131,7 @@ export async function runDeleteSubGroup(opts: DeleteSubGroupOptions): Promise<vo
   const timeoutMs = timeoutOf(opts);
   const group = groupOf(opts.group);
   const removeOffset = opts.removeOffset === undefined ? false : boolOf('-r/--remove-offset', opts.removeOffset);
-  const brokers = await brokersOf(opts, timeoutMs);
+  const brokers = await brokerOrClusterMasters(opts, timeoutMs);
   const lines: string[] = [];
   for (const broker of brokers) {
     successBody(broker, (await invokeAdmin([broker], RequestCode.DELETE_SUBSCRIPTIONGROUP, { groupName: group, cleanOffset: removeOffset }, timeoutMs)).response);

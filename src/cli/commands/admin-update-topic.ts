@@ -10,8 +10,8 @@
 import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
 import { TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
-import { fetchClusterInfo, masterAddrsOfCluster } from './admin-nameserver.js';
-import { addressList, adminCommand, intOption, invokeAdmin, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
+import { brokerOrClusterMasters } from './admin-nameserver.js';
+import { adminCommand, intOption, invokeAdmin, printJson, successBody, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
 
 export interface UpdateTopicOptions extends CommonAdminOptions {
   brokerAddr?: string;
@@ -76,24 +76,11 @@ export function topicSettingsOf(opts: UpdateTopicOptions): TopicSettings {
   };
 }
 
-/**
- * The brokers to write: `-b` alone, or every master of `-c` (mqadmin: `-b` wins when both are
- * given). @throws Error when neither is given, `-c` lacks `-n`, or the cluster has no master.
- */
-async function brokersOf(opts: UpdateTopicOptions, timeoutMs: number): Promise<string[]> {
-  if (opts.brokerAddr) return addressList(opts.brokerAddr, 'broker').slice(0, 1);
-  if (!opts.cluster) throw new Error('give -b <broker address> or -c <cluster> (with -n <nameserver>)');
-  if (!opts.namesrvAddr) throw new Error('-c needs -n <nameserver address> (or NAMESRV_ADDR)');
-  const masters = masterAddrsOfCluster(await fetchClusterInfo(opts.namesrvAddr, timeoutMs), opts.cluster.trim());
-  if (masters.length === 0) throw new Error(`cluster ${opts.cluster} has no master`);
-  return masters;
-}
-
 export async function runUpdateTopic(opts: UpdateTopicOptions): Promise<void> {
   const settings = topicSettingsOf(opts);
   const timeoutMs = timeoutOf(opts);
   const written: string[] = [];
-  for (const broker of await brokersOf(opts, timeoutMs)) {
+  for (const broker of await brokerOrClusterMasters(opts, timeoutMs)) {
     const { addr, response } = await invokeAdmin(
       [broker],
       RequestCode.UPDATE_AND_CREATE_TOPIC,
