@@ -19,6 +19,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TsmqProcess } from '../support/tsmq-process.js';
+import { rawInvoke } from '../support/raw-remoting.js';
+import { RequestCode } from '../../src/remoting/codes/request-code.js';
 import { freePortTriple, startApacheBroker, startApacheNamesrv, waitRegistered, type ServerProc } from './support/apache-server.js';
 import { assertGoRanOk, buildGoPeer, explainGo, goSkipReason, linesOf, runGoPeer, type BuiltGoPeer, type GoLine, type GoRun } from './support/go-peer.js';
 
@@ -308,6 +310,17 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     assert.equal(new Set(recv.map((r) => r.body)).size, total, 'no message twice');
     const offsets = linesOf(run, 'offset').map((l) => num(l, 'offset'));
     assert.equal(offsets.reduce((a, b) => a + b, 0), total, `CurrentOffset per queue sums to ${total}: ${offsets.join(', ')}`);
+    // PersistOffset sends UPDATE_CONSUMER_OFFSET oneway and the peer exits right after: wait until the
+    // broker has every queue's offset (a client-side race; under CI load the second run once started first)
+    const want = linesOf(run, 'offset').map((l) => [num(l, 'queueId'), num(l, 'offset')] as const);
+    const stored = async (): Promise<boolean> => {
+      for (const [queueId, offset] of want) {
+        const r = await rawInvoke(broker.brokerAddr, { code: RequestCode.QUERY_CONSUMER_OFFSET, extFields: { consumerGroup: 'GID_GO_POLL', topic: SEND_TOPIC, queueId: String(queueId) } });
+        if (offset > 0 && (r.header.code !== 0 || Number(r.header.extFields?.offset) !== offset)) return false;
+      }
+      return true;
+    };
+    for (const until = Date.now() + 10_000; !(await stored()) && Date.now() < until; ) await new Promise((res) => setTimeout(res, 200));
     const again = await go('poll', { topic: SEND_TOPIC, group: 'GID_GO_POLL', expect: 0, minMs: 2000 });
     assert.deepEqual(linesOf(again, 'recv').map((r) => r.body), [], 'nothing again after the committed offsets');
     assert.deepEqual(linesOf(again, 'offset').map((l) => l.offset), linesOf(run, 'offset').map((l) => l.offset), 'offsets from the broker');
