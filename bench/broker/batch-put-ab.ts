@@ -23,13 +23,13 @@
  * message, load average), then a table of medians and minima (on a shared machine the minimum is
  * the run least disturbed).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { nowMs } from '../lib/stats.js';
+import { median, runSideChild } from '../lib/ab-child.js';
 
 interface Opts { a: string; b: string; rounds: number; messages: number; batch: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null; nodeArgs: string[]; nodeArgsA: string[]; nodeArgsB: string[] }
 interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; systemCpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
@@ -137,21 +137,7 @@ function runSide(o: Opts, root: string, label: string, round: number, sideArgs: 
   const args = [...o.nodeArgs, ...sideArgs, '--import', 'tsx'];
   if (o.profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`);
   args.push(new URL(import.meta.url).pathname, '--child', root, String(o.messages), String(o.batch), String(o.size), String(o.window));
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('SIDE '));
-      if (code !== 0 || !line) reject(new Error(`side ${label} exited ${code}: ${out}`));
-      else resolve(JSON.parse(line.slice(5)) as SideResult);
-    });
-  });
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return runSideChild<SideResult>(args, label);
 }
 
 async function main(): Promise<void> {

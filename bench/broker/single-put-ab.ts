@@ -16,12 +16,12 @@
  * Output: one `AB {json}` line per side and round (msgs/s, process and main-thread CPU µs per
  * send, load average), then a table of medians and minima.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { nowMs } from '../lib/stats.js';
+import { median, runSideChild } from '../lib/ab-child.js';
 
 interface Opts { a: string; b: string; rounds: number; messages: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null }
 interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
@@ -133,21 +133,7 @@ function runSide(o: Opts, root: string, label: string, round: number): Promise<S
   const args = ['--import', 'tsx'];
   if (o.profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`);
   args.push(new URL(import.meta.url).pathname, '--child', root, String(o.messages), String(o.size), String(o.window));
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('SIDE '));
-      if (code !== 0 || !line) reject(new Error(`side ${label} exited ${code}: ${out}`));
-      else resolve(JSON.parse(line.slice(5)) as SideResult);
-    });
-  });
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return runSideChild<SideResult>(args, label);
 }
 
 async function main(): Promise<void> {

@@ -21,7 +21,6 @@
  *        [--profile-dir <dir>] (children run with --cpu-prof; profiles in <dir>/<label>-<round>/)
  * Output: one `AB {json}` line per side and round, then a table of medians on stdout.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -29,6 +28,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { warmPageCache } from '../lib/disk-ops.js';
 import { MiB, nowMs } from '../lib/stats.js';
+import { median, runSideChild } from '../lib/ab-child.js';
 
 interface Opts { a: string; b: string; c: string | null; labelC: string; rounds: number; messages: number; window: number; dir: string; labelA: string; labelB: string; profileDir: string | null; pull: boolean }
 
@@ -149,25 +149,9 @@ function runSide(o: Opts, root: string, label: string, round: number): Promise<S
   const dir = mkdtempSync(join(o.dir, 'tsmq-append-ab-'));
   const nodeArgs = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`] : [];
   const self = new URL(import.meta.url).pathname;
-  return new Promise<SideResult>((resolve, reject) => {
-    const [tree, api] = root.split('@') as [string, string | undefined];
-    const p = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', self, '--child', tree, dir, String(o.messages), String(o.window), o.pull ? 'pull' : 'append', api ?? 'promise'], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('error', reject);
-    p.on('exit', (code) => {
-      rmSync(dir, { recursive: true, force: true });
-      const line = out.split('\n').find((l) => l.startsWith('SIDE '));
-      if (code !== 0 || !line) reject(new Error(`${label} child exited ${code}: ${out}`));
-      else resolve(JSON.parse(line.slice(5)) as SideResult);
-    });
-  });
+  const [tree, api] = root.split('@') as [string, string | undefined];
+  return runSideChild<SideResult>([...nodeArgs, '--import', 'tsx', self, '--child', tree, dir, String(o.messages), String(o.window), o.pull ? 'pull' : 'append', api ?? 'promise'], label, tree).finally(() => rmSync(dir, { recursive: true, force: true }));
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);

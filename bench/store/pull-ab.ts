@@ -21,13 +21,13 @@
  *        [--rounds 3] [--messages 600000] [--passes 6] [--dir <tmp parent>]
  * Output: one `AB {json}` line per side and round, then a table of medians.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { warmPageCache } from '../lib/disk-ops.js';
 import { MiB, nowMs } from '../lib/stats.js';
+import { median, runSideChild } from '../lib/ab-child.js';
 
 interface Side {
   label: string;
@@ -147,23 +147,7 @@ function runSide(o: Opts, side: Side): Promise<SideResult> {
   const dir = mkdtempSync(join(o.dir, 'tsmq-pull-ab-'));
   const self = new URL(import.meta.url).pathname;
   if (!existsSync(join(side.root, 'bench/lib/store-load.ts'))) return Promise.reject(new Error(`${side.root} has no bench/lib/store-load.ts`));
-  return new Promise<SideResult>((res, rej) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', self, '--child', side.root, dir, String(o.messages), String(o.passes), side.mode], { cwd: side.root, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('error', rej);
-    p.on('exit', (code) => {
-      rmSync(dir, { recursive: true, force: true });
-      const line = out.split('\n').find((l) => l.startsWith('SIDE '));
-      if (code !== 0 || !line) rej(new Error(`${side.label} child exited ${code}: ${out}`));
-      else res(JSON.parse(line.slice(5)) as SideResult);
-    });
-  });
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return runSideChild<SideResult>(['--import', 'tsx', self, '--child', side.root, dir, String(o.messages), String(o.passes), side.mode], side.label, side.root).finally(() => rmSync(dir, { recursive: true, force: true }));
 }
 
 async function main(): Promise<void> {
