@@ -9,8 +9,6 @@ import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
-import org.apache.rocketmq.client.exception.MQBrokerException;
-import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
@@ -33,20 +31,6 @@ import tsmq.interop.common.Json;
  * ("recv"). Ends with "end".
  */
 public final class AclPeer4 {
-    private static int codeOf(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof MQBrokerException) return ((MQBrokerException) c).getResponseCode();
-            if (c instanceof MQClientException && ((MQClientException) c).getResponseCode() > 0) return ((MQClientException) c).getResponseCode();
-        }
-        return -1;
-    }
-
-    private static String messageOf(Throwable t) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null; c = c.getCause()) sb.append(c.getMessage()).append(" | ");
-        return sb.toString();
-    }
-
     private static void expectRefusedSend(String kase, String namesrv, String topic, RPCHook hook) {
         DefaultMQProducer p = new DefaultMQProducer("PG4_" + kase, hook);
         p.setNamesrvAddr(namesrv);
@@ -57,7 +41,7 @@ public final class AclPeer4 {
             SendResult r = p.send(new Message(topic, "TagA", ("refused-" + kase).getBytes(StandardCharsets.UTF_8)));
             Json.obj().put("type", "unexpected").put("case", kase).put("status", String.valueOf(r.getSendStatus())).println();
         } catch (Throwable t) {
-            Json.obj().put("type", "refused").put("case", kase).put("code", codeOf(t)).put("message", messageOf(t)).println();
+            Json.obj().put("type", "refused").put("case", kase).put("code", ClientErrors.codeOf(t)).put("message", ClientErrors.messageOf(t)).println();
         } finally {
             p.shutdown();
         }
@@ -118,7 +102,7 @@ public final class AclPeer4 {
             while (got.size() < n && System.currentTimeMillis() < deadline) Thread.sleep(100);
             consumer.shutdown();
         } catch (Throwable t) {
-            Json.obj().put("type", "error").put("op", "main").put("message", messageOf(t)).println();
+            Json.obj().put("type", "error").put("op", "main").put("message", ClientErrors.messageOf(t)).println();
         }
         Json.obj().put("type", "end").println();
         System.exit(0);

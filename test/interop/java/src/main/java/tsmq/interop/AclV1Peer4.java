@@ -9,7 +9,6 @@ import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
-import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -36,20 +35,6 @@ import tsmq.interop.common.Json;
  * broker ("refused" or "unexpected"). Ends with "end".
  */
 public final class AclV1Peer4 {
-    private static int codeOf(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof MQBrokerException) return ((MQBrokerException) c).getResponseCode();
-            if (c instanceof MQClientException && ((MQClientException) c).getResponseCode() > 0) return ((MQClientException) c).getResponseCode();
-        }
-        return -1;
-    }
-
-    private static String messageOf(Throwable t) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null; c = c.getCause()) sb.append(c.getMessage()).append(" | ");
-        return sb.toString();
-    }
-
     private static DefaultMQProducer producer(String namesrv, String kase, RPCHook hook) throws MQClientException {
         DefaultMQProducer p = new DefaultMQProducer("PGV1_" + kase, hook);
         p.setNamesrvAddr(namesrv);
@@ -97,7 +82,7 @@ public final class AclV1Peer4 {
             SendResult r = p.send(new Message(topic, "TagA", ("refused-" + kase).getBytes(StandardCharsets.UTF_8)));
             Json.obj().put("type", "unexpected").put("case", kase).put("status", String.valueOf(r.getSendStatus())).println();
         } catch (Throwable t) {
-            Json.obj().put("type", "refused").put("case", kase).put("code", codeOf(t)).put("message", messageOf(t)).println();
+            Json.obj().put("type", "refused").put("case", kase).put("code", ClientErrors.codeOf(t)).put("message", ClientErrors.messageOf(t)).println();
         } finally {
             if (p != null) p.shutdown();
         }
@@ -115,7 +100,7 @@ public final class AclV1Peer4 {
             admin.createAndUpdatePlainAccessConfig(brokerAddr, c);
             Json.obj().put("type", "unexpected").put("case", kase).put("status", "updateAclConfig accepted").println();
         } catch (Throwable t) {
-            Json.obj().put("type", "refused").put("case", kase).put("code", codeOf(t)).put("message", messageOf(t)).println();
+            Json.obj().put("type", "refused").put("case", kase).put("code", ClientErrors.codeOf(t)).put("message", ClientErrors.messageOf(t)).println();
         } finally {
             admin.shutdown();
         }
@@ -134,7 +119,7 @@ public final class AclV1Peer4 {
                 else refusedCase(namesrv, kase, hook, f[2]);
             }
         } catch (Throwable t) {
-            Json.obj().put("type", "error").put("op", "main").put("message", messageOf(t)).println();
+            Json.obj().put("type", "error").put("op", "main").put("message", ClientErrors.messageOf(t)).println();
         }
         Json.obj().put("type", "end").println();
         System.exit(0);

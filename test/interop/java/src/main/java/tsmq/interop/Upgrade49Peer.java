@@ -11,7 +11,6 @@ import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
-import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -35,20 +34,6 @@ import tsmq.interop.common.Json;
  * Steps are separated by "--"; "ak" "-" sends without credentials. Ends with "end".
  */
 public final class Upgrade49Peer {
-    private static int codeOf(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof MQBrokerException) return ((MQBrokerException) c).getResponseCode();
-            if (c instanceof MQClientException && ((MQClientException) c).getResponseCode() > 0) return ((MQClientException) c).getResponseCode();
-        }
-        return -1;
-    }
-
-    private static String messageOf(Throwable t) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null; c = c.getCause()) sb.append(c.getMessage()).append(" | ");
-        return sb.toString();
-    }
-
     private static RPCHook hook(String ak, String sk) {
         return "-".equals(ak) ? null : new AclClientRPCHook(new SessionCredentials(ak, sk));
     }
@@ -71,7 +56,7 @@ public final class Upgrade49Peer {
                     SendResult r = p.send(m);
                     Json.obj().put("type", "sent").put("key", key).put("status", String.valueOf(r.getSendStatus())).println();
                 } catch (Throwable t) {
-                    Json.obj().put("type", "refused").put("key", key).put("code", codeOf(t)).put("message", messageOf(t)).println();
+                    Json.obj().put("type", "refused").put("key", key).put("code", ClientErrors.codeOf(t)).put("message", ClientErrors.messageOf(t)).println();
                 }
             }
         } finally {
@@ -125,7 +110,7 @@ public final class Upgrade49Peer {
                 i = j + 1;
             }
         } catch (Throwable t) {
-            Json.obj().put("type", "error").put("message", messageOf(t)).println();
+            Json.obj().put("type", "error").put("message", ClientErrors.messageOf(t)).println();
         }
         Json.obj().put("type", "end").println();
         System.exit(0);
