@@ -19,6 +19,7 @@ export interface TsmqProcessOptions {
   grpcPort?: number;
   /** Extra RocketMQ config keys passed as `-o key=value`. */
   options?: Record<string, string>;
+  /** How long to wait for "tsmq started" before killing the process and failing (default 90,000 ms). */
   startTimeoutMs?: number;
   /** More `tsmq start` arguments, e.g. ['--tls', 'enforcing']. */
   extraArgs?: string[];
@@ -106,7 +107,8 @@ export class TsmqProcess {
     });
     const p = new TsmqProcess(child, namesrvPort, listenPort, grpcPort);
     try {
-      await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 30_000);
+      // 90 s: under a loaded machine (load 30–48 on 2 cores) tsx's start alone took > 30 s; a start that hangs still fails.
+      await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 90_000);
     } catch (e) {
       await p.kill();
       throw e;
@@ -118,7 +120,7 @@ export class TsmqProcess {
     const deadline = Date.now() + timeoutMs;
     while (!pattern.test(this.output)) {
       if (this.child.exitCode !== null) throw new Error(`tsmq exited (${this.child.exitCode}) before ${pattern}:\n${this.output}`);
-      if (Date.now() > deadline) throw new Error(`timeout waiting for ${pattern}:\n${this.output}`);
+      if (Date.now() > deadline) throw new Error(`timeout waiting for ${pattern} (${timeoutMs} ms, pid ${this.child.pid}):\n${this.output}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
