@@ -4,6 +4,10 @@
 // time. "Older" = a file under src/, tsconfig*.json or package.json changed after the last build,
 // or a source file was added or removed (the stamp lists them; removal also clears dist/).
 // `--quiet` prints nothing when the build is fresh; a build prints one line on stderr.
+// `--force` builds even when dist/ is up to date (`npm run build`: so it leaves the stamp current
+// and the next `npm start` does not build the same sources again).
+// `--check` builds nothing and prints nothing: exit code 0 when dist/ is up to date, 2 when not
+// (examples/failover/failover-demo.mjs runs the built CLI then, tsx otherwise).
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -34,6 +38,8 @@ else {
   if (previous !== list) reason = 'source files added or removed';
   else if (newest > stamp.mtimeMs) reason = 'sources changed';
 }
+if (process.argv.includes('--check')) process.exit(reason === null ? 0 : 2);
+if (reason === null && process.argv.includes('--force')) reason = 'requested';
 // package.json's "bin" (dist/cli/main.js) must be executable: `npx tsmq` in this repo runs it
 // directly, and npm sets the mode of bin files only at install time, before `prepare` builds them
 // (a fresh clone then got "sh: 1: tsmq: Permission denied").

@@ -31,10 +31,17 @@ interface AckedSend {
   key: string;
 }
 
-/** The table as the broker's loader will see it: `<file>`, else `<file>.bak` (a kill between the persist's two renames). */
+/**
+ * The table as the broker's loader will see it: `<file>`, else `<file>.bak` (a kill between the
+ * persist's two renames), else empty: a broker killed before its first write of the file (on a
+ * loaded machine the first round's kill can come before any heartbeat was answered) has neither,
+ * and the assertions below then judge the acknowledged names against an empty table.
+ */
 function configTable(storeDir: string, file: string, table: string): Record<string, unknown> {
   const primary = join(storeDir, 'config', file);
-  const text = readFileSync(existsSync(primary) ? primary : `${primary}.bak`, 'utf8');
+  const path = [primary, `${primary}.bak`].find((p) => existsSync(p));
+  if (path === undefined) return {};
+  const text = readFileSync(path, 'utf8');
   return (JSON.parse(text) as Record<string, Record<string, unknown>>)[table] ?? {};
 }
 

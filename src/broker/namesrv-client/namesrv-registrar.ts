@@ -12,7 +12,11 @@
  * increment fails at any nameserver (e.g. a restarted nameserver refuses a one-topic
  * registration from a broker it does not know: Apache 5.3.3 answers SYSTEM_ERROR "register
  * broker failed"), a full registration follows at once (tsmq; Apache waits for the next period).
- * Unregisters at shutdown.
+ * An increment under another identity (broker id or address) than the last full registration
+ * that a nameserver accepted is sent as a full registration instead: the nameservers do not know
+ * the new id yet and would refuse it (a controller-mode replica that became master: it
+ * registered as brokerId N and creates RMQ_SYS_TRANS_HALF_TOPIC as brokerId 0). Unregisters at
+ * shutdown.
  *
  * The promise of `registerNow()` / `registerTopics()` settles with the outcomes of the first
  * registration that carried the request (for an increment that failed somewhere: of the full
@@ -49,6 +53,8 @@ export class NamesrvRegistrar {
   /** Callers waiting for the next registration to start (it carries their request). */
   private waiters: Array<(outcomes: RegisterOutcome[]) => void> = [];
   private stopped = false;
+  /** identityKey of the last full registration at least one nameserver accepted; null before. */
+  private registeredAs: string | null = null;
 
   constructor(private readonly opts: NamesrvRegistrarOptions) {
     this.logger = opts.logger ?? silentLogger;
@@ -94,8 +100,9 @@ export class NamesrvRegistrar {
       for (const w of waiters) w([]);
       return;
     }
-    const full = this.pendingFull;
+    const identity = identityKey(this.opts.identity());
     const names = [...this.pendingTopics];
+    const full = this.pendingFull || (names.length > 0 && this.registeredAs !== null && this.registeredAs !== identity);
     this.pendingFull = false;
     this.pendingTopics.clear();
     const wrapper = full ? this.opts.topics() : names.length > 0 ? this.opts.topicsIncrement(names) : null;
@@ -111,6 +118,7 @@ export class NamesrvRegistrar {
       })
       .then((outcomes) => {
         const failed = outcomes.filter((o) => !o.ok);
+        if (full && failed.length < outcomes.length) this.registeredAs = identity;
         if (failed.length > 0) {
           this.logger.warn(`${full ? 'registered' : `registered ${names.length} changed topic(s)`} with ${outcomes.length - failed.length}/${outcomes.length} nameservers`);
         }
@@ -143,4 +151,9 @@ export class NamesrvRegistrar {
     for (const w of this.waiters.splice(0)) w([]);
     await this.opts.api.unregisterBrokerAll(this.opts.identity());
   }
+}
+
+/** What a nameserver keys a broker by (cluster, name, id, address): a change makes increments full. */
+function identityKey(id: BrokerIdentity): string {
+  return `${id.clusterName}/${id.brokerName}/${id.brokerId}/${id.brokerAddr}`;
 }

@@ -9,22 +9,23 @@ import assert from 'node:assert/strict';
 import { NamesrvRegistrar } from '../../../../src/broker/namesrv-client/namesrv-registrar.js';
 import type { BrokerOuterApi, RegisterOutcome } from '../../../../src/broker/namesrv-client/broker-outer-api.js';
 
-interface Sent { topics: string[]; release(ok: boolean): void }
+interface Sent { topics: string[]; brokerId: number; release(ok: boolean): void }
 
-function harness(): { registrar: NamesrvRegistrar; sent: Sent[]; table: Set<string> } {
+function harness(): { registrar: NamesrvRegistrar; sent: Sent[]; table: Set<string>; identity: { brokerId: number } } {
   const sent: Sent[] = [];
+  const identity = { brokerId: 0 };
   const table = new Set(['A', 'B', 'C', 'D']);
   const wrap = (names: string[]) => ({ topicConfigTable: Object.fromEntries(names.map((n) => [n, { topicName: n }])), dataVersion: {} });
   const api = {
     registerBrokerAll: (_id: unknown, wrapper: { topicConfigTable: Record<string, unknown> }) =>
       new Promise<RegisterOutcome[]>((resolve) => {
-        sent.push({ topics: Object.keys(wrapper.topicConfigTable).sort(), release: (ok) => resolve([{ namesrvAddr: 'ns', ok }]) });
+        sent.push({ topics: Object.keys(wrapper.topicConfigTable).sort(), brokerId: (_id as { brokerId: number }).brokerId, release: (ok) => resolve([{ namesrvAddr: 'ns', ok }]) });
       }),
     unregisterBrokerAll: async () => undefined,
   } as unknown as BrokerOuterApi;
   const registrar = new NamesrvRegistrar({
     api,
-    identity: () => ({ clusterName: 'C', brokerName: 'b', brokerAddr: 'x:1', brokerId: 0, haServerAddr: 'x:2' }),
+    identity: () => ({ clusterName: 'C', brokerName: 'b', brokerAddr: 'x:1', brokerId: identity.brokerId, haServerAddr: 'x:2' }),
     topics: () => wrap([...table]),
     topicsIncrement: (names) => {
       const present = names.filter((n) => table.has(n));
@@ -32,7 +33,7 @@ function harness(): { registrar: NamesrvRegistrar; sent: Sent[]; table: Set<stri
     },
     periodMs: 60_000,
   });
-  return { registrar, sent, table };
+  return { registrar, sent, table, identity };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -119,4 +120,27 @@ test('a request still waiting at shutdown settles with []', async () => {
   assert.deepEqual(await first, [{ namesrvAddr: 'ns', ok: true }]);
   assert.deepEqual(await second, []);
   assert.equal(sent.length, 1);
+});
+
+test('after the broker id changed (controller-mode replica became master), a topic change registers in full, then increments again', async () => {
+  const { registrar, sent, identity } = harness();
+  identity.brokerId = 2;
+  void registrar.registerNow();
+  sent[0]!.release(true);
+  await tick();
+  await tick();
+  identity.brokerId = 0; // elected: the nameservers know this broker as id 2 only
+  void registrar.registerTopics(['A']);
+  assert.deepEqual(sent.map((s) => [s.brokerId, s.topics]), [
+    [2, ['A', 'B', 'C', 'D']],
+    [0, ['A', 'B', 'C', 'D']],
+  ], 'a one-topic registration as id 0 would be refused ("broker[0] has not registered")');
+  sent[1]!.release(true);
+  await tick();
+  await tick();
+  void registrar.registerTopics(['B']);
+  assert.deepEqual(sent.map((s) => [s.brokerId, s.topics]).at(-1), [0, ['B']], 'registered as id 0 now: an increment');
+  sent[2]!.release(true);
+  await tick();
+  assert.equal(sent.length, 3);
 });
