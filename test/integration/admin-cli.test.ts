@@ -319,6 +319,11 @@ describe('tsmq admin against tsmq start', { timeout: 120_000 }, () => {
     // errors: -i without -b, no body
     assert.match((await runCli(['send-message', '-n', namesrv, '-t', MSG_TOPIC, '-p', 'x', '-i', '1'])).error?.message ?? '', /-i\/--qid needs -b\/--broker-name/);
     assert.equal((await runCli(['send-message', '-n', namesrv, '-t', MSG_TOPIC])).error?.message, 'give -p/--body <text> or --size <bytes>');
+    // a topic the nameserver does not know (17): sent by TBW102's route with 4 queues, as mqadmin's producer; the broker creates it
+    const fresh = await json<{ ok: number; queues: Array<{ queueId: number; sent: number }> }>(['send-message', '-n', namesrv, '-t', 'ADMIN_MSG_NEW', '--size', '8', '--count', '8']);
+    assert.equal(fresh.ok, 8);
+    assert.deepEqual(fresh.queues.map((q) => [q.queueId, q.sent]), [[0, 2], [1, 2], [2, 2], [3, 2]]);
+    assert.deepEqual((await json<{ queues: Array<{ maxOffset: number }> }>(['topic-status', '-b', broker, '-t', 'ADMIN_MSG_NEW'])).queues.map((q) => q.maxOffset), [2, 2, 2, 2]);
   });
 
   it('cluster-list and broker-status: the broker with its version, real put rate and totals', async () => {
