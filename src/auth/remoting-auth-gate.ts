@@ -12,6 +12,9 @@
  *   rate-limited log (one line per kind per interval) with the access key, code and resource.
  * - a failure to derive the contexts (undecodable body) is refused the same way with Apache's
  *   "parse authorization context error.".
+ * - a code without a handler is checked too (`handled` false), as Apache's broker runs its auth
+ *   pipeline before its default processor answers REQUEST_CODE_NOT_SUPPORTED: an unsigned or
+ *   wrongly signed caller gets NO_PERMISSION, an authenticated one the not-supported answer.
  */
 import type { GateRefusal, RequestGate } from '../remoting/transport/request-gate.js';
 import type { RemotingChannel } from '../remoting/processor/request-processor.js';
@@ -25,8 +28,12 @@ import { AuthenticationError, AuthorizationError } from './auth-error.js';
 import { authenticate, authorize, type AuthMetadata, type AuthorizationContext } from './auth-evaluator.js';
 import { resourceKey } from './auth-model.js';
 
-/** The (resource, actions) pairs one request touches; the gate fills in username and source IP. */
-export type RemotingAuthContexts = (request: RemotingCommand) => Array<Omit<AuthorizationContext, 'username' | 'sourceIp'>>;
+/**
+ * The (resource, actions) pairs one request touches; the gate fills in username and source IP.
+ * `handled` is false for a code the server has no handler for (it will answer
+ * REQUEST_CODE_NOT_SUPPORTED once the request passes).
+ */
+export type RemotingAuthContexts = (request: RemotingCommand, handled: boolean) => Array<Omit<AuthorizationContext, 'username' | 'sourceIp'>>;
 
 export interface RemotingAuthGateOptions {
   config: Pick<AuthConfig, 'authenticationEnabled' | 'authorizationEnabled' | 'authenticationWhitelist' | 'authorizationWhitelist'>;
@@ -58,7 +65,7 @@ export class RemotingAuthGate implements RequestGate {
     return this.opts.config.authenticationEnabled || this.opts.config.authorizationEnabled;
   }
 
-  check(channel: RemotingChannel, request: RemotingCommand): GateRefusal | null {
+  check(channel: RemotingChannel, request: RemotingCommand, handled = true): GateRefusal | null {
     const { config, metadata } = this.opts;
     const code = String(request.code);
     const ext = request.extFields ?? {};
@@ -81,7 +88,7 @@ export class RemotingAuthGate implements RequestGate {
     if (config.authorizationEnabled && !config.authorizationWhitelist.has(code)) {
       let contexts: ReturnType<RemotingAuthContexts>;
       try {
-        contexts = this.opts.contextsOf(request);
+        contexts = this.opts.contextsOf(request, handled);
       } catch (e) {
         const cause = e instanceof AuthorizationError ? e : new AuthorizationError('parse authorization context error.');
         return this.refuse('auth-authorization', 'authorization', channel, request, accessKey, null, cause);

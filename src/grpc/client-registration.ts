@@ -7,8 +7,10 @@
  *   sends put the topic into PGROUP of the message). So GET_PRODUCER_CONNECTION_LIST (204,
  *   `mqadmin producerConnection -g <topic> -t <topic>`) lists 5.x producers.
  * - PUSH_CONSUMER / SIMPLE_CONSUMER sessions: one client entry of their group, with
- *   CONSUME_PASSIVELY, CLUSTERING, CONSUME_FROM_LAST_OFFSET and the subscriptions of their
- *   Telemetry settings. So GET_CONSUMER_CONNECTION_LIST (203, `mqadmin consumerConnection`),
+ *   CONSUME_PASSIVELY (push) / CONSUME_ACTIVELY (simple; Apache 5.3.3 ClientActivity
+ *   buildConsumeType), CLUSTERING, CONSUME_FROM_LAST_OFFSET and the subscriptions of their
+ *   Telemetry settings; as for remoting heartbeats, the group's type is its latest registration's.
+ *   So `consume_mode` of rocketmq_consumer_connections reads "pull" for a SimpleConsumer group. So GET_CONSUMER_CONNECTION_LIST (203, `mqadmin consumerConnection`),
  *   consumer-progress client columns and the console list gRPC consumers beside remoting ones;
  *   without it a group consumed only over gRPC was "not online" (206).
  * Both with the language of the user agent and its version ("5.0.8" → V5_0_8; not of that form →
@@ -31,7 +33,11 @@ import type { ProducerManager } from '../broker/client/producer-manager.js';
 import { buildSubscriptionData, type SubscriptionData } from '../broker/filter/subscription-data.js';
 import type { ClientSession } from './client-sessions.js';
 
-const CONSUMER_TYPES = new Set(['PUSH_CONSUMER', 'SIMPLE_CONSUMER']);
+/** gRPC consumer ClientType → the ConsumeType it is registered with (Apache ClientActivity.buildConsumeType). */
+const CONSUME_TYPES: ReadonlyMap<string, string> = new Map([
+  ['PUSH_CONSUMER', 'CONSUME_PASSIVELY'],
+  ['SIMPLE_CONSUMER', 'CONSUME_ACTIVELY'],
+]);
 
 /** A ConsumerManager entry's channel for one gRPC client (no remoting traffic goes through it). */
 class GrpcClientChannel implements RemotingChannel {
@@ -116,7 +122,7 @@ export class GrpcClientRegistration {
   /** Registers (or refreshes) a producer or consumer session; a session without settings (or a consumer without group) is skipped. */
   register(session: ClientSession, peer: string): void {
     if (session.clientType === 'PRODUCER' && session.settings?.publishing) this.registerProducer(session, peer);
-    else if (CONSUMER_TYPES.has(session.clientType) && session.group && session.settings?.subscription) this.registerConsumer(session, peer);
+    else if (CONSUME_TYPES.has(session.clientType) && session.group && session.settings?.subscription) this.registerConsumer(session, peer);
   }
 
   private channelOf(session: ClientSession, peer: string): GrpcClientChannel {
@@ -152,7 +158,7 @@ export class GrpcClientRegistration {
     this.consumers.registerConsumer(
       session.group!,
       this.clientInfo(session, channel),
-      { consumeType: 'CONSUME_PASSIVELY', messageModel: 'CLUSTERING', consumeFromWhere: 'CONSUME_FROM_LAST_OFFSET', subscriptions: subscriptionsOf(session) },
+      { consumeType: CONSUME_TYPES.get(session.clientType)!, messageModel: 'CLUSTERING', consumeFromWhere: 'CONSUME_FROM_LAST_OFFSET', subscriptions: subscriptionsOf(session) },
     );
   }
 

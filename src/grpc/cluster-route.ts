@@ -8,9 +8,10 @@
  * a front only ever serves its own broker's queues (Apache getCurrentMessageQueueView).
  *
  * Routes are cached for `cacheMs` (Apache's proxy caches topic routes and reloads them in the
- * background; tsmq reloads on the first QueryRoute after the cache time). A nameserver that does not
- * answer, or a topic it does not know, gives no other brokers (the front then answers with its own
- * queues alone, as before): never an error to the client.
+ * background; tsmq reloads on the first QueryRoute after the cache time). A topic the nameserver
+ * does not know (17) gives the other brokers of TBW102 (`autoCreateBrokers`); a nameserver that
+ * does not answer, or no TBW102 route, gives no other brokers (the front then answers with its
+ * own queues alone): never an error to the client.
  */
 import type { RemotingCommand } from '../remoting/protocol/remoting-command.js';
 import { createRequestCommand } from '../remoting/protocol/commands.js';
@@ -18,6 +19,7 @@ import { RequestCode } from '../remoting/codes/request-code.js';
 import { ResponseCode } from '../remoting/codes/response-code.js';
 import { parseLenientJson } from '../broker/config-file/lenient-json.js';
 import type { Logger } from '../common/logging/logger.js';
+import { TopicValidator } from '../common/message/topic-validator.js';
 
 /** One other broker's queues of a topic and where its gRPC front is. */
 export interface RemoteBrokerQueues {
@@ -70,7 +72,7 @@ export class ClusterRoutes {
     for (const ns of this.opts.namesrvAddrs()) {
       try {
         const res = await this.opts.client.invokeSync(ns, createRequestCommand(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic }), this.opts.timeoutMs ?? 3000);
-        if (res.code === ResponseCode.TOPIC_NOT_EXIST) return [];
+        if (res.code === ResponseCode.TOPIC_NOT_EXIST) return await this.autoCreateBrokers(ns);
         if (res.code !== ResponseCode.SUCCESS || !res.body) continue;
         return remoteBrokersOf(parseLenientJson(res.body.toString('utf8')) as TopicRouteJson, this.opts.localBrokerName);
       } catch (e) {
@@ -79,7 +81,28 @@ export class ClusterRoutes {
     }
     return [];
   }
+
+  /**
+   * For a topic the nameserver does not know (17): the other brokers of the auto-create template
+   * TBW102 with min(4, its write queues) queues and its perm without the inherit bit, what a
+   * client sending to the new topic uses and those brokers create it with (Apache's clients fall
+   * back the same way; the nameserver answers this route itself only to clients below V4_0_0).
+   * None when TBW102 has no route (autoCreateTopicEnable off).
+   */
+  private async autoCreateBrokers(ns: string): Promise<RemoteBrokerQueues[]> {
+    const res = await this.opts.client.invokeSync(ns, createRequestCommand(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC }), this.opts.timeoutMs ?? 3000);
+    if (res.code !== ResponseCode.SUCCESS || !res.body) return [];
+    return remoteBrokersOf(parseLenientJson(res.body.toString('utf8')) as TopicRouteJson, this.opts.localBrokerName).map((b) => {
+      const n = Math.min(AUTO_CREATE_QUEUE_NUMS, b.writeQueueNums);
+      return { ...b, readQueueNums: n, writeQueueNums: n, perm: b.perm & ~PERM_INHERIT };
+    });
+  }
 }
+
+/** Queues a client gives a topic it sends to before it exists (DefaultMQProducer defaultTopicQueueNums). */
+const AUTO_CREATE_QUEUE_NUMS = 4;
+/** PermName.PERM_INHERIT: TBW102's mark, not passed on to the topics created from it. */
+const PERM_INHERIT = 1;
 
 /** The brokers of a route other than `localBrokerName` that have a master address. */
 export function remoteBrokersOf(route: TopicRouteJson, localBrokerName: string): RemoteBrokerQueues[] {

@@ -3,7 +3,8 @@
  * per group and queue of every topic ever popped from, in memory and in every pop snapshot, after
  * the topic was deleted; Apache drops a deleted topic's offsets and pop in-flight counts). Over the
  * wire on a real broker: POP_MESSAGE from two topics, DELETE_TOPIC_IN_BROKER of one; its pop state
- * is gone (also after a restart: the compaction wrote a snapshot without it), the other topic's
+ * is gone (also after a restart: a FORGET record in the pop log; a crash right after the deletion:
+ * test/unit/grpc/pop-state-forget-crash.test.ts), the other topic's
  * stays, and the deleted topic created again pops from its start as a new topic. A group deleted
  * with cleanOffset (DELETE_SUBSCRIPTIONGROUP, `mqadmin deleteSubGroup -r true`) loses its pop state
  * on every topic (Apache: removeOffset + clearInFlightMessageNumByGroupName); without cleanOffset

@@ -102,6 +102,16 @@ describe('Apache RocketMQ Java client 4.9.8 against tsmq start', { skip: javaSki
     });
   });
 
+  it('defaultTopicQueueNums=8 on a new topic: the first sync sends already use 8 queues (the nameserver answers 17 to version 409, the client builds the route from TBW102 itself, as against Apache)', async () => {
+    const run = await java('produce-q8', 'produce', { topic: 'IopQ8Topic', n: 16, orderIds: 1, perOrder: 1, delayLevel: 1, group: 'PID_IOP_Q8', queueNums: 8 });
+    const sync = linesOf(run, 'sent').filter((l) => l.mode === 'sync' && l.status === 'SEND_OK');
+    assert.equal(sync.length, 16, explain(run));
+    assert.deepEqual([...new Set(sync.map((l) => l.queueId as number))].sort((a, b) => a - b), range(8), `queues of the sync sends${explain(run)}`);
+    const route = linesOf(run, 'rpc').find((l) => l.code === 105)!;
+    assert.deepEqual(route.versions, [409], 'Java 4.9.8 sends V4_9_8 (409) in its request header');
+    assert.ok(((route.responses as Record<string, number>)['17'] ?? 0) >= 1, `the new topic's route was answered 17 at least once: ${JSON.stringify(route.responses)}`);
+  });
+
   it('DefaultLitePullConsumer reads every message, bodies intact; the delay-level message arrives >= 1 s late', async () => {
     const run = await java('lite-pull', 'lite-pull', { topic: TOPIC, group: 'GID_IOP_LITE', expect: ALL_KEYS.length, timeoutMs: 25_000 });
     const recv = linesOf(run, 'recv');

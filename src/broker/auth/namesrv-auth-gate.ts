@@ -4,7 +4,8 @@
  * lookup must be signed by a known, enabled user (remoting-auth-gate.ts; `authenticationWhitelist`
  * adds codes), and is refused with NO_PERMISSION (16) and Apache's remark otherwise. So a forged
  * REGISTER_BROKER cannot hijack routes, and UNREGISTER_BROKER, DELETE_TOPIC_IN_NAMESRV, KV config
- * and cluster/topic listings need credentials. GET_ROUTEINFO_BY_TOPIC (105) stays open: an
+ * and cluster/topic listings need credentials; so does a code the nameserver does not serve (NO_PERMISSION
+ * before REQUEST_CODE_NOT_SUPPORTED, the broker's order). GET_ROUTEINFO_BY_TOPIC (105) stays open: an
  * unsigned client learns where a topic lives and the broker then refuses it with a clear remark
  * (closing it too would turn every refusal into the client's "No route info"). Nameserver codes
  * name no topic or group resource, so there is no authorization step. Apache's nameserver checks no
@@ -39,8 +40,8 @@ export class NamesrvAuthGate implements RequestGate {
     });
   }
 
-  check(channel: RemotingChannel, request: RemotingCommand): GateRefusal | null {
+  check(channel: RemotingChannel, request: RemotingCommand, handled: boolean): GateRefusal | null {
     if (!this.inner) return { code: ResponseCode.SYSTEM_BUSY, remark: 'nameserver is starting' };
-    return this.inner.check(channel, request);
+    return this.inner.check(channel, request, handled);
   }
 }

@@ -14,7 +14,9 @@
  *     GET_ALL_SUBSCRIPTIONGROUP_CONFIG (Cluster Get); VIEW_MESSAGE_BY_ID without a topic (4.x
  *     clients) needs Cluster Get, with one Topic Get;
  *   - any request code not listed here needs Cluster Update (Apache: allowed), so a new admin
- *     code is closed to normal users until it is classified.
+ *     code is closed to normal users until it is classified; a code the broker has no handler
+ *     for and not listed here derives nothing (Apache: no annotated header), so an authenticated
+ *     user gets REQUEST_CODE_NOT_SUPPORTED, not NO_PERMISSION.
  * CHECK_CLIENT_CONFIG (46) derives nothing, as in Apache (authentication only).
  *
  * @throws AuthorizationError("parse authorization context error.") for an undecodable body.
@@ -226,14 +228,17 @@ const RULES = new Map<number, Rule>([
   [C.AUTH_LIST_ACL, cluster(['Get'])],
 ]);
 
+/** A code nobody serves: no pair (Apache buildContextByAnnotation without a registered header). */
+const NOTHING: Rule = () => [];
+
 /** Request codes with an explicit rule (the rest need Cluster Update). */
 export const CLASSIFIED_CODES: ReadonlySet<number> = new Set(RULES.keys());
 
 /** The broker's context builder for RemotingAuthGate; `clusterName` is brokerClusterName. */
 export function brokerAuthContexts(clusterName: string): RemotingAuthContexts {
   const fallback = cluster(['Update']);
-  return (request) => {
-    const rule = RULES.get(request.code) ?? fallback;
+  return (request, handled) => {
+    const rule = RULES.get(request.code) ?? (handled ? fallback : NOTHING);
     try {
       return rule(request.extFields ?? {}, request, clusterName);
     } catch (e) {

@@ -150,7 +150,7 @@ export class PopService {
    */
   forgetTopic(topic: string): Promise<number> {
     for (const key of [...this.rotation.keys()]) if (key.slice(key.indexOf('\u0001') + 1) === topic) this.rotation.delete(key);
-    return this.opts.state.forget((_g, t) => t === topic);
+    return this.opts.state.forget({ topic });
   }
 
   /**
@@ -161,7 +161,7 @@ export class PopService {
   forgetGroup(group: string): Promise<number> {
     for (const key of [...this.rotation.keys()]) if (key.slice(0, key.indexOf('\u0001')) === group) this.rotation.delete(key);
     this.fifoGroups.delete(group);
-    return this.opts.state.forget((g) => g === group);
+    return this.opts.state.forget({ group });
   }
 
   /** True while this broker may pop and write pop state (a master). */

@@ -16,6 +16,9 @@
  * then delete older logs. A crash at any point leaves snapshot g + logs g..g+1, or snapshot g+1 +
  * log g+1: both replay to the same state.
  *
+ * A deleted topic's or group's states are dropped by a FORGET record (`forget`), durable as any
+ * other record; the next compaction leaves them out of the snapshot.
+ *
  * Replication (pop-state-sync.ts): `exportState()` is the whole table with a change stamp
  * (`instanceId` of this open + `changeCount`, bumped by every `record`/`replaceWith`), and a
  * replica adopts its master's table with `replaceWith` (applied in memory at once, then made
@@ -29,7 +32,7 @@ import { silentLogger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
 import { TsmqError } from '../../common/errors.js';
 import { decodePopLog, encodePopRecord } from './pop-record-codec.js';
-import { PopStateTable, type PopRecord, type PopSnapshotQueue } from './pop-state-table.js';
+import { PopStateTable, forgetMatch, type PopForgetRecord, type PopLogRecord, type PopRecord, type PopSnapshotQueue } from './pop-state-table.js';
 
 export interface PopStateStoreOptions {
   /** Directory of the pop files (`<storePathRootDir>/pop`). */
@@ -160,6 +163,11 @@ export class PopStateStore {
    * `syncFlush` is on. @throws Error when the store is closed or the write fails.
    */
   record(...recs: PopRecord[]): Promise<void> {
+    return this.append(recs);
+  }
+
+  /** `record` for any log record (FORGET included). */
+  private append(recs: PopLogRecord[]): Promise<void> {
     if (this.closed) throw new Error('pop state store is closed');
     this.changes++;
     for (const rec of recs) {
@@ -191,22 +199,28 @@ export class PopStateStore {
   }
 
   /**
-   * Forgets every queue state whose group and topic `match` — a deleted topic's, a deleted group's
-   * (Apache drops their offsets and pop in-flight counts: cleanOffsetByTopic /
-   * clearInFlightMessageNumByTopicName, removeOffset / clearInFlightMessageNumByGroupName): gone
-   * from memory at once, durable by a compaction (the new snapshot lacks them, the logs naming
-   * them are deleted), so a broker that creates and deletes topics and groups all day does not
-   * keep a state per queue of every one it ever popped. A crash before the compaction ends brings
-   * them back at the next start (nothing else changes). Resolves with how many queue states were
-   * dropped (0: nothing written). @throws Error when the compaction fails (they stay forgotten in memory).
+   * Forgets every queue state of a topic (`{ topic }`, a deleted topic) or of a group
+   * (`{ group }`, a group deleted with its offsets); Apache drops their offsets and pop in-flight
+   * counts (cleanOffsetByTopic / clearInFlightMessageNumByTopicName, removeOffset /
+   * clearInFlightMessageNumByGroupName). Gone from memory, and a FORGET record in the log, before
+   * this returns: durable as every record (a process crash right after keeps it forgotten; a
+   * machine crash after the covering fdatasync: within `flushIntervalMs`, or when the returned
+   * promise resolves with `syncFlush`). The next compaction leaves them out of the snapshot, so a
+   * broker that creates and deletes topics and groups all day does not keep a state per queue of
+   * every one it ever popped. Resolves with how many queue states were dropped (0: nothing written).
+   * @throws Error when the log write fails (they stay forgotten in memory).
    */
-  async forget(match: (group: string, topic: string) => boolean): Promise<number> {
-    if (this.closed) return 0;
-    const n = this.table.forget(match);
-    if (n === 0) return 0;
-    this.changes++;
-    await this.compactAfterCurrent();
-    return n;
+  forget(scope: { topic: string } | { group: string }): Promise<number> {
+    if (this.closed) return Promise.resolve(0);
+    const rec: PopForgetRecord = 'topic' in scope ? { type: 'FORGET', topic: scope.topic } : { type: 'FORGET', group: scope.group };
+    const before = this.table.size;
+    if (this.table.forget(forgetMatch(rec)) === 0) return Promise.resolve(0);
+    const n = before - this.table.size;
+    try {
+      return this.append([rec]).then(() => n);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
   }
 
   /** A compaction after the one in progress (whose snapshot may predate the table), tracked as `compacting`. */

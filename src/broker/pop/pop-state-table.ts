@@ -20,6 +20,8 @@
  *   RESET ackOffset := offset (backwards or forwards) and every entry dropped: an operator's
  *         offset reset (Apache `assignResetOffset` → the pop's `resetPopOffset`). What was in
  *         flight is forgotten; its receipt handles no longer match any entry.
+ *   FORGET (not per queue) every queue state of a topic (a deleted topic) or of a group (a group
+ *         deleted with its offsets) is dropped; a later record of that queue starts it anew.
  * Records for offsets below ackOffset are ignored (they were already done).
  */
 
@@ -50,6 +52,15 @@ export type PopRecord =
   | (QueueRef & { type: 'MOVE'; offset: number })
   | (QueueRef & { type: 'RESET'; offset: number });
 
+/**
+ * Drops every queue state of `topic` (any group) or of `group` (any topic): the log form of
+ * `PopStateTable.forget` for a deleted topic / a group deleted with its offsets.
+ */
+export type PopForgetRecord = { type: 'FORGET'; topic: string; group?: undefined } | { type: 'FORGET'; group: string; topic?: undefined };
+
+/** What a pop log holds: queue records and FORGET records. */
+export type PopLogRecord = PopRecord | PopForgetRecord;
+
 /** Snapshot document (JSON) of the whole table. */
 export interface PopSnapshotQueue {
   group: string;
@@ -79,7 +90,11 @@ export class PopStateTable {
   }
 
   /** Applies one record. @throws Error for a record with non-integer offsets (a bug, not input). */
-  apply(rec: PopRecord): void {
+  apply(rec: PopLogRecord): void {
+    if (rec.type === 'FORGET') {
+      this.forget(forgetMatch(rec));
+      return;
+    }
     if (!Number.isSafeInteger(rec.offset) || rec.offset < 0) throw new Error(`pop record with bad offset ${rec.offset}`);
     const key = popQueueKey(rec.group, rec.topic, rec.queueId);
     let st = this.queues.get(key);
@@ -175,4 +190,14 @@ export class PopStateTable {
       this.queues.set(popQueueKey(q.group, q.topic, q.queueId), st);
     }
   }
+}
+
+/** The (group, topic) predicate of a FORGET record. */
+export function forgetMatch(rec: PopForgetRecord): (group: string, topic: string) => boolean {
+  if (rec.topic !== undefined) {
+    const topic = rec.topic;
+    return (_g, t) => t === topic;
+  }
+  const group = rec.group;
+  return (g) => g === group;
 }

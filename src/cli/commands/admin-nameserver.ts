@@ -5,6 +5,8 @@
  * brokers serve topic T". Broker ids follow RocketMQ: 0 is the master.
  */
 import { RequestCode } from '../../remoting/codes/request-code.js';
+import { ResponseCode } from '../../remoting/codes/response-code.js';
+import { TopicValidator } from '../../common/message/topic-validator.js';
 import { addressList, invokeAdmin, parseFastjson, successBody } from './admin-support.js';
 export { withNamesrvOption } from './admin-support.js';
 import { topicRouteOf, type TopicRouteJson } from './admin-topic-route.js';
@@ -73,6 +75,27 @@ export function allAddrsOfCluster(info: ClusterInfo, cluster: string): string[] 
 export async function fetchTopicRoute(namesrv: string, topic: string, timeoutMs: number): Promise<TopicRouteJson> {
   const { addr, response } = await invokeAdmin(addressList(namesrv, 'nameserver'), RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic }, timeoutMs);
   return topicRouteOf(successBody(addr, response));
+}
+
+/**
+ * The route a producer sends `topic` by, as Apache's DefaultMQProducer finds it: the topic's own,
+ * or for a topic the nameserver does not know yet (17) the auto-create template TBW102's with
+ * min(`defaultTopicQueueNums`, its queues) per broker (MQClientInstance
+ * updateTopicRouteInfoFromNameServer with isDefault); the broker creates the topic on the first
+ * send. @throws Error `<addr> refused: code 17 …` when TBW102 has no route either (auto-creation off).
+ */
+export async function fetchPublishRoute(namesrv: string, topic: string, timeoutMs: number, defaultTopicQueueNums: number): Promise<TopicRouteJson> {
+  const addrs = addressList(namesrv, 'nameserver');
+  const { addr, response } = await invokeAdmin(addrs, RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic }, timeoutMs);
+  if (response.code !== ResponseCode.TOPIC_NOT_EXIST) return topicRouteOf(successBody(addr, response));
+  const template = await fetchTopicRoute(namesrv, TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC, timeoutMs).catch(() => {
+    throw new Error(`${addr} refused: code ${response.code} (TOPIC_NOT_EXIST)${response.remark ? `, ${response.remark}` : ''}`);
+  });
+  const queueDatas = template.queueDatas.map((q) => {
+    const n = Math.min(defaultTopicQueueNums, q.readQueueNums);
+    return { ...q, readQueueNums: n, writeQueueNums: n };
+  });
+  return { ...template, queueDatas };
 }
 
 /** `brokerName → master address` of a route, for groups that have a master. */

@@ -32,7 +32,10 @@ import { MessageConst } from '../../common/message/message-const.js';
 import { encodeProperties } from '../../common/message/properties.js';
 import { TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
 import { adminCommand, intOption, printJson, renderTable, timeoutOf, withCommonOptions, type CommonAdminOptions } from './admin-support.js';
-import { fetchTopicRoute, masterAddrsOfRoute, withNamesrvOption } from './admin-nameserver.js';
+import { fetchPublishRoute, masterAddrsOfRoute, withNamesrvOption } from './admin-nameserver.js';
+
+/** DefaultMQProducer's defaultTopicQueueNums (what mqadmin sendMessage uses): queues of a topic its first send creates. */
+const DEFAULT_TOPIC_QUEUE_NUMS = 4;
 
 export interface SendMessageOptions extends CommonAdminOptions {
   namesrvAddr: string;
@@ -106,7 +109,7 @@ interface Target {
 
 /** Where the messages go: the pinned queue, the broker's write queues, or every writable queue of the route. @throws Error naming what is missing. */
 export async function sendTargetsOf(opts: SendMessageOptions, topic: string, timeoutMs: number): Promise<Target[]> {
-  const route = await fetchTopicRoute(opts.namesrvAddr, topic, timeoutMs);
+  const route = await fetchPublishRoute(opts.namesrvAddr, topic, timeoutMs, DEFAULT_TOPIC_QUEUE_NUMS);
   const masters = masterAddrsOfRoute(route);
   const brokerName = opts.brokerName?.trim();
   if (opts.qid !== undefined && !brokerName) throw new Error('-i/--qid needs -b/--broker-name (mqadmin: "Broker name must be set if the queue is chosen!")');
@@ -160,7 +163,7 @@ export async function runSendMessage(opts: SendMessageOptions): Promise<void> {
     if (opts.tags) props.set(MessageConst.TAGS, opts.tags.trim());
     props.set(MessageConst.WAIT, 'true');
     props.set(MessageConst.UNIQ_KEY, msgId);
-    const ext = { a: opts.group, b: topic, c: TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC, d: 4, e: t.queueId, f: 0, g: Date.now(), h: 0, i: encodeProperties(props), j: 0, k: false };
+    const ext = { a: opts.group, b: topic, c: TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC, d: DEFAULT_TOPIC_QUEUE_NUMS, e: t.queueId, f: 0, g: Date.now(), h: 0, i: encodeProperties(props), j: 0, k: false };
     const t0 = performance.now();
     let outcome: SendOutcome;
     try {

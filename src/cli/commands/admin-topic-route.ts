@@ -3,16 +3,14 @@
  * nameserver (mqadmin `topicRoute`, request code GET_ROUTEINFO_BY_TOPIC = 105) as a table, one
  * row per broker: cluster, broker name, addresses (brokerId=host:port), read/write queues, perm,
  * then a Total line. `--json`: the route data as the nameserver sent it (brokerDatas, queueDatas,
- * filterServerTable) plus `autoRoute`. A topic missing from the nameserver's topic list (206)
- * still gets the route the nameserver answers (TBW102's auto-create route, exit 0), with a note
- * under the table and `"autoRoute": true` in --json; `"autoRoute": false` for a listed topic.
+ * filterServerTable). A topic the nameserver does not know: `<addr> refused: code 17
+ * (TOPIC_NOT_EXIST), No topic route info in name server for the topic: <topic>`, exit 1, as
+ * mqadmin against Apache (tsmq's nameserver answers the TBW102 route only to ali-ons,
+ * get-route-info-by-topic.ts).
  */
 import type { Command } from 'commander';
 import { RequestCode } from '../../remoting/codes/request-code.js';
-import { ResponseCode } from '../../remoting/codes/response-code.js';
-import { TopicValidator } from '../../common/message/topic-validator.js';
 import { addressList, adminCommand, invokeAdmin, parseFastjson, printJson, renderTable, successBody, timeoutOf, withCommonOptions, withNamesrvOption, type CommonAdminOptions } from './admin-support.js';
-import { topicListOf } from './admin-topic-list.js';
 
 export interface TopicRouteOptions extends CommonAdminOptions {
   namesrvAddr: string;
@@ -68,43 +66,16 @@ export function routeTable(route: TopicRouteJson): string[] {
   return lines;
 }
 
-/**
- * The note printed under the route of a topic the nameserver does not know: it answers such a
- * topic with the auto-create template TBW102's route on purpose (ali-ons producers send to it
- * and the broker creates the topic), so without the note a typo looks like a real topic.
- */
-export function autoRouteNote(topic: string): string {
-  return `Note: topic ${topic} does not exist on the nameserver (it is not in the topic list); the route above is the auto-create template ${TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC}'s, which the nameserver answers for unknown topics (a producer's first send creates the topic when the broker has autoCreateTopicEnable=true)`;
-}
-
-/**
- * Whether the nameserver at `addr` lists `topic` (GET_ALL_TOPIC_LIST_FROM_NAMESERVER 206); null
- * when it cannot tell (the request failed or was refused), then no note is printed.
- */
-async function nameserverKnowsTopic(addr: string, topic: string, timeoutMs: number): Promise<boolean | null> {
-  try {
-    const { response } = await invokeAdmin([addr], RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, null, timeoutMs);
-    if (response.code !== ResponseCode.SUCCESS) return null;
-    return topicListOf(response.body ?? Buffer.alloc(0)).includes(topic);
-  } catch {
-    return null;
-  }
-}
-
 export async function runTopicRoute(opts: TopicRouteOptions): Promise<void> {
   const topic = opts.topic.trim();
   const timeoutMs = timeoutOf(opts);
   const { addr, response } = await invokeAdmin(addressList(opts.namesrvAddr, 'nameserver'), RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic }, timeoutMs);
   const route = topicRouteOf(successBody(addr, response));
-  // ask the nameserver that answered the route whether the topic exists
-  const known = await nameserverKnowsTopic(addr, topic, timeoutMs);
-  const autoRoute = known === false;
   if (opts.json) {
-    printJson(known === null ? route : { ...route, autoRoute });
+    printJson(route);
     return;
   }
   for (const line of routeTable(route)) console.log(line);
-  if (autoRoute) console.log(autoRouteNote(topic));
 }
 
 export function registerAdminTopicRoute(program: Command): void {

@@ -2,14 +2,15 @@
  * Request code -> handler table and the dispatch rules of Apache's NettyRemotingAbstract:
  * - no handler: REQUEST_CODE_NOT_SUPPORTED (3), remark ` request type <code> not supported`, and
  *   for a code `retire()`d (one a caller may still send, e.g. ACL 1.0's 50-54 after an upgrade)
- *   ` (<what to use instead>)` after it (tsmq addition); no gate runs, as in Apache;
+ *   ` (<what to use instead>)` after it (tsmq addition); a gate, when set, runs first (Apache's
+ *   broker and nameserver send unknown codes to a default processor, behind the auth pipeline);
  * - handler throws (HeaderError included): SYSTEM_ERROR (1), remark = the error message;
  * - a returned response gets the request's opaque, the response flag and the request's
  *   serialize type; null means "no reply now" (the handler may answer later via the channel);
  * - requests flagged oneway never get a reply (a response's `onWritten` hook then runs at once
  *   with an error, so what the response holds is given back);
- * - a RequestGate (request-gate.ts), when set, runs after the handler lookup and before the
- *   handler; its refusal is answered instead;
+ * - a RequestGate (request-gate.ts), when set, runs before the handler (or the not-supported
+ *   answer); its refusal is answered instead;
  * - a ResponseObserver, when set, hears each handler's answer with its latency (ms from the
  *   handler's call to its answer) and whether the request was oneway (Apache records those with
  *   result "oneway"); a handler that throws is heard with SYSTEM_ERROR, as Apache writes its
@@ -101,16 +102,16 @@ export class ProcessorTable {
   private async dispatchGated(channel: RemotingChannel, request: RemotingCommand): Promise<void> {
     const oneway = isOneway(request);
     const handler = this.handlers.get(request.code);
-    if (!handler) {
-      this.notSupported(channel, request, oneway);
-      return;
-    }
     let response: RemotingCommand | null;
     const rc = new PendingRequest(this, channel, request, oneway); // rc.t0 > 0 once the handler was called with an observer set
     try {
-      const refusal = await this.gate!.check(channel, request);
+      const refusal = await this.gate!.check(channel, request, handler !== undefined);
       if (refusal) {
         if (!oneway) channel.send(createResponseCommand(request, refusal.code, refusal.remark));
+        return;
+      }
+      if (!handler) {
+        this.notSupported(channel, request, oneway);
         return;
       }
       rc.t0 = this.observer ? performance.now() : 0;

@@ -185,6 +185,20 @@ describe('ACL 2.0 on the broker remoting port (in process)', { timeout: 60_000 }
     assert.equal(u.code, ResponseCode.NO_PERMISSION);
   });
 
+  it('a code the broker does not serve: unsigned or wrongly signed → 16 first; eve (no ACL for it) → 3, retired ACL 1.0 code 50 with its hint (Apache: auth pipeline, then the default processor)', async () => {
+    for (const code of [9999, 50]) {
+      const unsigned = await call(code, {}, null, null);
+      assert.deepEqual([unsigned.code, unsigned.remark], [ResponseCode.NO_PERMISSION, 'username cannot be null.'], String(code));
+      const wrong = await call(code, {}, null, { accessKey: 'eve', secretKey: 'wrong' });
+      assert.deepEqual([wrong.code, wrong.remark], [ResponseCode.NO_PERMISSION, 'check signature failed.'], String(code));
+    }
+    const unknown = await call(9999, {}, null, EVE);
+    assert.deepEqual([unknown.code, unknown.remark], [ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ' request type 9999 not supported']);
+    const retired = await call(50, {}, null, EVE);
+    assert.equal(retired.code, ResponseCode.REQUEST_CODE_NOT_SUPPORTED);
+    assert.match(retired.remark ?? '', /^ request type 50 not supported \(UPDATE_AND_CREATE_ACL_CONFIG is ACL 1\.0, removed in Apache RocketMQ 5\.3\.3/);
+  });
+
   it('SEND_MESSAGE (V1) to a retry topic %RETRY%G needs Sub on G, whatever producerGroup (or an added `group` field) the signed request names', async () => {
     const MALLORY: SessionCredentials = { accessKey: 'mallory', secretKey: 'mallory-secret' };
     await ok(call(RequestCode.AUTH_CREATE_USER, { username: MALLORY.accessKey }, Buffer.from(JSON.stringify({ password: MALLORY.secretKey })), ROOT));

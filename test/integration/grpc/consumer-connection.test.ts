@@ -5,6 +5,10 @@
  * request over the broker's remoting port. Before src/grpc/consumer-registration.ts the group was
  * answered 206 "not online" while both were consuming. A consumer that shuts down
  * (NotifyClientTermination) leaves the list; the last one leaving makes the group 206 again.
+ * A SimpleConsumer group is CONSUME_ACTIVELY (consume_mode "pull" in the connection gauge), a
+ * PushConsumer group CONSUME_PASSIVELY ("push"), protocol_type "remoting" for both: Apache 5.3.3's
+ * proxy registers them so (ClientActivity.buildConsumeType) and its broker labels every connection
+ * "remoting".
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +23,7 @@ import { ResponseCode } from '../../../src/remoting/codes/response-code.js';
 import { silentLogger } from '../../../src/common/logging/logger.js';
 import { clientVersionOrdinal } from '../../../src/grpc/client-registration.js';
 import { versionDesc } from '../../../src/remoting/protocol/mq-version.js';
+import { BrokerMetrics } from '../../../src/metrics/broker-metrics.js';
 
 const nodeClientVersion = (createRequire(import.meta.url)('rocketmq-client-nodejs/package.json') as { version: string }).version;
 
@@ -36,6 +41,7 @@ describe('gRPC consumers in GET_CONSUMER_CONNECTION_LIST (mqadmin consumerConnec
   let simple: SimpleConsumer | null = null;
   let push: PushConsumer | null = null;
 
+  let metrics: BrokerMetrics;
   const connections = async (group: string): Promise<{ code: number; remark: string | null; body: ConsumerConnection | null }> => {
     const r = await remoting.invokeSync(`127.0.0.1:${h.broker.port}`, createRequestCommand(RequestCode.GET_CONSUMER_CONNECTION_LIST, { consumerGroup: group }), 5000);
     return { code: r.code, remark: r.remark ?? null, body: r.code === ResponseCode.SUCCESS ? (JSON.parse(r.body!.toString('utf8')) as ConsumerConnection) : null };
@@ -43,6 +49,8 @@ describe('gRPC consumers in GET_CONSUMER_CONNECTION_LIST (mqadmin consumerConnec
 
   before(async () => {
     h = await startHarness();
+    metrics = new BrokerMetrics();
+    metrics.attach(h.broker);
   });
 
   after(async () => {
@@ -53,10 +61,10 @@ describe('gRPC consumers in GET_CONSUMER_CONNECTION_LIST (mqadmin consumerConnec
   });
 
   /** Asks 203 every 100 ms until `done` holds; returns that answer. */
-  const until = async (done: (r: Awaited<ReturnType<typeof connections>>) => boolean): Promise<Awaited<ReturnType<typeof connections>>> => {
+  const until = async (done: (r: Awaited<ReturnType<typeof connections>>) => boolean, group = 'CC_G'): Promise<Awaited<ReturnType<typeof connections>>> => {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const r = await connections('CC_G');
+      const r = await connections(group);
       if (done(r)) return r;
       if (Date.now() > deadline) throw new Error(`timed out; last answer ${JSON.stringify(r)}`);
       await new Promise((res) => setTimeout(res, 100));
@@ -76,7 +84,7 @@ describe('gRPC consumers in GET_CONSUMER_CONNECTION_LIST (mqadmin consumerConnec
     simple = await startSimpleConsumer(h, 'CC_G', 'CC_T', 1000, 'TagA || TagB');
     push = await startPushConsumer(h, 'CC_G', 'CC_T', async () => 'SUCCESS' as never);
     const cc = (await until((r) => r.body?.connectionSet.length === 2)).body!;
-    assert.equal(cc.consumeType, 'CONSUME_PASSIVELY');
+    // a group with both kinds has the type of its latest registration (Apache ConsumerGroupInfo.updateChannel)
     assert.equal(cc.messageModel, 'CLUSTERING');
     assert.equal(cc.consumeFromWhere, 'CONSUME_FROM_LAST_OFFSET');
     for (const c of cc.connectionSet) {
@@ -96,5 +104,24 @@ describe('gRPC consumers in GET_CONSUMER_CONNECTION_LIST (mqadmin consumerConnec
     push = null;
     const gone = await until((r) => r.code === ResponseCode.CONSUMER_NOT_ONLINE);
     assert.equal(gone.remark, 'the consumer group[CC_G] not online');
+  });
+
+  it('a SimpleConsumer group: CONSUME_ACTIVELY, consume_mode="pull"; a PushConsumer group: CONSUME_PASSIVELY, "push"; protocol_type="remoting"', async () => {
+    const s1 = await startSimpleConsumer(h, 'CC_S', 'CC_T', 1000);
+    const p1 = await startPushConsumer(h, 'CC_P', 'CC_T', async () => 'SUCCESS' as never);
+    try {
+      assert.equal((await until((r) => r.body?.connectionSet.length === 1, 'CC_S')).body!.consumeType, 'CONSUME_ACTIVELY');
+      assert.equal((await until((r) => r.body?.connectionSet.length === 1, 'CC_P')).body!.consumeType, 'CONSUME_PASSIVELY');
+      const text = await metrics.text();
+      const series = text.split('\n').filter((l) => l.startsWith('rocketmq_consumer_connections{') && /consumer_group="CC_[SP]"/.test(l)).sort();
+      const version = versionDesc(clientVersionOrdinal(nodeClientVersion)).toLowerCase();
+      assert.deepEqual(series, [
+        `rocketmq_consumer_connections{consumer_group="CC_P",language="node_js",version="${version}",consume_mode="push",protocol_type="remoting",is_system="false",cluster="DefaultCluster",node_type="broker",node_id="broker-a"} 1`,
+        `rocketmq_consumer_connections{consumer_group="CC_S",language="node_js",version="${version}",consume_mode="pull",protocol_type="remoting",is_system="false",cluster="DefaultCluster",node_type="broker",node_id="broker-a"} 1`,
+      ]);
+    } finally {
+      await s1.shutdown().catch(() => {});
+      await p1.shutdown().catch(() => {});
+    }
   });
 });

@@ -28,6 +28,9 @@ const NORMAL: Record<number, number[]> = {
   // NOTIFY_CONSUMER_IDS_CHANGED: broker → client (oneway) when a group's membership changes, as
   // Apache's broker sends it; the client rebalances at once and answers nothing (-1)
   40: [-1],
+  // GET_ROUTEINFO_BY_TOPIC: TOPIC_NOT_EXIST for a topic not created yet, as Apache's nameserver;
+  // the client then builds the route from TBW102's with its own defaultTopicQueueNums
+  105: [0, 17],
 };
 
 export const REQUEST_NAMES: Record<number, string> = {

@@ -10,10 +10,10 @@ import { createRequestCommand } from '../../../src/remoting/protocol/commands.js
 import { RequestCode } from '../../../src/remoting/codes/request-code.js';
 
 const contexts = brokerAuthContexts('DefaultCluster');
-const of = (code: number, ext: Record<string, string>, body?: string): string[] => {
+const of = (code: number, ext: Record<string, string>, body?: string, handled = true): string[] => {
   const req = createRequestCommand(code, ext);
   if (body !== undefined) req.body = Buffer.from(body);
-  return contexts(req).map((c) => `${c.resource.type}:${c.resource.name}:${c.actions.join('+')}`);
+  return contexts(req, handled).map((c) => `${c.resource.type}:${c.resource.name}:${c.actions.join('+')}`);
 };
 
 describe('ACL contexts of admin codes', () => {
@@ -32,6 +32,14 @@ describe('ACL contexts of admin codes', () => {
     assert.deepEqual(of(RequestCode.RECALL_MESSAGE, { topic: 'T1', recallHandle: 'x' }), ['Topic:T1:Pub']);
     assert.deepEqual(of(RequestCode.CONTROLLER_ELECT_MASTER, {}), ['Cluster:DefaultCluster:Update']);
     assert.deepEqual(of(RequestCode.CONTROLLER_GET_SYNC_STATE_DATA, {}), ['Cluster:DefaultCluster:Get']);
+  });
+
+  it('an unlisted code: Cluster Update when the broker serves it, nothing when it does not (Apache: no annotated header)', () => {
+    assert.deepEqual(of(9999, {}), ['Cluster:DefaultCluster:Update']);
+    assert.deepEqual(of(9999, {}, undefined, false), []);
+    assert.deepEqual(of(50, {}, undefined, false), []);
+    // a listed code keeps its rule even without a handler
+    assert.deepEqual(of(RequestCode.GET_TOPIC_CONFIG, { topic: 'T1' }, undefined, false), ['Topic:T1:Get']);
   });
 
   it('an undecodable subscription group body is refused as a parse error', () => {

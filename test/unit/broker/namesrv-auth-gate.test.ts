@@ -93,4 +93,11 @@ describe('nameserver authentication (tsmq start wiring)', () => {
     assert.doesNotMatch((await clusterInfo(ROOT)).body!.toString(), /rogue|10\.9\.9\.9/);
     assert.equal((await route()).code, ResponseCode.SUCCESS);
   });
+
+  it('a code the nameserver does not serve: unsigned → 16 first, signed → 3 (the broker\'s order)', async () => {
+    const unsigned = await call(9999, {});
+    assert.deepEqual([unsigned.code, unsigned.remark], [ResponseCode.NO_PERMISSION, 'username cannot be null.']);
+    const signed = await call(9999, {}, ROOT);
+    assert.deepEqual([signed.code, signed.remark], [ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ' request type 9999 not supported']);
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * ClusterRoutes (src/grpc/cluster-route.ts): the other brokers of a topic from the nameserver's
  * GET_ROUTEINFO_BY_TOPIC answer (fastjson text with numeric brokerAddrs keys), the local broker
- * and brokers without a master left out; cached for cacheMs; TOPIC_NOT_EXIST and unreachable
- * nameservers give none.
+ * and brokers without a master left out; cached for cacheMs; TOPIC_NOT_EXIST gives TBW102's
+ * brokers (the route the nameserver gave tsmq's own calls before session 10), unreachable
+ * nameservers none.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,7 +43,20 @@ describe('ClusterRoutes', () => {
     assert.equal(asked.length, 4, 'asked again after cacheMs');
   });
 
-  it('an unknown topic (17 TOPIC_NOT_EXIST) or no nameserver answering gives no other brokers', async () => {
+  it('an unknown topic (17 TOPIC_NOT_EXIST): the other brokers of TBW102 with min(4, write queues) and perm without inherit; none without a TBW102 route', async () => {
+    const TBW102 = `{"brokerDatas":[{"brokerAddrs":{0:"127.0.0.1:10911"},"brokerName":"broker-a"},{"brokerAddrs":{0:"127.0.0.2:10921"},"brokerName":"broker-b"}],` +
+      `"queueDatas":[{"brokerName":"broker-a","perm":7,"readQueueNums":8,"writeQueueNums":8},{"brokerName":"broker-b","perm":7,"readQueueNums":8,"writeQueueNums":8}]}`;
+    const asked: string[] = [];
+    const withTemplate = {
+      invokeSync: async (_addr: string, req: RemotingCommand) => {
+        asked.push(String(req.extFields?.topic));
+        return req.extFields?.topic === 'TBW102' ? createResponseCommand(req, ResponseCode.SUCCESS, null, null, Buffer.from(TBW102)) : createResponseCommand(req, ResponseCode.TOPIC_NOT_EXIST, 'No topic route info in name server for the topic: X');
+      },
+    };
+    assert.deepEqual(await new ClusterRoutes({ client: withTemplate, namesrvAddrs: () => ['ns:1'], localBrokerName: 'broker-a', now: () => 0, logger: silentLogger }).otherBrokers('X'), [
+      { brokerName: 'broker-b', host: '127.0.0.2', readQueueNums: 4, writeQueueNums: 4, perm: 6 },
+    ]);
+    assert.deepEqual(asked, ['X', 'TBW102']);
     const notFound = { invokeSync: async (_addr: string, req: RemotingCommand) => createResponseCommand(req, ResponseCode.TOPIC_NOT_EXIST, 'No topic route info in name server for the topic: X') };
     assert.deepEqual(await new ClusterRoutes({ client: notFound, namesrvAddrs: () => ['ns:1'], localBrokerName: 'a', now: () => 0, logger: silentLogger }).otherBrokers('X'), []);
     const down = { invokeSync: async (): Promise<RemotingCommand> => { throw new Error('timeout'); } };

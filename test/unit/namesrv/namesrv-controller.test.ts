@@ -14,7 +14,8 @@ interface Env {
   ns: NamesrvController;
   client: RemotingClient;
   clock: ManualClock;
-  call(code: number, ext?: Record<string, ExtFieldValue> | null, body?: Buffer | null): Promise<RemotingCommand>;
+  /** `version`: the request's MQVersion ordinal (default tsmq's, V4_9_4). */
+  call(code: number, ext?: Record<string, ExtFieldValue> | null, body?: Buffer | null, version?: number): Promise<RemotingCommand>;
 }
 
 async function setup(t: TestContext): Promise<Env> {
@@ -29,7 +30,11 @@ async function setup(t: TestContext): Promise<Env> {
   const addr = `127.0.0.1:${ns.port}`;
   return {
     ns, client, clock,
-    call: (code, ext, body) => client.invokeSync(addr, createRequestCommand(code, ext ?? null, body ?? null), 3000),
+    call: (code, ext, body, version) => {
+      const cmd = createRequestCommand(code, ext ?? null, body ?? null);
+      if (version !== undefined) cmd.version = version;
+      return client.invokeSync(addr, cmd, 3000);
+    },
   };
 }
 
@@ -70,8 +75,10 @@ test('slave registration is answered with the master and its HA address (strings
   assert.deepEqual(reg.extFields, { haServerAddr: '127.0.0.1:10912', masterAddr: '127.0.0.1:10911' });
 });
 
-test('unknown topic: TBW102-derived route (intentional), or 17 without TBW102', async (t) => {
-  const { call } = await setup(t);
+test('unknown topic: TBW102-derived route for a client below V4_0_0 (ali-ons 121: intentional) and for %RETRY%/%DLQ%, 17 for 4.x/5.x clients (Apache) and without TBW102', async (t) => {
+  const { call: call4 } = await setup(t);
+  // ali-ons sends version 121 (V3_4_9) in every request
+  const call = (code: number, ext?: Record<string, ExtFieldValue> | null, body?: Buffer | null) => call4(code, ext, body, 121);
   const none = await call(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'NewTopic' });
   assert.equal(none.code, ResponseCode.TOPIC_NOT_EXIST);
   assert.equal(none.remark, 'No topic route info in name server for the topic: NewTopic');
@@ -84,6 +91,15 @@ test('unknown topic: TBW102-derived route (intentional), or 17 without TBW102', 
   assert.deepEqual(JSON.parse(auto.body!.toString()).queueDatas, [
     { brokerName: 'broker-a', perm: 6, readQueueNums: 4, topicSysFlag: 0, writeQueueNums: 4 },
   ]);
+  // Java 4.9.8 (409), Go (317), tsmq's own (401), Java 5.3.3 (479): Apache's 17, the client falls back itself
+  for (const version of [213, 317, 401, 409, 479]) {
+    const r = await call4(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'BrandNewTopic' }, null, version);
+    assert.deepEqual([r.code, r.remark], [ResponseCode.TOPIC_NOT_EXIST, 'No topic route info in name server for the topic: BrandNewTopic'], String(version));
+    const retry = await call4(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: '%RETRY%G1' }, null, version);
+    assert.deepEqual(JSON.parse(retry.body!.toString()).queueDatas, [{ brokerName: 'broker-a', perm: 6, readQueueNums: 1, topicSysFlag: 0, writeQueueNums: 1 }]);
+  }
+  assert.equal((await call4(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: '%DLQ%G1' }, null, 409)).code, ResponseCode.SUCCESS);
+  assert.equal((await call4(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: 'BrandNewTopic' }, null, 212)).code, ResponseCode.SUCCESS, 'V3_9_9 and below: the route');
 });
 
 test('missing header fields and bad bodies give SYSTEM_ERROR with a clear remark', async (t) => {

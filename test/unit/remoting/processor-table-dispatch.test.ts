@@ -73,7 +73,7 @@ test('a throwing handler and a rejecting one: SYSTEM_ERROR with the message, obs
   assert.deepEqual(seen, [[40, ResponseCode.SYSTEM_ERROR, false], [41, ResponseCode.SYSTEM_ERROR, false], [41, ResponseCode.SYSTEM_ERROR, true]]);
 });
 
-test('an unknown code: REQUEST_CODE_NOT_SUPPORTED at once; a gate refusal is answered instead of the handler', async () => {
+test('an unknown code: REQUEST_CODE_NOT_SUPPORTED at once; a gate refusal is answered instead of the handler or the not-supported answer', async () => {
   const table = new ProcessorTable(silentLogger);
   let ran = 0;
   table.register(50, ({ request }) => {
@@ -84,10 +84,24 @@ test('an unknown code: REQUEST_CODE_NOT_SUPPORTED at once; a gate refusal is ans
   const ch = channel(sent);
   void table.dispatch(ch, createRequestCommand(999, {}));
   assert.deepEqual(sent.map((c) => [c.code, c.remark]), [[ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ' request type 999 not supported']]);
-  table.setGate({ check: async (_c, r) => (r.extFields?.deny === 'yes' ? { code: ResponseCode.NO_PERMISSION, remark: 'denied' } : null) });
+  const handledSeen: boolean[] = [];
+  table.setGate({
+    check: async (_c, r, handled) => {
+      handledSeen.push(handled);
+      return r.extFields?.deny === 'yes' ? { code: ResponseCode.NO_PERMISSION, remark: 'denied' } : null;
+    },
+  });
   await table.dispatch(ch, createRequestCommand(50, { deny: 'yes' }));
   await table.dispatch(ch, createRequestCommand(50, { deny: 'no' }));
-  assert.deepEqual(sent.slice(1).map((c) => [c.code, c.remark]), [[ResponseCode.NO_PERMISSION, 'denied'], [ResponseCode.SUCCESS, null]]);
+  await table.dispatch(ch, createRequestCommand(999, { deny: 'yes' }));
+  await table.dispatch(ch, createRequestCommand(999, { deny: 'no' }));
+  assert.deepEqual(sent.slice(1).map((c) => [c.code, c.remark]), [
+    [ResponseCode.NO_PERMISSION, 'denied'],
+    [ResponseCode.SUCCESS, null],
+    [ResponseCode.NO_PERMISSION, 'denied'],
+    [ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ' request type 999 not supported'],
+  ]);
+  assert.deepEqual(handledSeen, [true, true, false, false]);
   assert.equal(ran, 1);
 });
 

@@ -17,7 +17,7 @@ import tsmq.interop.common.Json;
  * Apache RocketMQ 4.9.8 client peer for tsmq's client interop test. One JVM per scenario:
  *
  * <pre>
- *   ClientPeer &lt;namesrv&gt; produce  topic=T n=20 orderIds=3 perOrder=10 delayLevel=1 group=G
+ *   ClientPeer &lt;namesrv&gt; produce  topic=T n=20 orderIds=3 perOrder=10 delayLevel=1 group=G queueNums=4 (defaultTopicQueueNums)
  *   ClientPeer &lt;namesrv&gt; produce-props topic=T n=20 group=G   (user property a=i, tag T2 if i%3==0 else T1, key sql-i)
  *   ClientPeer &lt;namesrv&gt; lite-pull topic=T group=G expr=* | sql=SELECTOR expect=N timeoutMs=30000
  *   ClientPeer &lt;namesrv&gt; push topic=T group=G expr=* | sql=SELECTOR model=CLUSTERING|BROADCASTING mode=concurrently|orderly
@@ -90,6 +90,7 @@ public final class ClientPeer {
         DefaultMQProducer p = new DefaultMQProducer(o.str("group", "PID_IOP_JAVA"), hook);
         p.setNamesrvAddr(namesrv);
         p.setInstanceName("iop-producer-" + System.nanoTime());
+        p.setDefaultTopicQueueNums(o.num("queueNums", 4));
         p.setSendMsgTimeout(o.num("sendTimeoutMs", 5000));
         p.setRetryTimesWhenSendFailed(0);
         p.setRetryTimesWhenSendAsyncFailed(0);

@@ -11,7 +11,8 @@ import tsmq.interop.common.Json;
 
 /**
  * RPCHook that records every request code the Java client sends (to the nameserver or the
- * broker), the header field names, and every response code/remark it got back. Printed as
+ * broker), the header field names, the request versions (MQVersion ordinals) and every response
+ * code/remark it got back. Printed as
  * {"type":"rpc",...} lines so the TS test can list request codes tsmq answers wrongly.
  */
 final class RecordingHook implements RPCHook {
@@ -20,6 +21,7 @@ final class RecordingHook implements RPCHook {
         int oneway;
         final TreeSet<String> fields = new TreeSet<>();
         final TreeSet<String> targets = new TreeSet<>();
+        final TreeSet<Integer> versions = new TreeSet<>();
         final Map<Integer, Integer> responses = new TreeMap<>();
         final List<String> remarks = new ArrayList<>();
     }
@@ -31,6 +33,7 @@ final class RecordingHook implements RPCHook {
         Stat s = stats.computeIfAbsent(request.getCode(), k -> new Stat());
         s.sent++;
         if (request.isOnewayRPC()) s.oneway++;
+        s.versions.add(request.getVersion());
         try {
             request.makeCustomHeaderToNet();
         } catch (RuntimeException ignored) {
@@ -62,7 +65,8 @@ final class RecordingHook implements RPCHook {
             s.responses.forEach((k, v) -> responses.put(String.valueOf(k), v));
             Json.obj().put("type", "rpc").put("scenario", scenario).put("code", e.getKey()).put("sent", s.sent)
                 .put("oneway", s.oneway).put("responses", responses).put("remarks", s.remarks)
-                .put("fields", new ArrayList<>(s.fields)).put("targets", new ArrayList<>(s.targets)).println();
+                .put("fields", new ArrayList<>(s.fields)).put("targets", new ArrayList<>(s.targets))
+                .put("versions", new ArrayList<>(s.versions)).println();
         }
     }
 }
