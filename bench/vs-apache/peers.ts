@@ -5,7 +5,9 @@
  *   (JDK ≥ 9 branch; GC log into the temp home instead of /dev/shm; heap overridable) and, for 5.x,
  *   `-Drmq.logback.configurationFile=<home>/conf/rmq.{namesrv,broker}.logback.xml` (the files the
  *   distribution ships, taken from the jars: INFO to files under user.home/logs, as mqbroker does).
- * - tsmq: `tsx src/cli/main.ts start` (namesrv and broker in one process).
+ * - tsmq: `node dist/cli/main.js start` (namesrv and broker in one process), the build `npm start` runs
+ *   (scripts/build-if-stale.mjs brings the root's dist/ up to date first); with `tsx: true` the sources
+ *   through tsx, as before 2026-12-02 (tsx's esbuild output wraps every named closure in `__name`).
  * Both ASYNC_FLUSH unless `flush` is SYNC_FLUSH; stores in temp dirs; 127.0.0.1 only.
  */
 import { spawnSync } from 'node:child_process';
@@ -19,7 +21,7 @@ export type FlushDiskType = 'ASYNC_FLUSH' | 'SYNC_FLUSH';
 export interface Running {
   system: 'apache' | 'tsmq';
   namesrv: string;
-  /** roots of the server's process trees (Apache: broker + namesrv JVMs; tsmq: the tsx launcher) */
+  /** roots of the server's process trees (Apache: broker + namesrv JVMs; tsmq: its node process, or the tsx launcher) */
   cpuRoots: number[];
   /** the broker JVM (its JIT threads gate the warm-up); null for tsmq */
   jvmPid: number | null;
@@ -161,21 +163,37 @@ export async function startApache(o: ApacheOpts): Promise<Running> {
 export interface TsmqOpts extends PeerOpts {
   /** source tree to start (default: this repository) */
   root: string;
+  /** run src/ through tsx instead of the root's built dist/ (default false) */
+  tsx?: boolean;
+}
+
+/**
+ * Brings `root`'s dist/ up to date (scripts/build-if-stale.mjs, tsc: a no-op when current).
+ * Throws when the build fails.
+ */
+export function buildTsmq(root: string): void {
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'build-if-stale.mjs'), '--quiet'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`build of ${root} failed (scripts/build-if-stale.mjs exit ${r.status})`);
 }
 
 export async function startTsmq(o: TsmqOpts): Promise<Running> {
   const dir = tempDir(o.dir, 'tsmq-vs-apache-tsmq-');
   const nsPort = await freePortTriple();
   const brokerPort = await freePortTriple();
-  const cliArgs = [join(o.root, 'src/cli/main.ts'), 'start', '-n', String(nsPort), '-p', String(brokerPort), '--store', join(dir, 'store'), '-o', 'grpcListenPort=-1', '-o', `flushDiskType=${o.flush}`];
+  const entry = o.tsx === true ? join(o.root, 'src/cli/main.ts') : join(o.root, 'dist/cli/main.js');
+  if (o.tsx !== true) buildTsmq(o.root);
+  const cliArgs = [entry, 'start', '-n', String(nsPort), '-p', String(brokerPort), '--store', join(dir, 'store'), '-o', 'grpcListenPort=-1', '-o', `flushDiskType=${o.flush}`];
   // TSMQ_BROKER_CONF: extra broker/store keys for A/B runs, space-separated key=value (e.g. commitCommitLogAsync=true)
   for (const kv of (process.env.TSMQ_BROKER_CONF ?? '').split(' ').filter(Boolean)) cliArgs.push('-o', kv);
   const nodeArgs = (process.env.TSMQ_BROKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const env = { TSMQ_LOG_LEVEL: process.env.TSMQ_LOG_LEVEL ?? 'warn' };
-  // with node flags (e.g. --cpu-prof, which NODE_OPTIONS refuses) node runs the CLI itself through tsx's loader
-  const ch = nodeArgs.length > 0
-    ? startProc(process.execPath, [...nodeArgs, '--import', 'tsx', ...cliArgs], 'tsmq start', { cwd: o.root, env, cpus: o.cpus })
-    : startProc(join(o.repo, 'node_modules', '.bin', 'tsx'), cliArgs, 'tsmq start', { cwd: o.root, env, cpus: o.cpus });
+  // the build: node runs it directly (node flags such as --cpu-prof go first); tsx: with node flags
+  // (which NODE_OPTIONS refuses) node runs the CLI itself through tsx's loader, else tsx's launcher
+  const ch = o.tsx !== true
+    ? startProc(process.execPath, [...nodeArgs, ...cliArgs], 'tsmq start', { cwd: o.root, env, cpus: o.cpus })
+    : nodeArgs.length > 0
+      ? startProc(process.execPath, [...nodeArgs, '--import', 'tsx', ...cliArgs], 'tsmq start', { cwd: o.root, env, cpus: o.cpus })
+      : startProc(join(o.repo, 'node_modules', '.bin', 'tsx'), cliArgs, 'tsmq start', { cwd: o.root, env, cpus: o.cpus });
   try {
     await ch.waitFor(/tsmq started/, 90_000);
   } catch (e) {
@@ -187,7 +205,7 @@ export async function startTsmq(o: TsmqOpts): Promise<Running> {
     namesrv: `127.0.0.1:${nsPort}`,
     cpuRoots: [ch.pid],
     jvmPid: null,
-    describe: `tsmq ${o.flush} (namesrv :${nsPort}, broker :${brokerPort}, process tree of pid ${ch.pid}${o.cpus ? `, cpus ${o.cpus}` : ''})`,
+    describe: `tsmq ${o.flush}${o.tsx === true ? ' via tsx' : ' from dist/'} (namesrv :${nsPort}, broker :${brokerPort}, process tree of pid ${ch.pid}${o.cpus ? `, cpus ${o.cpus}` : ''})`,
     stop: async () => {
       await stopProc(ch.proc);
       removeDir(dir);

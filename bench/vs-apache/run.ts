@@ -46,7 +46,7 @@ type Mode = (typeof MODES)[number];
 interface Opts {
   peer: string; mode: Mode; batch: number; seconds: number; warmup: number; warmupMax: number; steadyInterval: number; steadyWindows: number; steadyTolerancePct: number; threads: number; generators: number;
   size: number; queues: number; consumeMessages: number; consumers: number; pullBatch: number; consumeBatch: number; queueThreshold: number; brokerCpus: string | null; clientCpus: string | null; scaling: boolean; rawConsumer: boolean; rawProducer: boolean;
-  brokerHeap: string; namesrvHeap: string; dir: string; only: 'apache' | 'tsmq' | null; tsmqRoot: string; report: boolean; fill: boolean;
+  brokerHeap: string; namesrvHeap: string; dir: string; only: 'apache' | 'tsmq' | null; tsmqRoot: string; tsmqTsx: boolean; report: boolean; fill: boolean;
 }
 
 function usage(): string {
@@ -77,13 +77,15 @@ function usage(): string {
   --size BYTES (1024) --queues N (8) --broker-heap 8g --namesrv-heap 4g (Apache's runbroker.sh / runserver.sh)
   --no-fill              do not fill the page cache before each broker start (page-cache.ts); write and
                          delete 2 GiB instead, as before 2026-12-02 (for A/B runs of the warm-up)
+  --tsmq-tsx             run tsmq's src/ through tsx (before 2026-12-02) instead of its built dist/ (what
+                         \`npm start\` runs; the root's dist/ is brought up to date first)
   --dir PATH (os.tmpdir()) --only apache|tsmq --tsmq-root DIR --no-report`;
 }
 
 function parseArgs(argv: string[]): Opts {
   const o: Opts = {
     peer: '5.3.3', mode: 'all', batch: 32, seconds: 30, warmup: 60, warmupMax: 240, steadyInterval: DEFAULT_STEADY.intervalSeconds, steadyWindows: DEFAULT_STEADY.windows, steadyTolerancePct: DEFAULT_STEADY.tolerance * 100, threads: 32, generators: 1, size: 1024, queues: 8, consumeMessages: 1_000_000, consumers: 2, pullBatch: 32, consumeBatch: 1, queueThreshold: 1000,
-    brokerCpus: null, clientCpus: null, scaling: false, rawConsumer: false, rawProducer: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, report: true, fill: true,
+    brokerCpus: null, clientCpus: null, scaling: false, rawConsumer: false, rawProducer: false, brokerHeap: '8g', namesrvHeap: '4g', dir: tmpdir(), only: null, tsmqRoot: REPO, tsmqTsx: false, report: true, fill: true,
   };
   const ints = { '--batch': 'batch', '--seconds': 'seconds', '--warmup': 'warmup', '--warmup-max': 'warmupMax', '--steady-interval': 'steadyInterval', '--steady-windows': 'steadyWindows', '--steady-tolerance': 'steadyTolerancePct', '--threads': 'threads', '--generators': 'generators', '--size': 'size', '--queues': 'queues', '--consume-messages': 'consumeMessages', '--consumers': 'consumers', '--pull-batch': 'pullBatch', '--consume-batch': 'consumeBatch', '--queue-threshold': 'queueThreshold' } as const;
   for (let i = 0; i < argv.length; i++) {
@@ -108,6 +110,7 @@ function parseArgs(argv: string[]): Opts {
     else if (a === '--only') o.only = v() as 'apache' | 'tsmq';
     else if (a === '--tsmq-root') o.tsmqRoot = v();
     else if (a === '--no-report') o.report = false;
+    else if (a === '--tsmq-tsx') o.tsmqTsx = true;
     else if (a === '--no-fill') o.fill = false;
     else if (a === '--raw-consumer') o.rawConsumer = true;
     else if (a === '--raw-producer') o.rawProducer = true;
@@ -209,7 +212,7 @@ async function main(): Promise<void> {
         const peerOpts = { dir: o.dir, flush: cfg.flush, cpus: cfg.brokerCpus, repo: REPO };
         sys = system === 'apache'
           ? await startApache({ ...peerOpts, version: o.peer, classpath: join(srvLib, '*'), libDir: srvLib, brokerHeap: o.brokerHeap, namesrvHeap: o.namesrvHeap })
-          : await startTsmq({ ...peerOpts, root: o.tsmqRoot });
+          : await startTsmq({ ...peerOpts, root: o.tsmqRoot, tsx: o.tsmqTsx });
         console.log(`  ${sys.describe}`);
         described[system]!.push(sys.describe);
         gens = await GeneratorGroup.start(o.generators, lgCp, sys.namesrv, cfg.clientCpus, REPO, system);
@@ -360,7 +363,7 @@ function writeReport(
     `- JVM broker (runbroker.sh): \`${jvm.broker.join(' ')}\``,
     `- Both Apache JVMs also get \`--add-opens\` for java.nio, sun.nio.ch, jdk.internal.ref, java.lang, java.util (JDK 17) and \`-Duser.home=<temp home>\`.`,
     `- JVM load generator: \`${LOADGEN_JVM.join(' ')}\`.`,
-    `- tsmq: \`tsx src/cli/main.ts start -n <port> -p <port> --store <tmp> -o grpcListenPort=-1 -o flushDiskType=<…>\`, TSMQ_LOG_LEVEL=warn.`,
+    `- tsmq: \`${o.tsmqTsx ? 'tsx src/cli/main.ts' : 'node dist/cli/main.js'} start -n <port> -p <port> --store <tmp> -o grpcListenPort=-1 -o flushDiskType=<…>\`, TSMQ_LOG_LEVEL=warn${o.tsmqTsx ? ' (the sources through tsx, `--tsmq-tsx`)' : ' (the tsc build npm start runs, brought up to date first)'}.`,
     `- Server jars: ${srvLib}.`,
     ...Object.entries(described).flatMap(([k, l]) => l.map((d) => `- ${k}: ${d}`)),
     ...Object.entries(results).flatMap(([k, m]) => Object.values(m).map((r) => `- ${k} ${r.phase}: ${r.msgs} msgs${r.calls !== null ? ` in ${r.calls} calls` : ''}, not-OK ${r.notOk}, errors ${r.errors}${r.complete ? '' : ', INCOMPLETE'}; warm-up ${r.warmup.seconds} s${r.warmup.jitCpuSeconds !== null ? ` (broker JIT ${r.warmup.jitCpuSeconds} CPU-s${r.warmup.jitQuiet ? '' : ', JIT busy at the cap'})` : ''}${r.warmup.steady ? '' : ', not steady at the cap'}; window ${r.cpu.wallSeconds} s.`)),
