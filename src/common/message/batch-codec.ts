@@ -124,8 +124,9 @@ export class BatchPropertyCompletion {
       this.keys.push(k);
       this.values.push(v);
     }
-    this.setEntryText = flat(setKey + '\x01' + setValue + '\x02');
-    this.separatorAndSetEntryText = flat('\x02' + this.setEntryText);
+    const texts = setEntryTextsOf(setKey, setValue);
+    this.setEntryText = texts.entry;
+    this.separatorAndSetEntryText = texts.separatorAndEntry;
   }
 
   /**
@@ -167,6 +168,21 @@ export class BatchPropertyCompletion {
     return raw!;
   }
 }
+
+/**
+ * The flat texts `setKey\x01setValue\x02` and `\x02` + that, for the last key and value asked
+ * (one per broker: CLUSTER and its cluster name), so a batch's completion builds and flattens
+ * them only when they change (building them per batch cost ~1 % of the broker's batch send).
+ */
+function setEntryTextsOf(setKey: string, setValue: string): { entry: string; separatorAndEntry: string } {
+  const last = lastSetEntryTexts;
+  if (last !== null && last.setKey === setKey && last.setValue === setValue) return last;
+  const entry = flat(setKey + '\x01' + setValue + '\x02');
+  const texts = { setKey, setValue, entry, separatorAndEntry: flat('\x02' + entry) };
+  lastSetEntryTexts = texts;
+  return texts;
+}
+let lastSetEntryTexts: { setKey: string; setValue: string; entry: string; separatorAndEntry: string } | null = null;
 
 /** `s` as a flat (sequential) string: a concatenation is otherwise flattened again by each reader. */
 function flat(s: string): string {

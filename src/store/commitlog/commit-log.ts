@@ -107,7 +107,7 @@ export type AppendOutcome =
 /**
  * Outcome of `appendBatch`: on PUT_OK the block (`wroteOffset`, `wroteBytes`: the records are
  * contiguous), the first queue offset, the one store time, the joined msgIds, one DispatchRequest
- * per message in batch order, and `makeAppendResults` for the per-message AppendResults (made
+ * per message in batch order, and `appendResultsSource` for the per-message AppendResults (made
  * only when a caller asks: the broker's remoting path answers from the summary).
  */
 export type BatchAppendOutcome =
@@ -121,8 +121,12 @@ export type BatchAppendOutcome =
       storeTimestamp: number;
       /** The records' offset msgIds joined with ',' (what a batch send answers). */
       msgIds: string;
-      /** One AppendResult per message, in order (made on each call: callers that need them call it once). */
-      makeAppendResults: () => AppendResult[];
+      /**
+       * What the per-message AppendResults are made of (batchAppendResults; made only when a
+       * caller asks). Plain data, not a closure: under tsx (esbuild keepNames) every named
+       * closure costs an Object.defineProperty of its name when created.
+       */
+      appendResultsSource: BatchAppendResultsSource;
       dispatches: DispatchRequest[];
     }
   | {
@@ -422,7 +426,7 @@ export class CommitLog {
     const msgIds = batchMessageIds(msgs, offsets);
     const recordOffsets = offsets.slice(0, n);
     const end = wroteOffset + total;
-    const makeAppendResults = (): AppendResult[] => appendResultsOf(recordOffsets, end, msgIds, firstQueueOffset, storeTimestamp);
+    const appendResultsSource: BatchAppendResultsSource = { recordOffsets, end, msgIds, firstQueueOffset, storeTimestamp };
     if (at >= 0) mf.advance(total);
     else mf.append(target);
     // written: only now are the queue offsets taken (a throw above leaves the table untouched)
@@ -438,7 +442,7 @@ export class CommitLog {
       r.queueOffset = firstQueueOffset + i;
       dispatches[i] = buildDispatchRequest(msgs[i]!, r, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
     }
-    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, firstQueueOffset, storeTimestamp, msgIds, makeAppendResults, dispatches };
+    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, firstQueueOffset, storeTimestamp, msgIds, appendResultsSource, dispatches };
   }
 
   /**
@@ -696,8 +700,22 @@ function batchMessageIds(msgs: readonly MessageInner[], offsets: readonly number
   return msgIds;
 }
 
-/** The AppendResults of contiguous records starting at `offsets` (the last one ending at `end`), whose ids are `msgIds` (comma-joined). */
-function appendResultsOf(offsets: readonly number[], end: number, msgIds: string, firstQueueOffset: number, storeTimestamp: number): AppendResult[] {
+/**
+ * The records of an appended batch (CommitLog.appendBatch): contiguous, starting at
+ * `recordOffsets`, the last one ending at `end`; their ids `msgIds` (comma-joined); queue offsets
+ * from `firstQueueOffset`; one store time.
+ */
+export interface BatchAppendResultsSource {
+  recordOffsets: readonly number[];
+  end: number;
+  msgIds: string;
+  firstQueueOffset: number;
+  storeTimestamp: number;
+}
+
+/** One AppendResult per record of `src`, in order (a new array on each call). */
+export function batchAppendResults(src: BatchAppendResultsSource): AppendResult[] {
+  const { recordOffsets: offsets, end, msgIds, firstQueueOffset, storeTimestamp } = src;
   const ids = msgIds.split(',');
   const n = offsets.length;
   const out: AppendResult[] = new Array<AppendResult>(n);

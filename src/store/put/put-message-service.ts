@@ -43,7 +43,7 @@ import type { Logger } from '../../common/logging/logger.js';
 import type { MessageInner } from '../../common/message/message.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
-import type { AppendOutcome, BatchAppendOutcome, CommitLog, PreparedAppendOutcome } from '../commitlog/commit-log.js';
+import { batchAppendResults, type AppendOutcome, type BatchAppendOutcome, type BatchAppendResultsSource, type CommitLog, type PreparedAppendOutcome } from '../commitlog/commit-log.js';
 import type { FlushManager, FlushStatus } from '../commitlog/flush-services.js';
 import type { QueueOffsetTable } from '../consumequeue/queue-offset-table.js';
 import type { ReputMessageService } from '../dispatch/reput-message-service.js';
@@ -226,8 +226,8 @@ export class PutMessageService {
     // one block: the ConsumeQueue takes the batch's entries in one append (DispatcherChain.runBlock)
     this.p.dispatch.enqueueBlock(out.dispatches);
     const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
-    const make = out.makeAppendResults;
-    return put instanceof Promise ? put.then((p) => withAppendResults(p, make)) : withAppendResults(put, make);
+    const source = out.appendResultsSource;
+    return put instanceof Promise ? put.then((p) => withAppendResults(p, source)) : withAppendResults(put, source);
   }
 
   /**
@@ -384,13 +384,13 @@ function commitFailed(r: AppendResult, commitError: Error): PutMessageResult {
  */
 const APPEND_RESULTS_SOURCE = Symbol('appendResultsSource');
 
-type LazyAppendResults = PutMessagesResult & { [APPEND_RESULTS_SOURCE]: (() => AppendResult[]) | AppendResult[] };
+type LazyAppendResults = PutMessagesResult & { [APPEND_RESULTS_SOURCE]: BatchAppendResultsSource | AppendResult[] };
 
 /** The one `appendResults` getter of every batch result (see withAppendResults). */
 function appendResultsOfResult(this: LazyAppendResults): AppendResult[] {
   const source = this[APPEND_RESULTS_SOURCE];
-  if (typeof source !== 'function') return source;
-  const results = source();
+  if (Array.isArray(source)) return source;
+  const results = batchAppendResults(source);
   this[APPEND_RESULTS_SOURCE] = results;
   return results;
 }
@@ -401,13 +401,14 @@ const APPEND_RESULTS_PROPERTY: PropertyDescriptor = { get: appendResultsOfResult
  * `put` with `appendResults` (one AppendResult per message) made on first read: the broker's
  * remoting batch path reads only the summary, and a batch's per-message results cost an object
  * and an id string per message. An own enumerable getter, so spreading or serialising the result
- * still gives the array (made once). The getter is one shared function and the maker sits in a
+ * still gives the array (made once). The getter is one shared function and what the results are
+ * made of sits in a
  * hidden data property: a getter closure per result gave every result object a hidden class of
  * its own (V8 keeps an accessor in the hidden class), allocated in old space and holding the
  * batch's result objects (msgId list, offsets, closures) through every scavenge until the next
  * full GC — 5.6 % of all the put path's allocation was promoted that way.
  */
-function withAppendResults(put: PutMessageResult, make: () => AppendResult[]): PutMessagesResult {
-  Object.defineProperty(put, APPEND_RESULTS_SOURCE, { value: make, writable: true, enumerable: false, configurable: true });
+function withAppendResults(put: PutMessageResult, source: BatchAppendResultsSource): PutMessagesResult {
+  Object.defineProperty(put, APPEND_RESULTS_SOURCE, { value: source, writable: true, enumerable: false, configurable: true });
   return Object.defineProperty(put as PutMessagesResult, 'appendResults', APPEND_RESULTS_PROPERTY);
 }
