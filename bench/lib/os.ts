@@ -111,6 +111,17 @@ export function dirBytes(dir: string): number {
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; NaN if gone. */
+/** User and system CPU-seconds of a process (/proc/<pid>/stat utime and stime; NaN when unreadable). */
+export function cpuSplitOf(pid: number): { userS: number; sysS: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { userS: Number(fields[11]) / 100, sysS: Number(fields[12]) / 100 };
+  } catch {
+    return { userS: NaN, sysS: NaN };
+  }
+}
+
 export function cpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
