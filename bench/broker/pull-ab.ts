@@ -16,7 +16,7 @@
  *        [--size 1024] [--dir <tmp parent>] [--label-a before] [--label-b after]
  *        [--profile-dir <dir>] (brokers run with --cpu-prof; profiles in <dir>/<label>-<round>/ at their clean exit)
  * Output: one `AB {json}` line per side and round (pull phases also split into the broker's user and system
- *         CPU µs per message, /proc utime / stime), then a summary table (medians) on stdout.
+ *         CPU µs per message, /proc utime / stime, in all and per thread name), then a summary table (medians) on stdout.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeBatchBody } from '../../src/common/message/batch-codec.js';
 import { BenchChild } from '../lib/child.js';
-import { cpuSecondsOf, cpuSplitOf, freePort } from '../lib/os.js';
+import { cpuByThreadOf, cpuSecondsOf, cpuSplitOf, freePort } from '../lib/os.js';
 import { countRecords, RawRemotingClient } from '../lib/remoting-client.js';
 import { nowMs } from '../lib/stats.js';
 
@@ -58,7 +58,7 @@ function sendExt(topic: string, queueId: number, props: string, batch = false): 
   return { a: 'PID_AB', b: topic, c: 'TBW102', d: QUEUES, e: queueId, f: 0, g: Date.now(), h: 0, i: props, j: 0, k: false, ...(batch ? { m: true } : {}) };
 }
 
-interface PhaseResult { msgsPerSec: number; brokerCpuUsPerMsg: number; messages: number; brokerUserUsPerMsg?: number; brokerSysUsPerMsg?: number }
+interface PhaseResult { msgsPerSec: number; brokerCpuUsPerMsg: number; messages: number; brokerUserUsPerMsg?: number; brokerSysUsPerMsg?: number; threadsUsPerMsg?: Record<string, string> }
 
 function phaseOf(messages: number, t0: number, cpu0: number, brokerPid: number): PhaseResult {
   const s = (nowMs() - t0) / 1000;
@@ -69,6 +69,7 @@ function phaseOf(messages: number, t0: number, cpu0: number, brokerPid: number):
 async function pullAll(client: RawRemotingClient, brokerPid: number, topic: string, group: string): Promise<PhaseResult> {
   const cpu0 = cpuSecondsOf(brokerPid);
   const split0 = cpuSplitOf(brokerPid);
+  const threads0 = cpuByThreadOf(brokerPid);
   const t0 = nowMs();
   let messages = 0;
   await Promise.all(
@@ -90,7 +91,13 @@ async function pullAll(client: RawRemotingClient, brokerPid: number, topic: stri
   const cpu = cpuSecondsOf(brokerPid) - cpu0;
   const split = cpuSplitOf(brokerPid);
   const usPerMsg = (seconds: number): number => Math.round((seconds / messages) * 1e6 * 100) / 100;
-  return { msgsPerSec: Math.round(messages / s), brokerCpuUsPerMsg: usPerMsg(cpu), messages, brokerUserUsPerMsg: usPerMsg(split.userS - split0.userS), brokerSysUsPerMsg: usPerMsg(split.sysS - split0.sysS) };
+  // per thread name: "user/sys" µs per message (threads that used no CPU in the phase left out)
+  const threadsUsPerMsg: Record<string, string> = {};
+  for (const [name, t] of cpuByThreadOf(brokerPid)) {
+    const t0s = threads0.get(name) ?? { userS: 0, sysS: 0 };
+    if (t.userS + t.sysS > t0s.userS + t0s.sysS) threadsUsPerMsg[name] = `${usPerMsg(t.userS - t0s.userS)}/${usPerMsg(t.sysS - t0s.sysS)}`;
+  }
+  return { msgsPerSec: Math.round(messages / s), brokerCpuUsPerMsg: usPerMsg(cpu), messages, brokerUserUsPerMsg: usPerMsg(split.userS - split0.userS), brokerSysUsPerMsg: usPerMsg(split.sysS - split0.sysS), threadsUsPerMsg };
 }
 
 async function oneSide(o: Opts, root: string, label: string, round: number): Promise<Record<string, unknown>> {

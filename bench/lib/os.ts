@@ -3,7 +3,7 @@
  * process, free loopback ports, disk space.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { MachineInfo } from './types.js';
 
@@ -120,6 +120,31 @@ export function cpuSplitOf(pid: number): { userS: number; sysS: number } {
   } catch {
     return { userS: NaN, sysS: NaN };
   }
+}
+
+/** User and system CPU-seconds of each thread of a process by thread name (/proc/<pid>/task/<tid>/stat; threads of one name summed). */
+export function cpuByThreadOf(pid: number): Map<string, { userS: number; sysS: number }> {
+  const out = new Map<string, { userS: number; sysS: number }>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const t = out.get(name) ?? { userS: 0, sysS: 0 };
+      t.userS += Number(fields[11]) / 100;
+      t.sysS += Number(fields[12]) / 100;
+      out.set(name, t);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
 }
 
 export function cpuSecondsOf(pid: number): number {
