@@ -239,8 +239,6 @@ export class PullMessageProcessor {
 
   private resolveSubscription(h: PullMessageRequestHeader): { data: SubscriptionData | null } | { code: number; remark: string } {
     const ctx = this.ctx;
-    // Apache's remark, followed by the reason (ali-ons shows the remark in its pull error)
-    const parseFailed = (reason: string) => ({ code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: `parse the consumer's subscription failed: ${reason}` });
     let data: SubscriptionData;
     if (hasSubscriptionFlag(h.sysFlag)) {
       const type = h.expressionType;
@@ -326,6 +324,11 @@ export class PullMessageProcessor {
  * to lend views again (the reply path releases any result from the write callback).
  */
 const PULL_REPLY_LEND: GetMessageLendOptions | null = null;
+
+/** SUBSCRIPTION_PARSE_FAILED with Apache's remark, followed by the reason (ali-ons shows the remark in its pull error). */
+function parseFailed(reason: string): { code: number; remark: string } {
+  return { code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: `parse the consumer's subscription failed: ${reason}` };
+}
 
 /** Gives back what a getMessage result holds (its body, lent chunks); stores without `release` take the body back. */
 function releaseResult(store: BrokerContext['store'], result: GetMessageResult): void {
