@@ -106,7 +106,8 @@ async function oneSide(o: Opts, root: string, label: string, round: number): Pro
   const brokerPort = await freePort();
   const broker = BenchChild.start(root, join(root, 'src/cli/main.ts'), ['start', '-n', String(nsPort), '-p', String(brokerPort), '--store', join(dir, 'store'), '-o', 'grpcListenPort=-1', '-o', 'metricsPromExporterPort=0', '-o', 'consolePort=-1'], {
     label: `tsmq ${label}`,
-    nodeArgs: o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`] : [],
+    // PULL_AB_NODE_ARGS: extra node flags for both brokers (space-separated, e.g. --single-threaded-gc)
+    nodeArgs: [...(process.env.PULL_AB_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`] : [])],
   });
   const client = { c: null as RawRemotingClient | null };
   try {

@@ -123,9 +123,9 @@ export function cpuSplitOf(pid: number): { userS: number; sysS: number } {
 }
 
 /**
- * User and system CPU-seconds of a process's threads (/proc/<pid>/task/<tid>/stat) by thread name,
- * the main thread (tid = pid) as `main` (Node names its threads `node`, so the rest show as one
- * `node` entry: GC helpers, libuv pool, workers); threads of one name summed.
+ * User and system CPU-seconds of a process's threads (/proc/<pid>/task/<tid>/stat): the main thread
+ * (tid = pid) as `main`, the others as `<name>/<tid>` (Node names its threads `node`: GC helpers,
+ * libuv pool, workers).
  */
 export function cpuByThreadOf(pid: number): Map<string, { userS: number; sysS: number }> {
   const out = new Map<string, { userS: number; sysS: number }>();
@@ -138,7 +138,7 @@ export function cpuByThreadOf(pid: number): Map<string, { userS: number; sysS: n
   for (const tid of tids) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const name = Number(tid) === pid ? 'main' : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}/${tid}`;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const t = out.get(name) ?? { userS: 0, sysS: 0 };
       t.userS += Number(fields[11]) / 100;
