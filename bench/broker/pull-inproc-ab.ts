@@ -25,27 +25,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { median, parseRootAbArgs, type RootAbOpts } from '../lib/ab-child.js';
 
-interface Opts { a: string; b: string; rounds: number; messages: number; size: number; labelA: string; labelB: string }
-
-function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 9, messages: 200_000, size: 1024, labelA: 'A', labelB: 'B' };
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i]!;
-    const v = argv[++i];
-    if (v === undefined) throw new Error(`${k} needs a value`);
-    if (k === '--a') o.a = v;
-    else if (k === '--b') o.b = v;
-    else if (k === '--rounds') o.rounds = Number(v);
-    else if (k === '--messages') o.messages = Number(v);
-    else if (k === '--size') o.size = Number(v);
-    else if (k === '--label-a') o.labelA = v;
-    else if (k === '--label-b') o.labelB = v;
-    else throw new Error(`unknown flag ${k}`);
-  }
-  if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
-  return o;
-}
+type Opts = RootAbOpts;
 
 const QUEUES = 8;
 const TOPIC = 'InprocAb';
@@ -136,13 +118,8 @@ async function pullAll(side: Side): Promise<number> {
   return messages;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
-
 async function main(): Promise<void> {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseRootAbArgs(process.argv.slice(2), { rounds: 9, messages: 200_000 });
   const sides = [await openSide(o.a, o.labelA), await openSide(o.b, o.labelB)];
   try {
     for (const side of sides) await load(side, o);
