@@ -15,7 +15,8 @@
  * Usage: npx tsx bench/broker/pull-ab.ts --a <root> --b <root> [--rounds 3] [--messages 300000]
  *        [--size 1024] [--dir <tmp parent>] [--label-a before] [--label-b after]
  *        [--profile-dir <dir>] (brokers run with --cpu-prof; profiles in <dir>/<label>-<round>/ at their clean exit)
- * Output: one `AB {json}` line per side and round, then a summary table (medians) on stdout.
+ * Output: one `AB {json}` line per side and round (pull phases also split into the broker's user and system
+ *         CPU µs per message, /proc utime / stime, in all and per thread name), then a summary table (medians) on stdout.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeBatchBody } from '../../src/common/message/batch-codec.js';
 import { BenchChild } from '../lib/child.js';
-import { cpuSecondsOf, freePort } from '../lib/os.js';
+import { cpuByThreadOf, cpuSecondsOf, cpuSplitOf, freePort } from '../lib/os.js';
 import { countRecords, RawRemotingClient } from '../lib/remoting-client.js';
 import { nowMs } from '../lib/stats.js';
 
@@ -57,7 +58,7 @@ function sendExt(topic: string, queueId: number, props: string, batch = false): 
   return { a: 'PID_AB', b: topic, c: 'TBW102', d: QUEUES, e: queueId, f: 0, g: Date.now(), h: 0, i: props, j: 0, k: false, ...(batch ? { m: true } : {}) };
 }
 
-interface PhaseResult { msgsPerSec: number; brokerCpuUsPerMsg: number; messages: number }
+interface PhaseResult { msgsPerSec: number; brokerCpuUsPerMsg: number; messages: number; brokerUserUsPerMsg?: number; brokerSysUsPerMsg?: number; threadsUsPerMsg?: Record<string, string> }
 
 function phaseOf(messages: number, t0: number, cpu0: number, brokerPid: number): PhaseResult {
   const s = (nowMs() - t0) / 1000;
@@ -67,6 +68,8 @@ function phaseOf(messages: number, t0: number, cpu0: number, brokerPid: number):
 
 async function pullAll(client: RawRemotingClient, brokerPid: number, topic: string, group: string): Promise<PhaseResult> {
   const cpu0 = cpuSecondsOf(brokerPid);
+  const split0 = cpuSplitOf(brokerPid);
+  const threads0 = cpuByThreadOf(brokerPid);
   const t0 = nowMs();
   let messages = 0;
   await Promise.all(
@@ -86,7 +89,15 @@ async function pullAll(client: RawRemotingClient, brokerPid: number, topic: stri
   );
   const s = (nowMs() - t0) / 1000;
   const cpu = cpuSecondsOf(brokerPid) - cpu0;
-  return { msgsPerSec: Math.round(messages / s), brokerCpuUsPerMsg: Math.round((cpu / messages) * 1e6 * 100) / 100, messages };
+  const split = cpuSplitOf(brokerPid);
+  const usPerMsg = (seconds: number): number => Math.round((seconds / messages) * 1e6 * 100) / 100;
+  // per thread name: "user/sys" µs per message (threads that used no CPU in the phase left out)
+  const threadsUsPerMsg: Record<string, string> = {};
+  for (const [name, t] of cpuByThreadOf(brokerPid)) {
+    const t0s = threads0.get(name) ?? { userS: 0, sysS: 0 };
+    if (t.userS + t.sysS > t0s.userS + t0s.sysS) threadsUsPerMsg[name] = `${usPerMsg(t.userS - t0s.userS)}/${usPerMsg(t.sysS - t0s.sysS)}`;
+  }
+  return { msgsPerSec: Math.round(messages / s), brokerCpuUsPerMsg: usPerMsg(cpu), messages, brokerUserUsPerMsg: usPerMsg(split.userS - split0.userS), brokerSysUsPerMsg: usPerMsg(split.sysS - split0.sysS), threadsUsPerMsg };
 }
 
 async function oneSide(o: Opts, root: string, label: string, round: number): Promise<Record<string, unknown>> {
@@ -95,7 +106,8 @@ async function oneSide(o: Opts, root: string, label: string, round: number): Pro
   const brokerPort = await freePort();
   const broker = BenchChild.start(root, join(root, 'src/cli/main.ts'), ['start', '-n', String(nsPort), '-p', String(brokerPort), '--store', join(dir, 'store'), '-o', 'grpcListenPort=-1', '-o', 'metricsPromExporterPort=0', '-o', 'consolePort=-1'], {
     label: `tsmq ${label}`,
-    nodeArgs: o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`] : [],
+    // PULL_AB_NODE_ARGS: extra node flags for both brokers (space-separated, e.g. --single-threaded-gc)
+    nodeArgs: [...(process.env.PULL_AB_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(o.profileDir, `${label}-${round}`)}`] : [])],
   });
   const client = { c: null as RawRemotingClient | null };
   try {
@@ -144,6 +156,8 @@ async function oneSide(o: Opts, root: string, label: string, round: number): Pro
   }
 }
 
+const r2 = (x: number): number => Math.round(x * 100) / 100;
+
 const median = (xs: number[]): number => {
   const s = [...xs].sort((x, y) => x - y);
   return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -159,12 +173,12 @@ async function main(): Promise<void> {
       all.push(r);
     }
   }
-  console.log('\n| side | phase | msgs/s (median) | broker CPU µs/msg (median) | runs |');
-  console.log('|---|---|---|---|---|');
+  console.log('\n| side | phase | msgs/s (median) | broker CPU µs/msg (median) | user / sys µs/msg (median) | runs |');
+  console.log('|---|---|---|---|---|---|');
   for (const label of [o.labelA, o.labelB]) {
     for (const phase of ['sendSingle', 'sendBatch', 'single', 'batch'] as const) {
       const rs = all.filter((r) => r.label === label).map((r) => r[phase] as PhaseResult);
-      console.log(`| ${label} | ${phase} | ${median(rs.map((r) => r.msgsPerSec))} | ${median(rs.map((r) => r.brokerCpuUsPerMsg))} | ${rs.map((r) => `${r.msgsPerSec}/${r.brokerCpuUsPerMsg}`).join(', ')} |`);
+      console.log(`| ${label} | ${phase} | ${median(rs.map((r) => r.msgsPerSec))} | ${median(rs.map((r) => r.brokerCpuUsPerMsg))} | ${r2(median(rs.map((r) => r.brokerUserUsPerMsg ?? NaN)))} / ${r2(median(rs.map((r) => r.brokerSysUsPerMsg ?? NaN)))} | ${rs.map((r) => `${r.msgsPerSec}/${r.brokerCpuUsPerMsg}`).join(', ')} |`);
     }
   }
 }

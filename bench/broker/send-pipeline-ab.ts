@@ -18,27 +18,9 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parseRootAbArgs, type RootAbOpts } from '../lib/ab-child.js';
 
-interface Opts { a: string; b: string; rounds: number; messages: number; size: number; labelA: string; labelB: string }
-
-function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 8, messages: 100_000, size: 1024, labelA: 'A', labelB: 'B' };
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i]!;
-    const v = argv[++i];
-    if (v === undefined) throw new Error(`${k} needs a value`);
-    if (k === '--a') o.a = v;
-    else if (k === '--b') o.b = v;
-    else if (k === '--rounds') o.rounds = Number(v);
-    else if (k === '--messages') o.messages = Number(v);
-    else if (k === '--size') o.size = Number(v);
-    else if (k === '--label-a') o.labelA = v;
-    else if (k === '--label-b') o.labelB = v;
-    else throw new Error(`unknown flag ${k}`);
-  }
-  if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
-  return o;
-}
+type Opts = RootAbOpts;
 
 const PER_READ = 64;
 const QUEUES = 8;
@@ -132,7 +114,7 @@ async function rigOf(root: string, size: number): Promise<Rig> {
 }
 
 async function main(): Promise<void> {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseRootAbArgs(process.argv.slice(2), { rounds: 8, messages: 100_000 });
   const sides = [{ label: o.labelA, rig: await rigOf(o.a, o.size) }, { label: o.labelB, rig: await rigOf(o.b, o.size) }];
   const results = new Map<string, number[]>(sides.map((s) => [s.label, []]));
   const reads = Math.ceil(o.messages / PER_READ);

@@ -29,3 +29,29 @@ export function median(xs: readonly number[]): number {
   const s = [...xs].sort((x, y) => x - y);
   return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
+
+/** Options of the in-process two-tree A/B benches (send-pipeline-ab, pull-inproc-ab). */
+export interface RootAbOpts { a: string; b: string; rounds: number; messages: number; size: number; labelA: string; labelB: string }
+
+/**
+ * Parses `--a <root> --b <root> [--rounds N] [--messages N] [--size BYTES] [--label-a A] [--label-b B]`
+ * over `defaults`. @throws Error on an unknown flag, a flag without a value, or a missing --a / --b.
+ */
+export function parseRootAbArgs(argv: readonly string[], defaults: Pick<RootAbOpts, 'rounds' | 'messages'>): RootAbOpts {
+  const o: RootAbOpts = { a: '', b: '', size: 1024, labelA: 'A', labelB: 'B', ...defaults };
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i]!;
+    const v = argv[++i];
+    if (v === undefined) throw new Error(`${k} needs a value`);
+    if (k === '--a') o.a = v;
+    else if (k === '--b') o.b = v;
+    else if (k === '--rounds') o.rounds = Number(v);
+    else if (k === '--messages') o.messages = Number(v);
+    else if (k === '--size') o.size = Number(v);
+    else if (k === '--label-a') o.labelA = v;
+    else if (k === '--label-b') o.labelB = v;
+    else throw new Error(`unknown flag ${k}`);
+  }
+  if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
+  return o;
+}

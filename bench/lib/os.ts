@@ -3,7 +3,7 @@
  * process, free loopback ports, disk space.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { MachineInfo } from './types.js';
 
@@ -111,6 +111,46 @@ export function dirBytes(dir: string): number {
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; NaN if gone. */
+/** User and system CPU-seconds of a process (/proc/<pid>/stat utime and stime; NaN when unreadable). */
+export function cpuSplitOf(pid: number): { userS: number; sysS: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { userS: Number(fields[11]) / 100, sysS: Number(fields[12]) / 100 };
+  } catch {
+    return { userS: NaN, sysS: NaN };
+  }
+}
+
+/**
+ * User and system CPU-seconds of a process's threads (/proc/<pid>/task/<tid>/stat): the main thread
+ * (tid = pid) as `main`, the others as `<name>/<tid>` (Node names its threads `node`: GC helpers,
+ * libuv pool, workers).
+ */
+export function cpuByThreadOf(pid: number): Map<string, { userS: number; sysS: number }> {
+  const out = new Map<string, { userS: number; sysS: number }>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}/${tid}`;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const t = out.get(name) ?? { userS: 0, sysS: 0 };
+      t.userS += Number(fields[11]) / 100;
+      t.sysS += Number(fields[12]) / 100;
+      out.set(name, t);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
 export function cpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -141,23 +141,22 @@ export class PullMessageProcessor {
     const ctx = this.ctx;
     const cfg = ctx.config;
     const h = decodePullMessageHeader(request);
-    const fail = (code: number, remark: string): RemotingCommand => createResponseCommand(request, code, remark);
 
-    if (!PermName.isReadable(cfg.brokerPermission)) return fail(ResponseCode.NO_PERMISSION, `the broker[${cfg.brokerIP1}] pulling message is forbidden`);
+    if (!PermName.isReadable(cfg.brokerPermission)) return createResponseCommand(request, ResponseCode.NO_PERMISSION, `the broker[${cfg.brokerIP1}] pulling message is forbidden`);
     const sgc = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(h.consumerGroup);
-    if (!sgc) return fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group [${h.consumerGroup}] does not exist`);
-    if (!sgc.consumeEnable) return fail(ResponseCode.NO_PERMISSION, `subscription group no permission, ${h.consumerGroup}`);
+    if (!sgc) return createResponseCommand(request, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group [${h.consumerGroup}] does not exist`);
+    if (!sgc.consumeEnable) return createResponseCommand(request, ResponseCode.NO_PERMISSION, `subscription group no permission, ${h.consumerGroup}`);
     const tc = ctx.topicConfigManager.selectTopicConfig(h.topic) ?? (await this.unknownTopicResolver?.(h.topic));
-    if (!tc) return fail(ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, apply first please!`);
-    if (!PermName.isReadable(tc.perm)) return fail(ResponseCode.NO_PERMISSION, `the topic[${h.topic}] pulling message is forbidden`);
+    if (!tc) return createResponseCommand(request, ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, apply first please!`);
+    if (!PermName.isReadable(tc.perm)) return createResponseCommand(request, ResponseCode.NO_PERMISSION, `the topic[${h.topic}] pulling message is forbidden`);
     if (h.queueId < 0 || h.queueId >= tc.readQueueNums) {
-      return fail(
+      return createResponseCommand(request, 
         ResponseCode.SYSTEM_ERROR,
         `queueId[${h.queueId}] is illegal, topic:[${h.topic}] topicConfig.readQueueNums:[${tc.readQueueNums}] consumer:[${channel.remoteAddress}]`,
       );
     }
     const sub = this.resolveSubscription(h);
-    if ('code' in sub) return fail(sub.code, sub.remark);
+    if ('code' in sub) return createResponseCommand(request, sub.code, sub.remark);
     // Apache 5.x server-side reset (useServerSideResetOffset; 222 naming a queue of a group that
     // does not pop): this pull answers PULL_OFFSET_MOVED with the reset offset, once, and the
     // consumer moves there. The commitOffset riding on this pull is the consumer's position from
@@ -177,7 +176,7 @@ export class PullMessageProcessor {
     }
 
     const result = await ctx.store.getMessage(h.consumerGroup, h.topic, h.queueId, h.queueOffset, h.maxMsgNums, createMessageFilter(sub.data), PULL_REPLY_LEND);
-    if (!result) return fail(ResponseCode.SYSTEM_ERROR, 'store getMessage return null');
+    if (!result) return createResponseCommand(request, ResponseCode.SYSTEM_ERROR, 'store getMessage return null');
     const reply = this.answer(request, channel, h, sub.data, sgc.whichBrokerWhenConsumeSlowly, brokerAllowSuspend, result);
     // a result that does not become a reply body gives back what it holds at once
     if (reply === null || reply.onWritten === undefined) releaseResult(ctx.store, result);
@@ -196,7 +195,6 @@ export class PullMessageProcessor {
   ): RemotingCommand | null {
     const ctx = this.ctx;
     const cfg = ctx.config;
-    const fail = (code: number, remark: string): RemotingCommand => createResponseCommand(request, code, remark);
 
     let code = pullResponseCode(result.status, h.queueOffset);
     let nextBeginOffset = result.nextBeginOffset;
@@ -211,7 +209,7 @@ export class PullMessageProcessor {
         `pull offset moved: group ${h.consumerGroup} ${h.topic}/${h.queueId} requested ${h.queueOffset}, status ${result.status}, next ${nextBeginOffset} (min ${result.minOffset}, max ${result.maxOffset})`,
       );
     }
-    if (code === ResponseCode.SYSTEM_ERROR) return fail(code, `store returned unexpected status ${result.status}`);
+    if (code === ResponseCode.SYSTEM_ERROR) return createResponseCommand(request, code, `store returned unexpected status ${result.status}`);
 
     ctx.brokerStats.recordGet(h.consumerGroup, h.topic, code === ResponseCode.SUCCESS ? result.messageQueueOffsets.length : 0, result.bufferTotalSizeBytes);
     ctx.consumerOffsetManager.commitPullOffset(h.consumerGroup, h.topic, h.queueId, nextBeginOffset);
@@ -241,8 +239,6 @@ export class PullMessageProcessor {
 
   private resolveSubscription(h: PullMessageRequestHeader): { data: SubscriptionData | null } | { code: number; remark: string } {
     const ctx = this.ctx;
-    // Apache's remark, followed by the reason (ali-ons shows the remark in its pull error)
-    const parseFailed = (reason: string) => ({ code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: `parse the consumer's subscription failed: ${reason}` });
     let data: SubscriptionData;
     if (hasSubscriptionFlag(h.sysFlag)) {
       const type = h.expressionType;
@@ -328,6 +324,11 @@ export class PullMessageProcessor {
  * to lend views again (the reply path releases any result from the write callback).
  */
 const PULL_REPLY_LEND: GetMessageLendOptions | null = null;
+
+/** SUBSCRIPTION_PARSE_FAILED with Apache's remark, followed by the reason (ali-ons shows the remark in its pull error). */
+function parseFailed(reason: string): { code: number; remark: string } {
+  return { code: ResponseCode.SUBSCRIPTION_PARSE_FAILED, remark: `parse the consumer's subscription failed: ${reason}` };
+}
 
 /** Gives back what a getMessage result holds (its body, lent chunks); stores without `release` take the body back. */
 function releaseResult(store: BrokerContext['store'], result: GetMessageResult): void {

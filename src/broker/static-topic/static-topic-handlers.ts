@@ -132,9 +132,18 @@ class StaticTopicRewriter {
     return { ...res, extFields: { ...res.extFields, queueId: c.globalId, queueOffset: toLogicOffsetLoosely(leader, n(res.extFields.queueOffset)) } };
   }
 
-  async pull(inner: RequestHandler, rc: RequestContext): Promise<RemotingCommand | null> {
+  /**
+   * A pull of a static topic's logic queue goes through staticPull; any other pull is the inner
+   * handler's call itself (no async frame of its own: one promise and closure per pull less, the
+   * common case of a broker hosting no static topic).
+   */
+  pull(inner: RequestHandler, rc: RequestContext): ReturnType<RequestHandler> {
+    if (this.deps.mappings.isEmpty) return inner(rc);
     const c = this.ctxOf(rc);
-    if (!c) return inner(rc);
+    return c ? this.staticPull(inner, rc, c) : inner(rc);
+  }
+
+  private async staticPull(inner: RequestHandler, rc: RequestContext, c: StaticQueueContext): Promise<RemotingCommand | null> {
     if (!c.leader) return createResponseCommand(rc.request, ResponseCode.NOT_LEADER_FOR_QUEUE, `${c.topic}-${c.globalId} cannot find mapping item in request process of current broker ${c.detail.bname}`);
     const ext = rc.request.extFields!;
     const logicOffset = n(ext.queueOffset);
