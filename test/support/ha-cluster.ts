@@ -18,6 +18,7 @@ import { silentLogger } from '../../src/common/logging/logger.js';
 import { DefaultMessageStore } from '../../src/store/default-message-store.js';
 import { LeanClient } from './lean-client.js';
 import { freePort } from './free-port.js';
+import { cliEntryArgs } from './cli-entry.js';
 
 export { freePort };
 
@@ -382,7 +383,7 @@ export class HaCluster {
 }
 
 async function startNode(name: string, args: string[], ready: RegExp, timeoutMs = 30_000): Promise<NodeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli/main.ts'), ...args], {
+  const child = spawn(process.execPath, [...cliEntryArgs(), ...args], {
     cwd: repoRoot,
     env: { ...process.env, TSMQ_LOG_LEVEL: process.env.TSMQ_LOG_LEVEL ?? 'warn', NODE_TEST_CONTEXT: '' },
     stdio: ['ignore', 'pipe', 'pipe'],

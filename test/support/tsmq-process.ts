@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { freePort } from './free-port.js';
+import { cliEntryArgs } from './cli-entry.js';
 
 export { freePort };
 
@@ -95,7 +96,7 @@ export class TsmqProcess {
     const namesrvPort = opts.namesrvPort ?? (await freePort());
     const listenPort = opts.listenPort ?? (await freePort());
     const grpcPort = opts.grpcPort ?? (await freePort());
-    const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir, ...(opts.extraArgs ?? [])];
+    const args = [...cliEntryArgs(), 'start', '-n', String(namesrvPort), '-p', String(listenPort), '--store', opts.storeDir, ...(opts.extraArgs ?? [])];
     // haListenPort=0: a free HA port, so the default listenPort+1 never collides with another test's broker.
     // metrics on a free port, no console (parallel tests never fight for 5557/8080); read them back from metricsUrl/consoleUrl.
     const options = { grpcListenPort: String(grpcPort), haListenPort: '0', metricsPromExporterPort: '0', consolePort: '-1', ...(opts.options ?? {}) };
@@ -107,7 +108,7 @@ export class TsmqProcess {
     });
     const p = new TsmqProcess(child, namesrvPort, listenPort, grpcPort);
     try {
-      // 90 s: under a loaded machine (load 30–48 on 2 cores) tsx's start alone took > 30 s; a start that hangs still fails.
+      // 90 s: on a loaded machine (load 30–48 on 2 cores) a start through tsx took > 30 s; a start that hangs still fails.
       await p.waitFor(/tsmq started/, opts.startTimeoutMs ?? 90_000);
     } catch (e) {
       await p.kill();
