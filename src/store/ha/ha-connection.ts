@@ -68,8 +68,6 @@ export class HAConnection {
   private closed = false;
   /** A commit write the next transfer waits for (the bytes to send are still being written to the page cache). */
   private commitWait: Promise<Error | null> | null = null;
-  /** The commit the last transfer waited for failed: the next transfer sends without waiting for the page cache. */
-  private sendUncommitted = false;
   private readonly reports = new ReportReader();
   private readonly housekeeping: NodeJS.Timeout;
 
@@ -168,8 +166,7 @@ export class HAConnection {
       const commitWait = this.commitWait;
       if (commitWait !== null) {
         this.commitWait = null;
-        // a failing write (disk full) is the store's to report; the bytes are still readable: sent anyway
-        if ((await commitWait) !== null) this.sendUncommitted = true;
+        await commitWait;
         continue;
       }
       if (this.nextTransferFromWhere >= 0 && Date.now() - this.lastWriteMs > this.host.heartbeatIntervalMs) {
@@ -196,18 +193,18 @@ export class HAConnection {
     const pos = from - mf.fileFromOffset;
     const size = Math.min(this.host.transferBatchSize, mf.getWrotePosition() - pos);
     if (size <= 0) return false;
-    if (mf.getCommittedPosition() < pos + size && !this.sendUncommitted) {
-      // page cache first, then the slave. startCommit writes buffered bytes here and hands the
-      // bytes of prepared blocks (MappedFile.appendDirect) to the libuv pool, as the store's own
-      // commit does: the event loop never writes a timer burst's blocks for the slave
-      mf.startCommit();
-      if (mf.getCommittedPosition() < pos + size) {
-        // being written (on the libuv pool): send once it is in the page cache
+    if (mf.getCommittedPosition() < pos + size) {
+      try {
+        mf.commitNow(); // page cache first, then the slave
+      } catch {
+        // a failing write (disk full) is the store's to report; the bytes are still readable
+      }
+      if (mf.isWriteInFlight() && mf.getCommittedPosition() < pos + size) {
+        // part of them is being written on the libuv pool: send once it is in the page cache
         this.commitWait = mf.whenCommitted(pos + size);
         if (this.commitWait !== null) return false;
       }
     }
-    this.sendUncommitted = false;
     const frame = Buffer.allocUnsafe(HA_FRAME_HEADER_BYTES + size);
     if (!mf.readInto(pos, frame, HA_FRAME_HEADER_BYTES, size)) return false; // segment going away
     writeFrameHeader(frame, 0, from, size);
