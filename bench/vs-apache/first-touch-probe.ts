@@ -1,5 +1,5 @@
 /**
- * What this VM's lazily backed memory costs a store writer (bench/vs-apache/page-cache.ts): the
+ * What this VM's lazily backed memory costs a store writer (bench/lib/page-cache.ts): the
  * embedded tsmq store (ASYNC_FLUSH, the `store-append` load of bench/lib/store-load.ts: 1 KiB
  * bodies, 4 topics × 4 queues, 1024 puts in flight) appends `--messages` into a new temp store,
  * once with the machine's free memory as it is ("fresh": free pages the host may have taken back)
@@ -15,7 +15,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_SHAPE, messagePool, openBenchStore, putWindowed } from '../lib/store-load.js';
-import { fillPageCache, memFreeBytes } from './page-cache.js';
+import { fillPageCache, memFreeBytes } from '../lib/page-cache.js';
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;

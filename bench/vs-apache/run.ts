@@ -29,7 +29,7 @@ import { GeneratorGroup, LOADGEN_JVM } from './generators.js';
 import { mavenBuild } from './maven.js';
 import { apacheJvmFlags, startApache, startTsmq, type FlushDiskType, type Running } from './peers.js';
 import { consumePhases, producePhase, type PhaseEnv, type PhaseResult } from './phases.js';
-import { fillPageCache, type PageCacheFill } from './page-cache.js';
+import { fillPageCache, type PageCacheFill } from '../lib/page-cache.js';
 import { installCleanup, removeDir, tempDir } from './procs.js';
 import { buildTable } from './report.js';
 import { compactTrace, DEFAULT_STEADY, JIT_QUIET_SHARE, JIT_WINDOW_SECONDS } from './warmup.js';
@@ -75,7 +75,7 @@ function usage(): string {
   --client-cpus LIST     taskset CPU list for the generator JVMs (e.g. 1)
   --scaling              single with the broker on 1 core, then on all cores, both systems
   --size BYTES (1024) --queues N (8) --broker-heap 8g --namesrv-heap 4g (Apache's runbroker.sh / runserver.sh)
-  --no-fill              do not fill the page cache before each broker start (page-cache.ts); write and
+  --no-fill              do not fill the page cache before each broker start (bench/lib/page-cache.ts); write and
                          delete 2 GiB instead, as before 2026-12-02 (for A/B runs of the warm-up)
   --tsmq-tsx             run tsmq's src/ through tsx (before 2026-12-02) instead of its built dist/ (what
                          \`npm start\` runs; the root's dist/ is brought up to date first)
@@ -200,7 +200,7 @@ async function main(): Promise<void> {
       const warm = tempDir(o.dir, 'tsmq-vs-apache-warm-');
       try {
         if (o.fill) {
-          // the broker starts with the page cache full of clean, host-backed pages (page-cache.ts); kept until it stopped
+          // the broker starts with the page cache full of clean, host-backed pages (bench/lib/page-cache.ts); kept until it stopped
           const f = await fillPageCache(warm);
           console.log(`page cache filled: ${(f.bytes / GiB).toFixed(1)} GiB in ${f.seconds} s (MemFree ${(f.freeBefore / GiB).toFixed(1)} → ${(f.freeAfter / GiB).toFixed(1)} GiB)`);
           fills.push({ system, flush: cfg.flush, ...f });
@@ -356,7 +356,7 @@ function writeReport(
     `- Machine: ${machine.cores} × ${machine.cpuModel}, ${machine.ramGiB} GiB, kernel ${machine.kernel}, ${machine.disk}; load average at start ${machine.loadAvgAtStart} (shared machine); node ${machine.node}; tsmq commit ${machine.gitCommit}.`,
     `- Java: ${java}.`,
     o.fill
-      ? `- Page cache before each broker start (page-cache.ts): a sparse file as large as MemFree read into the page cache and kept until the broker stopped, so that the broker's writes reuse host-backed pages from the start: ${fills.map((f) => `${f.system} ${f.flush} ${(f.bytes / GiB).toFixed(1)} GiB in ${f.seconds} s`).join(', ')}.`
+      ? `- Page cache before each broker start (bench/lib/page-cache.ts): a sparse file as large as MemFree read into the page cache and kept until the broker stopped, so that the broker's writes reuse host-backed pages from the start: ${fills.map((f) => `${f.system} ${f.flush} ${(f.bytes / GiB).toFixed(1)} GiB in ${f.seconds} s`).join(', ')}.`
       : '- Page cache before each broker start: 2 GiB written and deleted (`--no-fill`; the broker pays the VM\'s first-touch cost for new page-cache pages until the free memory is used up).',
     `- Apache ${o.peer}: rocketmq-namesrv / rocketmq-broker ${o.peer} from Maven Central; broker.conf: ASYNC_MASTER, flushDiskType ASYNC_FLUSH (sync-flush phase: SYNC_FLUSH), autoCreateTopicEnable=true, otherwise defaults${o.peer.startsWith('4.') ? '; logging: WARN to stderr' : `; logging: the shipped rmq.broker.logback.xml / rmq.namesrv.logback.xml (-Drmq.logback.configurationFile)`}.`,
     `- JVM namesrv (runserver.sh): \`${jvm.namesrv.join(' ')}\``,

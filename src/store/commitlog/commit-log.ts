@@ -31,7 +31,7 @@ import {
   PHY_POS_POSITION,
   storeTimestampPosition,
 } from '../../common/message/record-codec.js';
-import { LazyRecordProperties } from '../dispatch/lazy-record-properties.js';
+import { PreparedDispatchBlock } from '../dispatch/prepared-dispatch-block.js';
 import { tagsCode } from '../../common/message/java-hash.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
 import { createMessageId, createMessageIdList } from '../../common/message/msgid.js';
@@ -138,41 +138,16 @@ export type BatchAppendOutcome =
 
 /**
  * Outcome of `appendPrepared`: the first `appended` records were written (from `wroteOffset`,
- * `wroteBytes` in all, end-of-file fillers included), with one DispatchRequest each; `failure`
- * says why the rest was not (absent when all were).
+ * `wroteBytes` in all, end-of-file fillers included), their dispatch in `block` (columns, no
+ * object per record); `failure` says why the rest was not (absent when all were).
  */
 export interface PreparedAppendOutcome {
   appended: number;
   wroteOffset: number;
   wroteBytes: number;
   storeTimestamp: number;
-  dispatches: DispatchRequest[];
+  block: PreparedDispatchBlock;
   failure?: { status: Exclude<PutMessageStatus, 'PUT_OK'>; remark: string; writeError?: unknown };
-}
-
-/**
- * The DispatchRequest of a prepared record just appended at `offset`: tags code from TAGS (or,
- * for a schedule-topic record, from its properties as for any put); `properties` is decoded from
- * the record only when first read (LazyRecordProperties), so no map is held per record.
- */
-function preparedDispatch(c: PreparedColumns, i: number, record: Buffer, offset: number, queueOffset: number, storeTimestamp: number, delayLevelTableMs: number[]): DispatchRequest {
-  const props = c.properties?.[i];
-  const topic = c.topic[i]!;
-  return {
-    topic,
-    queueId: c.queueId[i]!,
-    commitLogOffset: offset,
-    msgSize: record.length,
-    tagsCode: props ? dispatchTagsCode(topic, props, storeTimestamp, delayLevelTableMs) : tagsCode(c.tags[i]),
-    storeTimestamp,
-    consumeQueueOffset: queueOffset,
-    keys: c.keys[i]!,
-    uniqKey: c.uniqKey[i]!,
-    sysFlag: c.sysFlag[i]!,
-    preparedTransactionOffset: 0,
-    properties: props ?? new LazyRecordProperties(record),
-    bornTimestamp: c.bornTimestamp[i]!,
-  };
 }
 
 /** Writes `v` (a non-negative safe integer) as a big-endian 64-bit long at `p` (byte stores: cheaper than two writeUInt32BE on the hot append path). */
@@ -491,7 +466,7 @@ export class CommitLog {
   appendPrepared(records: PreparedColumns, queueOffsets: QueueOffsetTable): PreparedAppendOutcome {
     const now = this.opts.clock.nowMs();
     const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
-    const dispatches: DispatchRequest[] = [];
+    const block = new PreparedDispatchBlock(records.count, storeTimestamp);
     const delayLevelTableMs = this.opts.delayLevelTableMs;
     let wroteOffset = -1;
     let mf: MappedFile | null = null;
@@ -512,15 +487,15 @@ export class CommitLog {
         this.opts.logger.error({ err: e }, 'could not write prepared records to the CommitLog');
         failure = { status: 'UNKNOWN_ERROR', remark: `CommitLog write failed: ${(e as Error).message}`, writeError: e };
         // give the run's queue offsets back (newest first, so each queue ends at its first record's)
-        for (let k = dispatches.length - 1; k >= runFirst; k--) queueOffsets.set(dispatches[k]!.topic, dispatches[k]!.queueId, dispatches[k]!.consumeQueueOffset);
-        dispatches.length = runFirst;
+        for (let k = block.count - 1; k >= runFirst; k--) queueOffsets.set(block.topic[k]!, block.queueId[k]!, block.consumeQueueOffset[k]!);
+        block.truncate(runFirst);
         return false;
       }
       mf!.storeTimestamp = storeTimestamp;
       runBytes = 0;
       return true;
     };
-    const { count, rows, view, topic, queueId, sysFlag } = records;
+    const { count, rows, view, topic, queueId, sysFlag, tags, properties } = records;
     let k = 0;
     for (; k < count; k++) {
       const i = rows[k]!;
@@ -550,23 +525,27 @@ export class CommitLog {
         runOffset = offset;
       }
       if (wroteOffset < 0) wroteOffset = offset;
-      const queueOffset = queueOffsets.assign(topic[i]!, queueId[i]!);
+      const t = topic[i]!;
+      const flag = sysFlag[i]!;
+      const queueOffset = queueOffsets.assign(t, queueId[i]!);
       putLong(rec, QUEUE_OFFSET_POSITION, queueOffset);
       putLong(rec, PHY_POS_POSITION, offset);
-      putLong(rec, storeTimestampPosition(sysFlag[i]!), storeTimestamp);
+      putLong(rec, storeTimestampPosition(flag), storeTimestamp);
       runBytes += size;
-      dispatches.push(preparedDispatch(records, i, rec, offset, queueOffset, storeTimestamp, delayLevelTableMs));
+      // tags code from TAGS, or, for a schedule-topic record, from its properties as for any put
+      const props = properties?.[i];
+      const code = props ? dispatchTagsCode(t, props, storeTimestamp, delayLevelTableMs) : tagsCode(tags[i]);
+      block.add(rec, t, queueId[i]!, flag, records.bornTimestamp[i]!, records.keys[i]!, records.uniqKey[i]!, props, offset, queueOffset, code);
     }
     if (k === count) writeRun();
-    const appended = dispatches.length;
+    const appended = block.count;
     if (appended > 0) this.lastStoreTimestamp = storeTimestamp;
-    const last = appended > 0 ? dispatches[appended - 1]! : null;
     return {
       appended,
       wroteOffset: Math.max(0, wroteOffset),
-      wroteBytes: last === null ? 0 : last.commitLogOffset + last.msgSize - wroteOffset,
+      wroteBytes: appended === 0 ? 0 : block.endOffset - wroteOffset,
       storeTimestamp,
-      dispatches,
+      block,
       ...(failure ? { failure } : {}),
     };
   }

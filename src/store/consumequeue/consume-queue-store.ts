@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { Clock } from '../../common/time/clock.js';
-import { ConsumeQueue } from './consume-queue.js';
+import { ConsumeQueue, type PositionColumns } from './consume-queue.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import { CQ_WRITE_RETRY_INTERVAL_MS, ConsumeQueueWriteError, ConsumeQueueWriteErrors, type FailedQueueWrite } from './consume-queue-write-errors.js';
 
@@ -168,9 +168,19 @@ export class ConsumeQueueStore {
    * @throws what putMessagePositionInfo throws; entries written before stay written.
    */
   putMessagePositionInfos(topic: string, queueId: number, records: readonly { commitLogOffset: number; msgSize: number; tagsCode: number; consumeQueueOffset: number }[]): void {
+    this.putInto(topic, queueId, (cq) => cq.putMessagePositionInfos(records));
+  }
+
+  /** putMessagePositionInfos for entries as columns (ConsumeQueue.putPositionColumns: rows `rows[0, n)` of `c`). */
+  putPositionColumns(topic: string, queueId: number, c: PositionColumns, rows: ArrayLike<number>, n: number): void {
+    this.putInto(topic, queueId, (cq) => cq.putPositionColumns(c, rows, n));
+  }
+
+  /** Runs `put` on the queue (created when missing) and schedules the commit check of its buffered entries. */
+  private putInto(topic: string, queueId: number, put: (cq: ConsumeQueue) => void): void {
     const cq = this.findOrCreate(topic, queueId);
     try {
-      cq.putMessagePositionInfos(records);
+      put(cq);
     } finally {
       this.toCheck.add(cq);
       if (!this.checkScheduled) {

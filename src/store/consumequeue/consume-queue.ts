@@ -55,6 +55,14 @@ export interface ConsumeQueueOptions {
   onSyncFailed?: (e: SyncFailedError) => void;
 }
 
+/** Entries as columns (ConsumeQueue.putPositionColumns): CommitLog offset, size, tags code and queue offset of each row. */
+export interface PositionColumns {
+  readonly commitLogOffset: ArrayLike<number>;
+  readonly msgSize: ArrayLike<number>;
+  readonly tagsCode: ArrayLike<number>;
+  readonly consumeQueueOffset: ArrayLike<number>;
+}
+
 export class ConsumeQueue {
   readonly topic: string;
   readonly queueId: number;
@@ -192,34 +200,66 @@ export class ConsumeQueue {
   putMessagePositionInfos(records: readonly { commitLogOffset: number; msgSize: number; tagsCode: number; consumeQueueOffset: number }[]): void {
     const n = records.length;
     if (n === 0) return;
-    const first = records[0]!;
-    const expected = first.consumeQueueOffset * CQ_STORE_UNIT_SIZE;
+    const c = this.entryColumns(n);
+    for (let k = 0; k < n; k++) {
+      const r = records[k]!;
+      c.commitLogOffset[k] = r.commitLogOffset;
+      c.msgSize[k] = r.msgSize;
+      c.tagsCode[k] = r.tagsCode;
+      c.consumeQueueOffset[k] = r.consumeQueueOffset;
+    }
+    this.putPositionColumns(c, null, n);
+  }
+
+  /**
+   * `putMessagePositionInfos` for entries held as columns: entry j is row `rows[j]` of `c`
+   * (row j when `rows` is null), j < n (a prepared block's records of this queue,
+   * PreparedDispatchBlock). Same rules and errors.
+   */
+  putPositionColumns(c: PositionColumns, rows: ArrayLike<number> | null, n: number): void {
+    if (n === 0) return;
+    const f = rows === null ? 0 : rows[0]!;
+    const l = rows === null ? n - 1 : rows[n - 1]!;
+    const expected = c.consumeQueueOffset[f]! * CQ_STORE_UNIT_SIZE;
     const mf = this.mfq.getLastMappedFile();
     const fast =
       n > 1 &&
       mf !== null &&
-      first.commitLogOffset + first.msgSize > this.maxPhysicOffset &&
+      c.commitLogOffset[f]! + c.msgSize[f]! > this.maxPhysicOffset &&
       mf.getWroteOffset() === expected &&
       mf.getWrotePosition() > 0 &&
       !this.needsPreBlank(mf, expected) &&
       n * CQ_STORE_UNIT_SIZE <= mf.remaining() &&
-      records[n - 1]!.consumeQueueOffset === first.consumeQueueOffset + n - 1;
+      c.consumeQueueOffset[l] === c.consumeQueueOffset[f]! + n - 1;
     if (!fast) {
-      for (const r of records) this.putMessagePositionInfo(r.commitLogOffset, r.msgSize, r.tagsCode, r.consumeQueueOffset);
+      for (let j = 0; j < n; j++) {
+        const i = rows === null ? j : rows[j]!;
+        this.putMessagePositionInfo(c.commitLogOffset[i]!, c.msgSize[i]!, c.tagsCode[i]!, c.consumeQueueOffset[i]!);
+      }
       return;
     }
     const bytes = n * CQ_STORE_UNIT_SIZE;
     if (this.batchBuf.length < bytes) this.batchBuf = Buffer.allocUnsafe(Math.max(bytes, this.batchBuf.length * 2));
     const buf = this.batchBuf;
-    let maxEnd = this.maxPhysicOffset;
-    for (let k = 0; k < n; k++) {
-      const r = records[k]!;
-      writeCqEntry(buf, k * CQ_STORE_UNIT_SIZE, r.commitLogOffset, r.msgSize, r.tagsCode);
-      maxEnd = r.commitLogOffset + r.msgSize;
+    for (let j = 0; j < n; j++) {
+      const i = rows === null ? j : rows[j]!;
+      writeCqEntry(buf, j * CQ_STORE_UNIT_SIZE, c.commitLogOffset[i]!, c.msgSize[i]!, c.tagsCode[i]!);
     }
     mf!.append(buf, 0, bytes);
-    this.maxPhysicOffset = maxEnd;
+    this.maxPhysicOffset = c.commitLogOffset[l]! + c.msgSize[l]!;
   }
+
+  /** Scratch columns of putMessagePositionInfos (grown, reused). */
+  private entryColumns(n: number): { commitLogOffset: Float64Array; msgSize: Int32Array; tagsCode: Float64Array; consumeQueueOffset: Float64Array } {
+    let c = this.scratch;
+    if (c === null || c.msgSize.length < n) {
+      const cap = Math.max(n, 2 * (c?.msgSize.length ?? 0), 64);
+      c = this.scratch = { commitLogOffset: new Float64Array(cap), msgSize: new Int32Array(cap), tagsCode: new Float64Array(cap), consumeQueueOffset: new Float64Array(cap) };
+    }
+    return c;
+  }
+
+  private scratch: { commitLogOffset: Float64Array; msgSize: Int32Array; tagsCode: Float64Array; consumeQueueOffset: Float64Array } | null = null;
 
   /**
    * A re-dispatched record whose entry lies below the files recovery checked: when its slot came

@@ -13,6 +13,7 @@ import type { Clock } from '../../common/time/clock.js';
 import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
+import type { PreparedDispatchBlock } from './prepared-dispatch-block.js';
 import type { StoreCheckpoint } from '../recovery/store-checkpoint.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import type { StoreConfig } from '../store-config.js';
@@ -31,6 +32,14 @@ export interface CommitLogDispatcher {
    * one twice must be harmless (as for recovery).
    */
   dispatchBlock?(requests: readonly DispatchRequest[]): void;
+  /**
+   * Optional: the same as `dispatch` for each record of a prepared block (its columns, in
+   * CommitLog order; no DispatchRequest per record). A record that fails is reported with
+   * `failed(k, error)` (record k of the block); the dispatcher goes on with the next one unless
+   * `failed` throws (the chain makes it throw for required dispatchers: the chain then hands the
+   * records one by one, so doing one twice must be harmless, as for `dispatchBlock`).
+   */
+  dispatchPrepared?(block: PreparedDispatchBlock, failed: (k: number, error: unknown) => void): void;
   /**
    * Optional hint: `requests[from, to)` are dispatched next, in this order (the records of a batch
    * just appended). The dispatcher may load what their `dispatch` calls will need (the index reads

@@ -12,6 +12,7 @@ import type { DispatchRequest } from '../../common/message/record-codec.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import type { ConsumeQueueStore } from '../consumequeue/consume-queue-store.js';
 import type { CommitLogDispatcher } from './commit-log-dispatcher.js';
+import type { PreparedDispatchBlock } from './prepared-dispatch-block.js';
 
 /** True for records that own a ConsumeQueue entry (transaction type NOT or COMMIT). */
 export function isConsumeQueueRecord(sysFlag: number): boolean {
@@ -67,6 +68,40 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
     }
     byTopic.clear();
   }
+
+  /**
+   * `dispatchBlock` for the columns of a prepared block (no DispatchRequest per record): the
+   * block's rows grouped by queue, each queue's entries written in one go
+   * (ConsumeQueueStore.putPositionColumns). Throws on the first failure (required dispatcher).
+   */
+  dispatchPrepared(block: PreparedDispatchBlock): void {
+    const byTopic = this.rowGroups;
+    byTopic.clear();
+    const { topic, queueId, sysFlag } = block;
+    for (let k = 0; k < block.count; k++) {
+      if (!isConsumeQueueRecord(sysFlag[k]!)) continue;
+      const t = topic[k]!;
+      let byQueue = byTopic.get(t);
+      if (byQueue === undefined) {
+        byQueue = new Map();
+        byTopic.set(t, byQueue);
+      }
+      const q = queueId[k]!;
+      const rows = byQueue.get(q);
+      if (rows === undefined) byQueue.set(q, [k]);
+      else rows.push(k);
+    }
+    for (const [t, byQueue] of byTopic) {
+      for (const [q, rows] of byQueue) {
+        this.cqStore.putPositionColumns(t, q, block, rows, rows.length);
+        this.onLogicsWrite(block.storeTimestamp);
+      }
+    }
+    byTopic.clear();
+  }
+
+  /** Scratch of dispatchPrepared: topic → queue id → the block's rows of that queue. */
+  private readonly rowGroups = new Map<string, Map<number, number[]>>();
 
   /** Scratch of dispatchBlock: topic → queue id → the block's records of that queue. */
   private readonly groups = new Map<string, Map<number, DispatchRequest[]>>();

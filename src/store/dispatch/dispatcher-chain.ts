@@ -17,6 +17,7 @@ import { LogRateLimiter } from '../../common/logging/log-rate-limiter.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import type { CommitLogDispatcher } from './commit-log-dispatcher.js';
+import type { PreparedDispatchBlock } from './prepared-dispatch-block.js';
 
 /** Default minimum time between two failure lines of one dispatcher, ms. */
 export const DISPATCH_FAILURE_LOG_INTERVAL_MS = 10_000;
@@ -112,16 +113,49 @@ export class DispatcherChain {
     } catch {
       return false;
     }
-    for (const d of this.optional) {
-      for (const r of reqs) {
-        try {
-          d.dispatch(r);
-        } catch (e) {
-          this.optionalFailed(d.name, r, e);
+    for (const d of this.optional) this.eachOptional(d, reqs);
+    return true;
+  }
+
+  /**
+   * `runBlock` for the columns of a prepared block: dispatchers with `dispatchPrepared` take the
+   * columns, the others the block's records as DispatchRequests (made once, only then). Returns
+   * false, with no optional dispatcher fed, when a required one failed (the caller then hands the
+   * records one by one with `run`).
+   */
+  runPrepared(block: PreparedDispatchBlock): boolean {
+    let reqs: DispatchRequest[] | null = null;
+    try {
+      for (const d of this.required) {
+        if (d.dispatchPrepared) {
+          d.dispatchPrepared(block, (_k, e) => {
+            throw e;
+          });
+        } else {
+          reqs ??= block.requests();
+          if (d.dispatchBlock) d.dispatchBlock(reqs);
+          else for (const r of reqs) d.dispatch(r);
         }
       }
+    } catch {
+      return false;
+    }
+    for (const d of this.optional) {
+      if (d.dispatchPrepared) d.dispatchPrepared(block, (k, e) => this.optionalFailed(d.name, block.request(k), e));
+      else this.eachOptional(d, (reqs ??= block.requests()));
     }
     return true;
+  }
+
+  /** Feeds `reqs` one by one to optional dispatcher `d`; a failure is counted and logged and the next record goes on. */
+  private eachOptional(d: CommitLogDispatcher, reqs: readonly DispatchRequest[]): void {
+    for (const r of reqs) {
+      try {
+        d.dispatch(r);
+      } catch (e) {
+        this.optionalFailed(d.name, r, e);
+      }
+    }
   }
 
   /** Failures of optional dispatchers so far, by dispatcher name (names without failures absent). */

@@ -12,7 +12,9 @@
  *
  * Records appended by this process are queued with their DispatchRequest already built
  * (`enqueue`), so the hot path does not re-parse bytes; anything else (blank fillers, bytes
- * appended by replication) is read back from the CommitLog with `checkRecord`.
+ * appended by replication) is read back from the CommitLog with `checkRecord`. The records of a
+ * prepared block (`enqueuePrepared`) are queued as one PreparedDispatchBlock (columns, no object
+ * per record) and dispatched as one (DispatcherChain.runPrepared) when the whole block can be.
  *
  * Failures (dispatcher-chain.ts): when a required dispatcher (the ConsumeQueue builder) throws,
  * dispatch stops AT that record — `reputFromOffset` stays on it, so it is retried, never
@@ -35,6 +37,7 @@ import type { CommitLogDispatcher } from './commit-log-dispatcher.js';
 import { DispatchBlockage, type BlockedDispatch } from './dispatch-blockage.js';
 import { isConsumeQueueRecord } from './consume-queue-dispatcher.js';
 import { DISPATCH_FAILURE_LOG_INTERVAL_MS, DispatchBlockedError, DispatcherChain } from './dispatcher-chain.js';
+import { PreparedDispatchBlock } from './prepared-dispatch-block.js';
 
 /** Default retry period of a blocked dispatch, ms. */
 export const DISPATCH_RETRY_INTERVAL_MS = 200;
@@ -68,7 +71,8 @@ export interface DispatchStats {
 
 export class ReputMessageService {
   private reputFromOffset = 0;
-  private readonly pending: DispatchRequest[] = [];
+  /** Queued dispatches of this process's appends, in CommitLog order (a prepared block as one item). */
+  private readonly pending: (DispatchRequest | PreparedDispatchBlock)[] = [];
   /** First request of a block queued by enqueueBlock → the block's record count. */
   private readonly blockLength = new WeakMap<DispatchRequest, number>();
   private pendingHead = 0;
@@ -127,6 +131,18 @@ export class ReputMessageService {
     this.pending.push(req);
   }
 
+  /**
+   * Queues the dispatch of the records of one prepared block (CommitLog.appendPrepared), in
+   * CommitLog order. When `drive` reaches it and its limit covers all of it, it is dispatched as
+   * one (DispatcherChain.runPrepared); otherwise (a segment roll inside it, a topic being dropped,
+   * a limit inside it, a required dispatcher failing on it) its records are queued one by one in
+   * its place and dispatched as `enqueue`d ones. Either way each record is dispatched, and the
+   * listener told, exactly as for single puts.
+   */
+  enqueuePrepared(block: PreparedDispatchBlock): void {
+    if (block.count > 0) this.pending.push(block);
+  }
+
   /** Dispatches up to the store's dispatch limit (the `limit` option). */
   driveToLimit(): void {
     this.drive(this.limit());
@@ -154,11 +170,15 @@ export class ReputMessageService {
     let blockedNow = false;
     try {
       // queued records of this process's appends (a batch's): dispatchers may read ahead for them
-      if (this.pending.length - this.pendingHead > 1) this.chain.willDispatch(this.pending, this.pendingHead, this.pending.length);
+      if (this.pending.length - this.pendingHead > 1) this.willDispatch();
       while (this.reputFromOffset < Math.max(limit, this.requestedLimit)) {
         const req = this.nextRequest();
         if (req === 'stop') break;
         if (req === 'rolled') continue;
+        if (req instanceof PreparedDispatchBlock) {
+          if (!this.tryDispatchPrepared(req, Math.max(limit, this.requestedLimit))) this.expand(req);
+          continue;
+        }
         if (this.blockLength.has(req) && this.tryDispatchBlock(req, Math.max(limit, this.requestedLimit))) continue;
         if (!this.tryDispatch(req)) {
           blockedNow = true;
@@ -187,6 +207,45 @@ export class ReputMessageService {
     this.blockage.stop();
   }
 
+  /** The hint of DispatcherChain.willDispatch for the queued requests from the head up to the first prepared block. */
+  private willDispatch(): void {
+    const p = this.pending;
+    let end = this.pendingHead;
+    while (end < p.length && !(p[end] instanceof PreparedDispatchBlock)) end++;
+    if (end - this.pendingHead > 1) this.chain.willDispatch(p as DispatchRequest[], this.pendingHead, end);
+  }
+
+  /**
+   * `block` was just taken from the pending queue: when it is contiguous in the CommitLog, below
+   * `limit` and no topic is being dropped, it is dispatched as one and true is returned
+   * (reputFromOffset after it); otherwise, or when a required dispatcher fails on it, false.
+   */
+  private tryDispatchPrepared(block: PreparedDispatchBlock, limit: number): boolean {
+    if (this.dropped.size > 0 || block.endOffset > limit || !block.contiguous()) return false;
+    if (!this.chain.runPrepared(block)) return false;
+    const listener = this.listener;
+    if (listener) {
+      for (let k = 0; k < block.count; k++) {
+        if (!isConsumeQueueRecord(block.sysFlag[k]!)) continue;
+        try {
+          listener(block.topic[k]!, block.queueId[k]!, block.consumeQueueOffset[k]! + 1, block.tagsCode[k]!, block.storeTimestamp, block.properties(k));
+        } catch (e) {
+          this.logger.error({ err: e }, 'message arriving listener failed');
+        }
+      }
+    }
+    this.reputFromOffset = block.endOffset;
+    return true;
+  }
+
+  /** Replaces `block`, just taken from the pending queue, by its records' DispatchRequests (taken next). */
+  private expand(block: PreparedDispatchBlock): void {
+    const at = this.pendingHead - 1;
+    if (this.pending[at] !== block) return;
+    this.pending.splice(at, 1, ...block.requests());
+    this.pendingHead = at;
+  }
+
   private tryDispatch(req: DispatchRequest): boolean {
     try {
       this.dispatchOne(req);
@@ -210,7 +269,7 @@ export class ReputMessageService {
     this.blockLength.delete(first);
     const from = this.pendingHead - 1;
     if (this.pending[from] !== first || from + n > this.pending.length || this.dropped.size > 0) return false;
-    const reqs = this.pending.slice(from, from + n);
+    const reqs = this.pending.slice(from, from + n) as DispatchRequest[];
     for (let k = 1; k < n; k++) {
       const prev = reqs[k - 1]!;
       if (reqs[k]!.commitLogOffset !== prev.commitLogOffset + prev.msgSize) return false; // a segment roll in between
@@ -269,12 +328,31 @@ export class ReputMessageService {
     }
   }
 
-  private nextRequest(): DispatchRequest | 'rolled' | 'stop' {
-    while (this.pendingHead < this.pending.length && this.pending[this.pendingHead]!.commitLogOffset < this.reputFromOffset) {
-      this.pendingHead++;
-    }
-    const head = this.pending[this.pendingHead];
-    if (head && head.commitLogOffset === this.reputFromOffset) {
+  private nextRequest(): DispatchRequest | PreparedDispatchBlock | 'rolled' | 'stop' {
+    const p = this.pending;
+    for (;;) {
+      const head = p[this.pendingHead];
+      if (head === undefined) break;
+      if (head instanceof PreparedDispatchBlock) {
+        if (head.endOffset <= this.reputFromOffset) {
+          this.pendingHead++;
+          continue;
+        }
+        if (head.startOffset < this.reputFromOffset) {
+          // partly dispatched already (read back from the CommitLog): its records one by one
+          this.pendingHead++;
+          this.expand(head);
+          continue;
+        }
+        if (head.startOffset !== this.reputFromOffset) break;
+        this.pendingHead++;
+        return head;
+      }
+      if (head.commitLogOffset < this.reputFromOffset) {
+        this.pendingHead++;
+        continue;
+      }
+      if (head.commitLogOffset !== this.reputFromOffset) break;
       this.pendingHead++;
       return head;
     }

@@ -18,7 +18,9 @@
 import * as path from 'node:path';
 import type { DispatchRequest } from '../../common/message/record-codec.js';
 import type { StorePlugin, StorePluginContext } from '../dispatch/commit-log-dispatcher.js';
-import { IndexService, type IndexQueryResult } from './index-service.js';
+import { IndexService, fillIndexRecord, type IndexQueryResult } from './index-service.js';
+import type { IndexRecord } from './index-record-batch.js';
+import type { PreparedDispatchBlock } from '../dispatch/prepared-dispatch-block.js';
 import { NodeFileSystem } from '../../common/fs/node-file-system.js';
 import { IndexWorkerClient } from './index-worker-client.js';
 
@@ -129,6 +131,27 @@ export class IndexPlugin implements StorePlugin, IndexLookup {
     if (this.worker) this.worker.dispatch(request);
     else this.service.buildIndex(request);
   }
+
+  /** `dispatch` for each record of a prepared block (its columns: IndexService.buildIndexPrepared, or the worker's batch). */
+  dispatchPrepared(block: PreparedDispatchBlock, failed: (k: number, error: unknown) => void): void {
+    const worker = this.worker;
+    if (!worker) {
+      this.service.buildIndexPrepared(block, failed);
+      return;
+    }
+    const r = this.workerRecord;
+    for (let k = 0; k < block.count; k++) {
+      fillIndexRecord(r, block, k);
+      try {
+        worker.dispatch(r);
+      } catch (e) {
+        failed(k, e);
+      }
+    }
+  }
+
+  /** The one IndexRecord dispatchPrepared fills with each record in turn for the worker (which copies it). */
+  private readonly workerRecord: IndexRecord = { commitLogOffset: 0, storeTimestamp: 0, sysFlag: 0, topic: '', keys: '', uniqKey: null };
 
   /** The records about to be dispatched: their hash slots are read ahead (IndexService.warmSlots; not with the worker). */
   willDispatch(requests: readonly DispatchRequest[], from: number, to: number): void {

@@ -15,6 +15,7 @@ import type { FileSystem } from '../../common/fs/file-system.js';
 import type { Clock } from '../../common/time/clock.js';
 import type { Logger } from '../../common/logging/logger.js';
 import type { IndexRecord } from './index-record-batch.js';
+import type { PreparedDispatchBlock } from '../dispatch/prepared-dispatch-block.js';
 import { MessageSysFlag, getTransactionValue } from '../../common/message/sysflag.js';
 import { IndexFile, continueJavaHash, indexHashOf } from './index-file.js';
 import { javaStringHashCode } from '../../common/message/java-hash.js';
@@ -52,6 +53,16 @@ export function indexFileName(ms: number): string {
 
 /** warmSlots looks at most this many records ahead. */
 const WARM_MAX_RECORDS = 256;
+
+/** Fills `r` with what the index reads of record `k` of a prepared block. */
+export function fillIndexRecord(r: IndexRecord, block: PreparedDispatchBlock, k: number): void {
+  r.commitLogOffset = block.commitLogOffset[k]!;
+  r.storeTimestamp = block.storeTimestamp;
+  r.sysFlag = block.sysFlag[k]!;
+  r.topic = block.topic[k]!;
+  r.keys = block.keys[k]!;
+  r.uniqKey = block.uniqKey[k]!;
+}
 
 export class IndexService {
   private readonly files: IndexFile[] = [];
@@ -224,6 +235,46 @@ export class IndexService {
       this.warmHashes[k] = indexHashOf(continueJavaHash(this.prefixHashOf(r.topic), r.uniqKey));
       k++;
     }
+    this.touchWarmed(k);
+  }
+
+  /**
+   * buildIndex for each record of a prepared block (its columns; no DispatchRequest per record),
+   * WARM_MAX_RECORDS at a time with their slots read ahead as warmSlots does. A record that fails
+   * is reported with `failed(k, error)` and the next one goes on.
+   */
+  buildIndexPrepared(block: PreparedDispatchBlock, failed: (k: number, error: unknown) => void): void {
+    const r = this.preparedRecord;
+    for (let from = 0; from < block.count; from += WARM_MAX_RECORDS) {
+      const to = Math.min(block.count, from + WARM_MAX_RECORDS);
+      if (this.config.messageIndexEnable && to - from > 1) {
+        let k = 0;
+        for (let i = from; i < to; i++) {
+          const uniqKey = block.uniqKey[i];
+          if (!uniqKey || getTransactionValue(block.sysFlag[i]!) === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) continue;
+          this.warmRecords[k] = r; // buildIndex gets `r` filled with record i (matched by its offset)
+          this.warmOffsets[k] = block.commitLogOffset[i]!;
+          this.warmHashes[k] = indexHashOf(continueJavaHash(this.prefixHashOf(block.topic[i]!), uniqKey));
+          k++;
+        }
+        this.touchWarmed(k);
+      }
+      for (let i = from; i < to; i++) {
+        fillIndexRecord(r, block, i);
+        try {
+          this.buildIndex(r);
+        } catch (e) {
+          failed(i, e);
+        }
+      }
+    }
+  }
+
+  /** The one IndexRecord buildIndexPrepared fills with each record in turn. */
+  private readonly preparedRecord: IndexRecord = { commitLogOffset: 0, storeTimestamp: 0, sysFlag: 0, topic: '', keys: '', uniqKey: null };
+
+  /** Ends a warm-up: `warmRecords[0, k)` hashed; the rest forgotten, their slots read (IndexFile.touchSlots). */
+  private touchWarmed(k: number): void {
     for (let i = k; i < this.warmCount; i++) this.warmRecords[i] = null;
     this.warmCount = k;
     this.warmNext = 0;

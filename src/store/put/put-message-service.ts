@@ -66,7 +66,7 @@ export interface PutPathParts {
   state: StoreState;
   commitLog: CommitLog;
   queueOffsets: QueueOffsetTable;
-  dispatch: Pick<ReputMessageService, 'enqueue' | 'enqueueBlock' | 'driveToLimit'>;
+  dispatch: Pick<ReputMessageService, 'enqueue' | 'enqueueBlock' | 'enqueuePrepared' | 'driveToLimit'>;
   flushManager: Pick<FlushManager, 'handleDiskFlush'>;
   /** The replication role once started (null before startHA). */
   replication: () => ReplicaAck | null;
@@ -248,7 +248,7 @@ export class PutMessageService {
       const r = this.refuseAfterWriteError(e);
       return { status: r.status, remark: r.remark ?? r.status, appended: 0, wroteOffset: 0, wroteBytes: 0, storeTimestamp: 0 };
     }
-    this.p.dispatch.enqueueBlock(out.dispatches);
+    this.p.dispatch.enqueuePrepared(out.block);
     const { appended, wroteOffset, wroteBytes, storeTimestamp } = out;
     let failed: PutMessageResult | null = null;
     if (out.failure) failed = this.appendRefusal(out.failure);

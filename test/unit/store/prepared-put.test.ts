@@ -11,7 +11,7 @@ import { BLANK_MAGIC_CODE, decodeRecord } from '../../../src/common/message/reco
 import { MessageSysFlag } from '../../../src/common/message/sysflag.js';
 import type { MessageInner } from '../../../src/common/message/message.js';
 import type { DefaultMessageStore } from '../../../src/store/default-message-store.js';
-import type { PreparedMessage } from '../../../src/store/message-store.js';
+import { preparedColumnsOf, type PreparedMessage } from '../../../src/store/message-store.js';
 import type { StoreConfig } from '../../../src/store/store-config.js';
 import { ConsumeQueue } from '../../../src/store/consumequeue/consume-queue.js';
 import { MappedFile } from '../../../src/store/mapped-file/mapped-file.js';
@@ -44,16 +44,17 @@ function commitLogBytes(store: DefaultMessageStore): Buffer {
 /**
  * `segmentBytes` SEGMENT: the block spans a segment roll (dispatched record by record); larger:
  * the block lies in one segment and is dispatched as one (ConsumeQueue entries per queue in one
- * go, ConsumeQueue.putMessagePositionInfos).
+ * go, ConsumeQueue.putPositionColumns).
  */
 async function sameAsSinglePuts(extra: Partial<StoreConfig>, segmentBytes = SEGMENT): Promise<void> {
   const rootA = tempDir();
   const rootB = tempDir();
-  const batchWrite = ConsumeQueue.prototype.putMessagePositionInfos;
+  // the block's entries of one queue go in one call, from the block's columns (no DispatchRequest per record)
+  const batchWrite = ConsumeQueue.prototype.putPositionColumns;
   let fastBatches = 0;
-  ConsumeQueue.prototype.putMessagePositionInfos = function (this: ConsumeQueue, records) {
-    if (records.length > 1) fastBatches++;
-    return batchWrite.call(this, records);
+  ConsumeQueue.prototype.putPositionColumns = function (this: ConsumeQueue, c, rows, n) {
+    if (n > 1) fastBatches++;
+    return batchWrite.call(this, c, rows, n);
   };
   try {
     const cfg = (root: string) => smallConfig(root, { mappedFileSizeCommitLog: segmentBytes, mappedFileSizeConsumeQueue: 20 * 1000, ...extra });
@@ -133,7 +134,7 @@ async function sameAsSinglePuts(extra: Partial<StoreConfig>, segmentBytes = SEGM
     assert.equal(again.getMaxPhyOffset(), pos);
     await again.shutdown();
   } finally {
-    ConsumeQueue.prototype.putMessagePositionInfos = batchWrite;
+    ConsumeQueue.prototype.putPositionColumns = batchWrite;
     removeDir(rootA);
     removeDir(rootB);
   }
@@ -382,6 +383,54 @@ test('putPreparedMessages: a crash while the pool writes of two blocks are pendi
       assert.equal(decodeRecord(last.messages[0]!).properties.get('UNIQ_KEY'), `U${expect}`);
     }
     assert.equal((await store.putMessage(makeMessage({ topic: 'T1', queueId: 0, body: 'after' }))).status, 'PUT_OK');
+    await store.shutdown();
+  } finally {
+    removeDir(root);
+  }
+});
+
+test('putPreparedMessages (SYNC_FLUSH, WAIT=false): the block is dispatched after the put answered and the caller released its columns; ConsumeQueue, index and listener get what was appended', async () => {
+  const root = tempDir();
+  try {
+    const store = await openStore(smallConfig(root, { flushDiskType: 'SYNC_FLUSH', mappedFileSizeCommitLog: BIG_SEGMENT, mappedFileSizeConsumeQueue: 20 * 1000, flushIntervalCommitLog: 200 }));
+    const arrived: string[] = [];
+    store.setMessageArrivingListener((topic, queueId, logicOffset, _tags, _ts, props) => arrived.push(`${topic}-${queueId}@${logicOffset}:${props.get('UNIQ_KEY')}`));
+    const msgs = manyMessages().slice(0, 30);
+    for (const m of msgs) m.properties.set('WAIT', 'false');
+    const cols = preparedColumnsOf(prepareCarved(store, msgs));
+    const r = await store.putPreparedMessages(cols);
+    assert.equal(r.status, 'PUT_OK');
+    assert.equal(r.appended, 30);
+    assert.equal(store.getMaxOffsetInQueue('T1', 0), 0, 'not dispatched yet: SYNC_FLUSH dispatches after the flush');
+    // the caller forgets its rows, as the timer service does once the put answered
+    const view = cols.view as (Buffer | null)[];
+    const uniq = cols.uniqKey as (string | null)[];
+    const keys = cols.keys as string[];
+    const topics = cols.topic as string[];
+    for (let i = 0; i < 30; i++) {
+      view[i] = null;
+      uniq[i] = null;
+      keys[i] = '';
+      topics[i] = 'GONE';
+    }
+    for (const deadline = Date.now() + 10_000; store.dispatchBehindBytes() > 0; ) {
+      assert.ok(Date.now() < deadline, `dispatch still ${store.dispatchBehindBytes()} bytes behind`);
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    assert.equal(store.getMaxOffsetInQueue('T1', 0), 10);
+    assert.equal(store.getMaxOffsetInQueue('T2', 3), 10);
+    assert.equal(store.getMaxOffsetInQueue('T1', 1), 10);
+    assert.equal(store.getMaxOffsetInQueue('GONE', 0), 0);
+    for (let q = 0; q < 10; q++) {
+      const pos = store.getCommitLogOffsetInQueue('T2', 3, q);
+      const m = decodeRecord((await store.selectOneMessageByOffset(pos))!);
+      assert.equal(m.properties.get('UNIQ_KEY'), `U${q * 3 + 1}`, 'the ConsumeQueue entry points at its own record');
+    }
+    assert.equal((await store.queryMessage('T1', 'U27', 32, 0, Number.MAX_SAFE_INTEGER)).messages.length, 1, 'UNIQ_KEY indexed');
+    assert.equal((await store.queryMessage('T2', 'K28', 32, 0, Number.MAX_SAFE_INTEGER)).messages.length, 1, 'KEYS indexed');
+    assert.equal(arrived.length, 30);
+    assert.equal(arrived[27], 'T1-0@10:U27', 'the listener gets the record\'s properties, decoded from the record');
+    assert.equal(arrived[29], 'T1-1@10:U29');
     await store.shutdown();
   } finally {
     removeDir(root);

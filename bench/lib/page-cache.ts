@@ -1,5 +1,5 @@
 /**
- * The page-cache fill that precedes each broker start of bench/vs-apache.
+ * The page-cache fill that precedes each broker start of bench/vs-apache and of the timer burst (bench/timer).
  *
  * On this VM the host backs guest memory lazily and takes freed memory back (virtio-balloon free-page
  * reporting, bench/README.md "This VM's memory"): a page-cache page made from a page that has been
@@ -31,6 +31,8 @@ export function memFreeBytes(): number {
 }
 
 export interface PageCacheFill {
+  /** the sparse file read (delete it once the broker stopped: its pages then become free) */
+  path: string;
   /** bytes read into the page cache */
   bytes: number;
   seconds: number;
@@ -67,5 +69,5 @@ export async function fillPageCache(dir: string, readers = 2): Promise<PageCache
       }
     }),
   );
-  return { bytes, seconds: Math.round((Date.now() - t0) / 100) / 10, freeBefore, freeAfter: memFreeBytes() };
+  return { path, bytes, seconds: Math.round((Date.now() - t0) / 100) / 10, freeBefore, freeAfter: memFreeBytes() };
 }
