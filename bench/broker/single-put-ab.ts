@@ -13,7 +13,7 @@
  *
  * Usage: npx tsx bench/broker/single-put-ab.ts --a <root> --b <root> [--rounds 4] [--messages 200000]
  *        [--size 1024] [--window 16] [--label-a before] [--label-b after] [--profile-dir <dir>]
- * Output: one `AB {json}` line per side and round (msgs/s, process and main-thread CPU µs per
+ * Output: one `AB {json}` line per side and round (msgs/s, process CPU µs per send and its system part, write system calls per send (/proc/self/io syscw), main-thread CPU µs per
  * send, load average), then a table of medians and minima.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +24,16 @@ import { nowMs } from '../lib/stats.js';
 import { median, runSideChild } from '../lib/ab-child.js';
 
 interface Opts { a: string; b: string; rounds: number; messages: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null }
-interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
+interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; sysUsPerMsg: number; writeSyscallsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
+
+/** Write system calls of this process so far (write, pwrite, writev: `syscw` of /proc/self/io); NaN where unreadable. */
+function writeSyscalls(): number {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? Number.NaN);
+  } catch {
+    return Number.NaN;
+  }
+}
 
 const QUEUES = 8;
 
@@ -114,13 +123,15 @@ async function child(root: string, messages: number, size: number, window: numbe
     const rounds = Math.ceil(messages / window);
     const c0 = process.cpuUsage();
     const m0 = mainThreadCpuSeconds();
+    const w0 = writeSyscalls();
     const t0 = nowMs();
     for (let i = 0; i < rounds; i++) await round();
     const s = (nowMs() - t0) / 1000;
     const cpu = process.cpuUsage(c0);
     const main = mainThreadCpuSeconds() - m0;
+    const writes = writeSyscalls() - w0;
     const sent = rounds * window;
-    const out: SideResult = { msgsPerSec: Math.round(sent / s), cpuUsPerMsg: Math.round(((cpu.user + cpu.system) / sent) * 100) / 100, mainThreadCpuUsPerMsg: Math.round((main / sent) * 1e8) / 100, load1: Math.round(loadavg()[0]! * 10) / 10 };
+    const out: SideResult = { msgsPerSec: Math.round(sent / s), cpuUsPerMsg: Math.round(((cpu.user + cpu.system) / sent) * 100) / 100, sysUsPerMsg: Math.round((cpu.system / sent) * 100) / 100, writeSyscallsPerMsg: Math.round((writes / sent) * 1000) / 1000, mainThreadCpuUsPerMsg: Math.round((main / sent) * 1e8) / 100, load1: Math.round(loadavg()[0]! * 10) / 10 };
     console.log(`SIDE ${JSON.stringify(out)}`);
   } finally {
     await h.close();
@@ -153,12 +164,12 @@ async function main(): Promise<void> {
       console.log(`AB ${JSON.stringify({ label: side.label, round, ...r })}`);
     }
   }
-  console.log(`\n| side | msgs/s (median) | process CPU µs/send (median, min) | main thread CPU µs/send (median, min) | runs (msgs/s / process µs / main µs / load) |\n|---|---|---|---|---|`);
+  console.log(`\n| side | msgs/s (median) | process CPU µs/send (median, min) | of which system (median) | write syscalls/send (median) | main thread CPU µs/send (median, min) | runs (msgs/s / process µs / main µs / load) |\n|---|---|---|---|---|---|---|`);
   for (const s of sides) {
     const rs = results.get(s.label)!;
     const cpu = rs.map((r) => r.cpuUsPerMsg);
     const main = rs.map((r) => r.mainThreadCpuUsPerMsg);
-    console.log(`| ${s.label} | ${median(rs.map((r) => r.msgsPerSec))} | ${median(cpu).toFixed(2)}, ${Math.min(...cpu)} | ${median(main).toFixed(2)}, ${Math.min(...main)} | ${rs.map((r) => `${r.msgsPerSec}/${r.cpuUsPerMsg}/${r.mainThreadCpuUsPerMsg}/${r.load1}`).join(', ')} |`);
+    console.log(`| ${s.label} | ${median(rs.map((r) => r.msgsPerSec))} | ${median(cpu).toFixed(2)}, ${Math.min(...cpu)} | ${median(rs.map((r) => r.sysUsPerMsg)).toFixed(2)} | ${median(rs.map((r) => r.writeSyscallsPerMsg)).toFixed(3)} | ${median(main).toFixed(2)}, ${Math.min(...main)} | ${rs.map((r) => `${r.msgsPerSec}/${r.cpuUsPerMsg}/${r.mainThreadCpuUsPerMsg}/${r.load1}`).join(', ')} |`);
   }
 }
 

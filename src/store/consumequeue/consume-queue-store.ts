@@ -3,10 +3,17 @@
  * simple CQs). Owns `<root>/consumequeue/`; creates queues on first use (so
  * NO_MATCHED_LOGIC_QUEUE is practically unreachable, as in RocketMQ).
  *
- * Background write failures (consume-queue-write-errors.ts): every entry written through
- * `putMessagePositionInfo` is checked on the next event-loop turn (after the segment's own
- * background commit): its queue is committed again, and a failing pwrite records the queue as
- * failing (LOGICS_QUEUE_ERROR through `onWriteErrorChange`). `flushAll` reports failed commits and
+ * Commits: the entries written through `putMessagePositionInfo(s)` stay in their segments' write
+ * buffers (readers see them there) and every queue written meanwhile is committed (one pwrite
+ * per queue) `commitIntervalMs` after the first such write — so a busy store makes one pwrite
+ * per written queue per interval, not one per queue per event-loop turn. RocketMQ writes its
+ * ConsumeQueues into mmap'ed files (no system call per entry); entries lost with the process
+ * before their commit are rebuilt from the CommitLog by the abnormal recovery (as for entries
+ * written but not flushed). `commitIntervalMs` 0: the old rule, the segment's own commit on the
+ * next event-loop turn and this check right after it.
+ *
+ * Background write failures (consume-queue-write-errors.ts): that commit is also the check: a
+ * failing pwrite records the queue as failing (LOGICS_QUEUE_ERROR through `onWriteErrorChange`). `flushAll` reports failed commits and
  * fdatasyncs per queue and goes on with the other queues. Failing queues are retried every
  * `writeRetryIntervalMs` (commit; flush(0) when the flush had failed) and by every later
  * commit/flush; the flag clears once no queue fails. Entries are never dropped meanwhile (they
@@ -20,6 +27,12 @@ import type { Clock } from '../../common/time/clock.js';
 import { ConsumeQueue, type PositionColumns } from './consume-queue.js';
 import type { SyncFailedError } from '../mapped-file/sync-failed-error.js';
 import { CQ_WRITE_RETRY_INTERVAL_MS, ConsumeQueueWriteError, ConsumeQueueWriteErrors, type FailedQueueWrite } from './consume-queue-write-errors.js';
+
+/**
+ * Default time from the first entry written after a commit to the commit of every queue written
+ * since, ms (ConsumeQueueStoreOptions.commitIntervalMs).
+ */
+export const DEFAULT_CQ_COMMIT_INTERVAL_MS = 10;
 
 /** Default minimum time between two "still failing" lines of one queue, ms. */
 const WRITE_FAILURE_LOG_INTERVAL_MS = 10_000;
@@ -39,17 +52,29 @@ export interface ConsumeQueueStoreOptions {
   logIntervalMs?: number;
   /** Told once per ConsumeQueue segment whose fdatasync fails (fsyncgate: refuse writes until restart). */
   onSyncFailed?: (e: SyncFailedError) => void;
+  /**
+   * Time from the first entry written after a commit to the commit of every queue written since,
+   * ms (default DEFAULT_CQ_COMMIT_INTERVAL_MS); 0: commit on the next event-loop turn (see the
+   * file comment).
+   */
+  commitIntervalMs?: number;
 }
 
 export class ConsumeQueueStore {
   private readonly table = new Map<string, Map<number, ConsumeQueue>>();
   private readonly writeErrors: ConsumeQueueWriteErrors;
-  /** Queues written since the last commit check (run on the next event-loop turn). */
+  /** Queues written since the last commit check (run commitIntervalMs after the first of them). */
   private readonly toCheck = new Set<ConsumeQueue>();
   private checkScheduled = false;
+  private checkTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readonly commitIntervalMs: number;
+  private readonly runCheck = (): void => this.checkCommits();
 
   constructor(private readonly opts: ConsumeQueueStoreOptions) {
+    const interval = opts.commitIntervalMs ?? DEFAULT_CQ_COMMIT_INTERVAL_MS;
+    if (!(Number.isFinite(interval) && interval >= 0)) throw new RangeError(`commitIntervalMs must be a number >= 0, got ${interval}`);
+    this.commitIntervalMs = interval;
     this.writeErrors = new ConsumeQueueWriteErrors({
       clock: opts.clock,
       logger: opts.logger,
@@ -86,7 +111,11 @@ export class ConsumeQueueStore {
     let cq = byId.get(queueId);
     if (!cq) {
       const { rootDir, fileSize, fs, clock, logger, onSyncFailed } = this.opts;
-      cq = new ConsumeQueue({ topic, queueId, rootDir, fileSize, fs, clock, logger, ...(onSyncFailed ? { onSyncFailed } : {}) });
+      cq = new ConsumeQueue({
+        topic, queueId, rootDir, fileSize, fs, clock, logger,
+        ...(onSyncFailed ? { onSyncFailed } : {}),
+        ...(this.commitIntervalMs > 0 ? { commitOnNextTurn: false } : {}),
+      });
       byId.set(queueId, cq);
     }
     return cq;
@@ -150,16 +179,14 @@ export class ConsumeQueueStore {
 
   /**
    * Writes the entry of a dispatched record (ConsumeQueue.putMessagePositionInfo, creating the
-   * queue if needed) and has it checked on the next event-loop turn that it reached the file.
+   * queue if needed) and has its queue committed with the next periodic commit (file comment).
    * @throws what putMessagePositionInfo throws (file creation, a full write buffer not written).
    */
   putMessagePositionInfo(topic: string, queueId: number, phyOffset: number, size: number, tagsCode: number, queueOffset: number): void {
     const cq = this.findOrCreate(topic, queueId);
     cq.putMessagePositionInfo(phyOffset, size, tagsCode, queueOffset);
     this.toCheck.add(cq);
-    if (this.checkScheduled) return;
-    this.checkScheduled = true;
-    setImmediate(() => this.checkCommits());
+    if (!this.checkScheduled) this.scheduleCheck();
   }
 
   /**
@@ -183,15 +210,23 @@ export class ConsumeQueueStore {
       put(cq);
     } finally {
       this.toCheck.add(cq);
-      if (!this.checkScheduled) {
-        this.checkScheduled = true;
-        setImmediate(() => this.checkCommits());
-      }
+      if (!this.checkScheduled) this.scheduleCheck();
     }
+  }
+
+  private scheduleCheck(): void {
+    this.checkScheduled = true;
+    if (this.commitIntervalMs === 0) {
+      setImmediate(this.runCheck);
+      return;
+    }
+    this.checkTimer = setTimeout(this.runCheck, this.commitIntervalMs);
+    this.checkTimer.unref();
   }
 
   private checkCommits(): void {
     this.checkScheduled = false;
+    this.checkTimer = null;
     if (this.stopped) {
       this.toCheck.clear();
       return;
@@ -322,6 +357,8 @@ export class ConsumeQueueStore {
 
   private stop(): void {
     this.stopped = true;
+    if (this.checkTimer !== null) clearTimeout(this.checkTimer);
+    this.checkTimer = null;
     this.writeErrors.stop();
   }
 }

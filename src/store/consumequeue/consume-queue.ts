@@ -53,6 +53,12 @@ export interface ConsumeQueueOptions {
   logger: Logger;
   /** Told once per segment whose fdatasync fails (fsyncgate). */
   onSyncFailed?: (e: SyncFailedError) => void;
+  /**
+   * Commit the segments' buffered entries on the next event-loop turn after an append (default
+   * true). False: they wait for `commit()` (ConsumeQueueStore's periodic commit), `flush`, or a
+   * full 16 KiB write buffer.
+   */
+  commitOnNextTurn?: boolean;
 }
 
 /** Entries as columns (ConsumeQueue.putPositionColumns): CommitLog offset, size, tags code and queue offset of each row. */
@@ -95,6 +101,7 @@ export class ConsumeQueue {
       logger: opts.logger,
       writeBufferBytes: Math.min(opts.fileSize, 16 * 1024),
       commitThresholdBytes: Math.min(opts.fileSize, 16 * 1024),
+      ...(opts.commitOnNextTurn === false ? { commitOnNextTurn: false } : {}),
       ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     });
   }

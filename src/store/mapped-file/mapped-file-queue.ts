@@ -30,6 +30,8 @@ export interface MappedFileQueueOptions {
   asyncCommit?: boolean;
   /** appendDirect writes on the libuv pool (MappedFileOptions.asyncDirectWrites). Default false. */
   asyncDirectWrites?: boolean;
+  /** Commit on the next turn after an append (MappedFileOptions.commitOnNextTurn). Default true. */
+  commitOnNextTurn?: boolean;
   /** Pre-create the next segment in the background (CommitLog). */
   preallocate?: boolean;
   /** With `preallocate`: also pre-write it with zeros (warmMapedFileEnable). */
@@ -73,6 +75,7 @@ export class MappedFileQueue {
       ...(opts.commitThresholdBytes !== undefined ? { commitThresholdBytes: opts.commitThresholdBytes } : {}),
       ...(opts.asyncCommit !== undefined ? { asyncCommit: opts.asyncCommit } : {}),
       ...(opts.asyncDirectWrites !== undefined ? { asyncDirectWrites: opts.asyncDirectWrites } : {}),
+      ...(opts.commitOnNextTurn !== undefined ? { commitOnNextTurn: opts.commitOnNextTurn } : {}),
       ...(opts.onSyncFailed ? { onSyncFailed: opts.onSyncFailed } : {}),
     };
     const clock = this.clock;

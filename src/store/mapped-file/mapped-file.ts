@@ -68,6 +68,14 @@ export interface MappedFileOptions {
    */
   asyncDirectWrites?: boolean;
   /**
+   * Commit on the next `setImmediate` after an append (default true). False: an append below
+   * `commitThresholdBytes` stays in the write buffer until the owner commits (`commit`, `flush`)
+   * or the threshold is reached; readers see it all the same. For files whose owner commits many
+   * of them together on its own schedule (ConsumeQueueStore), so that a turn that appends to N
+   * files does not schedule N immediates and N pwrites.
+   */
+  commitOnNextTurn?: boolean;
+  /**
    * Told once, synchronously, when an fdatasync/fsync of the file fails (fsyncgate: the file is
    * then sync-failed for good, see `getSyncFailure`).
    */
@@ -209,6 +217,8 @@ export class MappedFile extends ReferenceResource {
   /** The first failed fdatasync/fsync; sticky (fsyncgate, sync-failed-error.ts). */
   private syncFailure: SyncFailedError | null = null;
   private readonly onSyncFailed: ((e: SyncFailedError) => void) | undefined;
+  /** MappedFileOptions.commitOnNextTurn. */
+  private readonly commitOnNextTurn: boolean;
 
   private constructor(
     readonly filePath: string,
@@ -231,6 +241,7 @@ export class MappedFile extends ReferenceResource {
     this.asyncWrite = opts.asyncCommit && opts.fs.pwriteAsync ? opts.fs.pwriteAsync.bind(opts.fs) : null;
     this.directWrite = opts.asyncDirectWrites && opts.fs.pwriteAsync ? opts.fs.pwriteAsync.bind(opts.fs) : null;
     this.onSyncFailed = opts.onSyncFailed;
+    this.commitOnNextTurn = opts.commitOnNextTurn !== false;
   }
 
   /** Creates (or re-creates, truncating) a zero-filled file of exactly `fileSize` bytes; positions 0. */
@@ -402,7 +413,7 @@ export class MappedFile extends ReferenceResource {
     this.wrotePosition += len;
     c.end = this.wrotePosition;
     if (this.wrotePosition - this.submittedPosition >= this.commitThresholdBytes) this.tryCommit();
-    else this.scheduleCommit();
+    else if (this.commitOnNextTurn) this.scheduleCommit();
   }
 
   /**

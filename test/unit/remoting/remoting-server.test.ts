@@ -258,3 +258,26 @@ test('idle connections are closed after channelMaxIdleMs; the client reconnects'
   await sleep(50); // let the client see the FIN
   assert.equal((await client.invokeSync(addr, createRequestCommand(105), 2000)).code, 0);
 });
+
+test('channelMaxIdleMs counts from the last read or write: a connection with traffic every 40 ms stays open past 3 × 300 ms; once quiet it closes 300–375 ms (+ timer slack) later', async (t) => {
+  const server = new RemotingServer({ listenPort: 0, host: '127.0.0.1', channelMaxIdleMs: 300 });
+  t.after(() => server.shutdown());
+  server.registerProcessor(105, ({ request }) => createResponseCommand(request, 0));
+  await server.start();
+  let closedAtMs = -1;
+  server.onChannelClose(() => { closedAtMs = performance.now(); });
+  const client = new RemotingClient();
+  t.after(() => client.close());
+  const addr = `127.0.0.1:${server.port}`;
+  const t0 = performance.now();
+  let lastMs = t0;
+  while (performance.now() - t0 < 900) {
+    assert.equal((await client.invokeSync(addr, createRequestCommand(105), 2000)).code, 0);
+    lastMs = performance.now();
+    assert.equal(closedAtMs, -1, `closed ${Math.round(lastMs - t0)} ms in, with traffic every 40 ms`);
+    await sleep(40);
+  }
+  for (let i = 0; i < 400 && closedAtMs < 0; i++) await sleep(5);
+  const quietMs = closedAtMs - lastMs;
+  assert.ok(quietMs >= 300 && quietMs < 1200, `closed ${Math.round(quietMs)} ms after the last traffic`);
+});

@@ -69,7 +69,7 @@ const COMMIT_REASON =
 async function failAfterThree(store: DefaultMessageStore, fsPort: FaultyFileSystem, root: string): Promise<number[]> {
   const wrote: number[] = [];
   for (let i = 0; i < 3; i++) wrote.push((await put(store)).wroteOffset);
-  await new Promise((r) => setImmediate(r)); // the background commit of entries 0..2
+  await waitFor(() => onDisk(root, 2) !== 0); // the periodic commit of entries 0..2 (ConsumeQueueStore.commitIntervalMs)
   assert.deepEqual([0, 1, 2].map((q) => onDisk(root, q)), wrote);
   fsPort.pathFault = (op, p) => (op === 'pwrite' && p === cqFile0(root) ? 'EIO' : null);
   const r3 = await put(store); // stored and acknowledged; its CQ entry is buffered, the commit fails a turn later
@@ -242,7 +242,7 @@ test('ConsumeQueueStore: two failing queues — the first one is reported, then 
     cqs.putMessagePositionInfo('A', 0, 0, 100, 0, 0);
     cqs.putMessagePositionInfo('B', 0, 100, 100, 0, 0);
     cqs.putMessagePositionInfo('C', 0, 200, 100, 0, 0);
-    await new Promise((r) => setImmediate(r));
+    await waitFor(() => cqs.failedWrites().length === 2); // the periodic commit (commitIntervalMs)
     const reasonOf = (t: string): string =>
       `ConsumeQueue commit failed (topic ${t}, queue 0, entries from queue offset 0 not written): disk full: write failed with ENOSPC (injected ENOSPC)`;
     assert.deepEqual(cqs.failedWrites().map((f) => [f.topic, f.op]), [['A', 'commit'], ['B', 'commit']]);
@@ -277,5 +277,50 @@ test('ConsumeQueueStore: two failing queues — the first one is reported, then 
     cqs.shutdown();
   } finally {
     removeDir(root);
+  }
+});
+
+test('ConsumeQueueStore commits periodically: entries of many turns are readable at once, on disk after commitIntervalMs with one pwrite per written queue; commitIntervalMs 0 commits on the next turn', async () => {
+  const root = tempDir();
+  try {
+    const fsPort = new FaultyFileSystem();
+    const pwrites: string[] = [];
+    fsPort.pathFault = (op, p) => {
+      if (op === 'pwrite') pwrites.push(path.basename(path.dirname(path.dirname(p))));
+      return null;
+    };
+    const cqs = new ConsumeQueueStore({ rootDir: root, fileSize: 2000, fs: fsPort, clock: new ManualClock(0), logger: silentLogger, commitIntervalMs: 40 });
+    const t0 = performance.now();
+    for (let i = 0; i < 10; i++) {
+      cqs.putMessagePositionInfo('A', 0, i * 200, 100, 0, i);
+      cqs.putMessagePositionInfo('B', 0, i * 200 + 100, 100, 0, i);
+      await new Promise((r) => setImmediate(r)); // ten event-loop turns
+    }
+    const file = (t: string): string => path.join(root, t, '0', '00000000000000000000');
+    if (performance.now() - t0 < 40) {
+      assert.deepEqual(pwrites, [], 'nothing written before the interval');
+      assert.equal(fs.readFileSync(file('A')).readBigInt64BE(0), 0n);
+    }
+    assert.equal(cqs.find('A', 0)!.getMaxOffsetInQueue(), 10);
+    assert.deepEqual(cqs.find('B', 0)!.readEntries(0, 32)?.count, 10, 'buffered entries are readable');
+    await waitFor(() => pwrites.length >= 2);
+    await new Promise((r) => setTimeout(r, 60));
+    assert.deepEqual(pwrites.sort(), ['A', 'B'], 'one pwrite per written queue');
+    assert.deepEqual([0, 9].map((q) => Number(fs.readFileSync(file('B')).readBigInt64BE(q * 20))), [100, 1900]);
+    cqs.shutdown();
+
+    const root0 = tempDir();
+    try {
+      const eager = new ConsumeQueueStore({ rootDir: root0, fileSize: 2000, fs: fsPort, clock: new ManualClock(0), logger: silentLogger, commitIntervalMs: 0 });
+      eager.putMessagePositionInfo('C', 0, 700, 100, 0, 0);
+      await new Promise((r) => setImmediate(r));
+      assert.equal(fs.readFileSync(path.join(root0, 'C', '0', '00000000000000000000')).readBigInt64BE(0), 700n, 'commitIntervalMs 0: written on the next turn');
+      eager.shutdown();
+    } finally {
+      fs.rmSync(root0, { recursive: true, force: true });
+    }
+    assert.throws(() => new ConsumeQueueStore({ rootDir: root, fileSize: 2000, fs: fsPort, clock: new ManualClock(0), logger: silentLogger, commitIntervalMs: -1 }), /commitIntervalMs must be a number >= 0/);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
   }
 });
