@@ -213,9 +213,8 @@ export class PopStateStore {
   forget(scope: { topic: string } | { group: string }): Promise<number> {
     if (this.closed) return Promise.resolve(0);
     const rec: PopForgetRecord = 'topic' in scope ? { type: 'FORGET', topic: scope.topic } : { type: 'FORGET', group: scope.group };
-    const before = this.table.size;
-    if (this.table.forget(forgetMatch(rec)) === 0) return Promise.resolve(0);
-    const n = before - this.table.size;
+    const n = this.table.forget(forgetMatch(rec));
+    if (n === 0) return Promise.resolve(0);
     try {
       return this.append([rec]).then(() => n);
     } catch (e) {

@@ -150,7 +150,8 @@ export class PullMessageProcessor {
     if (!tc) return createResponseCommand(request, ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, apply first please!`);
     if (!PermName.isReadable(tc.perm)) return createResponseCommand(request, ResponseCode.NO_PERMISSION, `the topic[${h.topic}] pulling message is forbidden`);
     if (h.queueId < 0 || h.queueId >= tc.readQueueNums) {
-      return createResponseCommand(request, 
+      return createResponseCommand(
+        request,
         ResponseCode.SYSTEM_ERROR,
         `queueId[${h.queueId}] is illegal, topic:[${h.topic}] topicConfig.readQueueNums:[${tc.readQueueNums}] consumer:[${channel.remoteAddress}]`,
       );

@@ -49,17 +49,7 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
     }
     const byTopic = this.groups;
     byTopic.clear();
-    for (const r of reqs) {
-      if (!isConsumeQueueRecord(r.sysFlag)) continue;
-      let byQueue = byTopic.get(r.topic);
-      if (byQueue === undefined) {
-        byQueue = new Map();
-        byTopic.set(r.topic, byQueue);
-      }
-      const list = byQueue.get(r.queueId);
-      if (list === undefined) byQueue.set(r.queueId, [r]);
-      else list.push(r);
-    }
+    for (const r of reqs) if (isConsumeQueueRecord(r.sysFlag)) pushGrouped(byTopic, r.topic, r.queueId, r);
     for (const [topic, byQueue] of byTopic) {
       for (const [queueId, list] of byQueue) {
         this.cqStore.putMessagePositionInfos(topic, queueId, list);
@@ -78,19 +68,7 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
     const byTopic = this.rowGroups;
     byTopic.clear();
     const { topic, queueId, sysFlag } = block;
-    for (let k = 0; k < block.count; k++) {
-      if (!isConsumeQueueRecord(sysFlag[k]!)) continue;
-      const t = topic[k]!;
-      let byQueue = byTopic.get(t);
-      if (byQueue === undefined) {
-        byQueue = new Map();
-        byTopic.set(t, byQueue);
-      }
-      const q = queueId[k]!;
-      const rows = byQueue.get(q);
-      if (rows === undefined) byQueue.set(q, [k]);
-      else rows.push(k);
-    }
+    for (let k = 0; k < block.count; k++) if (isConsumeQueueRecord(sysFlag[k]!)) pushGrouped(byTopic, topic[k]!, queueId[k]!, k);
     for (const [t, byQueue] of byTopic) {
       for (const [q, rows] of byQueue) {
         this.cqStore.putPositionColumns(t, q, block, rows, rows.length);
@@ -105,6 +83,18 @@ export class ConsumeQueueDispatcher implements CommitLogDispatcher {
 
   /** Scratch of dispatchBlock: topic → queue id → the block's records of that queue. */
   private readonly groups = new Map<string, Map<number, DispatchRequest[]>>();
+}
+
+/** Appends `item` to the list of `topic`/`queueId` in `groups` (made when missing). */
+function pushGrouped<T>(groups: Map<string, Map<number, T[]>>, topic: string, queueId: number, item: T): void {
+  let byQueue = groups.get(topic);
+  if (byQueue === undefined) {
+    byQueue = new Map();
+    groups.set(topic, byQueue);
+  }
+  const list = byQueue.get(queueId);
+  if (list === undefined) byQueue.set(queueId, [item]);
+  else list.push(item);
 }
 
 /** True when every request of `reqs` owns a ConsumeQueue entry of one queue (a batch). */

@@ -229,11 +229,7 @@ export class IndexService {
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = records[from + i]!;
-      if (!r.uniqKey || getTransactionValue(r.sysFlag) === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) continue;
-      this.warmRecords[k] = r;
-      this.warmOffsets[k] = r.commitLogOffset;
-      this.warmHashes[k] = indexHashOf(continueJavaHash(this.prefixHashOf(r.topic), r.uniqKey));
-      k++;
+      k = this.warmOne(k, r, r.commitLogOffset, r.topic, r.uniqKey, r.sysFlag);
     }
     this.touchWarmed(k);
   }
@@ -249,14 +245,8 @@ export class IndexService {
       const to = Math.min(block.count, from + WARM_MAX_RECORDS);
       if (this.config.messageIndexEnable && to - from > 1) {
         let k = 0;
-        for (let i = from; i < to; i++) {
-          const uniqKey = block.uniqKey[i];
-          if (!uniqKey || getTransactionValue(block.sysFlag[i]!) === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) continue;
-          this.warmRecords[k] = r; // buildIndex gets `r` filled with record i (matched by its offset)
-          this.warmOffsets[k] = block.commitLogOffset[i]!;
-          this.warmHashes[k] = indexHashOf(continueJavaHash(this.prefixHashOf(block.topic[i]!), uniqKey));
-          k++;
-        }
+        // buildIndex gets `r` filled with record i (matched by its offset)
+        for (let i = from; i < to; i++) k = this.warmOne(k, r, block.commitLogOffset[i]!, block.topic[i]!, block.uniqKey[i]!, block.sysFlag[i]!);
         this.touchWarmed(k);
       }
       for (let i = from; i < to; i++) {
@@ -272,6 +262,18 @@ export class IndexService {
 
   /** The one IndexRecord buildIndexPrepared fills with each record in turn. */
   private readonly preparedRecord: IndexRecord = { commitLogOffset: 0, storeTimestamp: 0, sysFlag: 0, topic: '', keys: '', uniqKey: null };
+
+  /**
+   * Warm-up entry `k` for record `r` at `commitLogOffset` when it has a UNIQ_KEY to index (not a
+   * rolled-back half): its index hash, computed once for its buildIndex. Returns the next entry.
+   */
+  private warmOne(k: number, r: IndexRecord, commitLogOffset: number, topic: string, uniqKey: string | null, sysFlag: number): number {
+    if (!uniqKey || getTransactionValue(sysFlag) === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) return k;
+    this.warmRecords[k] = r;
+    this.warmOffsets[k] = commitLogOffset;
+    this.warmHashes[k] = indexHashOf(continueJavaHash(this.prefixHashOf(topic), uniqKey));
+    return k + 1;
+  }
 
   /** Ends a warm-up: `warmRecords[0, k)` hashed; the rest forgotten, their slots read (IndexFile.touchSlots). */
   private touchWarmed(k: number): void {

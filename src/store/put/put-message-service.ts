@@ -402,8 +402,7 @@ const APPEND_RESULTS_PROPERTY: PropertyDescriptor = { get: appendResultsOfResult
  * remoting batch path reads only the summary, and a batch's per-message results cost an object
  * and an id string per message. An own enumerable getter, so spreading or serialising the result
  * still gives the array (made once). The getter is one shared function and what the results are
- * made of sits in a
- * hidden data property: a getter closure per result gave every result object a hidden class of
+ * made of sits in a hidden data property: a getter closure per result gave every result object a hidden class of
  * its own (V8 keeps an accessor in the hidden class), allocated in old space and holding the
  * batch's result objects (msgId list, offsets, closures) through every scavenge until the next
  * full GC — 5.6 % of all the put path's allocation was promoted that way.
