@@ -29,7 +29,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { nowMs } from '../lib/stats.js';
-import { median, runSideChild } from '../lib/ab-child.js';
+import { median, parseRootAbArgs, runSideChild } from '../lib/ab-child.js';
 
 interface Opts { a: string; b: string; rounds: number; messages: number; batch: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null; nodeArgs: string[]; nodeArgsA: string[]; nodeArgsB: string[] }
 interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; systemCpuUsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
@@ -37,28 +37,18 @@ interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; systemCpuUsPerMs
 const QUEUES = 8;
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 3, messages: 320_000, batch: 32, size: 1024, window: 16, labelA: 'A', labelB: 'B', profileDir: null, nodeArgs: [], nodeArgsA: [], nodeArgsB: [] };
-  for (let i = 0; i < argv.length; i += 2) {
-    const k = argv[i]!;
-    const v = argv[i + 1];
-    if (v === undefined) throw new Error(`${k} needs a value`);
-    if (k === '--a') o.a = v;
-    else if (k === '--b') o.b = v;
-    else if (k === '--rounds') o.rounds = Number(v);
-    else if (k === '--messages') o.messages = Number(v);
-    else if (k === '--batch') o.batch = Number(v);
-    else if (k === '--size') o.size = Number(v);
-    else if (k === '--window') o.window = Number(v);
-    else if (k === '--label-a') o.labelA = v;
-    else if (k === '--label-b') o.labelB = v;
-    else if (k === '--profile-dir') o.profileDir = v;
-    else if (k === '--node-arg') o.nodeArgs.push(v);
-    else if (k === '--node-arg-a') o.nodeArgsA.push(v);
-    else if (k === '--node-arg-b') o.nodeArgsB.push(v);
-    else throw new Error(`unknown flag ${k}`);
-  }
-  if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
-  return o;
+  const own = { batch: 32, window: 16, profileDir: null as string | null, nodeArgs: [] as string[], nodeArgsA: [] as string[], nodeArgsB: [] as string[] };
+  const o = parseRootAbArgs(argv, { rounds: 3, messages: 320_000 }, (k, v) => {
+    if (k === '--batch') own.batch = Number(v);
+    else if (k === '--window') own.window = Number(v);
+    else if (k === '--profile-dir') own.profileDir = v;
+    else if (k === '--node-arg') own.nodeArgs.push(v);
+    else if (k === '--node-arg-a') own.nodeArgsA.push(v);
+    else if (k === '--node-arg-b') own.nodeArgsB.push(v);
+    else return false;
+    return true;
+  });
+  return { ...o, ...own };
 }
 
 /** CPU seconds of this process's main thread (/proc/self/task/<pid>/stat utime + stime; 10 ms ticks). */

@@ -27,28 +27,19 @@ import { BenchChild } from '../lib/child.js';
 import { cpuByThreadOf, cpuSecondsOf, cpuSplitOf, freePort } from '../lib/os.js';
 import { countRecords, RawRemotingClient } from '../lib/remoting-client.js';
 import { nowMs } from '../lib/stats.js';
+import { median, parseRootAbArgs } from '../lib/ab-child.js';
 
 interface Opts { a: string; b: string; rounds: number; messages: number; size: number; dir: string; labelA: string; labelB: string; profileDir: string | null }
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 3, messages: 300_000, size: 1024, dir: tmpdir(), labelA: 'A', labelB: 'B', profileDir: null };
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i]!;
-    const v = argv[++i];
-    if (v === undefined) throw new Error(`${k} needs a value`);
-    if (k === '--a') o.a = v;
-    else if (k === '--b') o.b = v;
-    else if (k === '--rounds') o.rounds = Number(v);
-    else if (k === '--messages') o.messages = Number(v);
-    else if (k === '--size') o.size = Number(v);
-    else if (k === '--dir') o.dir = v;
-    else if (k === '--label-a') o.labelA = v;
-    else if (k === '--label-b') o.labelB = v;
-    else if (k === '--profile-dir') o.profileDir = v;
-    else throw new Error(`unknown flag ${k}`);
-  }
-  if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
-  return o;
+  const own = { dir: tmpdir(), profileDir: null as string | null };
+  const o = parseRootAbArgs(argv, { rounds: 3, messages: 300_000 }, (k, v) => {
+    if (k === '--dir') own.dir = v;
+    else if (k === '--profile-dir') own.profileDir = v;
+    else return false;
+    return true;
+  });
+  return { ...o, ...own };
 }
 
 const QUEUES = 8;
@@ -157,11 +148,6 @@ async function oneSide(o: Opts, root: string, label: string, round: number): Pro
 }
 
 const r2 = (x: number): number => Math.round(x * 100) / 100;
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));

@@ -21,7 +21,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { nowMs } from '../lib/stats.js';
-import { median, runSideChild } from '../lib/ab-child.js';
+import { median, parseRootAbArgs, runSideChild } from '../lib/ab-child.js';
 
 interface Opts { a: string; b: string; rounds: number; messages: number; size: number; window: number; labelA: string; labelB: string; profileDir: string | null }
 interface SideResult { msgsPerSec: number; cpuUsPerMsg: number; sysUsPerMsg: number; writeSyscallsPerMsg: number; mainThreadCpuUsPerMsg: number; load1: number }
@@ -38,24 +38,14 @@ function writeSyscalls(): number {
 const QUEUES = 8;
 
 function parseArgs(argv: string[]): Opts {
-  const o: Opts = { a: '', b: '', rounds: 4, messages: 200_000, size: 1024, window: 16, labelA: 'A', labelB: 'B', profileDir: null };
-  for (let i = 0; i < argv.length; i += 2) {
-    const k = argv[i]!;
-    const v = argv[i + 1];
-    if (v === undefined) throw new Error(`${k} needs a value`);
-    if (k === '--a') o.a = v;
-    else if (k === '--b') o.b = v;
-    else if (k === '--rounds') o.rounds = Number(v);
-    else if (k === '--messages') o.messages = Number(v);
-    else if (k === '--size') o.size = Number(v);
-    else if (k === '--window') o.window = Number(v);
-    else if (k === '--label-a') o.labelA = v;
-    else if (k === '--label-b') o.labelB = v;
-    else if (k === '--profile-dir') o.profileDir = v;
-    else throw new Error(`unknown flag ${k}`);
-  }
-  if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
-  return o;
+  const own = { window: 16, profileDir: null as string | null };
+  const o = parseRootAbArgs(argv, { rounds: 4, messages: 200_000 }, (k, v) => {
+    if (k === '--window') own.window = Number(v);
+    else if (k === '--profile-dir') own.profileDir = v;
+    else return false;
+    return true;
+  });
+  return { ...o, ...own };
 }
 
 /** CPU seconds of this process's main thread (/proc/self/task/<pid>/stat utime + stime; 10 ms ticks). */

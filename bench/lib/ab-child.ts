@@ -30,14 +30,16 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
-/** Options of the in-process two-tree A/B benches (send-pipeline-ab, pull-inproc-ab). */
+/** Options every two-tree A/B bench takes (send-pipeline-ab, pull-inproc-ab, pull-ab, single-put-ab, batch-put-ab). */
 export interface RootAbOpts { a: string; b: string; rounds: number; messages: number; size: number; labelA: string; labelB: string }
 
 /**
  * Parses `--a <root> --b <root> [--rounds N] [--messages N] [--size BYTES] [--label-a A] [--label-b B]`
- * over `defaults`. @throws Error on an unknown flag, a flag without a value, or a missing --a / --b.
+ * over `defaults`; any other `--flag value` goes to `extra` (a bench's own flags), which returns
+ * false for a flag it does not know either. @throws Error on an unknown flag, a flag without a
+ * value, or a missing --a / --b.
  */
-export function parseRootAbArgs(argv: readonly string[], defaults: Pick<RootAbOpts, 'rounds' | 'messages'>): RootAbOpts {
+export function parseRootAbArgs(argv: readonly string[], defaults: Pick<RootAbOpts, 'rounds' | 'messages'>, extra?: (flag: string, value: string) => boolean): RootAbOpts {
   const o: RootAbOpts = { a: '', b: '', size: 1024, labelA: 'A', labelB: 'B', ...defaults };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i]!;
@@ -50,7 +52,7 @@ export function parseRootAbArgs(argv: readonly string[], defaults: Pick<RootAbOp
     else if (k === '--size') o.size = Number(v);
     else if (k === '--label-a') o.labelA = v;
     else if (k === '--label-b') o.labelB = v;
-    else throw new Error(`unknown flag ${k}`);
+    else if (!extra?.(k, v)) throw new Error(`unknown flag ${k}`);
   }
   if (!o.a || !o.b) throw new Error('--a <root> and --b <root> are required');
   return o;
