@@ -39,7 +39,7 @@ export function registerBrokerCommand(program: Command): void {
       }
       const metrics = prepareMetrics(broker, cfg);
       await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
-      const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger)
+      const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg)
         .catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir));
       // Several brokers may share a host (master + slave): the gRPC front only on request.
       const grpc = cfg.grpcListenPort !== undefined ? await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq broker', roles, cfg.storePathRootDir)) : null;

@@ -64,13 +64,13 @@ export async function startObservability(
   consoleServer: ConsoleServer | null,
   cfg: Record<string, string>,
   userCfg: Record<string, string>,
-  logger: Logger,
 ): Promise<Observability> {
   let metricsServer: MetricsServer | null = null;
   if (metrics) {
     const mc = resolveMetricsConfig(cfg);
+    const logger = createLogger('metrics');
     try {
-      metricsServer = await MetricsServer.start(metrics, { host: mc.host, port: mc.port, logger: createLogger('metrics') });
+      metricsServer = await MetricsServer.start(metrics, { host: mc.host, port: mc.port, logger });
     } catch (e) {
       if (!isAddrInUse(e) || userCfg.metricsPromExporterPort !== undefined) throw e;
       logger.warn(`metrics endpoint not started: ${mc.host}:${mc.port} is in use (set metricsPromExporterPort, -1 = off)`);

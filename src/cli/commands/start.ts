@@ -100,7 +100,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   const metrics = prepareMetrics(broker, cfg);
   await broker.start().catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   const grpc = await startGrpcFront(broker, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
-  const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg, consoleLogger).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
+  const observability = await startObservability(broker, metrics, consoleServer, cfg, cfg).catch((e: unknown) => exitOnPortInUse(e, 'tsmq start', roles, cfg.storePathRootDir));
   // Every listener is bound by now (nameserver, broker remoting, HA, gRPC: each start() resolves
   // once its socket listens); printed through the log stream so that it also comes out after
   // their "listening" log lines. Scripts wait for /tsmq started/.
