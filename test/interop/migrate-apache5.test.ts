@@ -33,9 +33,14 @@ const N = Number(process.env.MIGRATE_N ?? (FULL ? 10_000 : 600));
 const ORDER_N = FULL ? 400 : 40;
 const DELAY_N = 5;
 const TIMER_N = 5;
-/** delay level 4 = 30 s (messageDelayLevel default "1s 5s 10s 30s 1m …") */
-const DELAY_LEVEL = 4;
-const TIMER_DELAY_MS = 30_000;
+/**
+ * delay level 5 = 1 min (messageDelayLevel default "1s 5s 10s 30s 1m …"); timers 1 min too. Both must
+ * still be pending when Apache stops: with 30 s, a CI run on a loaded machine (load 15) saw Apache
+ * stop 3 s after the timers were due (the first consume plus the wait for the client's commits).
+ */
+const DELAY_LEVEL = 5;
+const DELAY_MS = 60_000;
+const TIMER_DELAY_MS = 60_000;
 const CLUSTER = 'MigCluster';
 const GROUP = 'GID_MIG';
 const TXN_GROUP = 'PID_MIG_TXN';
@@ -162,7 +167,7 @@ describe('migrating an Apache RocketMQ 5.3.3 broker to tsmq on the same store an
     assert.deepEqual(missing, [], `not delivered by tsmq (${String(of(c, 'end')[0]?.why)}; checked: ${JSON.stringify(of(c, 'checked'))})`);
     assert.equal(new Set(keys).size, keys.length, 'a message delivered twice by tsmq');
     for (const l of recv.filter((r) => String(r.key).startsWith('a-t-'))) assert.ok(Number(l.at) >= timerDeliverMsA, `${String(l.key)} delivered ${timerDeliverMsA - Number(l.at)} ms early`);
-    for (const l of recv.filter((r) => String(r.key).startsWith('a-d-'))) assert.ok(Number(l.at) >= Number(l.bornTimestamp) + 30_000, `${String(l.key)} (delay level 4) delivered early`);
+    for (const l of recv.filter((r) => String(r.key).startsWith('a-d-'))) assert.ok(Number(l.at) >= Number(l.bornTimestamp) + DELAY_MS, `${String(l.key)} (delay level ${DELAY_LEVEL}) delivered early`);
     assert.ok(of(c, 'checked').some((l) => l.key === 'a-half'), 'tsmq did not check the half message back with the producer group');
     // the order topic's messages of one order id keep their order
     const orderOffsets = recv.filter((r) => r.topic === 'MigOrder');
