@@ -5,7 +5,8 @@
  * properties; the SendResult carries a recall handle and DefaultMQProducer.recallMessage
  * cancels a pending timer; an expired handle gets Apache's ILLEGAL_OPERATION (604) from the broker;
  * a TIMER_DEL_UNIQKEY deletion marker cancels another timer; a time beyond timerMaxDelaySec gets
- * MESSAGE_ILLEGAL (13) with Apache's text. One JVM, one broker. Skips without java/mvn (fails in CI).
+ * MESSAGE_ILLEGAL (13) with Apache's text; a transactional half message with setDeliverTimeMs,
+ * committed by its TransactionMQProducer, is delivered at its time. One JVM, one broker. Skips without java/mvn (fails in CI).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,7 +30,7 @@ describe('Apache RocketMQ 5.3.3 client: timer messages and recall against tsmq s
     const peer = await buildPeer('rocketmq5');
     storeDir = mkdtempSync(join(tmpdir(), 'tsmq-interop-timer-'));
     broker = await TsmqProcess.start({ storeDir, options: { mappedFileSizeCommitLog: String(4 * 1024 * 1024), recallMessageEnable: 'true' } });
-    run = await runJava(peer, 'tsmq.interop.rocketmq5.TimerPeer', [broker.namesrvAddr, 'topic=IopTimer5', 'group=GID_IOP_TIMER5', `n=${N}`, `delayMs=${DELAY_MS}`, 'recall=1', 'cancel=1', 'timeoutMs=40000', 'idleMs=2500'], { timeoutMs: 120_000 });
+    run = await runJava(peer, 'tsmq.interop.rocketmq5.TimerPeer', [broker.namesrvAddr, 'topic=IopTimer5', 'group=GID_IOP_TIMER5', `n=${N}`, `delayMs=${DELAY_MS}`, 'recall=1', 'cancel=1', 'tx=1', 'timeoutMs=40000', 'idleMs=2500'], { timeoutMs: 120_000 });
     assertRanOk(run, 'TimerPeer');
   });
 
@@ -76,9 +77,13 @@ describe('Apache RocketMQ 5.3.3 client: timer messages and recall against tsmq s
   it('timers arrive not before, and less than the precision plus 1 s after, their time; the recalled and the cancelled one never', () => {
     const recv = of('recv');
     const keys = recv.map((r) => r.key as string).sort();
-    const want = [...Array.from({ length: N - 2 }, (_, i) => `timer-${i}`), 'delayms-0'].sort();
+    const want = [...Array.from({ length: N - 2 }, (_, i) => `timer-${i}`), 'delayms-0', 'tx-0'].sort();
     assert.deepEqual(keys, want, JSON.stringify(of('error')));
-    const deliverOf = new Map(of('sent').map((s) => [s.key as string, Number(s.deliverMs)]));
+    const tx = of('txSent');
+    assert.equal(tx.length, 1, JSON.stringify(of('error')));
+    assert.equal(tx[0]!.status, 'SEND_OK');
+    assert.equal(tx[0]!.localState, 'COMMIT_MESSAGE');
+    const deliverOf = new Map([...of('sent'), ...tx].map((s) => [s.key as string, Number(s.deliverMs)]));
     for (const r of recv) {
       const due = deliverOf.get(r.key as string)!;
       assert.ok(Number(r.storeTimestamp) >= due - 5, `${r.key as string} stored ${due - Number(r.storeTimestamp)} ms early`);

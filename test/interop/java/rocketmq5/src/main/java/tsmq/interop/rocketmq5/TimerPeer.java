@@ -11,7 +11,11 @@ import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
+import org.apache.rocketmq.client.producer.TransactionSendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageAccessor;
@@ -33,8 +37,10 @@ import tsmq.interop.common.Json;
  * timer-(n-2), a deletion marker (key delmark-0; TIMER_DEL_UNIQKEY = "T+<its msgId>", the same
  * delivery time, set through MessageAccessor as Apache's own RecallMessageProcessor builds one) and
  * one message due 4 days ahead, beyond timerMaxDelaySec (key far-0: "farSend" with the code).
+ * With tx=1 a TransactionMQProducer sends one half message with setDeliverTimeMs(now + delayMs)
+ * (key tx-0) and commits it from executeLocalTransaction: it is filed in the wheel at the commit.
  * Consumes until every expected key arrived plus idleMs.
- * Output: JSON lines "sent", "recalled", "badRecall", "expiredRecall", "farSend", "recv", "error", "end".
+ * Output: JSON lines "sent", "txSent", "recalled", "badRecall", "expiredRecall", "farSend", "recv", "error", "end".
  */
 public final class TimerPeer {
     public static void main(String[] args) throws Exception {
@@ -49,6 +55,7 @@ public final class TimerPeer {
         long delayMs = Long.parseLong(o.getOrDefault("delayMs", "3000"));
         boolean recall = "1".equals(o.get("recall"));
         boolean cancel = "1".equals(o.get("cancel"));
+        boolean tx = "1".equals(o.get("tx"));
         long timeoutMs = Long.parseLong(o.getOrDefault("timeoutMs", "30000"));
         long idleMs = Long.parseLong(o.getOrDefault("idleMs", "1500"));
         Set<String> received = ConcurrentHashMap.newKeySet();
@@ -135,7 +142,33 @@ public final class TimerPeer {
                     Json.obj().put("type", "farSend").put("code", e.getResponseCode()).put("message", String.valueOf(e.getErrorMessage())).println();
                 }
             }
-            int expected = n + 1 - (recall ? 1 : 0) - (cancel ? 1 : 0);
+            if (tx) {
+                TransactionMQProducer txp = new TransactionMQProducer("PID_TIMER5_TX");
+                txp.setNamesrvAddr(namesrv);
+                txp.setTransactionListener(new TransactionListener() {
+                    @Override
+                    public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+                        return LocalTransactionState.COMMIT_MESSAGE;
+                    }
+
+                    @Override
+                    public LocalTransactionState checkLocalTransaction(MessageExt msg) {
+                        return LocalTransactionState.COMMIT_MESSAGE;
+                    }
+                });
+                txp.start();
+                try {
+                    Message t = new Message(topic, "TagT", "tx-0", "tx-0".getBytes(StandardCharsets.UTF_8));
+                    long deliverMs = System.currentTimeMillis() + delayMs;
+                    t.setDeliverTimeMs(deliverMs);
+                    TransactionSendResult tr = txp.sendMessageInTransaction(t, null);
+                    Json.obj().put("type", "txSent").put("key", "tx-0").put("status", tr.getSendStatus().name())
+                        .put("localState", String.valueOf(tr.getLocalTransactionState())).put("msgId", tr.getMsgId()).put("deliverMs", deliverMs).println();
+                } finally {
+                    txp.shutdown();
+                }
+            }
+            int expected = n + 1 - (recall ? 1 : 0) - (cancel ? 1 : 0) + (tx ? 1 : 0);
             long deadline = System.currentTimeMillis() + timeoutMs;
             while (received.size() < expected && System.currentTimeMillis() < deadline) Thread.sleep(50);
             Thread.sleep(idleMs);
