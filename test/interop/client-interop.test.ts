@@ -112,7 +112,7 @@ describe('Apache RocketMQ Java client 4.9.8 against tsmq start', { skip: javaSki
     assert.ok(((route.responses as Record<string, number>)['17'] ?? 0) >= 1, `the new topic's route was answered 17 at least once: ${JSON.stringify(route.responses)}`);
   });
 
-  it('DefaultLitePullConsumer reads every message, bodies intact; the delay-level message arrives >= 1 s late', async () => {
+  it('DefaultLitePullConsumer reads every message, bodies intact; the delay-level message arrives >= 1 s late; the batch is one contiguous block', async () => {
     const run = await java('lite-pull', 'lite-pull', { topic: TOPIC, group: 'GID_IOP_LITE', expect: ALL_KEYS.length, timeoutMs: 25_000 });
     const recv = linesOf(run, 'recv');
     const { missing, extra } = missingAndExtra(recv.map((r) => r.key as string), ALL_KEYS);
