@@ -47,8 +47,13 @@ export const MAX_USER_PROPERTY_SIZE_BYTES = 16 * 1024;
  */
 export const DEFAULT_MAX_INFLATED_BODY_BYTES = 4 * 1024 * 1024;
 
-/** Longest accepted delay (Apache `timerMaxDelaySec` = 3 days). */
-export const MAX_DELAY_MS = 3 * 24 * 3_600_000;
+/**
+ * Longest delay a gRPC `delivery_timestamp` may ask for, in ms from now: Apache's proxy
+ * `ProxyConfig.maxDelayTimeMills` default, 1 day (SendMessageActivity.validateDelayTime answers
+ * ILLEGAL_DELIVERY_TIME beyond it). Remoting timers are bounded by the broker's `timerMaxDelaySec`
+ * (3 days) instead, which also applies here when it is shorter.
+ */
+export const MAX_DELAY_MS = 24 * 3_600_000;
 
 export type MessageKind = 'NORMAL' | 'FIFO' | 'DELAY' | 'TRANSACTION';
 
@@ -142,7 +147,7 @@ export function fromProtoMessage(
   if (kind === 'DELAY') {
     const deliverMs = timestampMs(sp.delivery_timestamp);
     if (!sp.delivery_timestamp) return { code: Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, message: 'DELAY message without delivery_timestamp' };
-    if (deliverMs - opts.nowMs > MAX_DELAY_MS) return { code: Code.ILLEGAL_DELIVERY_TIME, message: `delivery time is more than ${MAX_DELAY_MS / 3_600_000} h away` };
+    if (deliverMs - opts.nowMs > MAX_DELAY_MS) return { code: Code.ILLEGAL_DELIVERY_TIME, message: `the max delay time of message is too large, max is ${MAX_DELAY_MS}` };
     out.deliverMs = deliverMs;
     props.set(MessageConst.TIMER_DELIVER_MS, String(deliverMs));
   } else if (sp.delivery_timestamp) {

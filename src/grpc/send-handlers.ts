@@ -204,12 +204,17 @@ export function sendHandlers(s: GrpcServices): Record<string, grpc.UntypedHandle
       return { status: status(r.reason === 'PUT_FAILED' ? Code.INTERNAL_SERVER_ERROR : Code.INVALID_TRANSACTION_ID, r.message) };
     }),
 
-    // Apache proxy: a handle that does not decode → INTERNAL_SERVER_ERROR; broker refusals keep
-    // their text, TOPIC_NOT_EXIST → TOPIC_NOT_FOUND, every other broker code → INTERNAL_SERVER_ERROR.
+    // Apache proxy: a topic whose message.type admits no DELAY message → MESSAGE_PROPERTY_CONFLICT_WITH_TYPE
+    // (ProducerProcessor.recallMessage validates it first; an untyped topic admits all, as for sends);
+    // a handle that does not decode → INTERNAL_SERVER_ERROR; broker refusals keep their text,
+    // TOPIC_NOT_EXIST → TOPIC_NOT_FOUND, every other broker code → INTERNAL_SERVER_ERROR.
     RecallMessage: unary<{ topic: Resource | null; recall_handle: string }, StatusOnly & { message_id: string }>(s, 'RecallMessage', async (req, call) => {
       s.sessions.touch(clientIdOf(call));
       const refused = checkTopicName(req.topic?.name);
       if (refused) return { status: refused, message_id: '' };
+      const tc = s.ctx.topicConfigManager.selectTopicConfig(req.topic!.name);
+      const wrongType = tc ? messageTypeRefusal(tc, 'DELAY') : null;
+      if (wrongType) return { status: status(Code.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, wrongType), message_id: '' };
       const r = await s.recall.recall({ topic: req.topic!.name, recallHandle: req.recall_handle ?? '', bornHost: peerAddress(call.getPeer()) });
       if (r.ok) return { status: OK_STATUS, message_id: r.msgId };
       const code = r.code === ResponseCode.TOPIC_NOT_EXIST ? Code.TOPIC_NOT_FOUND : Code.INTERNAL_SERVER_ERROR;

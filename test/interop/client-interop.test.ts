@@ -112,7 +112,7 @@ describe('Apache RocketMQ Java client 4.9.8 against tsmq start', { skip: javaSki
     assert.ok(((route.responses as Record<string, number>)['17'] ?? 0) >= 1, `the new topic's route was answered 17 at least once: ${JSON.stringify(route.responses)}`);
   });
 
-  it('DefaultLitePullConsumer reads every message, bodies intact; the delay-level message arrives >= 1 s late', async () => {
+  it('DefaultLitePullConsumer reads every message, bodies intact; the delay-level message arrives >= 1 s late; the batch is one contiguous block', async () => {
     const run = await java('lite-pull', 'lite-pull', { topic: TOPIC, group: 'GID_IOP_LITE', expect: ALL_KEYS.length, timeoutMs: 25_000 });
     const recv = linesOf(run, 'recv');
     const { missing, extra } = missingAndExtra(recv.map((r) => r.key as string), ALL_KEYS);
@@ -120,6 +120,20 @@ describe('Apache RocketMQ Java client 4.9.8 against tsmq start', { skip: javaSki
     assert.deepEqual(recv.filter((r) => r.bodyOk !== true).map((r) => r.key), [], 'bodies differ');
     const delay = recv.find((r) => r.key === 'delay-0')!;
     assert.ok((delay.storeTimestamp as number) - delaySentAt >= 900, `delay-0 stored ${(delay.storeTimestamp as number) - delaySentAt} ms after the send (level 1 = 1 s)`);
+    // The batch (SEND_BATCH_MESSAGE 320) is one contiguous block (issue 13): its items at consecutive
+    // queue offsets from the answered one, each record right after the previous one in the CommitLog
+    // (the answer's offsetMsgIds), one store time.
+    const batch = sent.get('batch-*')!;
+    const offsets = String(batch.offsetMsgId).split(',').map((id) => Number(BigInt(`0x${id.slice(16)}`)));
+    assert.equal(offsets.length, N);
+    const items = Array.from({ length: N }, (_, i) => recv.find((r) => r.key === `batch-${i}`)!);
+    for (const [i, r] of items.entries()) {
+      assert.equal(r.queueId, batch.queueId, `batch-${i}: the batch's queue`);
+      assert.equal(r.queueOffset, (batch.queueOffset as number) + i, `batch-${i}: consecutive queue offsets from the answered one`);
+      assert.equal(r.commitLogOffset, offsets[i], `batch-${i}: where the answer said`);
+      assert.equal(r.storeTimestamp, items[0]!.storeTimestamp, `batch-${i}: one store time per batch`);
+      if (i + 1 < N) assert.equal(offsets[i + 1], offsets[i]! + (r.storeSize as number), `batch-${i + 1} follows batch-${i} directly`);
+    }
   });
 
   it('DefaultMQPushConsumer, clustering, concurrently, 2 instances: every message consumed (by key)', async () => {

@@ -2,7 +2,9 @@
  * rocketmq-client-java 5.0.8 (gRPC; test/interop/java/grpc5 TimerGrpcPeer) against `tsmq start`:
  * MessageBuilder.setDeliveryTimestamp timers reach a SimpleConsumer not before their time, with
  * their delivery timestamp; SendReceipt.getRecallHandle + Producer.recallMessage cancel one; a
- * bad handle is refused. One JVM, one broker. Skips without java/mvn.
+ * bad handle is refused, an expired one gets the broker's remark (INTERNAL_SERVER_ERROR as Apache's
+ * proxy); a timestamp beyond 1 day is ILLEGAL_DELIVERY_TIME. One JVM, one broker. Skips without
+ * java/mvn (fails in CI).
  *
  * (The 5.0.8 client starts since the gRPC front accepts its 31536000M grpc-timeout; see
  * src/grpc/grpc-timeout-header.ts.)
@@ -52,6 +54,18 @@ describe('rocketmq-client-java 5.0.8 (gRPC): timer messages and recall against t
     const last = of('sent').find((s) => s.key === `grpc-${N - 1}`)!;
     assert.equal(of('recalled')[0]?.messageId, last.messageId, JSON.stringify(of('error')));
     assert.ok(of('badRecall').length === 1, JSON.stringify(of('error')));
+    // Apache's proxy: a broker refusal of a recall is INTERNAL_SERVER_ERROR with the broker's remark.
+    const expired = of('expiredRecall');
+    assert.equal(expired.length, 1, JSON.stringify(of('error')));
+    assert.equal(expired[0]!.error, 'InternalErrorException');
+    assert.match(String(expired[0]!.message), /recall failed, timestamp invalid/);
+  });
+
+  it('a delivery timestamp more than 1 day ahead is ILLEGAL_DELIVERY_TIME (Apache proxy maxDelayTimeMills)', () => {
+    const far = of('farSend');
+    assert.equal(far.length, 1, JSON.stringify(of('error')));
+    assert.equal(far[0]!.error, 'BadRequestException');
+    assert.match(String(far[0]!.message), /the max delay time of message is too large, max is 86400000/);
   });
 
   it('timers arrive not before their delivery timestamp, the recalled one never', () => {

@@ -3,7 +3,8 @@
  * sends such a request as one SEND_BATCH_MESSAGE): concurrent requests of 10 NORMAL messages
  * land as contiguous blocks — consecutive queue offsets (the entries' offsets), records back to
  * back in the CommitLog, one store time per request — in one queue. A request with one invalid
- * message or mixed topics keeps the message-by-message path.
+ * message or mixed topics keeps the message-by-message path. The contiguity check runs under
+ * ASYNC_FLUSH and SYNC_FLUSH (a slave attached is covered over remoting: test/integration/ha/batch-atomic.test.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,6 +43,41 @@ const message = (topic: string, id: string, extra: Record<string, unknown> = {})
   system_properties: { keys: [id], message_id: id, body_encoding: 'IDENTITY', message_type: 'NORMAL', born_host: 'h', ...extra },
 });
 
+/** 30 concurrent requests of 10 messages each: every request one contiguous block of one queue. */
+async function checkContiguous(h: Harness, client: Client): Promise<void> {
+  const topic = 'GRPC_BATCH_T';
+  const requests = Array.from({ length: 30 }, (_, r) => Array.from({ length: 10 }, (_, i) => message(topic, `R${r}M${i}`)));
+  const replies = await Promise.all(requests.map((msgs) => send(client, msgs)));
+  const store = h.broker.ctx.store;
+  for (const [r, reply] of replies.entries()) {
+    assert.equal(reply.status.code, 'OK', reply.status.message);
+    assert.deepEqual(reply.entries.map((e) => e.message_id), requests[r]!.map((m) => m.system_properties.message_id));
+    const first = reply.entries[0]!.offset;
+    assert.deepEqual(reply.entries.map((e) => e.offset), Array.from({ length: 10 }, (_, i) => first + i), `request ${r}: consecutive queue offsets`);
+    // find the queue: the first entry's record names it
+    const queueIds = [0, 1, 2, 3, 4, 5, 6, 7].filter((q) => store.getMaxOffsetInQueue(topic, q) > first);
+    let located = false;
+    for (const q of queueIds) {
+      const phy = store.getCommitLogOffsetInQueue(topic, q, first);
+      const m0 = await store.lookMessageByOffset(phy);
+      if (m0?.properties.get('UNIQ_KEY') !== `R${r}M0`) continue;
+      located = true;
+      let at = phy;
+      for (let i = 0; i < 10; i++) {
+        const m = await store.lookMessageByOffset(at);
+        assert.ok(m, `record ${i} of request ${r} at ${at}`);
+        assert.equal(m.properties.get('UNIQ_KEY'), `R${r}M${i}`, `request ${r}: record ${i} directly follows record ${i - 1}`);
+        assert.equal(m.queueOffset, first + i);
+        assert.equal(m.queueId, q);
+        assert.equal(m.storeTimestamp, m0.storeTimestamp, 'one store time per request');
+        assert.equal(store.getCommitLogOffsetInQueue(topic, q, first + i), at);
+        at += m.storeSize;
+      }
+    }
+    assert.ok(located, `request ${r} found in its queue`);
+  }
+}
+
 describe('gRPC SendMessage with several messages', { timeout: 60_000 }, () => {
   let h: Harness;
   let client: Client;
@@ -56,39 +92,7 @@ describe('gRPC SendMessage with several messages', { timeout: 60_000 }, () => {
     await h?.stop();
   });
 
-  it('concurrent 10-message requests are stored as contiguous blocks in one queue', async () => {
-    const topic = 'GRPC_BATCH_T';
-    const requests = Array.from({ length: 30 }, (_, r) => Array.from({ length: 10 }, (_, i) => message(topic, `R${r}M${i}`)));
-    const replies = await Promise.all(requests.map((msgs) => send(client, msgs)));
-    const store = h.broker.ctx.store;
-    for (const [r, reply] of replies.entries()) {
-      assert.equal(reply.status.code, 'OK', reply.status.message);
-      assert.deepEqual(reply.entries.map((e) => e.message_id), requests[r]!.map((m) => m.system_properties.message_id));
-      const first = reply.entries[0]!.offset;
-      assert.deepEqual(reply.entries.map((e) => e.offset), Array.from({ length: 10 }, (_, i) => first + i), `request ${r}: consecutive queue offsets`);
-      // find the queue: the first entry's record names it
-      const queueIds = [0, 1, 2, 3, 4, 5, 6, 7].filter((q) => store.getMaxOffsetInQueue(topic, q) > first);
-      let located = false;
-      for (const q of queueIds) {
-        const phy = store.getCommitLogOffsetInQueue(topic, q, first);
-        const m0 = await store.lookMessageByOffset(phy);
-        if (m0?.properties.get('UNIQ_KEY') !== `R${r}M0`) continue;
-        located = true;
-        let at = phy;
-        for (let i = 0; i < 10; i++) {
-          const m = await store.lookMessageByOffset(at);
-          assert.ok(m, `record ${i} of request ${r} at ${at}`);
-          assert.equal(m.properties.get('UNIQ_KEY'), `R${r}M${i}`, `request ${r}: record ${i} directly follows record ${i - 1}`);
-          assert.equal(m.queueOffset, first + i);
-          assert.equal(m.queueId, q);
-          assert.equal(m.storeTimestamp, m0.storeTimestamp, 'one store time per request');
-          assert.equal(store.getCommitLogOffsetInQueue(topic, q, first + i), at);
-          at += m.storeSize;
-        }
-      }
-      assert.ok(located, `request ${r} found in its queue`);
-    }
-  });
+  it('concurrent 10-message requests are stored as contiguous blocks in one queue', () => checkContiguous(h, client));
 
   it('one invalid message or mixed topics: message by message, with per-message statuses', async () => {
     const bad = await send(client, [message('GRPC_BATCH_U', 'U0'), message('GRPC_BATCH_U', 'U1', { keys: ['has space'] })]);
@@ -97,5 +101,25 @@ describe('gRPC SendMessage with several messages', { timeout: 60_000 }, () => {
     const mixed = await send(client, [message('GRPC_BATCH_V', 'V0', { queue_id: 0 }), message('GRPC_BATCH_W', 'W0', { queue_id: 0 })]);
     assert.equal(mixed.status.code, 'OK');
     assert.deepEqual(mixed.entries.map((e) => e.offset), [0, 0]);
+  });
+});
+
+describe('gRPC SendMessage with several messages, SYNC_FLUSH', { timeout: 60_000 }, () => {
+  let h: Harness;
+  let client: Client;
+
+  before(async () => {
+    h = await startHarness({ flushDiskType: 'SYNC_FLUSH', warmMapedFileEnable: 'false' });
+    client = newClient(h.endpoints);
+  });
+
+  after(async () => {
+    client?.close();
+    await h?.stop();
+  });
+
+  it('concurrent 10-message requests are stored as contiguous blocks in one queue (group commit)', async () => {
+    assert.equal((h.broker.ctx.store as unknown as { config: { flushDiskType: string } }).config.flushDiskType, 'SYNC_FLUSH');
+    await checkContiguous(h, client);
   });
 });

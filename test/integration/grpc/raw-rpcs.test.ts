@@ -130,6 +130,9 @@ describe('raw gRPC calls', { timeout: 30_000 }, () => {
     assert.deepEqual(normal.status, { code: 'MESSAGE_PROPERTY_CONFLICT_WITH_TYPE', message: 'TopicMessageType validate failed, the expected type is FIFO, but actual type is NORMAL' });
     const fifo = await call<{ status: { code: string } }>(client, 'SendMessage', { messages: [msg('FIFO', 'g1')] });
     assert.equal(fifo.status.code, 'OK');
+    // Apache's proxy checks the topic's type (expected DELAY) before it decodes the recall handle
+    const recall = await call<{ status: { code: string; message: string } }>(client, 'RecallMessage', { topic: { name: 'RAW_FIFO' }, recall_handle: 'eA' });
+    assert.deepEqual(recall.status, { code: 'MESSAGE_PROPERTY_CONFLICT_WITH_TYPE', message: 'TopicMessageType validate failed, the expected type is FIFO, but actual type is DELAY' });
   });
 
   it("a TRANSACTION send as Apache's proxy stores it: PGROUP = topic, RECONSUME_TIME, BORN_TIMESTAMP; orphaned_transaction_recovery_duration is the half's check immunity", async () => {

@@ -3,7 +3,8 @@
  * and admin tools; test/interop/java/store5: Apache RocketMQ 5.3.3 store; rocketmq5: 5.3.3 remoting
  * client and tools; grpc5: rocketmq-client-java 5.0.x).
  *
- * - `javaSkipReason()` says why the interop tests must be skipped (no `java` or no `mvn` on PATH).
+ * - `javaSkipReason()` says why the interop tests must be skipped (no `java` or no `mvn` on PATH);
+ *   in CI (CI=true) it throws instead.
  * - `buildPeer(name)` compiles a peer once per source version: the output goes to
  *   `<tmpdir>/tsmq-interop-java/<name>-<sha1 of pom + sources>/` (classes/, lib/), guarded by a
  *   lock directory so parallel test files share one build. Maven runs offline first
@@ -67,23 +68,27 @@ export interface BuiltPeer {
 
 let skipReasonCache: string | false | undefined;
 
-/** Why the interop tests cannot run here, or false when `java` and `mvn` are available. */
+/**
+ * Why the interop tests cannot run here, or false when `java` and `mvn` are available.
+ * @throws Error in CI (env CI=true) when `java` (17+) or `mvn` is missing: `.ci/run` installs
+ *   them, and an interop test must fail there, never skip silently (as etcd and Go).
+ */
 export function javaSkipReason(): string | false {
   if (skipReasonCache !== undefined) return skipReasonCache;
   if (process.env.TSMQ_SKIP_INTEROP === '1') return (skipReasonCache = 'TSMQ_SKIP_INTEROP=1');
+  const reason = javaMissingReason();
+  if (reason && process.env.CI === 'true') throw new Error(`Java interop tests cannot run: ${reason.replace(/^interop tests skipped: /, '')} (in CI, CI=true, they fail instead of skipping)`);
+  return (skipReasonCache = reason);
+}
+
+function javaMissingReason(): string | false {
   const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  if (java.error || java.status !== 0) {
-    return (skipReasonCache = 'interop tests skipped: `java` (JDK 17+) is not on PATH');
-  }
+  if (java.error || java.status !== 0) return 'interop tests skipped: `java` (JDK 17+) is not on PATH';
   const version = /version "(\d+)/.exec(`${java.stderr}${java.stdout}`);
-  if (version && Number(version[1]) < 17) {
-    return (skipReasonCache = `interop tests skipped: \`java\` is version ${version[1]}, the peers need JDK 17+`);
-  }
+  if (version && Number(version[1]) < 17) return `interop tests skipped: \`java\` is version ${version[1]}, the peers need JDK 17+`;
   const mvn = spawnSync('mvn', ['-v'], { encoding: 'utf8' });
-  if (mvn.error || mvn.status !== 0) {
-    return (skipReasonCache = 'interop tests skipped: `mvn` (Maven 3.6+) is not on PATH');
-  }
-  return (skipReasonCache = false);
+  if (mvn.error || mvn.status !== 0) return 'interop tests skipped: `mvn` (Maven 3.6+) is not on PATH';
+  return false;
 }
 
 function listFiles(dir: string, out: string[]): void {

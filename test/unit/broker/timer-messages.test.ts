@@ -320,4 +320,20 @@ describe('timer messages (remoting, real broker)', { timeout: 60_000 }, () => {
     assert.equal(r.remark, 'accurate timer message is not enabled, timerWheelEnable is false');
     assert.equal(broker.timerMessageService, null);
   });
+
+  it('recallMessageEnable=false (Apache 5.3.3 default): RECALL_MESSAGE answers NO_PERMISSION with Apache text, the timer is delivered', async () => {
+    await broker.shutdown();
+    await open({ recallMessageEnable: 'false' });
+    const sent = await send('TT_R', { TIMER_DELAY_MS: '300' }, 'not-recalled');
+    assert.equal(sent.r.code, ResponseCode.SUCCESS, sent.r.remark ?? '');
+    assert.match(String(sent.r.extFields!.recallHandle), /^[A-Za-z0-9_-]+=*$/, 'Apache attachRecallHandle does not look at recallMessageEnable');
+    const r = await client.invokeSync(addr, createRequestCommand(RequestCode.RECALL_MESSAGE, { producerGroup: 'PG', topic: 'TT_R', recallHandle: String(sent.r.extFields!.recallHandle) }), 3000);
+    assert.equal(r.code, ResponseCode.NO_PERMISSION);
+    assert.equal(r.remark, 'recall failed, operation is forbidden');
+    const got = await waitFor('the timer', async () => {
+      const ms = await messagesOf('TT_R');
+      return ms.length > 0 ? ms : null;
+    });
+    assert.deepEqual(got.map((m) => m.body.toString()), ['not-recalled']);
+  });
 });

@@ -81,6 +81,8 @@ test('sent messages become RocketMQ properties; bad input gets the v2 code', () 
     [sent({ message_type: 'FIFO' }), 'MESSAGE_PROPERTY_CONFLICT_WITH_TYPE'],
     [sent({ tag: 'a|b' }), 'ILLEGAL_MESSAGE_TAG'],
     [sent({ message_type: 'DELAY', delivery_timestamp: { seconds: 1_800_000_000, nanos: 0 } }), 'ILLEGAL_DELIVERY_TIME'],
+    // Apache's proxy maxDelayTimeMills (1 day), not the broker's timerMaxDelaySec (3 days).
+    [sent({ message_type: 'DELAY', delivery_timestamp: { seconds: opts.nowMs / 1000 + 24 * 3600 + 1, nanos: 0 } }), 'ILLEGAL_DELIVERY_TIME'],
     [{ ...sent(), topic: { name: 'bad topic' } }, 'ILLEGAL_TOPIC'],
     [{ ...sent(), user_properties: { KEYS: 'x' } }, 'ILLEGAL_MESSAGE_PROPERTY_KEY'],
     [sent({ message_type: 'FIFO', message_group: 'g'.repeat(64) }), 'ILLEGAL_MESSAGE_GROUP'],
@@ -93,6 +95,13 @@ test('sent messages become RocketMQ properties; bad input gets the v2 code', () 
     assert.ok(isInboundError(e), code);
     assert.equal(e.code, code);
   }
+  const dayAhead = (extraMs: number) => sent({ message_type: 'DELAY', delivery_timestamp: { seconds: Math.floor((opts.nowMs + 86_400_000 + extraMs) / 1000), nanos: ((opts.nowMs + 86_400_000 + extraMs) % 1000) * 1e6 } });
+  const atLimit = fromProtoMessage(dayAhead(0), opts);
+  assert.ok(!isInboundError(atLimit), 'exactly maxDelayTimeMills ahead is accepted (Apache refuses only beyond it)');
+  assert.equal(atLimit.msg.properties.get('TIMER_DELIVER_MS'), String(opts.nowMs + 86_400_000));
+  const beyond = fromProtoMessage(dayAhead(1), opts);
+  assert.ok(isInboundError(beyond));
+  assert.equal(beyond.message, 'the max delay time of message is too large, max is 86400000');
 });
 
 test('delivered messages carry an uppercase MD5 digest of the (inflated) body and the system properties', () => {

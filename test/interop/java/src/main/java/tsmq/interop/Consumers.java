@@ -29,7 +29,8 @@ final class Consumers {
         Json.obj().put("type", "recv").put("round", ROUND.get()).put("consumer", who).put("key", m.getKeys()).put("tags", m.getTags())
             .put("queueId", m.getQueueId()).put("queueOffset", m.getQueueOffset()).put("msgId", m.getMsgId())
             .put("reconsumeTimes", m.getReconsumeTimes()).put("bornTimestamp", m.getBornTimestamp())
-            .put("storeTimestamp", m.getStoreTimestamp()).put("at", System.currentTimeMillis())
+            .put("storeTimestamp", m.getStoreTimestamp()).put("commitLogOffset", m.getCommitLogOffset()).put("storeSize", m.getStoreSize())
+            .put("at", System.currentTimeMillis())
             .put("bodyOk", body.equals("body-" + m.getKeys())).put("thread", Thread.currentThread().getName()).println();
     }
 

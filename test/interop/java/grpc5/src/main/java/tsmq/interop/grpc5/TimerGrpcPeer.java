@@ -2,6 +2,7 @@ package tsmq.interop.grpc5;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -25,9 +26,12 @@ import tsmq.interop.common.Json;
  *   TimerGrpcPeer &lt;endpoints&gt; topic=T group=G n=6 delayMs=3000 timeoutMs=30000 idleMs=2000
  * </pre>
  * Sends n messages with MessageBuilder.setDeliveryTimestamp(now + delayMs) (keys grpc-i), recalls
- * grpc-(n-1) with Producer.recallMessage and its SendReceipt's recall handle, tries a bad handle,
- * then receives with a SimpleConsumer until every other key arrived plus idleMs.
- * Output: JSON lines "sent", "recalled", "badRecall", "recv", "error", "end".
+ * grpc-(n-1) with Producer.recallMessage and its SendReceipt's recall handle, tries a bad handle
+ * and that handle with its time moved 1 s into the past ("expiredRecall"), sends one message due
+ * in 2 days, beyond Apache's proxy maxDelayTimeMills of 1 day ("farSend"; these three print the
+ * exception's class and message), then receives with a SimpleConsumer until every other key
+ * arrived plus idleMs.
+ * Output: JSON lines "sent", "recalled", "badRecall", "expiredRecall", "farSend", "recv", "error", "end".
  */
 public final class TimerGrpcPeer {
     public static void main(String[] args) throws Exception {
@@ -68,7 +72,22 @@ public final class TimerGrpcPeer {
                 producer.recallMessage(topic, "djEgbm8gaGFuZGxl");
                 Json.obj().put("type", "error").put("op", "bad-recall").put("message", "accepted").println();
             } catch (Exception e) {
-                Json.obj().put("type", "badRecall").put("message", String.valueOf(e.getMessage())).println();
+                Json.obj().put("type", "badRecall").put("error", e.getClass().getSimpleName()).put("message", String.valueOf(e.getMessage())).println();
+            }
+            String[] f = new String(Base64.getUrlDecoder().decode(lastHandle), StandardCharsets.UTF_8).split(" ");
+            f[3] = String.valueOf(System.currentTimeMillis() - 1000);
+            try {
+                producer.recallMessage(topic, Base64.getUrlEncoder().encodeToString(String.join(" ", f).getBytes(StandardCharsets.UTF_8)));
+                Json.obj().put("type", "error").put("op", "expired-recall").put("message", "accepted").println();
+            } catch (Exception e) {
+                Json.obj().put("type", "expiredRecall").put("error", e.getClass().getSimpleName()).put("message", String.valueOf(e.getMessage())).println();
+            }
+            try {
+                producer.send(provider.newMessageBuilder().setTopic(topic).setTag("TagG").setKeys("far-0")
+                    .setBody("far-0".getBytes(StandardCharsets.UTF_8)).setDeliveryTimestamp(System.currentTimeMillis() + 2L * 24 * 3600 * 1000).build());
+                Json.obj().put("type", "error").put("op", "far-send").put("message", "accepted").println();
+            } catch (Exception e) {
+                Json.obj().put("type", "farSend").put("error", e.getClass().getSimpleName()).put("message", String.valueOf(e.getMessage())).println();
             }
             Set<String> got = new HashSet<>();
             long deadline = System.currentTimeMillis() + timeoutMs;
