@@ -11,12 +11,13 @@
  * less noise from a shared machine than a whole-broker run. Each side is a child process importing
  * from its own tree; sides interleave A, B, B, A, … per round.
  *
+ * Env of a child: TSMQ_AB_WARMUP (sends before the measured ones, default 50 000), TSMQ_AB_GATE (see gate()).
  * Usage: npx tsx bench/broker/single-put-ab.ts --a <root> --b <root> [--rounds 4] [--messages 200000]
  *        [--size 1024] [--window 16] [--label-a before] [--label-b after] [--profile-dir <dir>]
  * Output: one `AB {json}` line per side and round (msgs/s, process CPU µs per send and its system part, write system calls per send (/proc/self/io syscw), main-thread CPU µs per
  * send, load average), then a table of medians and minima.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -68,6 +69,19 @@ function javaSendFrame(i: number, body: Buffer, opaque: number): Buffer {
   return f;
 }
 
+/**
+ * With TSMQ_AB_GATE=<path> (a child run by hand under `valgrind --tool=callgrind --instr-atstart=no`):
+ * prints `GATE <step> <path>.<step>` on stderr and waits until that file exists, so that a
+ * driver can switch instrumentation on (`callgrind_control -i on`) for the measured sends only.
+ */
+async function gate(step: 'begin' | 'end'): Promise<void> {
+  const base = process.env.TSMQ_AB_GATE;
+  if (!base) return;
+  const file = `${base}.${step}`;
+  process.stderr.write(`GATE ${step} ${file}\n`);
+  while (!existsSync(file)) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** Child: `--child <root> <messages> <size> <window>`; prints `SIDE {json}`. */
 async function child(root: string, messages: number, size: number, window: number): Promise<void> {
   const imp = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(join(root, rel)).href)) as T;
@@ -109,7 +123,9 @@ async function child(root: string, messages: number, size: number, window: numbe
       decoder.push(reads[n++ % reads.length]!);
     });
     // the first send creates the topic (its config write is awaited); then warm up
-    for (let i = 0; i < Math.ceil(50_000 / window); i++) await round();
+    const warmup = Number(process.env.TSMQ_AB_WARMUP ?? 50_000);
+    for (let i = 0; i < Math.ceil(warmup / window); i++) await round();
+    await gate('begin');
     const rounds = Math.ceil(messages / window);
     const c0 = process.cpuUsage();
     const m0 = mainThreadCpuSeconds();
@@ -120,6 +136,7 @@ async function child(root: string, messages: number, size: number, window: numbe
     const cpu = process.cpuUsage(c0);
     const main = mainThreadCpuSeconds() - m0;
     const writes = writeSyscalls() - w0;
+    await gate('end');
     const sent = rounds * window;
     const out: SideResult = { msgsPerSec: Math.round(sent / s), cpuUsPerMsg: Math.round(((cpu.user + cpu.system) / sent) * 100) / 100, sysUsPerMsg: Math.round((cpu.system / sent) * 100) / 100, writeSyscallsPerMsg: Math.round((writes / sent) * 1000) / 1000, mainThreadCpuUsPerMsg: Math.round((main / sent) * 1e8) / 100, load1: Math.round(loadavg()[0]! * 10) / 10 };
     console.log(`SIDE ${JSON.stringify(out)}`);

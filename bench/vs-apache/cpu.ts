@@ -185,6 +185,28 @@ export function threadClassSeconds(roots: number[]): ClassSeconds {
   return out;
 }
 
+/**
+ * Read and write system calls made so far by the processes' trees (/proc/<pid>/io syscr, syscw:
+ * read/recv/readv/pread and write/send/writev/pwrite of every thread); processes that are gone or
+ * unreadable count 0.
+ */
+export function treeIoCalls(roots: number[]): { reads: number; writes: number } {
+  let reads = 0;
+  let writes = 0;
+  for (const r of roots) {
+    for (const p of treePids(r)) {
+      try {
+        const io = readFileSync(`/proc/${p}/io`, 'utf8');
+        reads += Number(/^syscr: (\d+)$/m.exec(io)?.[1] ?? 0);
+        writes += Number(/^syscw: (\d+)$/m.exec(io)?.[1] ?? 0);
+      } catch {
+        /* gone */
+      }
+    }
+  }
+  return { reads, writes };
+}
+
 /** Resident set size (VmRSS) of the processes' trees, bytes. */
 export function treeRssBytes(roots: number[]): number {
   let kib = 0;

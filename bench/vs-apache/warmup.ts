@@ -20,7 +20,7 @@
  * compact throughput line into the Markdown.
  */
 import { sleep } from '../lib/os.js';
-import { cpuProbeMs, JitMonitor, systemSample, threadClassSeconds, treeRssBytes, type ClassSeconds, type SystemSample } from './cpu.js';
+import { cpuProbeMs, JitMonitor, systemSample, threadClassSeconds, treeIoCalls, treeRssBytes, type ClassSeconds, type SystemSample } from './cpu.js';
 import type { GeneratorGroup } from './generators.js';
 import type { Running } from './peers.js';
 
@@ -46,6 +46,7 @@ export const TRACE_COLUMNS = [
   'gen_cores', 'gen_jit_cores', 'gen_gc_cores',
   'sys_user_cores', 'sys_system_cores', 'sys_iowait_cores', 'sys_steal_cores', 'sys_idle_cores', 'other_cores',
   'mem_free_gib', 'cached_gib', 'dirty_mib', 'writeback_mib', 'broker_rss_mib', 'broker_top_threads', 'cpu_probe_ms',
+  'broker_reads_per_msg', 'broker_writes_per_msg',
 ] as const;
 
 export type TraceRow = Array<number | string | null>;
@@ -110,10 +111,10 @@ export type WarmupTick = () => Promise<{ msgsPerSec: number; latencyMs: number |
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** CPU and memory counters at one instant, diffed per interval by `traceRow`. */
-interface Snap { atMs: number; broker: ClassSeconds; gen: ClassSeconds; sys: SystemSample }
+interface Snap { atMs: number; broker: ClassSeconds; gen: ClassSeconds; sys: SystemSample; brokerIo: { reads: number; writes: number } }
 
 function snap(env: WarmupEnv): Snap {
-  return { atMs: Date.now(), broker: threadClassSeconds(env.sys.cpuRoots), gen: threadClassSeconds(env.gens.pids), sys: systemSample() };
+  return { atMs: Date.now(), broker: threadClassSeconds(env.sys.cpuRoots), gen: threadClassSeconds(env.gens.pids), sys: systemSample(), brokerIo: treeIoCalls(env.sys.cpuRoots) };
 }
 
 function traceRow(env: WarmupEnv, t0: number, a: Snap, b: Snap, tick: { msgsPerSec: number; latencyMs: number | null; series: string }): TraceRow {
@@ -126,12 +127,16 @@ function traceRow(env: WarmupEnv, t0: number, a: Snap, b: Snap, tick: { msgsPerS
   const other = Math.max(0, r3(c(busy(a.sys), busy(b.sys)) - brokerCores - genCores));
   const gib = (x: number): number => Math.round((x / 2 ** 30) * 100) / 100;
   const mib = (x: number): number => Math.round(x / 2 ** 20);
+  // per message of the interval (tick.msgsPerSec × wall): a single send's broker reads ≈ 1 / sends per event-loop turn
+  const msgs = tick.msgsPerSec * wall;
+  const perMsg = (x: number, y: number): number | null => (msgs > 0 ? r3((y - x) / msgs) : null);
   return [
     Math.round((b.atMs - t0) / 100) / 10, tick.series, Math.round(tick.msgsPerSec), tick.latencyMs === null ? null : r3(tick.latencyMs),
     brokerCores, c(a.broker.sys, b.broker.sys), c(a.broker.jit, b.broker.jit), c(a.broker.gc, b.broker.gc), c(a.broker.v8, b.broker.v8), Math.round((b.broker.minflt - a.broker.minflt) / wall),
     genCores, c(a.gen.jit, b.gen.jit), c(a.gen.gc, b.gen.gc),
     r3(s('user') + s('nice')), r3(s('system') + s('irq') + s('softirq')), s('iowait'), s('steal'), s('idle'), other,
     gib(b.sys.memFreeBytes), gib(b.sys.cachedBytes), mib(b.sys.dirtyBytes), mib(b.sys.writebackBytes), mib(treeRssBytes(env.sys.cpuRoots)), topThreads(a.broker.byName, b.broker.byName, wall), cpuProbeMs(env.brokerCpus),
+    perMsg(a.brokerIo.reads, b.brokerIo.reads), perMsg(a.brokerIo.writes, b.brokerIo.writes),
   ];
 }
 
@@ -196,7 +201,7 @@ export async function warmUp(env: WarmupEnv, tick: WarmupTick): Promise<WarmupIn
 function traceLine(row: TraceRow): string {
   const v = (c: (typeof TRACE_COLUMNS)[number]): number | string | null => row[TRACE_COLUMNS.indexOf(c)] ?? null;
   const lat = v('latency_ms_mean');
-  return `${String(v('t_s'))} s ${String(v('series'))}: ${String(v('msgs_per_s'))} msgs/s${lat === null ? '' : ` (${String(lat)} ms)`}; broker ${String(v('broker_cores'))} cores (sys ${String(v('broker_sys_cores'))}, JIT ${String(v('broker_jit_cores'))}, GC ${String(v('broker_gc_cores'))}, node helpers ${String(v('broker_node_helper_cores'))}), generators ${String(v('gen_cores'))} (JIT ${String(v('gen_jit_cores'))}, GC ${String(v('gen_gc_cores'))}); machine sys ${String(v('sys_system_cores'))} iowait ${String(v('sys_iowait_cores'))} steal ${String(v('sys_steal_cores'))} idle ${String(v('sys_idle_cores'))} other ${String(v('other_cores'))}; free ${String(v('mem_free_gib'))} GiB, cached ${String(v('cached_gib'))} GiB, dirty ${String(v('dirty_mib'))} MiB, writeback ${String(v('writeback_mib'))} MiB, broker RSS ${String(v('broker_rss_mib'))} MiB, ${String(v('broker_minflt_per_s'))} minor faults/s; CPU probe ${String(v('cpu_probe_ms'))} ms; top threads ${String(v('broker_top_threads'))}`;
+  return `${String(v('t_s'))} s ${String(v('series'))}: ${String(v('msgs_per_s'))} msgs/s${lat === null ? '' : ` (${String(lat)} ms)`}; broker ${String(v('broker_cores'))} cores (sys ${String(v('broker_sys_cores'))}, JIT ${String(v('broker_jit_cores'))}, GC ${String(v('broker_gc_cores'))}, node helpers ${String(v('broker_node_helper_cores'))}), generators ${String(v('gen_cores'))} (JIT ${String(v('gen_jit_cores'))}, GC ${String(v('gen_gc_cores'))}); machine sys ${String(v('sys_system_cores'))} iowait ${String(v('sys_iowait_cores'))} steal ${String(v('sys_steal_cores'))} idle ${String(v('sys_idle_cores'))} other ${String(v('other_cores'))}; free ${String(v('mem_free_gib'))} GiB, cached ${String(v('cached_gib'))} GiB, dirty ${String(v('dirty_mib'))} MiB, writeback ${String(v('writeback_mib'))} MiB, broker RSS ${String(v('broker_rss_mib'))} MiB, ${String(v('broker_minflt_per_s'))} minor faults/s, ${String(v('broker_reads_per_msg'))} read / ${String(v('broker_writes_per_msg'))} write syscalls per msg; CPU probe ${String(v('cpu_probe_ms'))} ms; top threads ${String(v('broker_top_threads'))}`;
 }
 
 /** "95k 110k 118k …" (consume: "push 80k lite 95k …"): the trace's throughput in one line. */
