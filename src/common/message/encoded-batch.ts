@@ -1,0 +1,491 @@
+/**
+ * The byte path of a batch send (SEND_BATCH_MESSAGE 320): each item of the client's batch body
+ * (batch-codec.ts layout) is stored by copying its body and its properties bytes straight from
+ * the request frame into its CommitLog record, followed by the entries the broker adds (the
+ * batch's properties the item lacks, then CLUSTER) — what Apache's `MessageExtEncoder.encodeBatch`
+ * does. No properties Map, no properties string and no MessageInner per item: the item's
+ * properties are read by a byte scan for what the store needs (TAGS, KEYS, UNIQ_KEY, the first
+ * item's WAIT), and a Map is decoded only when someone reads a dispatched record's properties
+ * (`EncodedBatch.properties`: the message-arriving listener's filters).
+ *
+ * `scanEncodedBatch` takes only the common case and returns null for anything else, which the
+ * caller then sends down the general path (batch-codec.ts decodeBatchBody +
+ * BatchPropertyCompletion + one MessageInner per item): a malformed item, properties that are not
+ * the canonical text of their entries (a malformed piece, a repeated key, invalid UTF-8), a
+ * property that changes how the batch is handled (DELAY, the timer keys, TRAN_MSG, CLUSTER, the
+ * FIFO sharding key, START_DELIVER_TIME) in an item or in the batch's properties. For what it
+ * takes, the stored bytes are exactly those of the general path (a property test compares both).
+ */
+import { isUtf8 } from 'node:buffer';
+import type { SocketAddress } from './message.js';
+import { MessageConst } from './message-const.js';
+import { decodeProperties } from './properties.js';
+import { LazyProperties } from './lazy-properties.js';
+import { bodyCrc } from '../bytes/crc32.js';
+import { MessageSysFlag } from './sysflag.js';
+import { MAX_PROPERTIES_LENGTH, MAX_TOPIC_LENGTH, MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2 } from './record-layout.js';
+import { cachedTopicBytes } from './record-codec.js';
+
+/** Batch item header: TOTALSIZE, MAGIC, BODYCRC, FLAG, BODY length (4 bytes each), then PROPERTIES length (2). */
+const ITEM_HEADER = 22;
+
+/**
+ * The items of one batch as columns over the request frame, and what every record of the batch
+ * shares. Item k's record holds `frame[bodyStart[k], + bodyLen[k])` as its body and
+ * `frame[propsStart[k], + propsLen[k])` + `suffix[k]` as its properties.
+ */
+export interface EncodedBatch {
+  /** The client's batch body (the request frame's body; must not change until the batch is stored and dispatched). */
+  frame: Buffer;
+  count: number;
+  flag: Int32Array;
+  bodyStart: Int32Array;
+  bodyLen: Int32Array;
+  propsStart: Int32Array;
+  /** Bytes of the item's own properties text (as sent). */
+  propsLen: Int32Array;
+  /** UTF-8 bytes stored after the item's text (shared between items that need the same). */
+  suffix: Buffer[];
+  /** `suffix[k]` as text. */
+  suffixText: string[];
+  tags: (string | undefined)[];
+  /** KEYS ('' when absent). */
+  keys: string[];
+  uniqKey: (string | null)[];
+  /** The WAIT of the first item's stored properties is not "false" (the batch's WAIT, see PutMessageService.putMessages). */
+  waitStoreMsgOK: boolean;
+  /** Longest item body, bytes (checked against maxMessageSize). */
+  maxBodyLen: number;
+  /** What every record shares (set by the broker after the scan). */
+  topic: string;
+  queueId: number;
+  sysFlag: number;
+  bornTimestamp: number;
+  bornHost: SocketAddress;
+  storeHost: SocketAddress;
+}
+
+/** Keys whose presence sends the batch down the general path (see the file comment). */
+const UNUSUAL_KEYS: readonly string[] = [
+  MessageConst.DELAY,
+  MessageConst.TIMER_DELIVER_MS,
+  MessageConst.TIMER_DELAY_SEC,
+  MessageConst.TIMER_DELAY_MS,
+  MessageConst.TIMER_OUT_MS,
+  MessageConst.TIMER_DEL_UNIQKEY,
+  MessageConst.TRAN_MSG,
+  MessageConst.SHARDING_KEY,
+  MessageConst.CLUSTER,
+  '__STARTDELIVERTIME',
+];
+
+/** What a key of an item's properties is to the scan. */
+const K_OTHER = 0;
+const K_TAGS = 1;
+const K_KEYS = 2;
+const K_UNIQ = 3;
+const K_WAIT = 4;
+const K_UNUSUAL = 5;
+
+/** Watched keys as bytes, with their kind; batch keys get kind ≥ 16 (16 + their index). */
+interface WatchedKey {
+  bytes: Buffer;
+  kind: number;
+}
+
+const BASE_WATCHED: WatchedKey[] = [
+  { bytes: Buffer.from(MessageConst.TAGS, 'latin1'), kind: K_TAGS },
+  { bytes: Buffer.from(MessageConst.KEYS, 'latin1'), kind: K_KEYS },
+  { bytes: Buffer.from(MessageConst.UNIQ_KEY, 'latin1'), kind: K_UNIQ },
+  { bytes: Buffer.from(MessageConst.WAIT, 'latin1'), kind: K_WAIT },
+  ...UNUSUAL_KEYS.map((k) => ({ bytes: Buffer.from(k, 'latin1'), kind: K_UNUSUAL })),
+];
+
+/** Node's own Buffer text readers (no argument normalisation). */
+interface Slicers {
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+}
+
+/** Most batch properties handled by the scan (each needs a bit of the per-item mask). */
+const MAX_BATCH_KEYS = 24;
+
+/** The last batch header's properties text and what the scan made of it (the Java producer's batches share their shape). */
+let lastHeader: {
+  text: string;
+  setKey: string;
+  setValue: string;
+  keys: string[];
+  values: string[];
+  /** The batch's TAGS, KEYS, UNIQ_KEY, WAIT (what an item lacking its own stores). */
+  tags: string | undefined;
+  keysValue: string | undefined;
+  uniqKey: string | undefined;
+  wait: string | undefined;
+  watched: WatchedKey[];
+  suffixes: Map<number, { bytes: Buffer; text: string }>;
+} | null = null;
+
+function headerScan(batchPropertiesText: string, setKey: string, setValue: string): NonNullable<typeof lastHeader> | null {
+  const last = lastHeader;
+  if (last !== null && last.text === batchPropertiesText && last.setKey === setKey && last.setValue === setValue) return last;
+  const props = decodeProperties(batchPropertiesText);
+  if (props.size > MAX_BATCH_KEYS || props.has(setKey)) return null;
+  for (const k of UNUSUAL_KEYS) if (props.has(k)) return null;
+  const keys = [...props.keys()];
+  const values = [...props.values()];
+  const watched = [...BASE_WATCHED];
+  // a batch key that is also a watched key keeps its kind: it is found by the kind's bit below
+  keys.forEach((k, i) => watched.push({ bytes: Buffer.from(k, 'utf8'), kind: 16 + i }));
+  const h = {
+    text: batchPropertiesText,
+    setKey,
+    setValue,
+    keys,
+    values,
+    tags: props.get(MessageConst.TAGS),
+    keysValue: props.get(MessageConst.KEYS),
+    uniqKey: props.get(MessageConst.UNIQ_KEY),
+    wait: props.get(MessageConst.WAIT),
+    watched,
+    suffixes: new Map<number, { bytes: Buffer; text: string }>() };
+  lastHeader = h;
+  return h;
+}
+
+/** The bytes stored after an item's text: the batch entries it lacks (bit i of `present`: it has key i), then setKey; a leading '\x02' when its text lacks the last separator. */
+function suffixOf(h: NonNullable<typeof lastHeader>, present: number, lacksLastSeparator: boolean): { bytes: Buffer; text: string } {
+  const id = present * 2 + (lacksLastSeparator ? 1 : 0);
+  let s = h.suffixes.get(id);
+  if (s === undefined) {
+    let text = lacksLastSeparator ? '\x02' : '';
+    for (let i = 0; i < h.keys.length; i++) if ((present & (1 << i)) === 0) text += h.keys[i] + '\x01' + h.values[i] + '\x02';
+    text += h.setKey + '\x01' + h.setValue + '\x02';
+    const bytes = Buffer.from(text, 'utf8');
+    s = { bytes, text: bytes.toString('utf8') };
+    if (h.suffixes.size < 64) h.suffixes.set(id, s);
+  }
+  return s;
+}
+
+/** Whether `frame[at, at + len)` holds exactly `key`'s bytes. */
+function bytesEqual(frame: Buffer, at: number, len: number, key: Buffer): boolean {
+  if (key.length !== len) return false;
+  for (let i = 0; i < len; i++) if (frame[at + i] !== key[i]) return false;
+  return true;
+}
+
+/** The big-endian int32 at `p` (in range: checked by the caller). */
+function int32At(b: Buffer, p: number): number {
+  return (b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!;
+}
+
+/** The last TAGS value read (the same tag on most items of most batches: compared in place, no new string). */
+let lastTags = '';
+let lastTagsBytes = Buffer.alloc(0);
+
+/**
+ * Scans a client batch body for the byte path (see the file comment). `batchPropertiesText` is
+ * the request header's properties (the batch's); `setKey`/`setValue` the entry the broker sets
+ * on every item (CLUSTER and its cluster name). Returns the batch with its shared fields blank
+ * (topic '', queueId 0, …: the caller sets them), or null when the general path must take it
+ * (anything unusual or malformed: that path reports the errors).
+ */
+export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, setKey: string, setValue: string): EncodedBatch | null {
+  if (setKey !== MessageConst.CLUSTER) return null;
+  const h = headerScan(batchPropertiesText, setKey, setValue);
+  if (h === null) return null;
+  const watched = h.watched;
+  const nWatched = watched.length;
+  const end = frame.length;
+  // count first: the columns are typed arrays of the exact size
+  let count = 0;
+  for (let p = 0; p < end; count++) {
+    if (end - p < ITEM_HEADER) return null;
+    const total = int32At(frame, p);
+    if (total < ITEM_HEADER || total > end - p) return null;
+    p += total;
+  }
+  if (count === 0) return null;
+  const flag = new Int32Array(count);
+  const bodyStart = new Int32Array(count);
+  const bodyLen = new Int32Array(count);
+  const propsStart = new Int32Array(count);
+  const propsLen = new Int32Array(count);
+  const suffix = new Array<Buffer>(count);
+  const suffixText = new Array<string>(count);
+  const tags = new Array<string | undefined>(count);
+  const keys = new Array<string>(count);
+  const uniqKey = new Array<string | null>(count);
+  const sl = frame as unknown as Slicers;
+  let waitStoreMsgOK = true;
+  let maxBodyLen = 0;
+  // key ranges of the item being scanned, to refuse a repeated key
+  const keyAt: number[] = [];
+  const keyLen: number[] = [];
+  let p = 0;
+  for (let k = 0; k < count; k++) {
+    const total = int32At(frame, p);
+    const bl = int32At(frame, p + 16);
+    if (bl < 0 || 20 + bl + 2 > total) return null;
+    const plPos = p + 20 + bl;
+    const pl = ((frame[plPos]! << 24) | (frame[plPos + 1]! << 16)) >> 16;
+    if (pl < 0 || ITEM_HEADER + bl + pl !== total) return null;
+    const ps = plPos + 2;
+    const pe = ps + pl;
+    flag[k] = int32At(frame, p + 12);
+    bodyStart[k] = p + 20;
+    bodyLen[k] = bl;
+    if (bl > maxBodyLen) maxBodyLen = bl;
+    propsStart[k] = ps;
+    propsLen[k] = pl;
+    // an item without its own TAGS, KEYS, UNIQ_KEY or WAIT stores the batch's (the suffix adds it)
+    let itemTags = h.tags;
+    let itemKeys = h.keysValue ?? '';
+    let itemUniq = h.uniqKey ?? null;
+    let itemWait = h.wait;
+    let present = 0;
+    let high = 0;
+    keyAt.length = 0;
+    keyLen.length = 0;
+    let q = ps;
+    while (q < pe) {
+      // one piece: key \x01 value, up to the next \x02 or the end of the text
+      let sep = -1;
+      let e = q;
+      for (; e < pe; e++) {
+        const c = frame[e]!;
+        if (c === 2) break;
+        if (c === 1 && sep < 0) sep = e;
+        high |= c;
+      }
+      // a malformed piece (no key or no value) is dropped by the decoder: not canonical
+      if (sep <= q || sep >= e - 1) return null;
+      const kl = sep - q;
+      for (let j = 0; j < keyAt.length; j++) if (keyLen[j] === kl && frame.compare(frame, q, sep, keyAt[j]!, keyAt[j]! + kl) === 0) return null;
+      keyAt.push(q);
+      keyLen.push(kl);
+      for (let w = 0; w < nWatched; w++) {
+        const wk = watched[w]!;
+        if (!bytesEqual(frame, q, kl, wk.bytes)) continue;
+        const kind = wk.kind;
+        if (kind === K_UNUSUAL) return null;
+        if (kind >= 16) {
+          present |= 1 << (kind - 16);
+          continue;
+        }
+        const vs = sep + 1;
+        if (kind === K_TAGS) {
+          if (bytesEqual(frame, vs, e - vs, lastTagsBytes)) itemTags = lastTags;
+          else {
+            itemTags = sl.utf8Slice(vs, e);
+            lastTags = itemTags;
+            lastTagsBytes = Buffer.from(frame.subarray(vs, e));
+          }
+        } else if (kind === K_KEYS) itemKeys = sl.utf8Slice(vs, e);
+        else if (kind === K_UNIQ) itemUniq = sl.utf8Slice(vs, e);
+        else if (kind === K_WAIT && k === 0) itemWait = sl.utf8Slice(vs, e);
+        // a batch key that is a watched key too: also mark it present
+        for (let b = w + 1; b < nWatched; b++) if (watched[b]!.kind >= 16 && bytesEqual(frame, q, kl, watched[b]!.bytes)) present |= 1 << (watched[b]!.kind - 16);
+        break;
+      }
+      q = e + 1;
+    }
+    // bytes ≥ 0x80: the text is stored as the general path re-encodes it only when it is valid UTF-8
+    if (high >= 0x80 && !isUtf8(frame.subarray(ps, pe))) return null;
+    const lacksLastSeparator = pl > 0 && frame[pe - 1] !== 2;
+    const s = suffixOf(h, present, lacksLastSeparator);
+    suffix[k] = s.bytes;
+    suffixText[k] = s.text;
+    tags[k] = itemTags;
+    keys[k] = itemKeys;
+    uniqKey[k] = itemUniq;
+    if (k === 0) waitStoreMsgOK = itemWait !== 'false';
+    p += total;
+  }
+  return {
+    frame,
+    count,
+    flag,
+    bodyStart,
+    bodyLen,
+    propsStart,
+    propsLen,
+    suffix,
+    suffixText,
+    tags,
+    keys,
+    uniqKey,
+    waitStoreMsgOK,
+    maxBodyLen,
+    topic: '',
+    queueId: 0,
+    sysFlag: 0,
+    bornTimestamp: 0,
+    bornHost: NO_HOST,
+    storeHost: NO_HOST,
+  };
+}
+
+const NO_HOST: SocketAddress = { ip: Buffer.alloc(4), port: 0 };
+
+/** The stored properties text of item k (its text as sent + its suffix). */
+export function encodedBatchPropertiesText(batch: EncodedBatch, k: number): string {
+  const ps = batch.propsStart[k]!;
+  return (batch.frame as unknown as Slicers).utf8Slice(ps, ps + batch.propsLen[k]!) + batch.suffixText[k]!;
+}
+
+/** The stored properties of item k of a batch, decoded from its bytes when first read. */
+export class EncodedBatchItemProperties extends LazyProperties {
+  private batch: EncodedBatch | null;
+
+  constructor(
+    batch: EncodedBatch,
+    private readonly k: number,
+  ) {
+    super();
+    this.batch = batch;
+  }
+
+  protected decode(): Map<string, string> {
+    const batch = this.batch!;
+    this.batch = null;
+    return decodeProperties(encodedBatchPropertiesText(batch, this.k));
+  }
+}
+
+/** How the records of an EncodedBatch are laid out (planEncodedBatch), before any byte is written. */
+export interface EncodedBatchPlan {
+  version: 1 | 2;
+  /** SYSFLAG as stored (IPv6 host bits from the address lengths). */
+  sysFlag: number;
+  bornHostWidth: number;
+  storeHostWidth: number;
+  /** UTF-8 bytes of the topic (shared, cached per topic: never modify). */
+  topicBytes: Buffer;
+  /** TOTALSIZE of record k. */
+  sizes: Int32Array;
+  /** All records, bytes. */
+  total: number;
+}
+
+/**
+ * Validates the records of `batch` as planRecord would each item's MessageInner and lays them
+ * out. Returns the plan, or the refusal with the remark prefixed `batch message <k>: ` as
+ * CommitLog.appendBatch words it. `maxRecordBytes`: the largest record accepted.
+ */
+export function planEncodedBatch(batch: EncodedBatch, maxMessageSize: number, maxRecordBytes: number): EncodedBatchPlan | { status: 'MESSAGE_ILLEGAL' | 'PROPERTIES_SIZE_EXCEEDED'; remark: string } {
+  const tb = cachedTopicBytes(batch.topic);
+  const topicLen = tb.length;
+  const illegal = (remark: string) => ({ status: 'MESSAGE_ILLEGAL' as const, remark: `batch message 0: ${remark}` });
+  if (topicLen > MAX_TOPIC_LENGTH) return illegal(`topic is too long: ${topicLen} bytes, the limit is ${MAX_TOPIC_LENGTH}`);
+  if (!Number.isSafeInteger(batch.bornTimestamp)) return illegal(`born timestamp ${batch.bornTimestamp} is not a safe integer`);
+  const bn = batch.bornHost.ip.length;
+  const sn = batch.storeHost.ip.length;
+  if (bn !== 4 && bn !== 16) return illegal(`born host address must have 4 or 16 bytes, got ${bn}`);
+  if (sn !== 4 && sn !== 16) return illegal(`store host address must have 4 or 16 bytes, got ${sn}`);
+  const bh = bn + 4;
+  const sh = sn + 4;
+  const version = topicLen > 127 ? 2 : 1;
+  let sysFlag = batch.sysFlag & ~(MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG);
+  if (bh === 20) sysFlag |= MessageSysFlag.BORNHOST_V6_FLAG;
+  if (sh === 20) sysFlag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
+  const fixed = 74 + bh + sh + version + topicLen;
+  const n = batch.count;
+  const sizes = new Int32Array(n);
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    const bodyLen = batch.bodyLen[k]!;
+    if (bodyLen > maxMessageSize) return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${k}: message body size ${bodyLen} exceeds maxMessageSize ${maxMessageSize}` };
+    const propsLen = batch.propsLen[k]! + batch.suffix[k]!.length;
+    if (propsLen > MAX_PROPERTIES_LENGTH) return { status: 'PROPERTIES_SIZE_EXCEEDED', remark: `batch message ${k}: properties are ${propsLen} bytes, the limit is ${MAX_PROPERTIES_LENGTH}` };
+    const size = fixed + bodyLen + propsLen;
+    if (size > maxRecordBytes) return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${k}: message record size ${size} exceeds the limit of ${maxRecordBytes} bytes` };
+    sizes[k] = size;
+    total += size;
+  }
+  return { version, sysFlag, bornHostWidth: bh, storeHostWidth: sh, topicBytes: tb, sizes, total };
+}
+
+/** Big-endian int32 without Buffer's argument checks. */
+function w32(b: Buffer, p: number, v: number): void {
+  b[p] = v >>> 24;
+  b[p + 1] = v >>> 16;
+  b[p + 2] = v >>> 8;
+  b[p + 3] = v;
+}
+
+/** Big-endian int64 from a safe-integer JS number. */
+function w64(b: Buffer, p: number, v: number): void {
+  const hi = Math.floor(v / 4294967296);
+  w32(b, p, hi | 0);
+  w32(b, p + 4, (v - hi * 4294967296) >>> 0);
+}
+
+/** Copies `src[from, from + len)` to `buf[p]` (byte by byte below 64 bytes: cheaper than a native call). */
+function copyBytes(buf: Buffer, p: number, src: Buffer, from: number, len: number): void {
+  if (len < 64) for (let i = 0; i < len; i++) buf[p + i] = src[from + i]!;
+  else src.copy(buf, p, from, from + len);
+}
+
+/**
+ * Writes the record of item k at `buf[at, at + plan.sizes[k])`: the layout of record-codec.ts
+ * writeRecord, body and properties copied from the request frame, BODYCRC computed over the
+ * frame's body bytes.
+ */
+export function writeEncodedBatchRecord(buf: Buffer, at: number, batch: EncodedBatch, plan: EncodedBatchPlan, k: number, queueOffset: number, physicalOffset: number, storeTimestamp: number): void {
+  const size = plan.sizes[k]!;
+  const frame = batch.frame;
+  const bs = batch.bodyStart[k]!;
+  const bl = batch.bodyLen[k]!;
+  const bh = plan.bornHostWidth;
+  const sh = plan.storeHostWidth;
+  w32(buf, at, size);
+  w32(buf, at + 4, plan.version === 2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1);
+  w32(buf, at + 8, bodyCrc(frame, bs, bs + bl));
+  w32(buf, at + 12, batch.queueId | 0);
+  w32(buf, at + 16, batch.flag[k]! | 0);
+  w64(buf, at + 20, queueOffset);
+  w64(buf, at + 28, physicalOffset);
+  w32(buf, at + 36, plan.sysFlag | 0);
+  w64(buf, at + 40, batch.bornTimestamp);
+  let p = at + 48;
+  const born = batch.bornHost;
+  copyBytes(buf, p, born.ip, 0, bh - 4);
+  w32(buf, p + bh - 4, born.port | 0);
+  p += bh;
+  w64(buf, p, storeTimestamp);
+  p += 8;
+  const store = batch.storeHost;
+  copyBytes(buf, p, store.ip, 0, sh - 4);
+  w32(buf, p + sh - 4, store.port | 0);
+  p += sh;
+  w32(buf, p, 0); // RECONSUMETIMES
+  w64(buf, p + 4, 0); // PREPARED TX OFFSET
+  w32(buf, p + 12, bl);
+  p += 16;
+  frame.copy(buf, p, bs, bs + bl);
+  p += bl;
+  const tb = plan.topicBytes;
+  const topicLen = tb.length;
+  if (plan.version === 2) {
+    buf[p] = topicLen >>> 8;
+    buf[p + 1] = topicLen;
+    p += 2;
+  } else {
+    buf[p++] = topicLen;
+  }
+  copyBytes(buf, p, tb, 0, topicLen);
+  p += topicLen;
+  const pl = batch.propsLen[k]!;
+  const suffix = batch.suffix[k]!;
+  const propsLen = pl + suffix.length;
+  buf[p] = propsLen >>> 8;
+  buf[p + 1] = propsLen;
+  p += 2;
+  copyBytes(buf, p, frame, batch.propsStart[k]!, pl);
+  p += pl;
+  copyBytes(buf, p, suffix, 0, suffix.length);
+  p += suffix.length;
+  if (p !== at + size) throw new Error(`writeEncodedBatchRecord: internal size mismatch ${p - at} != ${size}`);
+}
