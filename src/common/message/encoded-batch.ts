@@ -38,12 +38,13 @@ export interface EncodedBatch {
   /** The client's batch body (the request frame's body; must not change until the batch is stored and dispatched). */
   frame: Buffer;
   count: number;
-  flag: Int32Array;
-  bodyStart: Int32Array;
-  bodyLen: Int32Array;
-  propsStart: Int32Array;
+  /** Item k's FLAG, body and properties positions in `frame` (plain arrays of small integers). */
+  flag: number[];
+  bodyStart: number[];
+  bodyLen: number[];
+  propsStart: number[];
   /** Bytes of the item's own properties text (as sent). */
-  propsLen: Int32Array;
+  propsLen: number[];
   /** UTF-8 bytes stored after the item's text (shared between items that need the same). */
   suffix: Buffer[];
   /** `suffix[k]` as text. */
@@ -87,18 +88,19 @@ const K_UNIQ = 3;
 const K_WAIT = 4;
 const K_UNUSUAL = 5;
 
-/** Watched keys as bytes, with their kind; batch keys get kind ≥ 16 (16 + their index). */
+/** A watched key as bytes, its kind (K_*) and its bit in the per-item mask of batch keys present (0 when not a batch key). */
 interface WatchedKey {
   bytes: Buffer;
   kind: number;
+  batchBit: number;
 }
 
 const BASE_WATCHED: WatchedKey[] = [
-  { bytes: Buffer.from(MessageConst.TAGS, 'latin1'), kind: K_TAGS },
-  { bytes: Buffer.from(MessageConst.KEYS, 'latin1'), kind: K_KEYS },
-  { bytes: Buffer.from(MessageConst.UNIQ_KEY, 'latin1'), kind: K_UNIQ },
-  { bytes: Buffer.from(MessageConst.WAIT, 'latin1'), kind: K_WAIT },
-  ...UNUSUAL_KEYS.map((k) => ({ bytes: Buffer.from(k, 'latin1'), kind: K_UNUSUAL })),
+  { bytes: Buffer.from(MessageConst.TAGS, 'latin1'), kind: K_TAGS, batchBit: 0 },
+  { bytes: Buffer.from(MessageConst.KEYS, 'latin1'), kind: K_KEYS, batchBit: 0 },
+  { bytes: Buffer.from(MessageConst.UNIQ_KEY, 'latin1'), kind: K_UNIQ, batchBit: 0 },
+  { bytes: Buffer.from(MessageConst.WAIT, 'latin1'), kind: K_WAIT, batchBit: 0 },
+  ...UNUSUAL_KEYS.map((k) => ({ bytes: Buffer.from(k, 'latin1'), kind: K_UNUSUAL, batchBit: 0 })),
 ];
 
 /** Node's own Buffer text readers (no argument normalisation). */
@@ -122,7 +124,8 @@ let lastHeader: {
   keysValue: string | undefined;
   uniqKey: string | undefined;
   wait: string | undefined;
-  watched: WatchedKey[];
+  /** Watched keys by their byte length (a key longer than the table is watched by none). */
+  watchedByLength: WatchedKey[][];
   suffixes: Map<number, { bytes: Buffer; text: string }>;
 } | null = null;
 
@@ -134,9 +137,18 @@ function headerScan(batchPropertiesText: string, setKey: string, setValue: strin
   for (const k of UNUSUAL_KEYS) if (props.has(k)) return null;
   const keys = [...props.keys()];
   const values = [...props.values()];
-  const watched = [...BASE_WATCHED];
-  // a batch key that is also a watched key keeps its kind: it is found by the kind's bit below
-  keys.forEach((k, i) => watched.push({ bytes: Buffer.from(k, 'utf8'), kind: 16 + i }));
+  const watched = BASE_WATCHED.map((w) => ({ ...w }));
+  keys.forEach((k, i) => {
+    const bytes = Buffer.from(k, 'utf8');
+    const same = watched.find((w) => w.bytes.equals(bytes));
+    if (same) same.batchBit = 1 << i;
+    else watched.push({ bytes, kind: K_OTHER, batchBit: 1 << i });
+  });
+  const watchedByLength: WatchedKey[][] = [];
+  for (const w of watched) {
+    while (watchedByLength.length <= w.bytes.length) watchedByLength.push([]);
+    watchedByLength[w.bytes.length]!.push(w);
+  }
   const h = {
     text: batchPropertiesText,
     setKey,
@@ -147,7 +159,7 @@ function headerScan(batchPropertiesText: string, setKey: string, setValue: strin
     keysValue: props.get(MessageConst.KEYS),
     uniqKey: props.get(MessageConst.UNIQ_KEY),
     wait: props.get(MessageConst.WAIT),
-    watched,
+    watchedByLength,
     suffixes: new Map<number, { bytes: Buffer; text: string }>() };
   lastHeader = h;
   return h;
@@ -175,6 +187,20 @@ function bytesEqual(frame: Buffer, at: number, len: number, key: Buffer): boolea
   return true;
 }
 
+/** Whether `frame[at, at + len)` holds `key` (of `len` bytes). */
+function sameKey(frame: Buffer, at: number, key: Buffer, len: number): boolean {
+  for (let i = 0; i < len; i++) if (frame[at + i] !== key[i]) return false;
+  return true;
+}
+
+const NO_WATCHED: WatchedKey[] = [];
+
+/** Whether `b[x, x + len)` and `b[y, y + len)` hold the same bytes. */
+function sameBytes(b: Buffer, x: number, y: number, len: number): boolean {
+  for (let i = 0; i < len; i++) if (b[x + i] !== b[y + i]) return false;
+  return true;
+}
+
 /** The big-endian int32 at `p` (in range: checked by the caller). */
 function int32At(b: Buffer, p: number): number {
   return (b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!;
@@ -195,8 +221,8 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
   if (setKey !== MessageConst.CLUSTER) return null;
   const h = headerScan(batchPropertiesText, setKey, setValue);
   if (h === null) return null;
-  const watched = h.watched;
-  const nWatched = watched.length;
+  const watchedByLength = h.watchedByLength;
+  const maxWatchedLength = watchedByLength.length - 1;
   const end = frame.length;
   // count first: the columns are typed arrays of the exact size
   let count = 0;
@@ -207,11 +233,12 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
     p += total;
   }
   if (count === 0) return null;
-  const flag = new Int32Array(count);
-  const bodyStart = new Int32Array(count);
-  const bodyLen = new Int32Array(count);
-  const propsStart = new Int32Array(count);
-  const propsLen = new Int32Array(count);
+  // plain arrays of small integers: cheaper to make than typed arrays for a few dozen items
+  const flag: number[] = [];
+  const bodyStart: number[] = [];
+  const bodyLen: number[] = [];
+  const propsStart: number[] = [];
+  const propsLen: number[] = [];
   const suffix = new Array<Buffer>(count);
   const suffixText = new Array<string>(count);
   const tags = new Array<string | undefined>(count);
@@ -223,6 +250,7 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
   // key ranges of the item being scanned, to refuse a repeated key
   const keyAt: number[] = [];
   const keyLen: number[] = [];
+  let nKeys = 0;
   let p = 0;
   for (let k = 0; k < count; k++) {
     const total = int32At(frame, p);
@@ -233,12 +261,12 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
     if (pl < 0 || ITEM_HEADER + bl + pl !== total) return null;
     const ps = plPos + 2;
     const pe = ps + pl;
-    flag[k] = int32At(frame, p + 12);
-    bodyStart[k] = p + 20;
-    bodyLen[k] = bl;
+    flag.push(int32At(frame, p + 12));
+    bodyStart.push(p + 20);
+    bodyLen.push(bl);
     if (bl > maxBodyLen) maxBodyLen = bl;
-    propsStart[k] = ps;
-    propsLen[k] = pl;
+    propsStart.push(ps);
+    propsLen.push(pl);
     // an item without its own TAGS, KEYS, UNIQ_KEY or WAIT stores the batch's (the suffix adds it)
     let itemTags = h.tags;
     let itemKeys = h.keysValue ?? '';
@@ -246,47 +274,46 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
     let itemWait = h.wait;
     let present = 0;
     let high = 0;
-    keyAt.length = 0;
-    keyLen.length = 0;
+    nKeys = 0;
     let q = ps;
     while (q < pe) {
       // one piece: key \x01 value, up to the next \x02 or the end of the text
       let sep = -1;
       let e = q;
+      let pieceHigh = 0;
       for (; e < pe; e++) {
         const c = frame[e]!;
         if (c === 2) break;
         if (c === 1 && sep < 0) sep = e;
-        high |= c;
+        pieceHigh |= c;
       }
+      high |= pieceHigh;
       // a malformed piece (no key or no value) is dropped by the decoder: not canonical
       if (sep <= q || sep >= e - 1) return null;
       const kl = sep - q;
-      for (let j = 0; j < keyAt.length; j++) if (keyLen[j] === kl && frame.compare(frame, q, sep, keyAt[j]!, keyAt[j]! + kl) === 0) return null;
-      keyAt.push(q);
-      keyLen.push(kl);
-      for (let w = 0; w < nWatched; w++) {
-        const wk = watched[w]!;
-        if (!bytesEqual(frame, q, kl, wk.bytes)) continue;
+      for (let j = 0; j < nKeys; j++) if (keyLen[j] === kl && sameBytes(frame, q, keyAt[j]!, kl)) return null;
+      keyAt[nKeys] = q;
+      keyLen[nKeys] = kl;
+      nKeys++;
+      const candidates = kl <= maxWatchedLength ? watchedByLength[kl]! : NO_WATCHED;
+      for (let w = 0; w < candidates.length; w++) {
+        const wk = candidates[w]!;
+        if (!sameKey(frame, q, wk.bytes, kl)) continue;
         const kind = wk.kind;
         if (kind === K_UNUSUAL) return null;
-        if (kind >= 16) {
-          present |= 1 << (kind - 16);
-          continue;
-        }
+        present |= wk.batchBit;
         const vs = sep + 1;
+        // the value as a string: Latin-1 is the same text when every byte is ASCII, and cheaper
         if (kind === K_TAGS) {
           if (bytesEqual(frame, vs, e - vs, lastTagsBytes)) itemTags = lastTags;
           else {
-            itemTags = sl.utf8Slice(vs, e);
+            itemTags = pieceHigh < 0x80 ? sl.latin1Slice(vs, e) : sl.utf8Slice(vs, e);
             lastTags = itemTags;
             lastTagsBytes = Buffer.from(frame.subarray(vs, e));
           }
-        } else if (kind === K_KEYS) itemKeys = sl.utf8Slice(vs, e);
-        else if (kind === K_UNIQ) itemUniq = sl.utf8Slice(vs, e);
-        else if (kind === K_WAIT && k === 0) itemWait = sl.utf8Slice(vs, e);
-        // a batch key that is a watched key too: also mark it present
-        for (let b = w + 1; b < nWatched; b++) if (watched[b]!.kind >= 16 && bytesEqual(frame, q, kl, watched[b]!.bytes)) present |= 1 << (watched[b]!.kind - 16);
+        } else if (kind === K_KEYS) itemKeys = pieceHigh < 0x80 ? sl.latin1Slice(vs, e) : sl.utf8Slice(vs, e);
+        else if (kind === K_UNIQ) itemUniq = pieceHigh < 0x80 ? sl.latin1Slice(vs, e) : sl.utf8Slice(vs, e);
+        else if (kind === K_WAIT && k === 0) itemWait = pieceHigh < 0x80 ? sl.latin1Slice(vs, e) : sl.utf8Slice(vs, e);
         break;
       }
       q = e + 1;
@@ -364,7 +391,7 @@ export interface EncodedBatchPlan {
   /** UTF-8 bytes of the topic (shared, cached per topic: never modify). */
   topicBytes: Buffer;
   /** TOTALSIZE of record k. */
-  sizes: Int32Array;
+  sizes: number[];
   /** All records, bytes. */
   total: number;
 }
@@ -392,7 +419,7 @@ export function planEncodedBatch(batch: EncodedBatch, maxMessageSize: number, ma
   if (sh === 20) sysFlag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
   const fixed = 74 + bh + sh + version + topicLen;
   const n = batch.count;
-  const sizes = new Int32Array(n);
+  const sizes: number[] = [];
   let total = 0;
   for (let k = 0; k < n; k++) {
     const bodyLen = batch.bodyLen[k]!;
@@ -401,7 +428,7 @@ export function planEncodedBatch(batch: EncodedBatch, maxMessageSize: number, ma
     if (propsLen > MAX_PROPERTIES_LENGTH) return { status: 'PROPERTIES_SIZE_EXCEEDED', remark: `batch message ${k}: properties are ${propsLen} bytes, the limit is ${MAX_PROPERTIES_LENGTH}` };
     const size = fixed + bodyLen + propsLen;
     if (size > maxRecordBytes) return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${k}: message record size ${size} exceeds the limit of ${maxRecordBytes} bytes` };
-    sizes[k] = size;
+    sizes.push(size);
     total += size;
   }
   return { version, sysFlag, bornHostWidth: bh, storeHostWidth: sh, topicBytes: tb, sizes, total };

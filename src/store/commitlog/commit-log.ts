@@ -456,13 +456,13 @@ export class CommitLog {
     const at = mf.reserve(total);
     const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
     const base = at >= 0 ? at : 0;
-    const recordOffsets = new Array<number>(n);
+    const recordOffsets: number[] = [];
     const sizes = plan.sizes;
     let pos = 0;
     for (let k = 0; k < n; k++) {
       const offset = wroteOffset + pos;
       writeEncodedBatchRecord(target, base + pos, batch, plan, k, firstQueueOffset + k, offset, storeTimestamp);
-      recordOffsets[k] = offset;
+      recordOffsets.push(offset);
       pos += sizes[k]!;
     }
     const msgIds = createMessageIdList(batch.storeHost, recordOffsets, n);
@@ -477,13 +477,21 @@ export class CommitLog {
     const sysFlag = plan.sysFlag;
     const bornTimestamp = batch.bornTimestamp;
     // the byte path never takes SCHEDULE_TOPIC_XXXX with a DELAY (the broker refuses DELAY in a batch): the tags code is the TAGS hash
+    let lastTags: string | undefined;
+    let lastTagsCode = tagsCode(undefined);
     for (let k = 0; k < n; k++) {
+      const tags = batch.tags[k];
+      // items mostly share one TAGS string (the scan hands out the same string for the same bytes)
+      if (tags !== lastTags) {
+        lastTags = tags;
+        lastTagsCode = tagsCode(tags);
+      }
       dispatches[k] = {
         topic,
         queueId,
         commitLogOffset: recordOffsets[k]!,
         msgSize: sizes[k]!,
-        tagsCode: tagsCode(batch.tags[k]),
+        tagsCode: lastTagsCode,
         storeTimestamp,
         consumeQueueOffset: firstQueueOffset + k,
         keys: batch.keys[k]!,
