@@ -112,70 +112,98 @@ interface Slicers {
 /** Most batch properties handled by the scan (each needs a bit of the per-item mask). */
 const MAX_BATCH_KEYS = 24;
 
-/** The last batch header's properties text and what the scan made of it (the Java producer's batches share their shape). */
-let lastHeader: {
-  text: string;
+/**
+ * What the scan makes of the keys of a batch header's properties (their values change from batch
+ * to batch: the Java producer gives each batch its own UNIQ_KEY): the watched keys and the
+ * suffixes built so far. The last one is kept (a producer's batches share their keys).
+ */
+interface HeaderShape {
+  /** The keys, '\x01'-joined, + '\x02' + setKey + '\x01' + setValue. */
+  signature: string;
+  keys: string[];
   setKey: string;
   setValue: string;
-  keys: string[];
+  /** Watched keys by their byte length (a key longer than the table is watched by none). */
+  watchedByLength: WatchedKey[][];
+  /** Suffixes by `present * 2 + lacksLastSeparator`, with the values of the batch entries they add. */
+  suffixes: Map<number, { bytes: Buffer; text: string; values: string[] }>;
+}
+
+/** One batch header: its shape and its values. */
+interface Header {
+  shape: HeaderShape;
   values: string[];
   /** The batch's TAGS, KEYS, UNIQ_KEY, WAIT (what an item lacking its own stores). */
   tags: string | undefined;
   keysValue: string | undefined;
   uniqKey: string | undefined;
   wait: string | undefined;
-  /** Watched keys by their byte length (a key longer than the table is watched by none). */
-  watchedByLength: WatchedKey[][];
-  suffixes: Map<number, { bytes: Buffer; text: string }>;
-} | null = null;
+}
 
-function headerScan(batchPropertiesText: string, setKey: string, setValue: string): NonNullable<typeof lastHeader> | null {
-  const last = lastHeader;
-  if (last !== null && last.text === batchPropertiesText && last.setKey === setKey && last.setValue === setValue) return last;
+let lastShape: HeaderShape | null = null;
+
+function headerScan(batchPropertiesText: string, setKey: string, setValue: string): Header | null {
   const props = decodeProperties(batchPropertiesText);
   if (props.size > MAX_BATCH_KEYS || props.has(setKey)) return null;
-  for (const k of UNUSUAL_KEYS) if (props.has(k)) return null;
-  const keys = [...props.keys()];
-  const values = [...props.values()];
-  const watched = BASE_WATCHED.map((w) => ({ ...w }));
-  keys.forEach((k, i) => {
-    const bytes = Buffer.from(k, 'utf8');
-    const same = watched.find((w) => w.bytes.equals(bytes));
-    if (same) same.batchBit = 1 << i;
-    else watched.push({ bytes, kind: K_OTHER, batchBit: 1 << i });
-  });
-  const watchedByLength: WatchedKey[][] = [];
-  for (const w of watched) {
-    while (watchedByLength.length <= w.bytes.length) watchedByLength.push([]);
-    watchedByLength[w.bytes.length]!.push(w);
+  const keys: string[] = [];
+  const values: string[] = [];
+  let signature = '';
+  for (const [k, v] of props) {
+    keys.push(k);
+    values.push(v);
+    signature += k + '\x01';
   }
-  const h = {
-    text: batchPropertiesText,
-    setKey,
-    setValue,
-    keys,
+  signature += '\x02' + setKey + '\x01' + setValue;
+  let shape = lastShape;
+  if (shape === null || shape.signature !== signature) {
+    for (const k of UNUSUAL_KEYS) if (props.has(k)) return null;
+    const watched = BASE_WATCHED.map((w) => ({ ...w }));
+    keys.forEach((k, i) => {
+      const bytes = Buffer.from(k, 'utf8');
+      const same = watched.find((w) => w.bytes.equals(bytes));
+      if (same) same.batchBit = 1 << i;
+      else watched.push({ bytes, kind: K_OTHER, batchBit: 1 << i });
+    });
+    const watchedByLength: WatchedKey[][] = [];
+    for (const w of watched) {
+      while (watchedByLength.length <= w.bytes.length) watchedByLength.push([]);
+      watchedByLength[w.bytes.length]!.push(w);
+    }
+    shape = { signature, keys, setKey, setValue, watchedByLength, suffixes: new Map() };
+    lastShape = shape;
+  }
+  return {
+    shape,
     values,
     tags: props.get(MessageConst.TAGS),
     keysValue: props.get(MessageConst.KEYS),
     uniqKey: props.get(MessageConst.UNIQ_KEY),
     wait: props.get(MessageConst.WAIT),
-    watchedByLength,
-    suffixes: new Map<number, { bytes: Buffer; text: string }>() };
-  lastHeader = h;
-  return h;
+  };
 }
 
 /** The bytes stored after an item's text: the batch entries it lacks (bit i of `present`: it has key i), then setKey; a leading '\x02' when its text lacks the last separator. */
-function suffixOf(h: NonNullable<typeof lastHeader>, present: number, lacksLastSeparator: boolean): { bytes: Buffer; text: string } {
+function suffixOf(h: Header, present: number, lacksLastSeparator: boolean): { bytes: Buffer; text: string } {
+  const shape = h.shape;
+  const keys = shape.keys;
   const id = present * 2 + (lacksLastSeparator ? 1 : 0);
-  let s = h.suffixes.get(id);
+  let s = shape.suffixes.get(id);
+  if (s !== undefined) {
+    // the entries it adds must have this batch's values
+    for (let i = 0; i < keys.length; i++) {
+      if ((present & (1 << i)) === 0 && s.values[i] !== h.values[i]) {
+        s = undefined;
+        break;
+      }
+    }
+  }
   if (s === undefined) {
     let text = lacksLastSeparator ? '\x02' : '';
-    for (let i = 0; i < h.keys.length; i++) if ((present & (1 << i)) === 0) text += h.keys[i] + '\x01' + h.values[i] + '\x02';
-    text += h.setKey + '\x01' + h.setValue + '\x02';
+    for (let i = 0; i < keys.length; i++) if ((present & (1 << i)) === 0) text += keys[i] + '\x01' + h.values[i] + '\x02';
+    text += shape.setKey + '\x01' + shape.setValue + '\x02';
     const bytes = Buffer.from(text, 'utf8');
-    s = { bytes, text: bytes.toString('utf8') };
-    if (h.suffixes.size < 64) h.suffixes.set(id, s);
+    s = { bytes, text: bytes.toString('utf8'), values: h.values };
+    if (shape.suffixes.size < 64 || shape.suffixes.has(id)) shape.suffixes.set(id, s);
   }
   return s;
 }
@@ -221,7 +249,7 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
   if (setKey !== MessageConst.CLUSTER) return null;
   const h = headerScan(batchPropertiesText, setKey, setValue);
   if (h === null) return null;
-  const watchedByLength = h.watchedByLength;
+  const watchedByLength = h.shape.watchedByLength;
   const maxWatchedLength = watchedByLength.length - 1;
   const end = frame.length;
   // count first: the columns are typed arrays of the exact size

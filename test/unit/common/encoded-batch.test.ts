@@ -153,3 +153,15 @@ test('the scan leaves unusual and non-canonical batches to the general path', ()
   assert.equal(scan(invalidUtf8), null, 'invalid UTF-8');
   assert.equal(scan(Buffer.alloc(0)), null, 'no item');
 });
+
+test('batches whose headers share their keys but not their values: an item lacking a batch key stores this batch\'s value', () => {
+  const frame = itemBytes(0, Buffer.from('b'), Buffer.from('TAGS\x01a', 'utf8'));
+  for (const uniq of ['U1', 'U2', 'U1']) {
+    const batch = scanEncodedBatch(frame, `WAIT\x01false\x02UNIQ_KEY\x01${uniq}\x02`, MessageConst.CLUSTER, CLUSTER_NAME)!;
+    assert.equal(encodedBatchPropertiesText(batch, 0), `TAGS\x01a\x02WAIT\x01false\x02UNIQ_KEY\x01${uniq}\x02CLUSTER\x01${CLUSTER_NAME}\x02`);
+    assert.equal(batch.uniqKey[0], uniq);
+    assert.equal(batch.waitStoreMsgOK, false);
+  }
+  const other = scanEncodedBatch(frame, '', MessageConst.CLUSTER, 'C2')!;
+  assert.equal(encodedBatchPropertiesText(other, 0), 'TAGS\x01a\x02CLUSTER\x01C2\x02');
+});
