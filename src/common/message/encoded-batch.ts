@@ -37,6 +37,8 @@ const ITEM_HEADER = 22;
 export interface EncodedBatch {
   /** The client's batch body (the request frame's body; must not change until the batch is stored and dispatched). */
   frame: Buffer;
+  /** `frame` as a DataView (the record writer copies the properties four bytes at a time). */
+  frameView: DataView;
   count: number;
   /** Item k's FLAG, body and properties positions in `frame` (plain arrays of small integers). */
   flag: number[];
@@ -47,6 +49,8 @@ export interface EncodedBatch {
   propsLen: number[];
   /** UTF-8 bytes stored after the item's text (shared between items that need the same). */
   suffix: Buffer[];
+  /** `suffix[k]` as a DataView. */
+  suffixView: DataView[];
   /** `suffix[k]` as text. */
   suffixText: string[];
   tags: (string | undefined)[];
@@ -126,7 +130,7 @@ interface HeaderShape {
   /** Watched keys by their byte length (a key longer than the table is watched by none). */
   watchedByLength: WatchedKey[][];
   /** Suffixes by `present * 2 + lacksLastSeparator`, with the values of the batch entries they add. */
-  suffixes: Map<number, { bytes: Buffer; text: string; values: string[] }>;
+  suffixes: Map<number, { bytes: Buffer; view: DataView; text: string; values: string[] }>;
 }
 
 /** One batch header: its shape and its values. */
@@ -183,7 +187,7 @@ function headerScan(batchPropertiesText: string, setKey: string, setValue: strin
 }
 
 /** The bytes stored after an item's text: the batch entries it lacks (bit i of `present`: it has key i), then setKey; a leading '\x02' when its text lacks the last separator. */
-function suffixOf(h: Header, present: number, lacksLastSeparator: boolean): { bytes: Buffer; text: string } {
+function suffixOf(h: Header, present: number, lacksLastSeparator: boolean): { bytes: Buffer; view: DataView; text: string } {
   const shape = h.shape;
   const keys = shape.keys;
   const id = present * 2 + (lacksLastSeparator ? 1 : 0);
@@ -202,7 +206,7 @@ function suffixOf(h: Header, present: number, lacksLastSeparator: boolean): { by
     for (let i = 0; i < keys.length; i++) if ((present & (1 << i)) === 0) text += keys[i] + '\x01' + h.values[i] + '\x02';
     text += shape.setKey + '\x01' + shape.setValue + '\x02';
     const bytes = Buffer.from(text, 'utf8');
-    s = { bytes, text: bytes.toString('utf8'), values: h.values };
+    s = { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.length), text: bytes.toString('utf8'), values: h.values };
     if (shape.suffixes.size < 64 || shape.suffixes.has(id)) shape.suffixes.set(id, s);
   }
   return s;
@@ -261,13 +265,14 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
     p += total;
   }
   if (count === 0) return null;
-  // plain arrays of small integers: cheaper to make than typed arrays for a few dozen items
-  const flag: number[] = [];
-  const bodyStart: number[] = [];
-  const bodyLen: number[] = [];
-  const propsStart: number[] = [];
-  const propsLen: number[] = [];
+  // plain arrays of small integers, made at their size: cheaper than typed arrays for a few dozen items
+  const flag = new Array<number>(count);
+  const bodyStart = new Array<number>(count);
+  const bodyLen = new Array<number>(count);
+  const propsStart = new Array<number>(count);
+  const propsLen = new Array<number>(count);
   const suffix = new Array<Buffer>(count);
+  const suffixView = new Array<DataView>(count);
   const suffixText = new Array<string>(count);
   const tags = new Array<string | undefined>(count);
   const keys = new Array<string>(count);
@@ -289,12 +294,12 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
     if (pl < 0 || ITEM_HEADER + bl + pl !== total) return null;
     const ps = plPos + 2;
     const pe = ps + pl;
-    flag.push(int32At(frame, p + 12));
-    bodyStart.push(p + 20);
-    bodyLen.push(bl);
+    flag[k] = int32At(frame, p + 12);
+    bodyStart[k] = p + 20;
+    bodyLen[k] = bl;
     if (bl > maxBodyLen) maxBodyLen = bl;
-    propsStart.push(ps);
-    propsLen.push(pl);
+    propsStart[k] = ps;
+    propsLen[k] = pl;
     // an item without its own TAGS, KEYS, UNIQ_KEY or WAIT stores the batch's (the suffix adds it)
     let itemTags = h.tags;
     let itemKeys = h.keysValue ?? '';
@@ -351,6 +356,7 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
     const lacksLastSeparator = pl > 0 && frame[pe - 1] !== 2;
     const s = suffixOf(h, present, lacksLastSeparator);
     suffix[k] = s.bytes;
+    suffixView[k] = s.view;
     suffixText[k] = s.text;
     tags[k] = itemTags;
     keys[k] = itemKeys;
@@ -360,6 +366,7 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
   }
   return {
     frame,
+    frameView: new DataView(frame.buffer, frame.byteOffset, frame.length),
     count,
     flag,
     bodyStart,
@@ -367,6 +374,7 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
     propsStart,
     propsLen,
     suffix,
+    suffixView,
     suffixText,
     tags,
     keys,
@@ -418,6 +426,10 @@ export interface EncodedBatchPlan {
   storeHostWidth: number;
   /** UTF-8 bytes of the topic (shared, cached per topic: never modify). */
   topicBytes: Buffer;
+  /** topicBytes, the born host's and the store host's address bytes as DataViews. */
+  topicView: DataView;
+  bornIpView: DataView;
+  storeIpView: DataView;
   /** TOTALSIZE of record k. */
   sizes: number[];
   /** All records, bytes. */
@@ -447,7 +459,7 @@ export function planEncodedBatch(batch: EncodedBatch, maxMessageSize: number, ma
   if (sh === 20) sysFlag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
   const fixed = 74 + bh + sh + version + topicLen;
   const n = batch.count;
-  const sizes: number[] = [];
+  const sizes = new Array<number>(n);
   let total = 0;
   for (let k = 0; k < n; k++) {
     const bodyLen = batch.bodyLen[k]!;
@@ -456,10 +468,11 @@ export function planEncodedBatch(batch: EncodedBatch, maxMessageSize: number, ma
     if (propsLen > MAX_PROPERTIES_LENGTH) return { status: 'PROPERTIES_SIZE_EXCEEDED', remark: `batch message ${k}: properties are ${propsLen} bytes, the limit is ${MAX_PROPERTIES_LENGTH}` };
     const size = fixed + bodyLen + propsLen;
     if (size > maxRecordBytes) return { status: 'MESSAGE_ILLEGAL', remark: `batch message ${k}: message record size ${size} exceeds the limit of ${maxRecordBytes} bytes` };
-    sizes.push(size);
+    sizes[k] = size;
     total += size;
   }
-  return { version, sysFlag, bornHostWidth: bh, storeHostWidth: sh, topicBytes: tb, sizes, total };
+  const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.length);
+  return { version, sysFlag, bornHostWidth: bh, storeHostWidth: sh, topicBytes: tb, topicView: view(tb), bornIpView: view(batch.bornHost.ip), storeIpView: view(batch.storeHost.ip), sizes, total };
 }
 
 /** Big-endian int32 without Buffer's argument checks. */
@@ -477,18 +490,22 @@ function w64(b: Buffer, p: number, v: number): void {
   w32(b, p + 4, (v - hi * 4294967296) >>> 0);
 }
 
-/** Copies `src[from, from + len)` to `buf[p]` (byte by byte below 64 bytes: cheaper than a native call). */
-function copyBytes(buf: Buffer, p: number, src: Buffer, from: number, len: number): void {
-  if (len < 64) for (let i = 0; i < len; i++) buf[p + i] = src[from + i]!;
-  else src.copy(buf, p, from, from + len);
+/**
+ * Copies `src[from, from + len)` to `dst[p]` four bytes at a time (a properties text of ~60
+ * bytes: a quarter of the loads and stores of a byte loop, and no native call's overhead).
+ */
+function copyWords(dst: DataView, p: number, src: DataView, from: number, len: number): void {
+  let i = 0;
+  for (; i + 4 <= len; i += 4) dst.setUint32(p + i, src.getUint32(from + i));
+  for (; i < len; i++) dst.setUint8(p + i, src.getUint8(from + i));
 }
 
 /**
  * Writes the record of item k at `buf[at, at + plan.sizes[k])`: the layout of record-codec.ts
  * writeRecord, body and properties copied from the request frame, BODYCRC computed over the
- * frame's body bytes.
+ * frame's body bytes. `bufView`: `buf` as a DataView (same bytes).
  */
-export function writeEncodedBatchRecord(buf: Buffer, at: number, batch: EncodedBatch, plan: EncodedBatchPlan, k: number, queueOffset: number, physicalOffset: number, storeTimestamp: number): void {
+export function writeEncodedBatchRecord(buf: Buffer, bufView: DataView, at: number, batch: EncodedBatch, plan: EncodedBatchPlan, k: number, queueOffset: number, physicalOffset: number, storeTimestamp: number): void {
   const size = plan.sizes[k]!;
   const frame = batch.frame;
   const bs = batch.bodyStart[k]!;
@@ -506,13 +523,13 @@ export function writeEncodedBatchRecord(buf: Buffer, at: number, batch: EncodedB
   w64(buf, at + 40, batch.bornTimestamp);
   let p = at + 48;
   const born = batch.bornHost;
-  copyBytes(buf, p, born.ip, 0, bh - 4);
+  copyWords(bufView, p, plan.bornIpView, 0, bh - 4);
   w32(buf, p + bh - 4, born.port | 0);
   p += bh;
   w64(buf, p, storeTimestamp);
   p += 8;
   const store = batch.storeHost;
-  copyBytes(buf, p, store.ip, 0, sh - 4);
+  copyWords(bufView, p, plan.storeIpView, 0, sh - 4);
   w32(buf, p + sh - 4, store.port | 0);
   p += sh;
   w32(buf, p, 0); // RECONSUMETIMES
@@ -530,7 +547,7 @@ export function writeEncodedBatchRecord(buf: Buffer, at: number, batch: EncodedB
   } else {
     buf[p++] = topicLen;
   }
-  copyBytes(buf, p, tb, 0, topicLen);
+  copyWords(bufView, p, plan.topicView, 0, topicLen);
   p += topicLen;
   const pl = batch.propsLen[k]!;
   const suffix = batch.suffix[k]!;
@@ -538,9 +555,9 @@ export function writeEncodedBatchRecord(buf: Buffer, at: number, batch: EncodedB
   buf[p] = propsLen >>> 8;
   buf[p + 1] = propsLen;
   p += 2;
-  copyBytes(buf, p, frame, batch.propsStart[k]!, pl);
+  copyWords(bufView, p, batch.frameView, batch.propsStart[k]!, pl);
   p += pl;
-  copyBytes(buf, p, suffix, 0, suffix.length);
+  copyWords(bufView, p, batch.suffixView[k]!, 0, suffix.length);
   p += suffix.length;
   if (p !== at + size) throw new Error(`writeEncodedBatchRecord: internal size mismatch ${p - at} != ${size}`);
 }

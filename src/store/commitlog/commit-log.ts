@@ -456,13 +456,14 @@ export class CommitLog {
     const at = mf.reserve(total);
     const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
     const base = at >= 0 ? at : 0;
-    const recordOffsets: number[] = [];
+    const targetView = new DataView(target.buffer, target.byteOffset, target.length);
+    const recordOffsets = new Array<number>(n);
     const sizes = plan.sizes;
     let pos = 0;
     for (let k = 0; k < n; k++) {
       const offset = wroteOffset + pos;
-      writeEncodedBatchRecord(target, base + pos, batch, plan, k, firstQueueOffset + k, offset, storeTimestamp);
-      recordOffsets.push(offset);
+      writeEncodedBatchRecord(target, targetView, base + pos, batch, plan, k, firstQueueOffset + k, offset, storeTimestamp);
+      recordOffsets[k] = offset;
       pos += sizes[k]!;
     }
     const msgIds = createMessageIdList(batch.storeHost, recordOffsets, n);

@@ -80,7 +80,7 @@ function encodedRecords(batch: EncodedBatch, qo: number, phys: number, ts: numbe
   const out = Buffer.alloc(plan.total);
   let pos = 0;
   for (let k = 0; k < batch.count; k++) {
-    writeEncodedBatchRecord(out, pos, batch, plan, k, qo + k, phys + pos, ts);
+    writeEncodedBatchRecord(out, new DataView(out.buffer, out.byteOffset, out.length), pos, batch, plan, k, qo + k, phys + pos, ts);
     pos += plan.sizes[k]!;
   }
   return out;
