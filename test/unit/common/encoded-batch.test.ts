@@ -165,3 +165,38 @@ test('batches whose headers share their keys but not their values: an item lacki
   const other = scanEncodedBatch(frame, '', MessageConst.CLUSTER, 'C2')!;
   assert.equal(encodedBatchPropertiesText(other, 0), 'TAGS\x01a\x02CLUSTER\x01C2\x02');
 });
+
+test('whatever properties bytes an item carries, a batch the scan takes is stored as the general path stores it', () => {
+  // raw bytes around the separators: empty keys/values, repeated keys, stray \x01, invalid UTF-8, watched and unusual keys
+  const piece = fc.oneof(
+    fc.constantFrom('TAGS\x01a', 'KEYS\x01k1 k2', 'UNIQ_KEY\x01U', 'WAIT\x01false', 'DELAY\x013', 'CLUSTER\x01x', 'a\x01b\x01c', '\x01v', 'k\x01', '', 'k'),
+    text.map((t) => `${t}\x01${t}`),
+  );
+  const raw = fc.oneof(
+    fc.array(piece, { maxLength: 5 }).map((ps) => Buffer.from(ps.join('\x02'), 'utf8')),
+    fc.uint8Array({ maxLength: 40 }).map((u) => Buffer.from(u)),
+    fc.tuple(fc.array(piece, { maxLength: 3 }), fc.uint8Array({ minLength: 1, maxLength: 4 })).map(([ps, junk]) => Buffer.concat([Buffer.from(ps.join('\x02'), 'utf8'), Buffer.from(junk)])),
+  );
+  let taken = 0;
+  fc.assert(
+    fc.property(fc.array(raw, { minLength: 1, maxLength: 4 }), props, (texts, batchProps) => {
+      const frame = Buffer.concat(texts.map((t, i) => itemBytes(i, Buffer.from([i]), t)));
+      const batchText = encodeProperties(new Map(batchProps));
+      const batch = scanEncodedBatch(frame, batchText, MessageConst.CLUSTER, CLUSTER_NAME);
+      if (batch === null) return;
+      taken++;
+      const s: Shared = { topic: 'T', queueId: 1, sysFlag: 0, bornTimestamp: 1, bornHost: { ip: Buffer.alloc(4, 1), port: 1 }, storeHost: { ip: Buffer.alloc(4, 2), port: 2 } };
+      Object.assign(batch, s);
+      const general = generalRecords(frame, batchText, s, 0, 0, 5);
+      assert.deepEqual(encodedRecords(batch, 0, 0, 5), general.bytes);
+      general.maps.forEach((m, k) => {
+        assert.equal(batch.tags[k], m.get(MessageConst.TAGS));
+        assert.equal(batch.keys[k], m.get(MessageConst.KEYS) ?? '');
+        assert.equal(batch.uniqKey[k], m.get(MessageConst.UNIQ_KEY) ?? null);
+      });
+      assert.equal(batch.waitStoreMsgOK, general.maps[0]!.get(MessageConst.WAIT) !== 'false');
+    }),
+    { numRuns: 1000 },
+  );
+  assert.ok(taken > 50, `the scan took ${taken} of 1000 batches`);
+});
