@@ -256,7 +256,7 @@ export function scanEncodedBatch(frame: Buffer, batchPropertiesText: string, set
   const watchedByLength = h.shape.watchedByLength;
   const maxWatchedLength = watchedByLength.length - 1;
   const end = frame.length;
-  // count first: the columns are typed arrays of the exact size
+  // count first: the columns are made at their size
   let count = 0;
   for (let p = 0; p < end; count++) {
     if (end - p < ITEM_HEADER) return null;
