@@ -21,7 +21,7 @@ import type { SocketAddress } from './message.js';
 import { MessageConst } from './message-const.js';
 import { decodeProperties } from './properties.js';
 import { LazyProperties } from './lazy-properties.js';
-import { bodyCrc } from '../bytes/crc32.js';
+import { bodyCrcOf } from '../bytes/crc32.js';
 import { MessageSysFlag } from './sysflag.js';
 import { MAX_PROPERTIES_LENGTH, MAX_TOPIC_LENGTH, MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2 } from './record-layout.js';
 import { cachedTopicBytes } from './record-codec.js';
@@ -514,7 +514,9 @@ export function writeEncodedBatchRecord(buf: Buffer, bufView: DataView, at: numb
   const sh = plan.storeHostWidth;
   w32(buf, at, size);
   w32(buf, at + 4, plan.version === 2 ? MESSAGE_MAGIC_CODE_V2 : MESSAGE_MAGIC_CODE_V1);
-  w32(buf, at + 8, bodyCrc(frame, bs, bs + bl));
+  // one plain view of the body for the CRC and the copy (Buffer's subarray and copy cost more in JavaScript than the 1 KiB memcpy)
+  const body = new Uint8Array(frame.buffer, frame.byteOffset + bs, bl);
+  w32(buf, at + 8, bodyCrcOf(body));
   w32(buf, at + 12, batch.queueId | 0);
   w32(buf, at + 16, batch.flag[k]! | 0);
   w64(buf, at + 20, queueOffset);
@@ -536,7 +538,7 @@ export function writeEncodedBatchRecord(buf: Buffer, bufView: DataView, at: numb
   w64(buf, p + 4, 0); // PREPARED TX OFFSET
   w32(buf, p + 12, bl);
   p += 16;
-  frame.copy(buf, p, bs, bs + bl);
+  buf.set(body, p);
   p += bl;
   const tb = plan.topicBytes;
   const topicLen = tb.length;
