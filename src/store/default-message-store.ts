@@ -16,6 +16,7 @@
  * again (nothing flushed) and rethrows. Methods marked "@throws SERVICE_NOT_AVAILABLE" throw a
  * TsmqError with that code once shutdown has begun; putMessage returns it as a status instead.
  */
+import type { EncodedBatch } from '../common/message/encoded-batch.js';
 import type { MessageExt, MessageInner } from '../common/message/message.js';
 import type { ReputMessageService, DispatchStats } from './dispatch/reput-message-service.js';
 import type { CommitLog } from './commitlog/commit-log.js';
@@ -147,6 +148,10 @@ export class DefaultMessageStore implements MessageStore {
 
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult> {
     return this.putPath.putMessages(msgs);
+  }
+
+  putEncodedBatch(batch: EncodedBatch): Promise<PutMessagesResult> {
+    return this.putPath.putEncodedBatch(batch);
   }
 
   prepareMessage(msg: MessageInner, alloc?: (sizeBytes: number) => Buffer): PreparedMessage | { status: PutMessageStatus; remark: string } {

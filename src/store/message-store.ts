@@ -7,6 +7,7 @@
  * every operation to CommitLog, ConsumeQueue, dispatch, flush and recovery components.
  */
 import type { MessageExt, MessageInner } from '../common/message/message.js';
+import type { EncodedBatch } from '../common/message/encoded-batch.js';
 
 /** RocketMQ `PutMessageStatus` (5.x order). */
 export type PutMessageStatus =
@@ -286,6 +287,12 @@ export interface MessageStore {
    * positions and one store timestamp, or none of them (MESSAGE_ILLEGAL etc. with a remark).
    */
   putMessages(msgs: readonly MessageInner[]): Promise<PutMessagesResult>;
+  /**
+   * `putMessages` for a batch on the byte path (common/message/encoded-batch.ts: each record
+   * written straight from the request frame): the same atomicity, refusals and result, the same
+   * stored bytes. Optional: a broker without it sends every batch through `putMessages`.
+   */
+  putEncodedBatch?(batch: EncodedBatch): Promise<PutMessagesResult>;
   /**
    * Validates and encodes a message for a later `putPreparedMessages` (same rules and refusals as
    * `putMessage`: MESSAGE_ILLEGAL, PROPERTIES_SIZE_EXCEEDED with a remark; transactional

@@ -35,6 +35,7 @@ import { getTransactionValue, MessageSysFlag } from '../../common/message/sysfla
 import { decodeProperties } from '../../common/message/properties.js';
 import { socketAddressFromString } from '../../common/message/msgid.js';
 import { BatchPropertyCompletion, decodeBatchBody, type BatchItem } from '../../common/message/batch-codec.js';
+import { scanEncodedBatch, type EncodedBatch } from '../../common/message/encoded-batch.js';
 import { recallHandleOf } from '../timer/recall-handle.js';
 import { compressedBodyProblem } from '../../common/message/compressed-body.js';
 import { dlqTopicOf, isNotAllowedSendTopic, isRetryTopic, TopicValidator, validateTopic } from '../../common/message/topic-validator.js';
@@ -313,6 +314,14 @@ export class SendMessageProcessor {
    */
   private async sendBatch(request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, queueId: number, channel: RemotingChannel): Promise<RemotingCommand> {
     if (isRetryTopic(header.topic)) return this.reply(request, ResponseCode.MESSAGE_ILLEGAL, 'batch request does not support retry group');
+    const encoded = this.encodedBatchOf(request, header, tc, queueId, channel);
+    if (encoded !== null) {
+      const result = await this.ctx.putEncodedBatch(encoded);
+      const mapped = mapPutResult(result);
+      if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
+      const a = result.appendResult!;
+      return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId, queueOffset: a.queueOffset });
+    }
     let items;
     try {
       // views into the request frame: the items are appended to the CommitLog before the reply
@@ -364,6 +373,28 @@ export class SendMessageProcessor {
     if (!mapped.stored) return this.reply(request, mapped.code, mapped.remark);
     const a = result.appendResult!;
     return this.reply(request, mapped.code, mapped.remark, { msgId: a.msgId, queueId, queueOffset: a.queueOffset });
+  }
+
+  /**
+   * The batch on the byte path (common/message/encoded-batch.ts: records written straight from
+   * the request frame, the same stored bytes), or null when the general path must take it: the
+   * store has no byte path, the body is compressed, an item is too large or unusual (a timer or
+   * delay property, a malformed or non-canonical properties text: scanEncodedBatch), or the
+   * topic is SCHEDULE_TOPIC_XXXX. What it refuses, the general path refuses with its own remark.
+   */
+  private encodedBatchOf(request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, queueId: number, channel: RemotingChannel): EncodedBatch | null {
+    if (!this.ctx.putsEncodedBatches || (header.sysFlag & MessageSysFlag.COMPRESSED_FLAG) !== 0 || header.topic === TopicValidator.RMQ_SYS_SCHEDULE_TOPIC) return null;
+    const body = request.body;
+    if (!body || body.length === 0) return null;
+    const batch = scanEncodedBatch(body, header.properties ?? '', MessageConst.CLUSTER, this.ctx.config.brokerClusterName);
+    if (batch === null || batch.maxBodyLen > this.ctx.config.maxMessageSize) return null;
+    batch.topic = header.topic;
+    batch.queueId = queueId;
+    batch.sysFlag = this.sysFlagFor(header, tc);
+    batch.bornTimestamp = header.bornTimestamp;
+    batch.bornHost = bornHostOfChannel(channel);
+    batch.storeHost = this.ctx.storeHost;
+    return batch;
   }
 
   /** A send's response: `ext` (msgId, queueId, queueOffset, …) when stored, then MSG_REGION and TRACE_ON. */

@@ -20,6 +20,11 @@ export function crc32(buf: Buffer, start = 0, end: number = buf.length): number 
   return zlibCrc32(view) >>> 0;
 }
 
+/** bodyCrc of all of `bytes` (any Uint8Array view: no Buffer object is made for a slice). */
+export function bodyCrcOf(bytes: Uint8Array): number {
+  return (zlibCrc32(bytes) >>> 0) & 0x7fffffff;
+}
+
 /** RocketMQ's stored body CRC: `crc32(...) & 0x7FFFFFFF` (mirrors `UtilAll.crc32(byte[])`). */
 export function bodyCrc(buf: Buffer, start = 0, end: number = buf.length): number {
   return crc32(buf, start, end) & 0x7fffffff;

@@ -173,7 +173,8 @@ export function newRecordPlan(): RecordPlan {
 const topicCache = new Map<string, Buffer>();
 const TOPIC_CACHE_MAX = 4096;
 
-function topicBytes(topic: string): Buffer {
+/** UTF-8 bytes of `topic`, cached (shared: never modify). */
+export function cachedTopicBytes(topic: string): Buffer {
   let b = topicCache.get(topic);
   if (b === undefined) {
     if (topicCache.size >= TOPIC_CACHE_MAX) topicCache.clear();
@@ -190,7 +191,7 @@ function topicBytes(topic: string): Buffer {
 export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: RecordPlan = newRecordPlan()): RecordPlan {
   const topic = msg.topic;
   if (typeof topic !== 'string') throw new RecordEncodeError('MESSAGE_ILLEGAL', 'topic is missing');
-  const tb = topicBytes(topic);
+  const tb = cachedTopicBytes(topic);
   const topicLen = tb.length;
   if (topicLen > MAX_TOPIC_LENGTH) {
     throw new RecordEncodeError('MESSAGE_ILLEGAL', `topic is too long: ${topicLen} bytes, the limit is ${MAX_TOPIC_LENGTH}`);

@@ -32,6 +32,7 @@ import {
   storeTimestampPosition,
 } from '../../common/message/record-codec.js';
 import { PreparedDispatchBlock } from '../dispatch/prepared-dispatch-block.js';
+import { EncodedBatchItemProperties, planEncodedBatch, writeEncodedBatchRecord, type EncodedBatch } from '../../common/message/encoded-batch.js';
 import { tagsCode } from '../../common/message/java-hash.js';
 import { TopicValidator } from '../../common/message/topic-validator.js';
 import { createMessageId, createMessageIdList } from '../../common/message/msgid.js';
@@ -417,6 +418,92 @@ export class CommitLog {
       r.queueOffset = firstQueueOffset + i;
       dispatches[i] = buildDispatchRequest(msgs[i]!, r, plans[i]!.sysFlag, this.opts.delayLevelTableMs);
     }
+    return { status: 'PUT_OK', wroteOffset, wroteBytes: total, firstQueueOffset, storeTimestamp, msgIds, appendResultsSource, dispatches };
+  }
+
+  /**
+   * appendBatch for a batch on the byte path (encoded-batch.ts): the same rules, refusals and
+   * guarantees (one block of consecutive records and queue offsets, one store time, all or
+   * nothing, rolled whole to the next segment), each record written straight from the request
+   * frame (writeEncodedBatchRecord) with the bytes appendBatch would write for the same items.
+   * Every record is non-transactional (the broker sends a transactional batch elsewhere).
+   */
+  appendEncodedBatch(batch: EncodedBatch, queueOffsets: QueueOffsetTable): BatchAppendOutcome {
+    const n = batch.count;
+    if (n === 0) return { status: 'MESSAGE_ILLEGAL', remark: 'batch holds no message' };
+    const { topic, queueId } = batch;
+    const topicProblem = this.checkTopic(topic);
+    if (topicProblem) return { status: 'MESSAGE_ILLEGAL', remark: `batch message 0: ${topicProblem}` };
+    if (getTransactionValue(batch.sysFlag) !== MessageSysFlag.TRANSACTION_NOT_TYPE) {
+      return { status: 'MESSAGE_ILLEGAL', remark: 'batch message 0: transactional messages cannot be sent in a batch' };
+    }
+    const max = this.opts.maxMessageSize;
+    const plan = planEncodedBatch(batch, max, Math.min(max + RECORD_SIZE_SLACK_BYTES, this.opts.fileSize - END_FILE_MIN_BLANK_LENGTH));
+    if ('status' in plan) return plan;
+    const total = plan.total;
+    if (total > max + RECORD_SIZE_SLACK_BYTES) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes, exceeding maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
+    }
+    if (total + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes and does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
+    }
+    const mf = this.segmentWithRoomFor(total);
+    if (isSegmentFailure(mf)) return mf;
+    const now = this.opts.clock.nowMs();
+    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
+    const wroteOffset = mf.getWroteOffset();
+    const firstQueueOffset = queueOffsets.get(topic, queueId);
+    const at = mf.reserve(total);
+    const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
+    const base = at >= 0 ? at : 0;
+    const targetView = new DataView(target.buffer, target.byteOffset, target.length);
+    const recordOffsets = new Array<number>(n);
+    const sizes = plan.sizes;
+    let pos = 0;
+    for (let k = 0; k < n; k++) {
+      const offset = wroteOffset + pos;
+      writeEncodedBatchRecord(target, targetView, base + pos, batch, plan, k, firstQueueOffset + k, offset, storeTimestamp);
+      recordOffsets[k] = offset;
+      pos += sizes[k]!;
+    }
+    const msgIds = createMessageIdList(batch.storeHost, recordOffsets, n);
+    const end = wroteOffset + total;
+    if (at >= 0) mf.advance(total);
+    else mf.append(target);
+    // written: only now are the queue offsets taken (a throw above leaves the table untouched)
+    queueOffsets.set(topic, queueId, firstQueueOffset + n);
+    mf.storeTimestamp = storeTimestamp;
+    this.lastStoreTimestamp = storeTimestamp;
+    const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
+    const sysFlag = plan.sysFlag;
+    const bornTimestamp = batch.bornTimestamp;
+    // the byte path never takes SCHEDULE_TOPIC_XXXX with a DELAY (the broker refuses DELAY in a batch): the tags code is the TAGS hash
+    let lastTags: string | undefined;
+    let lastTagsCode = tagsCode(undefined);
+    for (let k = 0; k < n; k++) {
+      const tags = batch.tags[k];
+      // items mostly share one TAGS string (the scan hands out the same string for the same bytes)
+      if (tags !== lastTags) {
+        lastTags = tags;
+        lastTagsCode = tagsCode(tags);
+      }
+      dispatches[k] = {
+        topic,
+        queueId,
+        commitLogOffset: recordOffsets[k]!,
+        msgSize: sizes[k]!,
+        tagsCode: lastTagsCode,
+        storeTimestamp,
+        consumeQueueOffset: firstQueueOffset + k,
+        keys: batch.keys[k]!,
+        uniqKey: batch.uniqKey[k]!,
+        sysFlag,
+        preparedTransactionOffset: 0,
+        properties: new EncodedBatchItemProperties(batch, k),
+        bornTimestamp,
+      };
+    }
+    const appendResultsSource: BatchAppendResultsSource = { recordOffsets, end, msgIds, firstQueueOffset, storeTimestamp };
     return { status: 'PUT_OK', wroteOffset, wroteBytes: total, firstQueueOffset, storeTimestamp, msgIds, appendResultsSource, dispatches };
   }
 

@@ -10,58 +10,20 @@
  * method decodes first; writes are refused (the record's properties are fixed).
  */
 import { decodeRecord } from '../../common/message/record-codec.js';
+import { LazyProperties } from '../../common/message/lazy-properties.js';
 
-export class LazyRecordProperties implements Map<string, string> {
+export class LazyRecordProperties extends LazyProperties {
   private record: Buffer | null;
-  private map: Map<string, string> | null = null;
 
   /** `record`: the whole record (any QUEUEOFFSET/PHYSICALOFFSET/STORETIMESTAMP). */
   constructor(record: Buffer) {
+    super();
     this.record = record;
   }
 
-  private load(): Map<string, string> {
-    if (this.map !== null) return this.map;
+  protected decode(): Map<string, string> {
     const record = this.record!;
     this.record = null;
-    this.map = decodeRecord(record, 0, { readBody: false }).properties;
-    return this.map;
-  }
-
-  get(key: string): string | undefined {
-    return this.load().get(key);
-  }
-  has(key: string): boolean {
-    return this.load().has(key);
-  }
-  get size(): number {
-    return this.load().size;
-  }
-  forEach(fn: (value: string, key: string, map: Map<string, string>) => void, thisArg?: unknown): void {
-    this.load().forEach((v, k) => fn.call(thisArg, v, k, this));
-  }
-  entries(): MapIterator<[string, string]> {
-    return this.load().entries();
-  }
-  keys(): MapIterator<string> {
-    return this.load().keys();
-  }
-  values(): MapIterator<string> {
-    return this.load().values();
-  }
-  [Symbol.iterator](): MapIterator<[string, string]> {
-    return this.load()[Symbol.iterator]();
-  }
-  get [Symbol.toStringTag](): string {
-    return 'Map';
-  }
-  set(): this {
-    throw new TypeError('the properties of a stored record cannot be changed');
-  }
-  delete(): boolean {
-    throw new TypeError('the properties of a stored record cannot be changed');
-  }
-  clear(): void {
-    throw new TypeError('the properties of a stored record cannot be changed');
+    return decodeRecord(record, 0, { readBody: false }).properties;
   }
 }

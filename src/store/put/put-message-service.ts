@@ -41,6 +41,7 @@
  */
 import type { Logger } from '../../common/logging/logger.js';
 import type { MessageInner } from '../../common/message/message.js';
+import type { EncodedBatch } from '../../common/message/encoded-batch.js';
 import { MessageConst } from '../../common/message/message-const.js';
 import { describeWriteError } from '../../common/fs/write-error.js';
 import { batchAppendResults, type AppendOutcome, type BatchAppendOutcome, type BatchAppendResultsSource, type CommitLog, type PreparedAppendOutcome } from '../commitlog/commit-log.js';
@@ -222,10 +223,37 @@ export class PutMessageService {
       return this.refuseAfterWriteError(e);
     }
     if (out.status !== 'PUT_OK') return this.appendRefusal(out);
+    return this.afterBatchAppend(out, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
+  }
+
+  /**
+   * putMessages for a batch on the byte path (encoded-batch.ts; CommitLog.appendEncodedBatch):
+   * the same block, dispatch, waits and result. The waits are skipped when the first item's
+   * stored WAIT is "false" (`batch.waitStoreMsgOK`).
+   */
+  putEncodedBatch(batch: EncodedBatch): Promise<PutMessagesResult> {
+    return onePromise(() => this.putEncodedBatchNow(batch));
+  }
+
+  private putEncodedBatchNow(batch: EncodedBatch): PutMessagesResult | Promise<PutMessagesResult> {
+    const refused = this.checkStoreStatus();
+    if (refused) return refused;
+    let out: BatchAppendOutcome;
+    try {
+      out = this.p.commitLog.appendEncodedBatch(batch, this.p.queueOffsets);
+    } catch (e) {
+      return this.refuseAfterWriteError(e);
+    }
+    return this.afterBatchAppend(out, batch.waitStoreMsgOK);
+  }
+
+  /** The dispatch, waits and result of an appended (or refused) batch. */
+  private afterBatchAppend(out: BatchAppendOutcome, wait: boolean): PutMessagesResult | Promise<PutMessagesResult> {
+    if (out.status !== 'PUT_OK') return this.appendRefusal(out);
     const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: out.msgIds, queueOffset: out.firstQueueOffset, storeTimestamp: out.storeTimestamp };
     // one block: the ConsumeQueue takes the batch's entries in one append (DispatcherChain.runBlock)
     this.p.dispatch.enqueueBlock(out.dispatches);
-    const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, msgs[0]!.properties.get(MessageConst.WAIT) !== 'false');
+    const put = this.handleDiskFlushAndHA(summary, out.wroteOffset + out.wroteBytes, wait);
     const source = out.appendResultsSource;
     return put instanceof Promise ? put.then((p) => withAppendResults(p, source)) : withAppendResults(put, source);
   }
