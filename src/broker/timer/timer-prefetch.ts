@@ -53,6 +53,9 @@ const DEQUEUE_NEEDLE = Buffer.from(`${MessageConst.TIMER_DEQUEUE_MS}\u0001`, 'la
  * slot of at least PROBE_MIN_UNITS beyond the window when no estimate was measured for
  * PROBE_EVERY_MS is probed: one chunk of it is prepared to measure the time per unit (the slot
  * then waits for its start like any other); `defaultUnitMs` is used before any chunk was measured.
+ * A probe taken while a burst's timers are still being put measures high (25–70 µs per unit
+ * against 5–12 µs once they are in), so such a burst starts while its last puts arrive: in the
+ * session-11 runs (bench/results/timer-burst-2026-12-02-s11.md) 67–89 s ahead, puts not slowed.
  */
 const EARLY_START_SAFETY = 2;
 const MAX_EARLY_LEAD_MS = 5 * 60_000;
