@@ -290,10 +290,12 @@ export class TimerMessageService {
   /**
    * Prefetch (timer-prefetch.ts) counters: slots walked ahead, deliveries prepared ahead, units
    * left to due time by the memory budget, deliveries prepared at due time, busy ms of the
-   * prefetch loop, slots started before the window (large ones), bytes held now; null when the
-   * store cannot append prepared records.
+   * prefetch loop, slots started before the window (large ones), slots probed beyond the window
+   * (one chunk to measure the time per unit), the smoothed wall time per prepared unit (µs, 0
+   * until measured), ms left until due when the last early start happened, bytes held now; null
+   * when the store cannot append prepared records.
    */
-  get prefetchStats(): { slots: number; prepared: number; overBudget: number; preparedAtDue: number; busyMs: number; startedEarly: number; bytesHeld: number } | null {
+  get prefetchStats(): { slots: number; prepared: number; overBudget: number; preparedAtDue: number; busyMs: number; startedEarly: number; probes: number; unitUs: number; lastEarlyLeadMs: number; bytesHeld: number } | null {
     return this.prefetch ? { ...this.prefetch.counters, bytesHeld: this.prefetch.bytesHeld } : null;
   }
 

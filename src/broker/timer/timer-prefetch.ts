@@ -42,19 +42,32 @@ const MARKER_BYTES = 96;
 const PREPARED_OVERHEAD_BYTES = 170;
 const DEQUEUE_NEEDLE = Buffer.from(`${MessageConst.TIMER_DEQUEUE_MS}\u0001`, 'latin1');
 /**
- * A slot too large to be prepared within the window starts earlier: when it is due within
- * windowMs + EARLY_START_SAFETY × its units × the time per prepared unit, at most
- * MAX_EARLY_LEAD_MS ahead. The time per unit is measured (busy time of the prefetch loop per
- * unit prepared, once 10,000 were; `TimerPrefetch.defaultUnitMs` before) but held within
- * [UNIT_MS_MIN, UNIT_MS_MAX]: the busy time includes the awaited CommitLog reads, during which
- * the puts run, so on a busy broker it overstates the prefetch's own cost several times (70 µs
- * per unit measured at load 20 against ~13 µs on a quieter machine) and would start the prefetch
- * of a burst while its timers are still being put, slowing the puts down.
+ * Pacing by work (not by wall time alone): slot s, beyond the window, starts when the time left
+ * until it is due is at most windowMs + EARLY_START_SAFETY × the preparation backlog up to it
+ * (the unprepared units of every slot from now to s, at most what the memory budget can hold)
+ * × the time one unit takes to prepare on this machine now, and at most MAX_EARLY_LEAD_MS
+ * ahead. The time per unit is measured: wall time of each chunk prepared (its CommitLog reads,
+ * decoding, conversion and encoding, and the yield after it, during which the rest of the broker
+ * runs) per unit it prepared, smoothed over recent chunks, so a loaded machine (a smaller share
+ * of a core for the event loop) starts a large slot earlier instead of delivering it late. A
+ * slot of at least PROBE_MIN_UNITS beyond the window when no estimate was measured for
+ * PROBE_EVERY_MS is probed: one chunk of it is prepared to measure the time per unit (the slot
+ * then waits for its start like any other); `defaultUnitMs` is used before any chunk was measured.
+ * A probe taken while a burst's timers are still being put measures high (25–70 µs per unit
+ * against 5–12 µs once they are in), so such a burst starts while its last puts arrive: in the
+ * session-11 runs (bench/results/timer-burst-2026-12-02-s11.md) 67–89 s ahead, puts not slowed.
  */
 const EARLY_START_SAFETY = 2;
 const MAX_EARLY_LEAD_MS = 5 * 60_000;
-const UNIT_MS_MIN = 0.01;
-const UNIT_MS_MAX = 0.03;
+const UNIT_MS_MIN = 0.002;
+const PROBE_MIN_UNITS = 4 * CHUNK_UNITS;
+const PROBE_EVERY_MS = 10_000;
+/** Chunks preparing fewer units than this are not measured (their time is mostly fixed costs). */
+const MEASURE_MIN_UNITS = 256;
+/** Weight of the newest chunk in the smoothed time per unit. */
+const UNIT_MS_EWMA = 0.25;
+/** Bytes held per prepared unit assumed before any was prepared (a 1 KiB timer: record + row + overhead). */
+const DEFAULT_PREPARED_UNIT_BYTES = 1600;
 
 /** What `take` hands over: the slot's units as walked, oldest first. */
 export interface PrefetchedSlot {
@@ -90,6 +103,8 @@ interface SlotState extends PrefetchedSlot {
   taken: boolean;
   /** Prepared at due time (prepareNow): outside the budget, nothing held afterwards. */
   atDue: boolean;
+  /** Walked (and probed) beyond the window, waiting for its start (see EARLY_START_SAFETY). */
+  waiting: boolean;
 }
 
 export class TimerPrefetch {
@@ -97,10 +112,17 @@ export class TimerPrefetch {
   private heldBytes = 0;
   private readonly precisionMs: number;
   /** Counters for stats and tests. */
-  readonly counters = { slots: 0, prepared: 0, overBudget: 0, busyMs: 0, preparedAtDue: 0, startedEarly: 0 };
+  readonly counters = { slots: 0, prepared: 0, overBudget: 0, busyMs: 0, preparedAtDue: 0, startedEarly: 0, probes: 0, unitUs: 0, lastEarlyLeadMs: 0 };
   private readonly space = new PreparedRecordBlocks();
-  /** Time to prepare one unit (ms) assumed until 10,000 were measured (early start of large slots); tests raise it. */
+  /** Time to prepare one unit (ms) assumed until a chunk was measured (early start of large slots); tests raise it. */
   defaultUnitMs = 0.02;
+  /** Smallest slot beyond the window that is probed (PROBE_MIN_UNITS); tests lower it. */
+  probeMinUnits = PROBE_MIN_UNITS;
+  /** Smoothed wall ms per prepared unit (NaN: none measured yet), when it was last measured or probed (clock ms). */
+  private unitMs = Number.NaN;
+  private measuredAtMs = Number.NEGATIVE_INFINITY;
+  /** Bytes counted against the budget by the records prepared ahead so far (the budget's size in units). */
+  private preparedBytesTotal = 0;
 
   constructor(private readonly opts: TimerPrefetchOptions) {
     this.precisionMs = opts.timerStore.precisionMs;
@@ -124,42 +146,86 @@ export class TimerPrefetch {
     if (!this.enabled) return 1000;
     const p = this.precisionMs;
     const now = this.opts.clock.nowMs();
+    const wheel = this.opts.timerStore.wheel;
     const first = Math.max(readTimeMs, Math.floor(now / p) * p); // the slot ending after now (not due yet)
     const last = now + this.opts.windowMs - p; // a slot is due at its start + p
     const lastEarly = now + this.opts.windowMs + MAX_EARLY_LEAD_MS - p;
+    const unitMs = Number.isNaN(this.unitMs) ? this.defaultUnitMs : this.unitMs;
+    const budgetUnits = this.opts.maxBytes / (this.counters.prepared >= 1000 ? this.preparedBytesTotal / this.counters.prepared : DEFAULT_PREPARED_UNIT_BYTES);
+    const stale = now - this.measuredAtMs >= PROBE_EVERY_MS;
+    let backlog = 0; // units not prepared yet of the slots from `first` to s
     for (let s = first; s <= lastEarly; s += p) {
       if (this.heldBytes >= this.opts.maxBytes) return 50;
       let st = this.slots.get(s);
-      if (s > last && st === undefined && !this.startsEarly(s, now)) continue;
-      if (st && !st.taken && st.done >= st.items.length && st.pendingMarkers.length === 0 && this.opts.timerStore.wheel.getSlot(s).lastPos > st.lastPos) {
+      if (st === undefined && !wheel.hasSlot(s)) continue;
+      if (st?.taken) continue;
+      const num = wheel.getSlot(s).num;
+      backlog += Math.max(0, num - (st?.done ?? 0));
+      if (s > last && (st === undefined || st.waiting)) {
+        const starts = s + p - now <= this.opts.windowMs + EARLY_START_SAFETY * Math.min(backlog, budgetUnits) * unitMs;
+        if (st === undefined) {
+          if (!starts && !(stale && num >= this.probeMinUnits)) continue;
+          st = this.walkTimed(s);
+          if (starts) {
+            this.counters.startedEarly++;
+            this.counters.lastEarlyLeadMs = s + p - now;
+          } else {
+            st.waiting = true; // probe: one chunk (next round) measures the time per unit
+            this.counters.probes++;
+          }
+          return 0;
+        }
+        if (starts) {
+          st.waiting = false;
+          this.counters.startedEarly++;
+          this.counters.lastEarlyLeadMs = s + p - now;
+        } else if (stale && st.done < st.items.length) {
+          this.measuredAtMs = now; // one probe per PROBE_EVERY_MS even if the chunk prepares too few to be measured
+          await this.prepareChunkTimed(st);
+          return 0;
+        } else continue;
+      }
+      if (st?.waiting) st.waiting = false; // in the window now
+      if (st && st.done >= st.items.length && st.pendingMarkers.length === 0 && wheel.getSlot(s).lastPos > st.lastPos) {
         this.extend(st); // units added since the walk
       }
-      if (st && (st.taken || (st.done >= st.items.length && st.pendingMarkers.length === 0))) continue;
+      if (st && st.done >= st.items.length && st.pendingMarkers.length === 0) continue;
       if (!st) {
-        if (!this.opts.timerStore.wheel.hasSlot(s)) continue;
-        const t0 = performance.now();
-        st = this.walk(s);
-        this.counters.busyMs += performance.now() - t0;
-        this.slots.set(s, st);
-        this.counters.slots++;
-        if (s > last) this.counters.startedEarly++;
+        this.walkTimed(s);
         return 0;
       }
-      const t0 = performance.now();
-      await this.prepareChunk(st);
-      this.counters.busyMs += performance.now() - t0;
+      await this.prepareChunkTimed(st);
       return 0;
     }
     return Math.min(200, Math.max(1, p - (now % p)));
   }
 
-  /** Whether slot `s`, beyond the window, is large enough to start now (see EARLY_START_SAFETY). */
-  private startsEarly(s: number, now: number): boolean {
-    if (!this.opts.timerStore.wheel.hasSlot(s)) return false;
-    const units = this.opts.timerStore.wheel.getSlot(s).num;
-    const c = this.counters;
-    const unitMs = c.prepared >= 10_000 ? Math.min(UNIT_MS_MAX, Math.max(UNIT_MS_MIN, c.busyMs / c.prepared)) : this.defaultUnitMs;
-    return s + this.precisionMs - now <= this.opts.windowMs + EARLY_START_SAFETY * units * unitMs;
+  /** Walks slot `s` into a new state (timed as busy). */
+  private walkTimed(s: number): SlotState {
+    const t0 = performance.now();
+    const st = this.walk(s);
+    this.counters.busyMs += performance.now() - t0;
+    this.slots.set(s, st);
+    this.counters.slots++;
+    return st;
+  }
+
+  /**
+   * One chunk of `st`, timed: its wall time (reads, preparation and the yield after it) per unit
+   * it prepared feeds the smoothed time per unit when it prepared at least MEASURE_MIN_UNITS.
+   */
+  private async prepareChunkTimed(st: SlotState): Promise<void> {
+    const t0 = performance.now();
+    const before = st.prepared;
+    await this.prepareChunk(st);
+    const ms = performance.now() - t0;
+    if (!st.atDue) this.counters.busyMs += ms;
+    const n = st.prepared - before;
+    if (n < MEASURE_MIN_UNITS) return;
+    const perUnit = Math.max(UNIT_MS_MIN, ms / n);
+    this.unitMs = Number.isNaN(this.unitMs) ? perUnit : this.unitMs + UNIT_MS_EWMA * (perUnit - this.unitMs);
+    this.measuredAtMs = this.opts.clock.nowMs();
+    this.counters.unitUs = Math.round(this.unitMs * 1000 * 10) / 10;
   }
 
   /**
@@ -189,8 +255,8 @@ export class TimerPrefetch {
     let i = from;
     while (i < to && items.isPrepared(i)) i++;
     if (i >= to) return;
-    const st: SlotState = { slotTimeMs, lastPos: -1, items, deleteKeys: new Set(), pendingMarkers: [], prepared: 0, bytes: 0, done: i, limit: to, taken: false, atDue: true };
-    while (st.done < to) await this.prepareChunk(st);
+    const st: SlotState = { slotTimeMs, lastPos: -1, items, deleteKeys: new Set(), pendingMarkers: [], prepared: 0, bytes: 0, done: i, limit: to, taken: false, atDue: true, waiting: false };
+    while (st.done < to) await this.prepareChunkTimed(st);
   }
 
   /** Forgets everything (shutdown). */
@@ -223,7 +289,7 @@ export class TimerPrefetch {
     const bytes = normal.length * ROW_BYTES + markers.length * MARKER_BYTES;
     this.heldBytes += bytes;
     const items = PrefetchedItems.ofUnits(normal);
-    return { slotTimeMs, lastPos, items, deleteKeys: new Set(), prepared: 0, bytes, done: 0, limit: Infinity, taken: false, atDue: false, pendingMarkers: markers };
+    return { slotTimeMs, lastPos, items, deleteKeys: new Set(), prepared: 0, bytes, done: 0, limit: Infinity, taken: false, atDue: false, waiting: false, pendingMarkers: markers };
   }
 
   /** Adds the units linked into the slot after the last walk (positions above `lastPos`). */
@@ -319,6 +385,7 @@ export class TimerPrefetch {
     const bytes = rec.length + PREPARED_OVERHEAD_BYTES;
     st.bytes += bytes;
     this.heldBytes += bytes;
+    this.preparedBytesTotal += bytes;
     this.counters.prepared++;
   }
 }

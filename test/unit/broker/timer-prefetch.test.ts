@@ -155,6 +155,32 @@ describe('timer prefetch', { timeout: 60_000 }, () => {
     }
   });
 
+  it('a large slot beyond the window is probed (one chunk prepared ahead measures the time per unit); the rest waits for its start', async () => {
+    const broker = await open(`${dir}/probe`); // window 4000 ms
+    try {
+      const svc = broker.timerMessageService!;
+      const prefetch = (svc as unknown as { prefetch: { defaultUnitMs: number; probeMinUnits: number } }).prefetch;
+      prefetch.defaultUnitMs = 0.0001; // unmeasured, the slot would never start before its window
+      prefetch.probeMinUnits = 300;
+      const due = Math.ceil((Date.now() + 12_000) / PRECISION_MS) * PRECISION_MS;
+      for (let i = 0; i < 600; i++) assert.ok((await broker.ctx.putMessage(timer('PF_T', due, `P${i}`))).appendResult);
+      await until(() => (svc.prefetchStats?.probes ?? 0) >= 1 && (svc.prefetchStats?.prepared ?? 0) >= 256, 'the probe');
+      const left = due + PRECISION_MS - Date.now();
+      assert.ok(left > 4000, `probed ${left} ms before due: before the 4000 ms window`);
+      assert.ok(svc.prefetchStats!.unitUs > 0, 'the probe measured the time per unit');
+      assert.equal(svc.prefetchStats!.startedEarly, 0, 'measured, the slot is small enough for its window');
+      await until(() => broker.ctx.store.getMaxOffsetInQueue('PF_T', 1) >= 600 && svc.stats.delivered >= 600, 'every delivery');
+      const got = await delivered(broker, 'PF_T');
+      assert.equal(got.length, 600);
+      assert.equal(new Set(got.map((m) => m.properties.get('UNIQ_KEY'))).size, 600, 'each timer once');
+      for (const m of got) assert.ok(m.storeTimestamp >= due, 'never early');
+      assert.equal(svc.stats.deliveredPrepared, 600);
+      assert.equal(svc.prefetchStats!.prepared + svc.prefetchStats!.preparedAtDue, 600);
+    } finally {
+      await broker.shutdown();
+    }
+  });
+
   it('beyond timerPrefetchMaxBytes the rest is prepared at due time; windowMs 0 prepares nothing ahead', async () => {
     for (const [name, extra, preparedMax] of [
       ['budget', { timerPrefetchMaxBytes: '6000' }, 15], // ~0.5 KB held per prepared 100-byte timer (record + row): about a dozen fit
