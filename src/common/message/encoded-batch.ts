@@ -24,7 +24,7 @@ import { LazyProperties } from './lazy-properties.js';
 import { bodyCrcOf } from '../bytes/crc32.js';
 import { MessageSysFlag } from './sysflag.js';
 import { MAX_PROPERTIES_LENGTH, MAX_TOPIC_LENGTH, MESSAGE_MAGIC_CODE_V1, MESSAGE_MAGIC_CODE_V2 } from './record-layout.js';
-import { cachedTopicBytes } from './record-codec.js';
+import { cachedTopicBytes, w32, w64 } from './record-codec.js';
 
 /** Batch item header: TOTALSIZE, MAGIC, BODYCRC, FLAG, BODY length (4 bytes each), then PROPERTIES length (2). */
 const ITEM_HEADER = 22;
@@ -473,21 +473,6 @@ export function planEncodedBatch(batch: EncodedBatch, maxMessageSize: number, ma
   }
   const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.length);
   return { version, sysFlag, bornHostWidth: bh, storeHostWidth: sh, topicBytes: tb, topicView: view(tb), bornIpView: view(batch.bornHost.ip), storeIpView: view(batch.storeHost.ip), sizes, total };
-}
-
-/** Big-endian int32 without Buffer's argument checks. */
-function w32(b: Buffer, p: number, v: number): void {
-  b[p] = v >>> 24;
-  b[p + 1] = v >>> 16;
-  b[p + 2] = v >>> 8;
-  b[p + 3] = v;
-}
-
-/** Big-endian int64 from a safe-integer JS number. */
-function w64(b: Buffer, p: number, v: number): void {
-  const hi = Math.floor(v / 4294967296);
-  w32(b, p, hi | 0);
-  w32(b, p + 4, (v - hi * 4294967296) >>> 0);
 }
 
 /**

@@ -235,7 +235,7 @@ export function planRecord(msg: MessageInner, opts?: { version?: 1 | 2 }, plan: 
 }
 
 /** Big-endian int32 without Buffer's argument checks (positions are computed, not user input). */
-function w32(b: Buffer, p: number, v: number): void {
+export function w32(b: Buffer, p: number, v: number): void {
   b[p] = v >>> 24;
   b[p + 1] = v >>> 16;
   b[p + 2] = v >>> 8;
@@ -243,7 +243,7 @@ function w32(b: Buffer, p: number, v: number): void {
 }
 
 /** Big-endian int64 from a safe-integer JS number (hi/lo pair; negative values in two's complement). */
-function w64(b: Buffer, p: number, v: number): void {
+export function w64(b: Buffer, p: number, v: number): void {
   const hi = Math.floor(v / 4294967296);
   w32(b, p, hi | 0);
   w32(b, p + 4, (v - hi * 4294967296) >>> 0);

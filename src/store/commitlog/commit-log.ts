@@ -188,6 +188,21 @@ function isSegmentFailure(x: MappedFile | SegmentFailure): x is SegmentFailure {
   return (x as SegmentFailure).status === 'CREATE_MAPPED_FILE_FAILED';
 }
 
+/** A batch block's reservation in a segment (CommitLog.reserveBatchBlock). */
+interface BatchBlock {
+  mf: MappedFile;
+  /** The one store time of every record of the block, ms. */
+  storeTimestamp: number;
+  /** CommitLog offset of the block's first byte. */
+  wroteOffset: number;
+  /** Reserved position in the write buffer, or < 0 when the block has a Buffer of its own. */
+  at: number;
+  /** Where the records are written: the segment's write buffer, or the block's own Buffer. */
+  target: Buffer;
+  /** Offset of the block's first byte in `target`. */
+  base: number;
+}
+
 export class CommitLog {
   readonly mfq: MappedFileQueue;
   private readonly opts: CommitLogOptions;
@@ -374,22 +389,10 @@ export class CommitLog {
       if (problem) return { status: problem.status, remark: `batch message ${i}: ${problem.remark}` };
       total += plan.size;
     }
-    const max = this.opts.maxMessageSize;
-    if (total > max + RECORD_SIZE_SLACK_BYTES) {
-      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes, exceeding maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
-    }
-    if (total + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
-      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes and does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
-    }
-    const mf = this.segmentWithRoomFor(total);
-    if (isSegmentFailure(mf)) return mf;
-    const now = this.opts.clock.nowMs();
-    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
-    const wroteOffset = mf.getWroteOffset();
+    const block = this.reserveBatchBlock(n, total);
+    if ('status' in block) return block;
+    const { storeTimestamp, wroteOffset, target, base } = block;
     const firstQueueOffset = queueOffsets.get(topic, queueId);
-    const at = mf.reserve(total);
-    const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
-    const base = at >= 0 ? at : 0;
     const offsets = this.batchOffsets;
     let pos = 0;
     for (let i = 0; i < n; i++) {
@@ -403,12 +406,9 @@ export class CommitLog {
     const recordOffsets = offsets.slice(0, n);
     const end = wroteOffset + total;
     const appendResultsSource: BatchAppendResultsSource = { recordOffsets, end, msgIds, firstQueueOffset, storeTimestamp };
-    if (at >= 0) mf.advance(total);
-    else mf.append(target);
+    this.commitBatchBlock(block, total);
     // written: only now are the queue offsets taken (a throw above leaves the table untouched)
     queueOffsets.set(topic, queueId, firstQueueOffset + n);
-    mf.storeTimestamp = storeTimestamp;
-    this.lastStoreTimestamp = storeTimestamp;
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
     const r: AppendResult = { wroteOffset: 0, wroteBytes: 0, msgId: '', queueOffset: 0, storeTimestamp };
     for (let i = 0; i < n; i++) {
@@ -441,21 +441,10 @@ export class CommitLog {
     const plan = planEncodedBatch(batch, max, Math.min(max + RECORD_SIZE_SLACK_BYTES, this.opts.fileSize - END_FILE_MIN_BLANK_LENGTH));
     if ('status' in plan) return plan;
     const total = plan.total;
-    if (total > max + RECORD_SIZE_SLACK_BYTES) {
-      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes, exceeding maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
-    }
-    if (total + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
-      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${total} bytes and does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
-    }
-    const mf = this.segmentWithRoomFor(total);
-    if (isSegmentFailure(mf)) return mf;
-    const now = this.opts.clock.nowMs();
-    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
-    const wroteOffset = mf.getWroteOffset();
+    const block = this.reserveBatchBlock(n, total);
+    if ('status' in block) return block;
+    const { storeTimestamp, wroteOffset, target, base } = block;
     const firstQueueOffset = queueOffsets.get(topic, queueId);
-    const at = mf.reserve(total);
-    const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(total);
-    const base = at >= 0 ? at : 0;
     const targetView = new DataView(target.buffer, target.byteOffset, target.length);
     const recordOffsets = new Array<number>(n);
     const sizes = plan.sizes;
@@ -468,12 +457,9 @@ export class CommitLog {
     }
     const msgIds = createMessageIdList(batch.storeHost, recordOffsets, n);
     const end = wroteOffset + total;
-    if (at >= 0) mf.advance(total);
-    else mf.append(target);
+    this.commitBatchBlock(block, total);
     // written: only now are the queue offsets taken (a throw above leaves the table untouched)
     queueOffsets.set(topic, queueId, firstQueueOffset + n);
-    mf.storeTimestamp = storeTimestamp;
-    this.lastStoreTimestamp = storeTimestamp;
     const dispatches: DispatchRequest[] = new Array<DispatchRequest>(n);
     const sysFlag = plan.sysFlag;
     const bornTimestamp = batch.bornTimestamp;
@@ -505,6 +491,41 @@ export class CommitLog {
     }
     const appendResultsSource: BatchAppendResultsSource = { recordOffsets, end, msgIds, firstQueueOffset, storeTimestamp };
     return { status: 'PUT_OK', wroteOffset, wroteBytes: total, firstQueueOffset, storeTimestamp, msgIds, appendResultsSource, dispatches };
+  }
+
+  /**
+   * Where a batch block of `totalBytes` (n records) goes, for appendBatch and appendEncodedBatch:
+   * refuses a block over maxMessageSize + RECORD_SIZE_SLACK_BYTES or larger than a segment
+   * (MESSAGE_ILLEGAL), rolls to a segment with room (a SegmentFailure when none), picks the
+   * block's one store time and reserves its bytes in the segment's write buffer (`target` at
+   * `base`; a block larger than the buffer gets a Buffer of its own, base 0). Writes nothing and
+   * takes no queue offset: commitBatchBlock does the first once the records are written.
+   */
+  private reserveBatchBlock(n: number, totalBytes: number): BatchBlock | { status: 'MESSAGE_ILLEGAL'; remark: string } | SegmentFailure {
+    const max = this.opts.maxMessageSize;
+    if (totalBytes > max + RECORD_SIZE_SLACK_BYTES) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${totalBytes} bytes, exceeding maxMessageSize ${max} + ${RECORD_SIZE_SLACK_BYTES}` };
+    }
+    if (totalBytes + END_FILE_MIN_BLANK_LENGTH > this.opts.fileSize) {
+      return { status: 'MESSAGE_ILLEGAL', remark: `batch of ${n} records totals ${totalBytes} bytes and does not fit a CommitLog segment of ${this.opts.fileSize} bytes` };
+    }
+    const mf = this.segmentWithRoomFor(totalBytes);
+    if (isSegmentFailure(mf)) return mf;
+    const now = this.opts.clock.nowMs();
+    const storeTimestamp = now > this.lastStoreTimestamp ? now : this.lastStoreTimestamp;
+    const wroteOffset = mf.getWroteOffset();
+    const at = mf.reserve(totalBytes);
+    const target = at >= 0 ? mf.writeBufferRef() : Buffer.allocUnsafe(totalBytes);
+    return { mf, storeTimestamp, wroteOffset, at, target, base: at >= 0 ? at : 0 };
+  }
+
+  /** Makes a block written into its reservation part of the segment (advance, or append of its own Buffer) and stamps its store time. */
+  private commitBatchBlock(block: BatchBlock, totalBytes: number): void {
+    const mf = block.mf;
+    if (block.at >= 0) mf.advance(totalBytes);
+    else mf.append(block.target);
+    mf.storeTimestamp = block.storeTimestamp;
+    this.lastStoreTimestamp = block.storeTimestamp;
   }
 
   /**
