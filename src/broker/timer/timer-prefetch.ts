@@ -166,10 +166,8 @@ export class TimerPrefetch {
         if (st === undefined) {
           if (!starts && !(stale && num >= this.probeMinUnits)) continue;
           st = this.walkTimed(s);
-          if (starts) {
-            this.counters.startedEarly++;
-            this.counters.lastEarlyLeadMs = s + p - now;
-          } else {
+          if (starts) this.countEarlyStart(s + p - now);
+          else {
             st.waiting = true; // probe: one chunk (next round) measures the time per unit
             this.counters.probes++;
           }
@@ -177,8 +175,7 @@ export class TimerPrefetch {
         }
         if (starts) {
           st.waiting = false;
-          this.counters.startedEarly++;
-          this.counters.lastEarlyLeadMs = s + p - now;
+          this.countEarlyStart(s + p - now);
         } else if (stale && st.done < st.items.length) {
           this.measuredAtMs = now; // one probe per PROBE_EVERY_MS even if the chunk prepares too few to be measured
           await this.prepareChunkTimed(st);
@@ -198,6 +195,12 @@ export class TimerPrefetch {
       return 0;
     }
     return Math.min(200, Math.max(1, p - (now % p)));
+  }
+
+  /** Counts a slot started beyond the window, `leadMs` before it is due. */
+  private countEarlyStart(leadMs: number): void {
+    this.counters.startedEarly++;
+    this.counters.lastEarlyLeadMs = leadMs;
   }
 
   /** Walks slot `s` into a new state (timed as busy). */

@@ -244,12 +244,12 @@ export class PutMessageService {
     } catch (e) {
       return this.refuseAfterWriteError(e);
     }
+    if (out.status !== 'PUT_OK') return this.appendRefusal(out);
     return this.afterBatchAppend(out, batch.waitStoreMsgOK);
   }
 
-  /** The dispatch, waits and result of an appended (or refused) batch. */
-  private afterBatchAppend(out: BatchAppendOutcome, wait: boolean): PutMessagesResult | Promise<PutMessagesResult> {
-    if (out.status !== 'PUT_OK') return this.appendRefusal(out);
+  /** The dispatch, waits and result of an appended batch (`wait`: its WAIT is not "false"). */
+  private afterBatchAppend(out: Extract<BatchAppendOutcome, { status: 'PUT_OK' }>, wait: boolean): PutMessagesResult | Promise<PutMessagesResult> {
     const summary: AppendResult = { wroteOffset: out.wroteOffset, wroteBytes: out.wroteBytes, msgId: out.msgIds, queueOffset: out.firstQueueOffset, storeTimestamp: out.storeTimestamp };
     // one block: the ConsumeQueue takes the batch's entries in one append (DispatcherChain.runBlock)
     this.p.dispatch.enqueueBlock(out.dispatches);
